@@ -1,0 +1,318 @@
+// Package embedded is the [store.Table] backend for a laptop: one bbolt file,
+// no server. It has DynamoDB's semantics (conditions, transactions, queries
+// by sort key, TTL honoured on read) so code that runs here runs on AWS.
+//
+// bbolt lets one process open a file at a time; a second process waits up to
+// [Options.LockTimeout] and then fails with a message saying so.
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/switchboard-dev/switchboard/shared/store"
+)
+
+var _ store.Table = (*Table)(nil)
+
+var itemsBucket = []byte("items")
+
+// Options configures [Open]. A nil *Options uses the defaults.
+type Options struct {
+	// LockTimeout is how long Open waits for another process to release the
+	// file. If zero, defaults to 2 seconds.
+	LockTimeout time.Duration
+	// Now returns the current time, for TTL. If nil, defaults to time.Now.
+	Now func() time.Time
+}
+
+// Table is a [store.Table] in a bbolt file.
+type Table struct {
+	db  *bolt.DB
+	now func() time.Time
+}
+
+// Open opens or creates the table file at path.
+func Open(path string, opts *Options) (*Table, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.LockTimeout == 0 {
+		o.LockTimeout = 2 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.LockTimeout})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("embedded: open %s: another process holds it (is a second switchboard running on the same --data folder?)", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(itemsBucket)
+		return err
+	}); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("embedded: init %s: %w", path, err)
+	}
+	return &Table{db: db, now: o.Now}, nil
+}
+
+// Close closes the file. The Table is unusable afterwards.
+func (t *Table) Close() error { return t.db.Close() }
+
+// Get implements [store.Table].
+func (t *Table) Get(ctx context.Context, pk, sk string) (store.Item, error) {
+	if err := store.ValidateKey(pk, sk); err != nil {
+		return store.Item{}, err
+	}
+	var it *store.Item
+	err := t.db.View(func(tx *bolt.Tx) error {
+		var err error
+		it, err = t.load(tx.Bucket(itemsBucket), pk, sk)
+		return err
+	})
+	if err != nil {
+		return store.Item{}, err
+	}
+	if it == nil || it.Expired(t.now()) {
+		return store.Item{}, fmt.Errorf("embedded: get %s/%s: %w", pk, sk, store.ErrNotFound)
+	}
+	return *it, nil
+}
+
+// Put implements [store.Table].
+func (t *Table) Put(ctx context.Context, it store.Item, c store.Condition) error {
+	return t.Transact(ctx, store.Put(it, c))
+}
+
+// Delete implements [store.Table].
+func (t *Table) Delete(ctx context.Context, pk, sk string, c store.Condition) error {
+	return t.Transact(ctx, store.Delete(pk, sk, c))
+}
+
+// Transact implements [store.Table]. bbolt serialises writers, so checking
+// every condition and then writing inside one update is atomic.
+func (t *Table) Transact(ctx context.Context, writes ...store.Write) error {
+	writes, err := store.ValidateTransaction(writes)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	now := t.now()
+	return t.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(itemsBucket)
+		for i, w := range writes {
+			cur, err := t.load(b, w.Item.PK, w.Item.SK)
+			if err != nil {
+				return err
+			}
+			if !w.If.Holds(cur, now) {
+				return fmt.Errorf("embedded: write %d (%s/%s %v): %w", i, w.Item.PK, w.Item.SK, w.If, store.ErrConditionFailed)
+			}
+		}
+		for _, w := range writes {
+			k := key(w.Item.PK, w.Item.SK)
+			switch w.Kind {
+			case store.WritePut:
+				v, err := encode(w.Item)
+				if err != nil {
+					return err
+				}
+				if err := b.Put(k, v); err != nil {
+					return fmt.Errorf("embedded: put: %w", err)
+				}
+			case store.WriteDelete:
+				if err := b.Delete(k); err != nil {
+					return fmt.Errorf("embedded: delete: %w", err)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// Query implements [store.Table].
+func (t *Table) Query(ctx context.Context, pk string, q store.Query) (store.Page, error) {
+	q, err := store.ValidateQuery(pk, q)
+	if err != nil {
+		return store.Page{}, err
+	}
+	after, err := store.DecodeCursor(q)
+	if err != nil {
+		return store.Page{}, err
+	}
+	// lo and hi bound the bbolt keys of the selected sort keys: lo inclusive, hi exclusive.
+	part := key(pk, "")
+	lo, hi := part, successor(part)
+	switch {
+	case q.Prefix != "":
+		lo = key(pk, q.Prefix)
+		hi = successor(lo)
+	default:
+		if q.From != "" {
+			lo = key(pk, q.From)
+		}
+		if q.To != "" {
+			hi = append(key(pk, q.To), 0) // the smallest key after To
+		}
+	}
+	if after != "" {
+		if q.Reverse {
+			hi = key(pk, after)
+		} else {
+			lo = append(key(pk, after), 0)
+		}
+	}
+	now := t.now()
+	var page store.Page
+	err = t.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(itemsBucket).Cursor()
+		var k, v []byte
+		if q.Reverse {
+			k, v = c.Seek(hi)
+			if k == nil {
+				k, v = c.Last()
+			} else {
+				k, v = c.Prev()
+			}
+		} else {
+			k, v = c.Seek(lo)
+		}
+		for ; k != nil; k, v = step(c, q.Reverse) {
+			if bytes.Compare(k, lo) < 0 || bytes.Compare(k, hi) >= 0 {
+				break
+			}
+			it, err := decode(k, v)
+			if err != nil {
+				return err
+			}
+			if it.Expired(now) {
+				continue
+			}
+			if len(page.Items) == q.Limit {
+				page.Next = store.EncodeCursor(page.Items[len(page.Items)-1].SK)
+				break
+			}
+			page.Items = append(page.Items, it)
+		}
+		return nil
+	})
+	return page, err
+}
+
+func step(c *bolt.Cursor, reverse bool) ([]byte, []byte) {
+	if reverse {
+		return c.Prev()
+	}
+	return c.Next()
+}
+
+func (t *Table) load(b *bolt.Bucket, pk, sk string) (*store.Item, error) {
+	k := key(pk, sk)
+	v := b.Get(k)
+	if v == nil {
+		return nil, nil
+	}
+	it, err := decode(k, v)
+	if err != nil {
+		return nil, err
+	}
+	return &it, nil
+}
+
+// key joins pk and sk with a NUL, which keys may not contain, so that the
+// bbolt order is (pk, sk) order and a partition is one contiguous range.
+func key(pk, sk string) []byte {
+	k := make([]byte, 0, len(pk)+1+len(sk))
+	k = append(k, pk...)
+	k = append(k, 0)
+	return append(k, sk...)
+}
+
+// successor returns the smallest key greater than every key with prefix p.
+func successor(p []byte) []byte {
+	s := bytes.Clone(p)
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] < 0xff {
+			s[i]++
+			return s[:i+1]
+		}
+	}
+	return nil // unreachable: keys always contain a NUL separator
+}
+
+// record is an item's stored form. Each value keeps its type, as a DynamoDB
+// attribute value does, so a round trip never turns an int64 into a float.
+type record struct {
+	Attrs     map[string]value `json:"a,omitempty"`
+	ExpiresAt int64            `json:"x,omitempty"`
+}
+
+type value struct {
+	S *string `json:"s,omitempty"`
+	N *int64  `json:"n,omitempty,string"`
+	B []byte  `json:"b,omitempty"`
+	T *bool   `json:"t,omitempty"`
+}
+
+func encode(it store.Item) ([]byte, error) {
+	r := record{Attrs: make(map[string]value, len(it.Attrs))}
+	if !it.ExpiresAt.IsZero() {
+		r.ExpiresAt = it.ExpiresAt.Unix()
+	}
+	for name, v := range it.Attrs {
+		switch v := v.(type) {
+		case string:
+			r.Attrs[name] = value{S: &v}
+		case int64:
+			r.Attrs[name] = value{N: &v}
+		case bool:
+			r.Attrs[name] = value{T: &v}
+		case []byte:
+			r.Attrs[name] = value{B: append([]byte{}, v...)}
+		}
+	}
+	return json.Marshal(r)
+}
+
+func decode(k, v []byte) (store.Item, error) {
+	i := bytes.IndexByte(k, 0)
+	it := store.Item{PK: string(k[:i]), SK: string(k[i+1:])}
+	var r record
+	if err := json.Unmarshal(v, &r); err != nil {
+		return it, fmt.Errorf("embedded: decode %s/%s: %w", it.PK, it.SK, err)
+	}
+	if r.ExpiresAt != 0 {
+		it.ExpiresAt = time.Unix(r.ExpiresAt, 0)
+	}
+	it.Attrs = make(store.Attrs, len(r.Attrs))
+	for name, v := range r.Attrs {
+		switch {
+		case v.S != nil:
+			it.Attrs[name] = *v.S
+		case v.N != nil:
+			it.Attrs[name] = *v.N
+		case v.T != nil:
+			it.Attrs[name] = *v.T
+		default:
+			b := v.B
+			if b == nil {
+				b = []byte{}
+			}
+			it.Attrs[name] = b
+		}
+	}
+	return it, nil
+}
