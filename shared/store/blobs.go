@@ -18,18 +18,23 @@ import (
 type Blobs interface {
 	// Put stores data at key, replacing any object there unless opts.IfAbsent
 	// is set, in which case an existing object makes Put return
-	// [ErrConditionFailed] and write nothing. opts may be nil.
+	// [ErrConditionFailed] and write nothing; a concurrent conditional write of
+	// the same key may also make it return [ErrConflict]. opts may be nil.
 	Put(ctx context.Context, key string, data []byte, opts *PutOptions) (BlobInfo, error)
 
 	// Get opens the object at key, or the byte range opts selects. The caller
 	// closes the reader. A missing object returns [ErrNotFound]. opts may be nil.
+	// A range is cut at the object's end, never an error: an offset at or past
+	// the end reads nothing; a negative offset or length is [ErrInvalid]. The
+	// returned BlobInfo describes the whole object.
 	Get(ctx context.Context, key string, opts *GetOptions) (io.ReadCloser, BlobInfo, error)
 
 	// Head describes the object at key without reading it, or returns [ErrNotFound].
 	Head(ctx context.Context, key string) (BlobInfo, error)
 
-	// List returns one page of the objects whose keys begin with prefix, in key
-	// order. opts may be nil.
+	// List returns one page of the objects whose keys begin with prefix, in
+	// byte order of their keys. opts may be nil. Listed BlobInfos carry no
+	// ContentType, as S3's listing reports none; call Head for it.
 	List(ctx context.Context, prefix string, opts *ListOptions) (BlobPage, error)
 
 	// Delete removes the object at key. Deleting a missing object is not an
@@ -66,7 +71,9 @@ type ListOptions struct {
 type BlobInfo struct {
 	Key  string
 	Size int64
-	// ETag changes whenever the object's content does; compare it to revalidate a cached copy.
+	// ETag changes whenever the object's content does; compare it to
+	// revalidate a cached copy. It is unquoted, and for one object the same on
+	// every backend (the hex MD5 of the content).
 	ETag        string
 	ContentType string
 	Modified    time.Time
@@ -114,4 +121,30 @@ func ValidateListLimit(limit int) (int, error) {
 		return 0, fmt.Errorf("%w: list limit %d outside 1..%d", ErrInvalid, limit, MaxQueryLimit)
 	}
 	return limit, nil
+}
+
+// DefaultContentType is the content type of an object put without one.
+const DefaultContentType = "application/octet-stream"
+
+// MaxContentTypeBytes bounds a content type.
+const MaxContentTypeBytes = 1024
+
+// ValidateContentType returns ct defaulted to [DefaultContentType], or
+// [ErrInvalid] unless it is printable ASCII of at most [MaxContentTypeBytes]:
+// it travels as an HTTP header on S3, and must mean the same everywhere.
+func ValidateContentType(ct string) (string, error) {
+	if ct == "" {
+		return DefaultContentType, nil
+	}
+	if len(ct) > MaxContentTypeBytes || strings.IndexFunc(ct, func(r rune) bool { return r < 0x20 || r > 0x7e }) >= 0 {
+		return "", fmt.Errorf("%w: content type %q is not printable ASCII of at most %d bytes", ErrInvalid, ct, MaxContentTypeBytes)
+	}
+	return ct, nil
+}
+
+// DecodeBlobCursor returns the key a listing cursor continues after, checking
+// that it falls under prefix. Cursors come from [EncodeCursor] of the last
+// key listed, on every backend.
+func DecodeBlobCursor(prefix, cursor string) (string, error) {
+	return DecodeCursor(Query{Prefix: prefix, Cursor: cursor})
 }

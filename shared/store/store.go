@@ -47,6 +47,11 @@ const (
 	MaxSKBytes = 1024
 	// MaxTransactWrites bounds the writes in one [Table.Transact].
 	MaxTransactWrites = 100
+	// MaxItemBytes bounds one item, counted as DynamoDB counts it: the
+	// lengths of attribute names and values, keys included.
+	MaxItemBytes = 400 * 1024
+	// MaxTransactBytes bounds the items of one [Table.Transact].
+	MaxTransactBytes = 4 << 20
 	// DefaultQueryLimit is the page size when [Query.Limit] is zero.
 	DefaultQueryLimit = 100
 	// MaxQueryLimit is the largest page a query returns.
@@ -268,6 +273,10 @@ func ValidateItem(it Item) (Item, error) {
 	}
 	out := it
 	out.Attrs = make(Attrs, len(it.Attrs))
+	size := len(AttrPK) + len(it.PK) + len(AttrSK) + len(it.SK)
+	if !it.ExpiresAt.IsZero() {
+		size += len(AttrExpiresAt) + numberBytes
+	}
 	for name, v := range it.Attrs {
 		switch name {
 		case "":
@@ -275,18 +284,66 @@ func ValidateItem(it Item) (Item, error) {
 		case AttrPK, AttrSK, AttrExpiresAt:
 			return Item{}, fmt.Errorf("%w: attribute name %q is reserved", ErrInvalid, name)
 		}
-		switch v := v.(type) {
-		case string, int64, bool:
-			out.Attrs[name] = v
-		case int:
-			out.Attrs[name] = int64(v)
-		case []byte:
-			out.Attrs[name] = append([]byte(nil), v...)
-		default:
+		v = normalize(v)
+		n, ok := valueBytes(v)
+		if !ok {
 			return Item{}, fmt.Errorf("%w: attribute %q has unsupported type %T (want string, int64, bool or []byte)", ErrInvalid, name, v)
 		}
+		if b, isBytes := v.([]byte); isBytes {
+			v = append([]byte(nil), b...)
+		}
+		out.Attrs[name] = v
+		size += len(name) + n
+	}
+	if size > MaxItemBytes {
+		return Item{}, fmt.Errorf("%w: item %s/%s is %d bytes, more than %d", ErrInvalid, it.PK, it.SK, size, MaxItemBytes)
 	}
 	return out, nil
+}
+
+// numberBytes is what DynamoDB charges, at most, for a number.
+const numberBytes = 21
+
+// valueBytes returns the size of an attribute value, or false if its type is unsupported.
+func valueBytes(v any) (int, bool) {
+	switch v := v.(type) {
+	case string:
+		return len(v), true
+	case []byte:
+		return len(v), true
+	case int64:
+		return numberBytes, true
+	case bool:
+		return 1, true
+	}
+	return 0, false
+}
+
+// itemBytes estimates the stored size of a validated item.
+func itemBytes(it Item) int {
+	n := len(it.PK) + len(it.SK)
+	for name, v := range it.Attrs {
+		b, _ := valueBytes(v)
+		n += len(name) + b
+	}
+	return n
+}
+
+// ValidateCondition checks that c can be evaluated: an equality names a
+// non-reserved attribute and compares it with a supported value. A condition
+// that could never hold is a programming error, not a lost race.
+func ValidateCondition(c Condition) error {
+	if c.op != condEquals {
+		return nil
+	}
+	switch c.name {
+	case "", AttrPK, AttrSK, AttrExpiresAt:
+		return fmt.Errorf("%w: condition on attribute %q, which is empty or reserved", ErrInvalid, c.name)
+	}
+	if _, ok := valueBytes(c.value); !ok {
+		return fmt.Errorf("%w: condition compares %q with unsupported type %T", ErrInvalid, c.name, c.value)
+	}
+	return nil
 }
 
 // ValidateQuery checks q and returns it with its limit defaulted.
@@ -316,7 +373,11 @@ func ValidateTransaction(writes []Write) ([]Write, error) {
 	}
 	out := make([]Write, len(writes))
 	seen := make(map[[2]string]bool, len(writes))
+	total := 0
 	for i, w := range writes {
+		if err := ValidateCondition(w.If); err != nil {
+			return nil, err
+		}
 		k := [2]string{w.Item.PK, w.Item.SK}
 		if seen[k] {
 			return nil, fmt.Errorf("%w: transaction names item (%q, %q) twice", ErrInvalid, w.Item.PK, w.Item.SK)
@@ -329,6 +390,7 @@ func ValidateTransaction(writes []Write) ([]Write, error) {
 				return nil, err
 			}
 			w.Item = it
+			total += itemBytes(it)
 		case WriteDelete, WriteCheck:
 			if err := ValidateKey(w.Item.PK, w.Item.SK); err != nil {
 				return nil, err
@@ -337,6 +399,9 @@ func ValidateTransaction(writes []Write) ([]Write, error) {
 			return nil, fmt.Errorf("%w: transaction write %d has no kind", ErrInvalid, i)
 		}
 		out[i] = w
+	}
+	if total > MaxTransactBytes {
+		return nil, fmt.Errorf("%w: transaction writes %d bytes, more than %d", ErrInvalid, total, MaxTransactBytes)
 	}
 	return out, nil
 }

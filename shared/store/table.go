@@ -18,11 +18,13 @@ type Table interface {
 	Get(ctx context.Context, pk, sk string) (Item, error)
 
 	// Put writes it, replacing any item with the same key, when c holds.
-	// If c does not hold, Put writes nothing and returns [ErrConditionFailed].
+	// If c does not hold, Put writes nothing and returns [ErrConditionFailed];
+	// if it collided with a transaction in flight, [ErrConflict].
 	Put(ctx context.Context, it Item, c Condition) error
 
-	// Delete removes the item at pk, sk when c holds. Deleting an absent item
-	// without a condition is not an error, so an unconditional Delete is idempotent.
+	// Delete removes the item at pk, sk when c holds, failing as Put does.
+	// Deleting an absent item without a condition is not an error, so an
+	// unconditional Delete is idempotent.
 	Delete(ctx context.Context, pk, sk string, c Condition) error
 
 	// Query returns one page of the live items in partition pk selected by q, in

@@ -257,7 +257,7 @@ func successor(p []byte) []byte {
 // attribute value does, so a round trip never turns an int64 into a float.
 type record struct {
 	Attrs     map[string]value `json:"a,omitempty"`
-	ExpiresAt int64            `json:"x,omitempty"`
+	ExpiresAt *int64           `json:"x,omitempty"`
 }
 
 type value struct {
@@ -270,7 +270,8 @@ type value struct {
 func encode(it store.Item) ([]byte, error) {
 	r := record{Attrs: make(map[string]value, len(it.Attrs))}
 	if !it.ExpiresAt.IsZero() {
-		r.ExpiresAt = it.ExpiresAt.Unix()
+		x := it.ExpiresAt.Unix()
+		r.ExpiresAt = &x
 	}
 	for name, v := range it.Attrs {
 		switch v := v.(type) {
@@ -294,8 +295,8 @@ func decode(k, v []byte) (store.Item, error) {
 	if err := json.Unmarshal(v, &r); err != nil {
 		return it, fmt.Errorf("embedded: decode %s/%s: %w", it.PK, it.SK, err)
 	}
-	if r.ExpiresAt != 0 {
-		it.ExpiresAt = time.Unix(r.ExpiresAt, 0)
+	if r.ExpiresAt != nil {
+		it.ExpiresAt = time.Unix(*r.ExpiresAt, 0)
 	}
 	it.Attrs = make(store.Attrs, len(r.Attrs))
 	for name, v := range r.Attrs {

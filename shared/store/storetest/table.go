@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -42,6 +43,11 @@ func RunTable(t *testing.T, tbl store.Table) {
 		{"QueryPaginatesWithCursors", testQueryPagination},
 		{"QueryRejectsAForeignCursor", testQueryForeignCursor},
 		{"ExpiredItemsAreInvisible", testTTL},
+		{"QueryReadsPastManyExpiredItems", testQueryPastExpired},
+		{"IfEqualsOnBinaryComparesBytesAndType", testEqualsBinary},
+		{"ConditionsThatCouldNeverHoldAreInvalid", testInvalidConditions},
+		{"ATransactionOfChecksThatAlwaysHoldSucceeds", testTransactOnlyChecks},
+		{"OversizedItemsAreRejected", testOversized},
 		{"ConcurrentWritersLoseNothing", testConcurrentWriters},
 		{"ConcurrentIncrementsThroughConditionsLoseNothing", testConcurrentIncrements},
 	} {
@@ -572,4 +578,107 @@ func CountItems(t testing.TB, tbl store.Table, pk, prefix string) int {
 		}
 		q.Cursor = page.Next
 	}
+}
+
+func testQueryPastExpired(t *testing.T, tbl store.Table, pk string) {
+	past := time.Now().Add(-time.Hour)
+	putKeys(t, tbl, pk, "a")
+	for i := 0; i < 40; i++ {
+		mustPut(t, tbl, store.Item{PK: pk, SK: fmt.Sprintf("e%02d", i), ExpiresAt: past})
+	}
+	putKeys(t, tbl, pk, "z")
+	for _, reverse := range []bool{false, true} {
+		q := store.Query{Limit: 1, Reverse: reverse}
+		var got []string
+		for {
+			page, err := tbl.Query(context.Background(), pk, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, keysOf(page.Items)...)
+			if page.Next == "" {
+				break
+			}
+			q.Cursor = page.Next
+		}
+		want := []string{"a", "z"}
+		if reverse {
+			want = []string{"z", "a"}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Reverse=%v mismatch (-want +got):\n%s", reverse, diff)
+		}
+	}
+}
+
+func testEqualsBinary(t *testing.T, tbl store.Table, pk string) {
+	mustPut(t, tbl, store.Item{PK: pk, SK: "k", Attrs: store.Attrs{"b": []byte{1, 2}, "e": []byte{}}})
+	for _, tc := range []struct {
+		cond store.Condition
+		want error
+	}{
+		{store.IfEquals("b", "\x01\x02"), store.ErrConditionFailed},
+		{store.IfEquals("b", []byte{1, 3}), store.ErrConditionFailed},
+		{store.IfEquals("e", []byte(nil)), nil},
+		{store.IfEquals("b", []byte{1, 2}), nil},
+	} {
+		err := tbl.Put(context.Background(), store.Item{PK: pk, SK: "k", Attrs: store.Attrs{"b": []byte{1, 2}, "e": []byte{}}}, tc.cond)
+		if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+			t.Errorf("Put(%v) error = %v, want %v", tc.cond, err, tc.want)
+		}
+	}
+}
+
+func testInvalidConditions(t *testing.T, tbl store.Table, pk string) {
+	ctx := context.Background()
+	orig := store.Item{PK: pk, SK: "k", Attrs: store.Attrs{"f": "x"}}
+	mustPut(t, tbl, orig)
+	for _, c := range []store.Condition{
+		store.IfEquals(store.AttrPK, pk),
+		store.IfEquals(store.AttrSK, "k"),
+		store.IfEquals(store.AttrExpiresAt, int64(1)),
+		store.IfEquals("", "x"),
+		store.IfEquals("f", 1.5),
+	} {
+		if err := tbl.Put(ctx, store.Item{PK: pk, SK: "k"}, c); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("Put(%v) error = %v, want ErrInvalid", c, err)
+		}
+		if err := tbl.Delete(ctx, pk, "k", c); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("Delete(%v) error = %v, want ErrInvalid", c, err)
+		}
+		if err := tbl.Transact(ctx, store.Check(pk, "k", c)); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("Transact(check %v) error = %v, want ErrInvalid", c, err)
+		}
+	}
+	if diff := cmp.Diff(orig, mustGet(t, tbl, pk, "k"), itemCmp); diff != "" {
+		t.Errorf("item changed by rejected writes (-want +got):\n%s", diff)
+	}
+}
+
+func testTransactOnlyChecks(t *testing.T, tbl store.Table, pk string) {
+	if err := tbl.Transact(context.Background(), store.Check(pk, "nothing", store.Condition{})); err != nil {
+		t.Fatalf("Transact: %v", err)
+	}
+}
+
+func testOversized(t *testing.T, tbl store.Table, pk string) {
+	ctx := context.Background()
+	big := store.Item{PK: pk, SK: "big", Attrs: store.Attrs{"v": strings.Repeat("x", store.MaxItemBytes)}}
+	if err := tbl.Put(ctx, big, store.Condition{}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("Put of a %d-byte item: error = %v, want ErrInvalid", store.MaxItemBytes, err)
+	}
+	wantMissing(t, tbl, pk, "big")
+	// Just under the limit is fine.
+	ok := store.Item{PK: pk, SK: "ok", Attrs: store.Attrs{"v": strings.Repeat("x", store.MaxItemBytes-100)}}
+	mustPut(t, tbl, ok)
+	// A transaction of items each under the limit but over 4 MB in all is rejected.
+	var ws []store.Write
+	for i := 0; i < 11; i++ {
+		it := store.Item{PK: pk, SK: fmt.Sprintf("t%02d", i), Attrs: store.Attrs{"v": strings.Repeat("y", store.MaxItemBytes-100)}}
+		ws = append(ws, store.Put(it, store.Condition{}))
+	}
+	if err := tbl.Transact(ctx, ws...); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("Transact of 11 items of ~400 KB: error = %v, want ErrInvalid", err)
+	}
+	wantMissing(t, tbl, pk, "t00")
 }
