@@ -1,0 +1,90 @@
+// Package fault classifies the errors domain code returns, so that each
+// boundary can report them the way its protocol expects: a tool result with
+// isError for MCP hosts, a JSON-RPC error code on the compatibility endpoint.
+//
+//	if conv == nil {
+//		return fault.NotFound("conversation %q does not exist; create it with memory_get_or_create", id)
+//	}
+//	...
+//	switch fault.KindOf(err) { case fault.KindNotFound: ... }
+package fault
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind is the class of a failure.
+type Kind string
+
+// The kinds of failure. Anything unclassified is [KindInternal].
+const (
+	// KindInvalid: the caller sent something malformed; Field names what to change.
+	KindInvalid Kind = "invalid_argument"
+	// KindNotFound: the thing named does not exist (for this tenant).
+	KindNotFound Kind = "not_found"
+	// KindConflict: a concurrent change won; retrying may succeed.
+	KindConflict Kind = "conflict"
+	// KindUnavailable: a dependency failed or timed out; retrying later may succeed.
+	KindUnavailable Kind = "unavailable"
+	// KindInternal: a bug or an unexpected failure.
+	KindInternal Kind = "internal"
+)
+
+// Error is a classified failure. Its message is written for the caller: it
+// says what was wrong and, where it can, what to change.
+type Error struct {
+	Kind    Kind
+	Field   string // the input field at fault, for KindInvalid
+	Message string
+	Err     error // the underlying cause, if any; not shown to callers
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return e.Field + ": " + e.Message
+	}
+	return e.Message
+}
+
+// Unwrap returns the underlying cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Invalid returns a [KindInvalid] error about field.
+func Invalid(field, format string, args ...any) error {
+	return &Error{Kind: KindInvalid, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// NotFound returns a [KindNotFound] error.
+func NotFound(format string, args ...any) error {
+	return &Error{Kind: KindNotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+// Conflict returns a [KindConflict] error wrapping cause.
+func Conflict(cause error, format string, args ...any) error {
+	return &Error{Kind: KindConflict, Message: fmt.Sprintf(format, args...), Err: cause}
+}
+
+// Unavailable returns a [KindUnavailable] error wrapping cause.
+func Unavailable(cause error, format string, args ...any) error {
+	return &Error{Kind: KindUnavailable, Message: fmt.Sprintf(format, args...), Err: cause}
+}
+
+// KindOf returns the kind of the first [*Error] in err's chain, or
+// [KindInternal] if there is none.
+func KindOf(err error) Kind {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e.Kind
+	}
+	return KindInternal
+}
+
+// Public returns what a caller may be told about err: the message of a
+// classified error, or a fixed sentence for anything else, so internal
+// details never leak to hosts.
+func Public(err error) (kind Kind, field, message string) {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e.Kind, e.Field, e.Error()
+	}
+	return KindInternal, "", "internal error; the server log has the details"
+}

@@ -1,0 +1,755 @@
+// Package memory keeps conversations: their messages in order, a rolling
+// summary of the older ones, and the context window a model needs. It is the
+// memory family of the chatbot memory server Switchboard replaces (seed 004),
+// on a [store.Table].
+//
+// Every conversation is its own partition, so writers on different
+// conversations never contend:
+//
+//	t#<tenant>#conv#<id>  meta              seq, ver, cleared, deleting, created_at
+//	                      summary           text, through, ver, provider, model, language
+//	                      msg#000000000001  role, content, created_at
+//	t#<tenant>#convs      <id>              created_at (the tenant's list of conversations)
+//
+// Messages get gapless sequence numbers: an add reads meta, then in one
+// transaction bumps meta (if its version is unchanged) and writes the message
+// (if its slot is empty), retrying when it loses a race. Once more than
+// [SummarizeThreshold] messages lie outside the summary, everything but the
+// [KeepRecent] newest is folded into the summary by the summariser. Messages are
+// never deleted by that: the full history stays readable.
+//
+//	svc := memory.New(table, nil)
+//	conv, _ := svc.GetOrCreate(ctx, caller, memory.GetOrCreateInput{})
+//	_, _ = svc.AddMessage(ctx, caller, memory.AddMessageInput{ConversationID: conv.ConversationID, Role: "user", Content: "hi"})
+//	window, _ := svc.GetContext(ctx, caller, memory.GetContextInput{ConversationID: conv.ConversationID})
+package memory
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/provider/offline"
+	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// The seed's compression settings and Switchboard's limits.
+const (
+	// KeepRecent is how many of the newest messages stay outside the summary.
+	KeepRecent = 6
+	// SummarizeThreshold is how many messages may lie outside the summary
+	// before the older ones are folded in.
+	SummarizeThreshold = 10
+	// DefaultContextMessages and MaxContextMessages bound memory_get_context's window.
+	DefaultContextMessages = 6
+	MaxContextMessages     = 100
+	// MaxContentChars bounds one message, well inside DynamoDB's 400 KB item limit.
+	MaxContentChars = 100_000
+	// MaxSummaryChars bounds the rolling summary; past it the summary is condensed.
+	MaxSummaryChars = 20_000
+	// MaxPageMessages bounds one page of memory_get_all_messages.
+	MaxPageMessages = store.MaxQueryLimit
+	// MaxResourceMessages bounds the messages a conversation resource shows.
+	MaxResourceMessages = store.MaxQueryLimit
+	// MaxOldMessages bounds the old_messages a caller may pass.
+	MaxOldMessages = 200
+)
+
+// Roles are the message roles memory accepts.
+var Roles = []string{"user", "assistant", "system"}
+
+// Languages are the summary languages memory accepts.
+var Languages = []string{"en", "vi"}
+
+// IDPattern is what a conversation id must match.
+const IDPattern = `^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`
+
+var idRE = regexp.MustCompile(IDPattern)
+
+const (
+	skMeta    = "meta"
+	skSummary = "summary"
+	msgPrefix = "msg#"
+)
+
+// Options configures [New]. A nil *Options uses the defaults.
+type Options struct {
+	// Summarizer folds old messages into the summary. If nil, defaults to the
+	// offline extractive summariser.
+	Summarizer provider.Summarizer
+	// Now returns the current time. If nil, defaults to time.Now.
+	Now func() time.Time
+	// Logger receives warnings about compression. If nil, logs are discarded.
+	Logger *slog.Logger
+}
+
+// Service implements the memory tools on a [store.Table]. It is safe for
+// concurrent use.
+type Service struct {
+	table store.Table
+	sum   provider.Summarizer
+	now   func() time.Time
+	log   *slog.Logger
+}
+
+// New returns a Service storing conversations in table.
+func New(table store.Table, opts *Options) *Service {
+	s := &Service{table: table, sum: offline.Summarizer{}, now: time.Now, log: slog.New(slog.DiscardHandler)}
+	if opts != nil {
+		if opts.Summarizer != nil {
+			s.sum = opts.Summarizer
+		}
+		if opts.Now != nil {
+			s.now = opts.Now
+		}
+		if opts.Logger != nil {
+			s.log = opts.Logger
+		}
+	}
+	s.log = s.log.With("component", "memory")
+	return s
+}
+
+// ValidateID checks a conversation id against [IDPattern].
+func ValidateID(id string) error {
+	if !idRE.MatchString(id) {
+		return fault.Invalid("conversation_id", "%q is not a conversation id: use 1-128 letters, digits, '_', '-', '.' or ':', starting with a letter or digit", id)
+	}
+	return nil
+}
+
+func convPK(c tenant.Caller, id string) string { return tenant.Key(c.Tenant) + "conv#" + id }
+func indexPK(c tenant.Caller) string           { return tenant.Key(c.Tenant) + "convs" }
+func msgSK(seq int64) string                   { return fmt.Sprintf("%s%012d", msgPrefix, seq) }
+
+// meta is a conversation's control item.
+type meta struct {
+	Seq      int64 // the last sequence number handed out
+	Ver      int64 // bumped by every write, the optimistic-concurrency guard
+	Cleared  int64 // messages up to this seq were removed by memory_clear
+	Deleting bool  // memory_delete has begun: the conversation takes no more writes
+	Created  time.Time
+}
+
+func (m meta) item(pk string) store.Item {
+	return store.Item{PK: pk, SK: skMeta, Attrs: store.Attrs{
+		"seq": m.Seq, "ver": m.Ver, "cleared": m.Cleared, "deleting": m.Deleting, "created_at": m.Created.UTC().Format(time.RFC3339Nano),
+	}}
+}
+
+// summary is a conversation's rolling summary item.
+type summary struct {
+	Text     string
+	Through  int64
+	Ver      int64
+	Provider string
+	Model    string
+	Language string
+}
+
+func (s summary) item(pk string) store.Item {
+	return store.Item{PK: pk, SK: skSummary, Attrs: store.Attrs{
+		"text": s.Text, "through": s.Through, "ver": s.Ver, "provider": s.Provider, "model": s.Model, "language": s.Language,
+	}}
+}
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}
+
+// notFound is the error for a conversation the caller does not have.
+func notFound(id string) error {
+	return fault.NotFound("conversation %q does not exist; create it with memory_get_or_create", id)
+}
+
+func (s *Service) loadMeta(ctx context.Context, c tenant.Caller, id string) (meta, error) {
+	it, err := s.table.Get(ctx, convPK(c, id), skMeta)
+	if errors.Is(err, store.ErrNotFound) {
+		return meta{}, notFound(id)
+	}
+	if err != nil {
+		return meta{}, fault.Unavailable(err, "reading conversation %q failed; retry", id)
+	}
+	m := meta{Seq: it.Int("seq"), Ver: it.Int("ver"), Cleared: it.Int("cleared"), Deleting: it.Bool("deleting"), Created: parseTime(it.String("created_at"))}
+	return m, nil
+}
+
+func (s *Service) loadSummary(ctx context.Context, c tenant.Caller, id string) (summary, error) {
+	it, err := s.table.Get(ctx, convPK(c, id), skSummary)
+	if errors.Is(err, store.ErrNotFound) {
+		return summary{}, notFound(id)
+	}
+	if err != nil {
+		return summary{}, fault.Unavailable(err, "reading the summary of %q failed; retry", id)
+	}
+	return summary{Text: it.String("text"), Through: it.Int("through"), Ver: it.Int("ver"),
+		Provider: it.String("provider"), Model: it.String("model"), Language: it.String("language")}, nil
+}
+
+// retry runs an optimistic update, turning a lost fight into a conflict the
+// caller can retry.
+func retry(ctx context.Context, id string, fn func() error) error {
+	err := store.Retry(ctx, fn)
+	if errors.Is(err, store.ErrConditionFailed) || errors.Is(err, store.ErrConflict) {
+		return fault.Conflict(err, "conversation %q is changing too fast to update; retry", id)
+	}
+	if err != nil && fault.KindOf(err) == fault.KindInternal {
+		return fault.Unavailable(err, "updating conversation %q failed; retry", id)
+	}
+	return err
+}
+
+// GetOrCreate opens the conversation in.ConversationID, creating it if it
+// does not exist, or starts a new one with a generated id.
+func (s *Service) GetOrCreate(ctx context.Context, c tenant.Caller, in GetOrCreateInput) (GetOrCreateOutput, error) {
+	id := in.ConversationID
+	if id == "" {
+		var b [16]byte
+		rand.Read(b[:])
+		id = "chat_" + hex.EncodeToString(b[:])
+	} else if err := ValidateID(id); err != nil {
+		return GetOrCreateOutput{}, err
+	}
+	pk := convPK(c, id)
+	now := s.now()
+	err := s.table.Transact(ctx,
+		store.Put(meta{Created: now}.item(pk), store.IfAbsent()),
+		store.Put(summary{}.item(pk), store.IfAbsent()),
+		store.Put(store.Item{PK: indexPK(c), SK: id, Attrs: store.Attrs{"created_at": now.UTC().Format(time.RFC3339Nano)}}, store.IfAbsent()),
+	)
+	switch {
+	case err == nil:
+		return GetOrCreateOutput{ConversationID: id, Created: true}, nil
+	case errors.Is(err, store.ErrConditionFailed) || errors.Is(err, store.ErrConflict):
+		m, err := s.loadMeta(ctx, c, id)
+		if err != nil {
+			return GetOrCreateOutput{}, err
+		}
+		if m.Deleting {
+			return GetOrCreateOutput{}, fault.Conflict(nil, "conversation %q is being deleted; run memory_delete again to finish, then create it anew", id)
+		}
+		return GetOrCreateOutput{ConversationID: id, Created: false}, nil
+	default:
+		return GetOrCreateOutput{}, fault.Unavailable(err, "creating conversation %q failed; retry", id)
+	}
+}
+
+func validateMessage(field, role, content string) error {
+	if !slices.Contains(Roles, role) {
+		return fault.Invalid(field+"role", "%q is not a role: use user, assistant or system", role)
+	}
+	if strings.TrimSpace(content) == "" {
+		return fault.Invalid(field+"content", "must not be empty")
+	}
+	if n := utf8.RuneCountInString(content); n > MaxContentChars {
+		return fault.Invalid(field+"content", "is %d characters, more than %d", n, MaxContentChars)
+	}
+	return nil
+}
+
+// AddMessage appends a message and, when enough have gathered outside the
+// summary, folds the older ones into it.
+func (s *Service) AddMessage(ctx context.Context, c tenant.Caller, in AddMessageInput) (AddMessageOutput, error) {
+	if err := ValidateID(in.ConversationID); err != nil {
+		return AddMessageOutput{}, err
+	}
+	if err := validateMessage("", in.Role, in.Content); err != nil {
+		return AddMessageOutput{}, err
+	}
+	pk := convPK(c, in.ConversationID)
+	var seq int64
+	err := retry(ctx, in.ConversationID, func() error {
+		m, err := s.loadMeta(ctx, c, in.ConversationID)
+		if err != nil {
+			return err
+		}
+		if m.Deleting {
+			return notFound(in.ConversationID)
+		}
+		seq = m.Seq + 1
+		next := m
+		next.Seq, next.Ver = seq, m.Ver+1
+		return s.table.Transact(ctx,
+			store.Put(next.item(pk), store.IfEquals("ver", m.Ver)),
+			store.Put(store.Item{PK: pk, SK: msgSK(seq), Attrs: store.Attrs{
+				"role": in.Role, "content": in.Content, "created_at": s.now().UTC().Format(time.RFC3339Nano),
+			}}, store.IfAbsent()),
+		)
+	})
+	if err != nil {
+		return AddMessageOutput{}, err
+	}
+	compressed, err := s.compress(ctx, c, in.ConversationID, seq)
+	if err != nil {
+		// The message is stored; the next add will try compressing again.
+		s.log.WarnContext(ctx, "compression failed", "conversation", in.ConversationID, "error", err)
+	}
+	return AddMessageOutput{Status: "success", ConversationID: in.ConversationID, Seq: seq, Compressed: compressed}, nil
+}
+
+// compress folds the messages older than the newest KeepRecent into the
+// summary once more than SummarizeThreshold lie outside it. It writes only if
+// the summary did not change meanwhile; a concurrent compression that won
+// makes this one a no-op.
+func (s *Service) compress(ctx context.Context, c tenant.Caller, id string, seq int64) (bool, error) {
+	sum, err := s.loadSummary(ctx, c, id)
+	if err != nil {
+		return false, err
+	}
+	if seq-sum.Through <= SummarizeThreshold {
+		return false, nil
+	}
+	upto := seq - KeepRecent
+	msgs, err := s.messagesBetween(ctx, c, id, sum.Through+1, upto)
+	if err != nil {
+		return false, err
+	}
+	next, err := s.accumulate(ctx, sum, turns(msgs), sum.Language)
+	if err != nil {
+		return false, err
+	}
+	next.Through = upto
+	err = s.table.Put(ctx, next.item(convPK(c, id)), store.IfEquals("ver", sum.Ver))
+	if errors.Is(err, store.ErrConditionFailed) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// accumulate summarises ts and appends the result to sum as a new paragraph,
+// condensing the whole when it grows past MaxSummaryChars.
+func (s *Service) accumulate(ctx context.Context, sum summary, ts []provider.Turn, lang string) (summary, error) {
+	next := sum
+	next.Ver++
+	if len(ts) == 0 {
+		return next, nil
+	}
+	part, err := s.sum.Summarize(ctx, provider.SummarizeRequest{Turns: ts, Language: lang})
+	if err != nil {
+		return sum, fmt.Errorf("summarising: %w", err)
+	}
+	next.Text = joinParagraphs(sum.Text, part.Text)
+	next.Provider, next.Model = part.Provider, part.Model
+	if utf8.RuneCountInString(next.Text) > MaxSummaryChars {
+		var paras []provider.Turn
+		for _, p := range strings.Split(next.Text, "\n\n") {
+			paras = append(paras, provider.Turn{Content: p})
+		}
+		condensed, err := s.sum.Summarize(ctx, provider.SummarizeRequest{Turns: paras, Language: lang, MaxChars: MaxSummaryChars / 2})
+		if err != nil {
+			return sum, fmt.Errorf("condensing the summary: %w", err)
+		}
+		next.Text = condensed.Text
+	}
+	return next, nil
+}
+
+func joinParagraphs(a, b string) string {
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n\n" + b
+}
+
+func turns(msgs []Message) []provider.Turn {
+	ts := make([]provider.Turn, len(msgs))
+	for i, m := range msgs {
+		ts[i] = provider.Turn{Role: m.Role, Content: m.Content}
+	}
+	return ts
+}
+
+func toMessage(it store.Item) Message {
+	var seq int64
+	fmt.Sscanf(strings.TrimPrefix(it.SK, msgPrefix), "%d", &seq)
+	return Message{Seq: seq, Role: it.String("role"), Content: it.String("content"), CreatedAt: parseTime(it.String("created_at"))}
+}
+
+// messagesBetween returns the messages with seq in [from, to], oldest first.
+func (s *Service) messagesBetween(ctx context.Context, c tenant.Caller, id string, from, to int64) ([]Message, error) {
+	out := []Message{}
+	if to < from {
+		return out, nil
+	}
+	q := store.Query{From: msgSK(from), To: msgSK(to), Limit: store.MaxQueryLimit}
+	for {
+		page, err := s.table.Query(ctx, convPK(c, id), q)
+		if err != nil {
+			return nil, fault.Unavailable(err, "reading messages of %q failed; retry", id)
+		}
+		for _, it := range page.Items {
+			out = append(out, toMessage(it))
+		}
+		if page.Next == "" {
+			return out, nil
+		}
+		q.Cursor = page.Next
+	}
+}
+
+// GetContext returns the summary and the most recent messages.
+func (s *Service) GetContext(ctx context.Context, c tenant.Caller, in GetContextInput) (GetContextOutput, error) {
+	if err := ValidateID(in.ConversationID); err != nil {
+		return GetContextOutput{}, err
+	}
+	n := in.MaxMessages
+	switch {
+	case n == 0:
+		n = DefaultContextMessages
+	case n < 1 || n > MaxContextMessages:
+		return GetContextOutput{}, fault.Invalid("max_messages", "%d is outside 1..%d", n, MaxContextMessages)
+	}
+	sum, err := s.loadSummary(ctx, c, in.ConversationID)
+	if err != nil {
+		return GetContextOutput{}, err
+	}
+	page, err := s.table.Query(ctx, convPK(c, in.ConversationID), store.Query{Prefix: msgPrefix, Reverse: true, Limit: n})
+	if err != nil {
+		return GetContextOutput{}, fault.Unavailable(err, "reading messages of %q failed; retry", in.ConversationID)
+	}
+	msgs := make([]Message, len(page.Items))
+	for i, it := range page.Items {
+		msgs[len(msgs)-1-i] = toMessage(it)
+	}
+	return GetContextOutput{ConversationID: in.ConversationID, Summary: sum.Text, Messages: msgs}, nil
+}
+
+// GetAllMessages returns the full history, oldest first, a page at a time.
+func (s *Service) GetAllMessages(ctx context.Context, c tenant.Caller, in GetAllMessagesInput) (MessagesOutput, error) {
+	if err := ValidateID(in.ConversationID); err != nil {
+		return MessagesOutput{}, err
+	}
+	limit := in.Limit
+	switch {
+	case limit == 0:
+		limit = MaxPageMessages
+	case limit < 1 || limit > MaxPageMessages:
+		return MessagesOutput{}, fault.Invalid("limit", "%d is outside 1..%d", limit, MaxPageMessages)
+	}
+	if _, err := s.loadSummary(ctx, c, in.ConversationID); err != nil {
+		return MessagesOutput{}, err
+	}
+	page, err := s.table.Query(ctx, convPK(c, in.ConversationID), store.Query{Prefix: msgPrefix, Limit: limit, Cursor: in.Cursor})
+	if errors.Is(err, store.ErrInvalid) {
+		return MessagesOutput{}, fault.Invalid("cursor", "is not a cursor from a previous memory_get_all_messages call on this conversation")
+	}
+	if err != nil {
+		return MessagesOutput{}, fault.Unavailable(err, "reading messages of %q failed; retry", in.ConversationID)
+	}
+	out := MessagesOutput{ConversationID: in.ConversationID, Messages: make([]Message, len(page.Items)), NextCursor: page.Next}
+	for i, it := range page.Items {
+		out.Messages[i] = toMessage(it)
+	}
+	return out, nil
+}
+
+// oldRange returns the seqs of the messages outside both the summary and the
+// recent window.
+func oldRange(m meta, sum summary) (from, to int64) {
+	return max(sum.Through, m.Cleared) + 1, m.Seq - KeepRecent
+}
+
+// GetOldMessages returns the messages older than the recent window that the
+// summary does not cover yet: what a client would summarise. Once they are
+// compressed into the summary it is empty.
+func (s *Service) GetOldMessages(ctx context.Context, c tenant.Caller, in ConversationInput) (OldMessagesOutput, error) {
+	if err := ValidateID(in.ConversationID); err != nil {
+		return OldMessagesOutput{}, err
+	}
+	m, err := s.loadMeta(ctx, c, in.ConversationID)
+	if err != nil {
+		return OldMessagesOutput{}, err
+	}
+	sum, err := s.loadSummary(ctx, c, in.ConversationID)
+	if err != nil {
+		return OldMessagesOutput{}, err
+	}
+	from, to := oldRange(m, sum)
+	msgs, err := s.messagesBetween(ctx, c, in.ConversationID, from, to)
+	if err != nil {
+		return OldMessagesOutput{}, err
+	}
+	return OldMessagesOutput{ConversationID: in.ConversationID, Messages: msgs, TotalCount: m.Seq - m.Cleared}, nil
+}
+
+func summaryOutput(id string, sum summary, created bool) SummaryOutput {
+	return SummaryOutput{ConversationID: id, Summary: sum.Text, Created: created, Through: sum.Through, Provider: sum.Provider, Model: sum.Model}
+}
+
+// GetOrCreateSummary returns the conversation's summary; if there is none yet
+// it summarises in.OldMessages, or the conversation's own old messages, and
+// stores the result.
+func (s *Service) GetOrCreateSummary(ctx context.Context, c tenant.Caller, in GetOrCreateSummaryInput) (SummaryOutput, error) {
+	if err := ValidateID(in.ConversationID); err != nil {
+		return SummaryOutput{}, err
+	}
+	lang := in.Language
+	if lang == "" {
+		lang = "en"
+	} else if !slices.Contains(Languages, lang) {
+		return SummaryOutput{}, fault.Invalid("language", "%q is not supported: use en or vi", lang)
+	}
+	if len(in.OldMessages) > MaxOldMessages {
+		return SummaryOutput{}, fault.Invalid("old_messages", "has %d messages, more than %d", len(in.OldMessages), MaxOldMessages)
+	}
+	for i, m := range in.OldMessages {
+		if err := validateMessage(fmt.Sprintf("old_messages[%d].", i), m.Role, m.Content); err != nil {
+			return SummaryOutput{}, err
+		}
+	}
+	sum, err := s.loadSummary(ctx, c, in.ConversationID)
+	if err != nil || sum.Text != "" {
+		return summaryOutput(in.ConversationID, sum, false), err
+	}
+	var ts []provider.Turn
+	through := sum.Through
+	if len(in.OldMessages) > 0 {
+		for _, m := range in.OldMessages {
+			ts = append(ts, provider.Turn{Role: m.Role, Content: m.Content})
+		}
+	} else {
+		m, err := s.loadMeta(ctx, c, in.ConversationID)
+		if err != nil {
+			return SummaryOutput{}, err
+		}
+		from, to := oldRange(m, sum)
+		msgs, err := s.messagesBetween(ctx, c, in.ConversationID, from, to)
+		if err != nil {
+			return SummaryOutput{}, err
+		}
+		ts = turns(msgs)
+		if len(msgs) > 0 {
+			through = msgs[len(msgs)-1].Seq
+		}
+	}
+	if len(ts) == 0 {
+		return summaryOutput(in.ConversationID, sum, false), nil
+	}
+	next, err := s.accumulate(ctx, sum, ts, lang)
+	if err != nil {
+		return SummaryOutput{}, fault.Unavailable(err, "summarising conversation %q failed; retry", in.ConversationID)
+	}
+	next.Through, next.Language = through, lang
+	err = s.table.Put(ctx, next.item(convPK(c, in.ConversationID)), store.IfEquals("ver", sum.Ver))
+	if errors.Is(err, store.ErrConditionFailed) {
+		// Someone else wrote a summary meanwhile: theirs stands.
+		cur, err := s.loadSummary(ctx, c, in.ConversationID)
+		return summaryOutput(in.ConversationID, cur, false), err
+	}
+	if err != nil {
+		return SummaryOutput{}, fault.Unavailable(err, "storing the summary of %q failed; retry", in.ConversationID)
+	}
+	return summaryOutput(in.ConversationID, next, true), nil
+}
+
+// SetSummary adds to the rolling summary, or replaces it. In append mode a
+// text that already begins with the current summary is taken as the whole new
+// summary, so that clients which accumulate the text themselves, as the
+// seed's chat service does, never get it twice.
+func (s *Service) SetSummary(ctx context.Context, c tenant.Caller, in SetSummaryInput) (SetSummaryOutput, error) {
+	if err := ValidateID(in.ConversationID); err != nil {
+		return SetSummaryOutput{}, err
+	}
+	mode := in.Mode
+	if mode == "" {
+		mode = "append"
+	}
+	if mode != "append" && mode != "replace" {
+		return SetSummaryOutput{}, fault.Invalid("mode", "%q is not a mode: use append or replace", mode)
+	}
+	if n := utf8.RuneCountInString(in.Summary); n > MaxSummaryChars {
+		return SetSummaryOutput{}, fault.Invalid("summary", "is %d characters, more than %d", n, MaxSummaryChars)
+	}
+	var next summary
+	err := retry(ctx, in.ConversationID, func() error {
+		sum, err := s.loadSummary(ctx, c, in.ConversationID)
+		if err != nil {
+			return err
+		}
+		next = sum
+		next.Ver++
+		next.Provider, next.Model = "client", ""
+		text := strings.TrimSpace(in.Summary)
+		switch {
+		case mode == "replace", strings.HasPrefix(text, strings.TrimSpace(sum.Text)):
+			next.Text = text
+		default:
+			next.Text = joinParagraphs(sum.Text, text)
+		}
+		if n := utf8.RuneCountInString(next.Text); n > MaxSummaryChars {
+			return fault.Invalid("summary", "would make the rolling summary %d characters, more than %d; use mode replace", n, MaxSummaryChars)
+		}
+		return s.table.Put(ctx, next.item(convPK(c, in.ConversationID)), store.IfEquals("ver", sum.Ver))
+	})
+	if err != nil {
+		return SetSummaryOutput{}, err
+	}
+	return SetSummaryOutput{Status: "success", ConversationID: in.ConversationID, Summary: next.Text}, nil
+}
+
+// GetSummary returns the rolling summary, empty if there is none yet.
+func (s *Service) GetSummary(ctx context.Context, c tenant.Caller, in ConversationInput) (SummaryOutput, error) {
+	if err := ValidateID(in.ConversationID); err != nil {
+		return SummaryOutput{}, err
+	}
+	sum, err := s.loadSummary(ctx, c, in.ConversationID)
+	return summaryOutput(in.ConversationID, sum, false), err
+}
+
+// Clear removes every message and the summary, keeping the conversation.
+// Messages added while it runs survive it.
+func (s *Service) Clear(ctx context.Context, c tenant.Caller, in ConversationInput) (StatusOutput, error) {
+	if err := ValidateID(in.ConversationID); err != nil {
+		return StatusOutput{}, err
+	}
+	pk := convPK(c, in.ConversationID)
+	var cleared int64
+	err := retry(ctx, in.ConversationID, func() error {
+		m, err := s.loadMeta(ctx, c, in.ConversationID)
+		if err != nil {
+			return err
+		}
+		if m.Deleting {
+			return notFound(in.ConversationID)
+		}
+		sum, err := s.loadSummary(ctx, c, in.ConversationID)
+		if err != nil {
+			return err
+		}
+		cleared = m.Seq
+		nm := m
+		nm.Cleared, nm.Ver = m.Seq, m.Ver+1
+		ns := summary{Through: m.Seq, Ver: sum.Ver + 1, Language: sum.Language}
+		return s.table.Transact(ctx,
+			store.Put(nm.item(pk), store.IfEquals("ver", m.Ver)),
+			store.Put(ns.item(pk), store.IfEquals("ver", sum.Ver)),
+		)
+	})
+	if err != nil {
+		return StatusOutput{}, err
+	}
+	n, err := s.deleteMessages(ctx, pk, msgSK(cleared))
+	if err != nil {
+		return StatusOutput{}, fault.Unavailable(err, "removing messages of %q failed after %d; run memory_clear again to finish", in.ConversationID, n)
+	}
+	return StatusOutput{Status: "cleared", ConversationID: in.ConversationID, Removed: n}, nil
+}
+
+// deleteMessages deletes the messages of partition pk up to sort key to
+// (all of them if to is empty), a transaction of up to 100 at a time.
+func (s *Service) deleteMessages(ctx context.Context, pk, to string) (int, error) {
+	q := store.Query{Prefix: msgPrefix, Limit: store.MaxTransactWrites}
+	if to != "" {
+		q = store.Query{From: msgPrefix, To: to, Limit: store.MaxTransactWrites}
+	}
+	n := 0
+	for {
+		// Always read the first page: the previous one is gone.
+		page, err := s.table.Query(ctx, pk, q)
+		if err != nil {
+			return n, err
+		}
+		if len(page.Items) == 0 {
+			return n, nil
+		}
+		ws := make([]store.Write, len(page.Items))
+		for i, it := range page.Items {
+			ws[i] = store.Delete(pk, it.SK, store.Condition{})
+		}
+		if err := s.table.Transact(ctx, ws...); err != nil {
+			return n, err
+		}
+		n += len(ws)
+	}
+}
+
+// Delete removes the conversation and everything in it. If it is interrupted,
+// running it again finishes the job; meanwhile the conversation takes no writes.
+func (s *Service) Delete(ctx context.Context, c tenant.Caller, in ConversationInput) (StatusOutput, error) {
+	if err := ValidateID(in.ConversationID); err != nil {
+		return StatusOutput{}, err
+	}
+	pk := convPK(c, in.ConversationID)
+	err := retry(ctx, in.ConversationID, func() error {
+		m, err := s.loadMeta(ctx, c, in.ConversationID)
+		if err != nil || m.Deleting {
+			return err
+		}
+		nm := m
+		nm.Deleting, nm.Ver = true, m.Ver+1
+		return s.table.Put(ctx, nm.item(pk), store.IfEquals("ver", m.Ver))
+	})
+	if err != nil {
+		return StatusOutput{}, err
+	}
+	n, err := s.deleteMessages(ctx, pk, "")
+	if err == nil {
+		err = s.table.Transact(ctx,
+			store.Delete(pk, skMeta, store.Condition{}),
+			store.Delete(pk, skSummary, store.Condition{}),
+			store.Delete(indexPK(c), in.ConversationID, store.Condition{}),
+		)
+	}
+	if err != nil {
+		return StatusOutput{}, fault.Unavailable(err, "deleting conversation %q failed part way; run memory_delete again to finish", in.ConversationID)
+	}
+	return StatusOutput{Status: "deleted", ConversationID: in.ConversationID, Removed: n}, nil
+}
+
+// ListConversations returns a page of the caller's conversations, by id.
+func (s *Service) ListConversations(ctx context.Context, c tenant.Caller, cursor string) ([]ConversationRef, string, error) {
+	page, err := s.table.Query(ctx, indexPK(c), store.Query{Cursor: cursor})
+	if errors.Is(err, store.ErrInvalid) {
+		return nil, "", fault.Invalid("cursor", "is not a cursor from a previous listing")
+	}
+	if err != nil {
+		return nil, "", fault.Unavailable(err, "listing conversations failed; retry")
+	}
+	refs := make([]ConversationRef, len(page.Items))
+	for i, it := range page.Items {
+		refs[i] = ConversationRef{ConversationID: it.SK, CreatedAt: parseTime(it.String("created_at"))}
+	}
+	return refs, page.Next, nil
+}
+
+// Conversation returns the whole conversation: summary and up to
+// [MaxResourceMessages] of the newest messages.
+func (s *Service) Conversation(ctx context.Context, c tenant.Caller, id string) (Conversation, error) {
+	if err := ValidateID(id); err != nil {
+		return Conversation{}, err
+	}
+	m, err := s.loadMeta(ctx, c, id)
+	if err != nil {
+		return Conversation{}, err
+	}
+	sum, err := s.loadSummary(ctx, c, id)
+	if err != nil {
+		return Conversation{}, err
+	}
+	page, err := s.table.Query(ctx, convPK(c, id), store.Query{Prefix: msgPrefix, Reverse: true, Limit: MaxResourceMessages})
+	if err != nil {
+		return Conversation{}, fault.Unavailable(err, "reading messages of %q failed; retry", id)
+	}
+	conv := Conversation{ConversationID: id, CreatedAt: m.Created, Summary: sum.Text, Through: sum.Through,
+		Messages: make([]Message, len(page.Items)), TotalCount: m.Seq - m.Cleared, Truncated: page.Next != ""}
+	for i, it := range page.Items {
+		conv.Messages[len(page.Items)-1-i] = toMessage(it)
+	}
+	return conv, nil
+}
