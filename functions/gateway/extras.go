@@ -1,0 +1,8 @@
+//go:build !conformance
+
+package main
+
+import "github.com/switchboard-dev/switchboard/shared/launch"
+
+// extras is empty: the gateway serves the default catalog.
+var extras launch.Extras

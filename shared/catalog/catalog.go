@@ -1,0 +1,291 @@
+// Package catalog is the single source of truth for what Switchboard offers:
+// every tool, resource and prompt, with its schemas, the function that serves
+// it, its visibility and its limits. The gateway's tools/list, the dispatch
+// table, the SAM template's function list, the sample events and the README's
+// tool table all come from it; tests fail when any of them disagrees.
+//
+// Each family has one file here holding its entries; [Default] lists the
+// families in one place:
+//
+//	cat := catalog.Default()
+//	t, ok := cat.Tool("memory_add_message")
+//	// t.Function == "memory/add_message": the folder under functions/ and the Lambda it deploys as
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Visibility says who may see and call a tool.
+type Visibility string
+
+const (
+	// Public tools are listed to hosts and callable by them.
+	Public Visibility = "public"
+	// Internal tools are called by pipelines but never listed to or callable by hosts.
+	Internal Visibility = "internal"
+)
+
+// Access is what a function may do to a store; the template grants exactly that.
+type Access string
+
+// The levels of [Access].
+const (
+	NoAccess  Access = ""
+	Read      Access = "read"
+	ReadWrite Access = "read-write"
+)
+
+// Limits are a function's resource limits, enforced by Lambda on AWS and by
+// the in-process invoker locally.
+type Limits struct {
+	Timeout  time.Duration
+	MemoryMB int
+	// ReservedConcurrency caps concurrent executions; zero leaves the function
+	// on the account's shared pool.
+	ReservedConcurrency int
+}
+
+// Tool is one MCP tool.
+type Tool struct {
+	Name        string
+	Title       string
+	Description string
+	Family      string
+	// Function is the path under functions/ of the Lambda that serves the
+	// tool, such as "memory/add_message".
+	Function    string
+	Input       *jsonschema.Schema
+	Output      *jsonschema.Schema
+	Annotations *mcp.ToolAnnotations
+	Visibility  Visibility
+	// Mutates marks a tool that changes state: each call appends an audit event.
+	Mutates bool
+	Limits  Limits
+	// Table and Blobs are the function's store access.
+	Table, Blobs Access
+	// Example holds sample arguments, used for the sample events and the docs.
+	Example json.RawMessage
+	// Compat is the tool's method name on the compatibility JSON-RPC endpoint
+	// of the memory server seed ("memory/add_message"), if it has one there.
+	Compat string
+}
+
+// Resource is one MCP resource, or a template for a family of them.
+type Resource struct {
+	// URI names a fixed resource; URITemplate (RFC 6570, level 1) a family.
+	// Exactly one is set.
+	URI         string
+	URITemplate string
+	Name        string
+	Title       string
+	Description string
+	MIMEType    string
+	Family      string
+	// Function serves resources/read for these URIs, and resources/list when Lists is set.
+	Function string
+	// Lists marks a function that enumerates the caller's concrete resources.
+	Lists        bool
+	Limits       Limits
+	Table, Blobs Access
+	// Example is a sample URI, used for the sample events.
+	Example string
+}
+
+// Prompt is one MCP prompt. The gateway renders prompts itself.
+type Prompt struct {
+	Name        string
+	Title       string
+	Description string
+	Arguments   []*mcp.PromptArgument
+	Render      func(args map[string]string) (*mcp.GetPromptResult, error)
+	// Complete, if set, suggests values for an argument given its prefix.
+	Complete func(arg, prefix string) []string
+}
+
+// Function is one deployable tool function and what it needs.
+type Function struct {
+	Path   string
+	Family string
+	Limits Limits
+	Table  Access
+	Blobs  Access
+	// Tools and Resources are what it serves.
+	Tools     []string
+	Resources []string
+}
+
+// Catalog is a set of tools, resources and prompts. It is immutable and safe
+// for concurrent use.
+type Catalog struct {
+	tools     []*Tool
+	resources []*Resource
+	prompts   []*Prompt
+	byName    map[string]*Tool
+	functions []Function
+	timeouts  map[string]time.Duration
+}
+
+// New returns a catalog of the given entries, checking that names are unique
+// and every entry is complete.
+func New(tools []*Tool, resources []*Resource, prompts []*Prompt) (*Catalog, error) {
+	c := &Catalog{tools: tools, resources: resources, prompts: prompts, byName: map[string]*Tool{}}
+	for _, t := range tools {
+		if err := checkTool(t); err != nil {
+			return nil, err
+		}
+		if c.byName[t.Name] != nil {
+			return nil, fmt.Errorf("catalog: tool %q defined twice", t.Name)
+		}
+		c.byName[t.Name] = t
+	}
+	seen := map[string]bool{}
+	for _, r := range resources {
+		key := r.URI + r.URITemplate
+		if (r.URI == "") == (r.URITemplate == "") || r.Name == "" || r.Function == "" || seen[key] {
+			return nil, fmt.Errorf("catalog: resource %q: needs exactly one of URI and URITemplate, a name and a function, once", key)
+		}
+		seen[key] = true
+	}
+	for _, p := range prompts {
+		if p.Name == "" || p.Render == nil || seen["prompt:"+p.Name] {
+			return nil, fmt.Errorf("catalog: prompt %q: needs a name and a renderer, once", p.Name)
+		}
+		seen["prompt:"+p.Name] = true
+	}
+	c.functions = c.buildFunctions()
+	c.timeouts = map[string]time.Duration{}
+	for _, f := range c.functions {
+		c.timeouts[f.Path] = f.Limits.Timeout
+	}
+	return c, nil
+}
+
+func checkTool(t *Tool) error {
+	switch {
+	case t.Name == "" || t.Title == "" || t.Description == "":
+		return fmt.Errorf("catalog: tool %q needs a name, a title and a description", t.Name)
+	case t.Input == nil || t.Input.Type != "object" || t.Output == nil || t.Output.Type != "object":
+		return fmt.Errorf("catalog: tool %q needs object input and output schemas", t.Name)
+	case t.Function == "" || t.Family == "":
+		return fmt.Errorf("catalog: tool %q needs a family and a function", t.Name)
+	case t.Visibility != Public && t.Visibility != Internal:
+		return fmt.Errorf("catalog: tool %q has visibility %q", t.Name, t.Visibility)
+	case t.Mutates && t.Table != ReadWrite:
+		return fmt.Errorf("catalog: tool %q mutates, so it writes audit events, so it needs table read-write", t.Name)
+	case t.Limits.Timeout <= 0 || t.Limits.MemoryMB <= 0:
+		return fmt.Errorf("catalog: tool %q needs a timeout and a memory size", t.Name)
+	}
+	return nil
+}
+
+// Tools returns every tool, in catalog order.
+func (c *Catalog) Tools() []*Tool { return c.tools }
+
+// Resources returns every resource and resource template.
+func (c *Catalog) Resources() []*Resource { return c.resources }
+
+// Prompts returns every prompt.
+func (c *Catalog) Prompts() []*Prompt { return c.prompts }
+
+// Tool returns the tool named name.
+func (c *Catalog) Tool(name string) (*Tool, bool) {
+	t, ok := c.byName[name]
+	return t, ok
+}
+
+// Prompt returns the prompt named name.
+func (c *Catalog) Prompt(name string) (*Prompt, bool) {
+	i := slices.IndexFunc(c.prompts, func(p *Prompt) bool { return p.Name == name })
+	if i < 0 {
+		return nil, false
+	}
+	return c.prompts[i], true
+}
+
+// Functions returns every function the tools and resources need, sorted by
+// path. A function serving several entries gets the largest limits and the
+// widest access among them.
+func (c *Catalog) Functions() []Function { return c.functions }
+
+func (c *Catalog) buildFunctions() []Function {
+	byPath := map[string]*Function{}
+	get := func(path, family string) *Function {
+		f := byPath[path]
+		if f == nil {
+			f = &Function{Path: path, Family: family}
+			byPath[path] = f
+		}
+		return f
+	}
+	merge := func(f *Function, l Limits, table, blobs Access) {
+		f.Limits.Timeout = max(f.Limits.Timeout, l.Timeout)
+		f.Limits.MemoryMB = max(f.Limits.MemoryMB, l.MemoryMB)
+		f.Limits.ReservedConcurrency = max(f.Limits.ReservedConcurrency, l.ReservedConcurrency)
+		f.Table, f.Blobs = wider(f.Table, table), wider(f.Blobs, blobs)
+	}
+	for _, t := range c.tools {
+		f := get(t.Function, t.Family)
+		f.Tools = append(f.Tools, t.Name)
+		merge(f, t.Limits, t.Table, t.Blobs)
+	}
+	for _, r := range c.resources {
+		f := get(r.Function, r.Family)
+		f.Resources = append(f.Resources, r.URI+r.URITemplate)
+		merge(f, r.Limits, r.Table, r.Blobs)
+	}
+	out := make([]Function, 0, len(byPath))
+	for _, f := range byPath {
+		out = append(out, *f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+func wider(a, b Access) Access {
+	rank := map[Access]int{NoAccess: 0, Read: 1, ReadWrite: 2}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+// Timeout returns the timeout of the function at path, or zero if the catalog has no such function.
+func (c *Catalog) Timeout(path string) time.Duration { return c.timeouts[path] }
+
+// schemaFor infers the JSON Schema of T and lets patch tighten its properties
+// with the constraints Go types cannot express (lengths, patterns, enums, ranges).
+func schemaFor[T any](patch func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("catalog: schema of %T: %v", *new(T), err))
+	}
+	if patch != nil {
+		patch(s.Properties)
+	}
+	return s
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Default returns the catalog of everything Switchboard ships, family by
+// family. It is built once; the catalog is immutable.
+var Default = sync.OnceValue(func() *Catalog {
+	c, err := New(
+		slices.Concat(memoryTools(), operationsTools()),
+		memoryResources(),
+		nil,
+	)
+	if err != nil {
+		panic(err) // the entries above are fixed; TestDefaultCatalogIsValid catches this
+	}
+	return c
+})

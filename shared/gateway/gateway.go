@@ -1,0 +1,213 @@
+// Package gateway is Switchboard's front door: it builds the MCP server from
+// the catalog on the official go-sdk and serves it over stateless Streamable
+// HTTP (with SSE responses, so progress and log notifications reach the
+// client) and over stdio, alongside the memory server seed's compatibility
+// endpoints (/health, /servers, POST /jsonrpc). tools/list, prompts and
+// resource templates are answered from the catalog; tools/call and resource
+// reads go through the [invoke.Invoker] to the function that serves them.
+//
+//	gw, err := gateway.New(gateway.Options{Catalog: catalog.Default(), Invoker: inv, Keys: keys})
+//	http.ListenAndServe("127.0.0.1:8080", gw.Handler()) // MCP at /mcp
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// DefaultMaxBodyBytes is the request body limit when [Options.MaxBodyBytes] is zero.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Version is reported as the server version to MCP clients.
+const Version = "0.1.0"
+
+// Authenticator maps a bearer key to the caller it stands for.
+// [github.com/switchboard-dev/switchboard/shared/apikey.Keys] implements it.
+type Authenticator interface {
+	// Verify returns the caller for key, or an error wrapping
+	// apikey.ErrInvalidKey for a key that is not valid.
+	Verify(ctx context.Context, key string) (tenant.Caller, error)
+}
+
+// Options configures [New].
+type Options struct {
+	Catalog *catalog.Catalog
+	Invoker invoke.Invoker
+	// Keys checks bearer keys. If nil, only Anonymous callers are served.
+	Keys Authenticator
+	// Anonymous is the caller of requests without a bearer key. If nil, such
+	// requests are refused with 401.
+	Anonymous *tenant.Caller
+	// AllowedOrigins lists the browser origins (scheme://host[:port]) allowed
+	// to call; a request with any other Origin header is refused with 403.
+	// Requests without an Origin header (not from a browser) are not affected.
+	AllowedOrigins []string
+	// AllowLocalOrigins also allows any http://localhost, 127.0.0.1 or [::1] origin.
+	AllowLocalOrigins bool
+	// MaxBodyBytes limits request bodies. If zero, defaults to [DefaultMaxBodyBytes].
+	MaxBodyBytes int64
+	// Logger receives one line per request. If nil, logs are discarded.
+	Logger *slog.Logger
+}
+
+// Gateway serves the catalog's tools, resources and prompts. It is safe for
+// concurrent use.
+type Gateway struct {
+	opts    Options
+	log     *slog.Logger
+	server  *mcp.Server
+	keys    Authenticator
+	listers  []*catalog.Resource       // resources whose function enumerates concrete ones
+	patterns map[string]*regexp.Regexp // URI template -> its matcher
+}
+
+// New builds the gateway's MCP server from opts.Catalog.
+func New(opts Options) (*Gateway, error) {
+	if opts.Catalog == nil || opts.Invoker == nil {
+		return nil, errors.New("gateway: Catalog and Invoker are required")
+	}
+	if opts.Keys == nil && opts.Anonymous == nil {
+		return nil, errors.New("gateway: with no Keys, an Anonymous caller is required")
+	}
+	if opts.Anonymous != nil {
+		if err := tenant.Validate(opts.Anonymous.Tenant); err != nil {
+			return nil, fmt.Errorf("gateway: anonymous caller: %w", err)
+		}
+	}
+	if opts.MaxBodyBytes == 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	for _, o := range opts.AllowedOrigins {
+		if !strings.Contains(o, "://") || strings.HasSuffix(o, "/") {
+			return nil, fmt.Errorf("gateway: allowed origin %q must look like https://example.com", o)
+		}
+	}
+	g := &Gateway{opts: opts, log: opts.Logger, patterns: map[string]*regexp.Regexp{}}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Keys != nil {
+		g.keys = newKeyCache(opts.Keys)
+	}
+	g.server = g.buildServer()
+	return g, nil
+}
+
+// Server returns the MCP server, for transports other than HTTP and stdio.
+func (g *Gateway) Server() *mcp.Server { return g.server }
+
+// ServeStdio serves MCP over stdin and stdout until the client disconnects or
+// ctx is done. Every request acts for the Anonymous caller.
+func (g *Gateway) ServeStdio(ctx context.Context) error {
+	if g.opts.Anonymous == nil {
+		return errors.New("gateway: stdio needs an Anonymous caller")
+	}
+	return g.server.Run(ctx, &mcp.StdioTransport{})
+}
+
+func (g *Gateway) buildServer() *mcp.Server {
+	cat := g.opts.Catalog
+	caps := &mcp.ServerCapabilities{
+		Logging:   &mcp.LoggingCapabilities{},
+		Tools:     &mcp.ToolCapabilities{}, // stateless: the list never changes under a session
+		Resources: &mcp.ResourceCapabilities{Subscribe: true},
+	}
+	if len(cat.Prompts()) > 0 {
+		caps.Prompts = &mcp.PromptCapabilities{}
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard", Version: Version}, &mcp.ServerOptions{
+		Instructions: "Switchboard keeps conversation memory for agents: open a conversation with memory_get_or_create, " +
+			"append messages with memory_add_message, and fetch the summary plus recent messages with memory_get_context " +
+			"before answering. Older messages are summarised automatically; the full history stays available.",
+		Logger:             g.log,
+		Capabilities:       caps,
+		CompletionHandler:  g.complete,
+		SubscribeHandler:   g.subscribe,
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	for _, t := range cat.Tools() {
+		if t.Visibility != catalog.Public {
+			continue
+		}
+		s.AddTool(&mcp.Tool{
+			Name: t.Name, Title: t.Title, Description: t.Description,
+			InputSchema: t.Input, OutputSchema: t.Output, Annotations: t.Annotations,
+		}, g.callTool(t))
+	}
+	for _, r := range cat.Resources() {
+		if r.URITemplate != "" {
+			g.patterns[r.URITemplate] = templateRE(r.URITemplate)
+			s.AddResourceTemplate(&mcp.ResourceTemplate{
+				URITemplate: r.URITemplate, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType,
+			}, g.readResource(r))
+		} else {
+			s.AddResource(&mcp.Resource{
+				URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType,
+			}, g.readResource(r))
+		}
+		if r.Lists {
+			g.listers = append(g.listers, r)
+		}
+	}
+	for _, p := range cat.Prompts() {
+		s.AddPrompt(&mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Arguments: p.Arguments},
+			func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return p.Render(req.Params.Arguments)
+			})
+	}
+	s.AddReceivingMiddleware(g.listResourcesMiddleware)
+	return s
+}
+
+// caller returns who an MCP request acts for: the principal its bearer key
+// stands for, or the anonymous caller.
+func (g *Gateway) caller(extra *mcp.RequestExtra) (tenant.Caller, error) {
+	if extra != nil && extra.TokenInfo != nil {
+		if c, ok := extra.TokenInfo.Extra[callerKey].(tenant.Caller); ok {
+			return c, nil
+		}
+	}
+	if g.opts.Anonymous != nil {
+		return *g.opts.Anonymous, nil
+	}
+	return tenant.Caller{}, errors.New("request is not authenticated")
+}
+
+// traceID returns the trace a request belongs to: the trace-id of its W3C
+// traceparent header, or a new one.
+func traceID(h http.Header) string {
+	if h != nil {
+		// traceparent: version-traceid-parentid-flags
+		parts := strings.Split(h.Get("Traceparent"), "-")
+		if len(parts) == 4 && len(parts[1]) == 32 && strings.Trim(parts[1], "0123456789abcdef") == "" && strings.Trim(parts[1], "0") != "" {
+			return parts[1]
+		}
+	}
+	return newID()
+}
+
+func newID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func headerOf(extra *mcp.RequestExtra) http.Header {
+	if extra == nil {
+		return nil
+	}
+	return extra.Header
+}

@@ -1,0 +1,270 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/switchboard-dev/switchboard/shared/apikey"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// callerKey is where the authenticated caller travels in a TokenInfo's Extra.
+const callerKey = "switchboard.caller"
+
+// Handler returns the gateway's HTTP handler: MCP at /mcp, the compatibility
+// endpoints, and the RFC 9728 protected-resource metadata.
+func (g *Gateway) Handler() http.Handler {
+	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
+		Stateless:           true,
+		MaxRequestBodyBytes: g.opts.MaxBodyBytes,
+		Logger:              g.log,
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", g.guard(g.postOnly(streamable)))
+	mux.Handle("/jsonrpc", g.guard(g.postOnly(http.HandlerFunc(g.serveJSONRPC))))
+	mux.HandleFunc("GET /health", g.serveHealth)
+	mux.HandleFunc("GET /servers", g.serveServers)
+	mux.HandleFunc("GET /servers/{name}/capabilities", g.serveCapabilities)
+	mux.HandleFunc("/.well-known/oauth-protected-resource", g.serveResourceMetadata)
+	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", g.serveResourceMetadata)
+	return g.logRequests(mux)
+}
+
+// guard applies, in order, the Origin check (403), CORS, the body limit (413)
+// and authentication (401).
+func (g *Gateway) guard(h http.Handler) http.Handler {
+	return g.checkOrigin(g.limitBody(g.authenticate(h)))
+}
+
+// postOnly answers anything but POST with 405: Switchboard is stateless, so
+// there is no server-initiated stream to GET and no session to DELETE.
+func (g *Gateway) postOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST, OPTIONS")
+			writeJSONRPCError(w, http.StatusMethodNotAllowed, -32600,
+				r.Method+" is not supported: this server is stateless, so there is no stream to open or session to end; send JSON-RPC messages with POST")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func isLocalOrigin(u *url.URL) bool {
+	switch u.Hostname() {
+	case "localhost", "127.0.0.1", "::1":
+		return u.Scheme == "http" || u.Scheme == "https"
+	}
+	return false
+}
+
+// checkOrigin refuses browser requests from origins not allowed, against DNS
+// rebinding and cross-site calls, and answers CORS for the allowed ones.
+func (g *Gateway) checkOrigin(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin != "" {
+			u, err := url.Parse(origin)
+			allowed := err == nil && (slices.Contains(g.opts.AllowedOrigins, origin) || (g.opts.AllowLocalOrigins && isLocalOrigin(u)))
+			if !allowed {
+				writeJSONRPCError(w, http.StatusForbidden, -32600, fmt.Sprintf("Origin %q is not allowed to call this server", origin))
+				return
+			}
+			hdr := w.Header()
+			hdr.Set("Access-Control-Allow-Origin", origin)
+			hdr.Add("Vary", "Origin")
+			hdr.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate")
+			if r.Method == http.MethodOptions {
+				hdr.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+				hdr.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID, Traceparent")
+				hdr.Set("Access-Control-Max-Age", "600")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// limitBody refuses bodies over the limit with 413 and a message saying so,
+// up front when the length is declared and while reading otherwise.
+func (g *Gateway) limitBody(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > g.opts.MaxBodyBytes {
+			writeJSONRPCError(w, http.StatusRequestEntityTooLarge, -32600,
+				fmt.Sprintf("request body is %d bytes; this server accepts at most %d", r.ContentLength, g.opts.MaxBodyBytes))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, g.opts.MaxBodyBytes)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// authenticate admits requests with a valid bearer key, and requests with
+// none when an anonymous caller is configured.
+func (g *Gateway) authenticate(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" && g.opts.Anonymous != nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		if g.keys == nil {
+			writeJSONRPCError(w, http.StatusUnauthorized, -32600,
+				"this server has no API keys configured; remove the Authorization header, or create a key with: go run ./scripts/apikey create")
+			return
+		}
+		auth.RequireBearerToken(g.verify, &auth.RequireBearerTokenOptions{
+			ResourceMetadataURL:    baseURL(r) + "/.well-known/oauth-protected-resource",
+			AllowMissingExpiration: true, // keys live until revoked; expired ones are gone from the store
+		})(h).ServeHTTP(w, r)
+	})
+}
+
+func (g *Gateway) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	c, err := g.keys.Verify(ctx, token)
+	if errors.Is(err, apikey.ErrInvalidKey) {
+		return nil, fmt.Errorf("%w: unknown, revoked or expired API key", auth.ErrInvalidToken)
+	}
+	if err != nil {
+		g.log.ErrorContext(ctx, "verifying an API key failed", "error", err)
+		return nil, errors.New("authentication is unavailable; retry shortly")
+	}
+	return &auth.TokenInfo{UserID: c.Tenant + "/" + c.Principal, Scopes: c.Scopes, Extra: map[string]any{callerKey: c}}, nil
+}
+
+// extraFrom gives a plain HTTP request (not an MCP one) the request extras an
+// MCP request would carry: its authenticated token and its headers.
+func extraFrom(r *http.Request) *mcp.RequestExtra {
+	return &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header}
+}
+
+// baseURL returns the scheme and host the client used to reach this server.
+func baseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
+		scheme = p
+	}
+	return scheme + "://" + r.Host
+}
+
+func (g *Gateway) serveResourceMetadata(w http.ResponseWriter, r *http.Request) {
+	auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource:               baseURL(r) + "/mcp",
+		ResourceName:           "Switchboard",
+		BearerMethodsSupported: []string{"header"},
+	}).ServeHTTP(w, r)
+}
+
+// writeJSONRPCError answers an HTTP-level refusal with a JSON-RPC error body,
+// which MCP clients show to their users.
+func writeJSONRPCError(w http.ResponseWriter, status int, code int, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": message},
+	})
+}
+
+// keyCache remembers verified keys for a minute, so a warm gateway checks a
+// key against the table once a minute rather than on every request. Revoking
+// a key therefore takes up to a minute to bite.
+type keyCache struct {
+	next Authenticator
+	mu   sync.Mutex
+	m    map[string]cachedCaller
+	now  func() time.Time
+}
+
+type cachedCaller struct {
+	c       tenant.Caller
+	expires time.Time
+}
+
+const (
+	keyCacheTTL  = time.Minute
+	keyCacheSize = 1024
+)
+
+func newKeyCache(next Authenticator) *keyCache {
+	return &keyCache{next: next, m: map[string]cachedCaller{}, now: time.Now}
+}
+
+func (k *keyCache) Verify(ctx context.Context, key string) (tenant.Caller, error) {
+	h := apikey.Hash(key)
+	now := k.now()
+	k.mu.Lock()
+	e, ok := k.m[h]
+	k.mu.Unlock()
+	if ok && now.Before(e.expires) {
+		return e.c, nil
+	}
+	c, err := k.next.Verify(ctx, key)
+	if err != nil {
+		return c, err
+	}
+	k.mu.Lock()
+	if len(k.m) >= keyCacheSize {
+		clear(k.m)
+	}
+	k.m[h] = cachedCaller{c: c, expires: now.Add(keyCacheTTL)}
+	k.mu.Unlock()
+	return c, nil
+}
+
+// statusWriter records the status of a response; it passes flushes through
+// so SSE responses stream.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+func (g *Gateway) logRequests(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		h.ServeHTTP(sw, r)
+		remote, _, _ := net.SplitHostPort(r.RemoteAddr)
+		g.log.InfoContext(r.Context(), "http", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+			"duration_ms", time.Since(start).Milliseconds(), "remote", remote,
+			"protocol_version", r.Header.Get("Mcp-Protocol-Version"), "mcp_method", r.Header.Get("Mcp-Method"),
+			"origin", strings.TrimSpace(r.Header.Get("Origin")))
+	})
+}

@@ -1,0 +1,101 @@
+// Package invoke carries a call from the gateway to the function that serves
+// it. [Request] is the envelope that crosses the boundary and [Response] is
+// what comes back; an [Invoker] delivers it, in-process on a laptop ([Local])
+// or through the Lambda Invoke API on AWS ([Lambda]). Both hand the function
+// the same bytes.
+//
+//	resp, err := inv.Invoke(ctx, "memory/add_message", &invoke.Request{
+//		Method:    invoke.MethodCallTool,
+//		Tool:      "memory_add_message",
+//		Arguments: json.RawMessage(`{"conversation_id":"chat_1","role":"user","content":"hi"}`),
+//		Caller:    tenant.Caller{Tenant: "acme", Principal: "alice"},
+//	})
+//	var fe *invoke.FunctionError
+//	if errors.As(err, &fe) { /* the function crashed or timed out */ }
+package invoke
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// The methods a [Request] can carry.
+const (
+	MethodCallTool      = "tools/call"
+	MethodReadResource  = "resources/read"
+	MethodListResources = "resources/list"
+)
+
+// Request is the envelope a function receives.
+type Request struct {
+	Method string `json:"method"`
+	// Tool and Arguments are set for tools/call.
+	Tool      string          `json:"tool,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// URI is set for resources/read; Cursor may be set for resources/list.
+	URI    string `json:"uri,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+
+	// Caller is who the request acts for. The gateway sets it from the
+	// authenticated principal; it never comes from tool arguments.
+	Caller          tenant.Caller `json:"caller"`
+	RequestID       string `json:"request_id"`
+	TraceID         string `json:"trace_id"`
+	ProtocolVersion string `json:"protocol_version,omitempty"`
+}
+
+// Response is what a function answers.
+type Response struct {
+	// Result is the MCP result for the request's method: a CallToolResult, a
+	// ReadResourceResult or a ListResourcesResult.
+	Result json.RawMessage `json:"result"`
+	// Error classifies a failed call (Result then holds a tool error for
+	// tools/call), so that other front ends, such as the compatibility
+	// JSON-RPC endpoint, can report it in their own terms.
+	Error *Error `json:"error,omitempty"`
+	// Notifications are the log and progress messages the function produced,
+	// in order; the gateway relays them to the client before the result.
+	Notifications []Notification `json:"notifications,omitempty"`
+}
+
+// Error is a classified failure inside a [Response].
+type Error struct {
+	Kind    string `json:"kind"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+// Notification is a log or progress message a function produced.
+type Notification struct {
+	// Log message: Level is an MCP logging level ("info", "warning", ...).
+	Level  string `json:"level,omitempty"`
+	Logger string `json:"logger,omitempty"`
+	Data   any    `json:"data,omitempty"`
+	// Progress report: set when Progress is not nil.
+	Progress *float64 `json:"progress,omitempty"`
+	Total    float64  `json:"total,omitempty"`
+	Message  string   `json:"message,omitempty"`
+}
+
+// An Invoker delivers a request to the named function (its path under
+// functions/, such as "memory/add_message") and returns its response. A
+// function that fails outright (crashes, times out, returns a Lambda error)
+// yields a [*FunctionError]; a function that reports a failed call returns a
+// Response whose Error is set. Implementations are safe for concurrent use.
+type Invoker interface {
+	Invoke(ctx context.Context, function string, req *Request) (*Response, error)
+}
+
+// FunctionError reports a function that failed outright rather than answering.
+type FunctionError struct {
+	Function string
+	Type     string // Lambda's errorType, such as "Runtime.ExitError"
+	Message  string
+}
+
+func (e *FunctionError) Error() string {
+	return fmt.Sprintf("function %s failed (%s): %s", e.Function, e.Type, e.Message)
+}

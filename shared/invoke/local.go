@@ -1,0 +1,97 @@
+package invoke
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+)
+
+// Local invokes functions in this process through their Lambda handlers, with
+// the same JSON payload, deadline and error reporting that Lambda would give
+// them.
+type Local struct {
+	handlers map[string]lambda.Handler
+	timeout  func(function string) time.Duration
+}
+
+// NewLocal returns an Invoker over handlers, keyed by function path. timeout
+// gives each function's time limit, as its Lambda configuration would; nil
+// means no limit beyond the caller's context.
+func NewLocal(handlers map[string]lambda.Handler, timeout func(function string) time.Duration) *Local {
+	return &Local{handlers: handlers, timeout: timeout}
+}
+
+// Invoke implements [Invoker].
+func (l *Local) Invoke(ctx context.Context, function string, req *Request) (resp *Response, err error) {
+	h, ok := l.handlers[function]
+	if !ok {
+		return nil, &FunctionError{Function: function, Type: "ResourceNotFoundException", Message: "no such function"}
+	}
+	payload, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("invoke: encoding request for %s: %w", function, err)
+	}
+	if l.timeout != nil {
+		if d := l.timeout(function); d > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, d)
+			defer cancel()
+		}
+	}
+	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{
+		AwsRequestID:       req.RequestID,
+		InvokedFunctionArn: "local:function:" + function,
+	})
+	out, err := invokeRecovered(ctx, h, payload)
+	if err != nil {
+		fe := &FunctionError{Function: function, Type: errorType(err), Message: err.Error()}
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			fe.Type, fe.Message = "Sandbox.Timedout", "Task timed out"
+		}
+		return nil, fe
+	}
+	return decodeResponse(function, out)
+}
+
+// invokeRecovered turns a panic into an error, as the Lambda runtime reports one.
+func invokeRecovered(ctx context.Context, h lambda.Handler, payload []byte) (out []byte, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &panicError{value: v}
+		}
+	}()
+	return h.Invoke(ctx, payload)
+}
+
+type panicError struct{ value any }
+
+func (p *panicError) Error() string { return fmt.Sprint(p.value) }
+
+// errorType names err the way aws-lambda-go reports it as errorType.
+func errorType(err error) string {
+	if _, ok := err.(*panicError); ok {
+		return "Runtime.Panic"
+	}
+	t := reflect.TypeOf(err)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name()
+}
+
+func decodeResponse(function string, out []byte) (*Response, error) {
+	var resp Response
+	if err := json.Unmarshal(out, &resp); err != nil {
+		return nil, &FunctionError{Function: function, Type: "InvalidResponse", Message: fmt.Sprintf("undecodable response: %v", err)}
+	}
+	if len(resp.Result) == 0 && resp.Error == nil {
+		return nil, &FunctionError{Function: function, Type: "InvalidResponse", Message: "response has neither a result nor an error"}
+	}
+	return &resp, nil
+}

@@ -1,0 +1,357 @@
+// Package lambdafn turns domain code into the Lambda handlers of tool and
+// resource functions, and starts them. A handler decodes the [invoke.Request]
+// envelope, validates the arguments against the catalog schema, calls the
+// domain method with the caller the gateway authenticated, appends an audit
+// event for calls that change state, logs one structured line with an
+// embedded CloudWatch metric, and answers an [invoke.Response].
+//
+//	h := lambdafn.Tool(tool, deps, svc.AddMessage) // svc.AddMessage(ctx, caller, memory.AddMessageInput)
+//	lambda.Start(h)                                  // on AWS; the gateway's local invoker calls h.Invoke directly
+package lambdafn
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/shared/audit"
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// TraceMetaKey is the _meta key under which every tool result carries its trace id.
+const TraceMetaKey = "switchboard.dev/trace_id"
+
+// Deps are what handlers are built from: the stores and providers a function
+// was configured with.
+type Deps struct {
+	Table      store.Table
+	Blobs      store.Blobs
+	Summarizer provider.Summarizer
+	// Logger receives one line per call. If nil, logs are discarded.
+	Logger *slog.Logger
+	// Metrics adds CloudWatch embedded-metric fields to each call's log line.
+	Metrics bool
+}
+
+func (d Deps) logger() *slog.Logger {
+	if d.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return d.Logger
+}
+
+// Func is a domain method serving one tool.
+type Func[In, Out any] func(ctx context.Context, c tenant.Caller, in In) (Out, error)
+
+// Tool returns the Lambda handler of tool t, served by fn.
+func Tool[In, Out any](t *catalog.Tool, d Deps, fn Func[In, Out]) lambda.Handler {
+	rs, err := t.Input.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("lambdafn: input schema of %s: %v", t.Name, err)) // TestDefaultCatalogIsValid resolves every schema
+	}
+	h := &toolHandler[In, Out]{tool: t, input: rs, fn: fn, audit: audit.New(d.Table, nil), log: d.logger().With("tool", t.Name), metrics: d.Metrics}
+	return lambda.NewHandler(h.handle)
+}
+
+type toolHandler[In, Out any] struct {
+	tool    *catalog.Tool
+	input   *jsonschema.Resolved
+	fn      Func[In, Out]
+	audit   *audit.Log
+	log     *slog.Logger
+	metrics bool
+}
+
+func (h *toolHandler[In, Out]) handle(ctx context.Context, req invoke.Request) (invoke.Response, error) {
+	start := time.Now()
+	if req.Method != invoke.MethodCallTool || req.Tool != h.tool.Name {
+		return invoke.Response{}, fmt.Errorf("this function serves %s, not %s %s", h.tool.Name, req.Method, req.Tool)
+	}
+	if err := tenant.Validate(req.Caller.Tenant); err != nil {
+		return invoke.Response{}, fmt.Errorf("envelope has no valid caller: %w", err)
+	}
+	ctx, notes := withNotifications(ctx)
+	out, err := h.call(ctx, req)
+	resp := toolResponse(out, err, req.TraceID)
+	resp.Notifications = notes.drain()
+	outcome := "ok"
+	if err != nil {
+		outcome = "error: " + string(fault.KindOf(err))
+	}
+	if h.tool.Mutates {
+		if aerr := h.audit.Append(ctx, audit.Event{
+			Tenant: req.Caller.Tenant, TraceID: req.TraceID, Type: audit.ToolCalled, Tool: h.tool.Name,
+			Principal: req.Caller.Principal, RequestID: req.RequestID, Outcome: outcome,
+		}); aerr != nil {
+			// The call's effect stands; losing its audit record is an operational
+			// failure to alarm on (AuditFailures), not a reason to fail the call.
+			h.log.ErrorContext(ctx, "audit append failed", "trace_id", req.TraceID, "error", aerr)
+			defer h.emit(ctx, "AuditFailures", 1)
+		}
+	}
+	h.logCall(ctx, req, outcome, err, time.Since(start))
+	return resp, nil
+}
+
+func (h *toolHandler[In, Out]) call(ctx context.Context, req invoke.Request) (Out, error) {
+	var in In
+	args := req.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	var generic any
+	if err := json.Unmarshal(args, &generic); err != nil {
+		return *new(Out), fault.Invalid("arguments", "are not valid JSON: %v", err)
+	}
+	if err := h.input.Validate(generic); err != nil {
+		return *new(Out), schemaFault(err, h.tool.Input)
+	}
+	if err := json.Unmarshal(args, &in); err != nil {
+		return *new(Out), fault.Invalid("arguments", "do not fit the input schema: %v", err)
+	}
+	return h.fn(ctx, req.Caller, in)
+}
+
+// schemaFault turns a jsonschema-go validation error into an invalid-argument
+// fault that names the field at fault (old_messages[].role for a nested one)
+// and states the rule it broke, in words taken from the schema.
+func schemaFault(err error, schema *jsonschema.Schema) error {
+	msg := err.Error()
+	// The innermost "validating <path>: " prefix locates the failure.
+	rest := msg
+	if i := strings.LastIndex(msg, "validating "); i >= 0 {
+		rest = msg[i+len("validating "):]
+	}
+	path, detail, _ := strings.Cut(rest, ": ")
+	keyword, _, _ := strings.Cut(detail, ":")
+	field, node := locate(schema, path)
+	join := func(name string) string {
+		if field == "" {
+			return name
+		}
+		return field + "." + name
+	}
+	switch {
+	case keyword == "required":
+		names := quoted.FindAllStringSubmatch(detail, -1)
+		if len(names) > 0 {
+			return fault.Invalid(join(names[0][1]), "is required")
+		}
+	case strings.HasPrefix(detail, "unexpected additional properties"):
+		names := quoted.FindAllStringSubmatch(detail, -1)
+		if len(names) > 0 {
+			return fault.Invalid(join(names[0][1]), "is not a known argument; the input schema lists the arguments")
+		}
+	case node != nil:
+		if m := describe(keyword, node); m != "" {
+			return fault.Invalid(fieldOr(field), "%s", m)
+		}
+	}
+	return fault.Invalid(fieldOr(field), "%s", detail)
+}
+
+var quoted = regexp.MustCompile(`"([^"]+)"`)
+
+func fieldOr(f string) string {
+	if f == "" {
+		return "arguments"
+	}
+	return f
+}
+
+// locate walks schema along a jsonschema-go error path such as
+// /properties/old_messages/items/properties/role, returning the field's
+// dotted name and its schema.
+func locate(schema *jsonschema.Schema, path string) (string, *jsonschema.Schema) {
+	var names []string
+	node := schema
+	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	for i := 0; i < len(parts) && node != nil; i++ {
+		switch parts[i] {
+		case "properties":
+			if i+1 < len(parts) {
+				i++
+				names = append(names, parts[i])
+				node = node.Properties[parts[i]]
+			}
+		case "items":
+			if len(names) > 0 {
+				names[len(names)-1] += "[]"
+			}
+			node = node.Items
+		}
+	}
+	return strings.Join(names, "."), node
+}
+
+// describe states the rule of keyword in node as a sentence fragment.
+func describe(keyword string, s *jsonschema.Schema) string {
+	switch keyword {
+	case "enum":
+		vals := make([]string, len(s.Enum))
+		for i, v := range s.Enum {
+			vals[i] = fmt.Sprint(v)
+		}
+		return "must be one of: " + strings.Join(vals, ", ")
+	case "type":
+		return "must be of type " + s.Type
+	case "pattern":
+		return "must match " + s.Pattern
+	case "minLength":
+		if s.MinLength != nil && *s.MinLength == 1 {
+			return "must not be empty"
+		}
+		if s.MinLength != nil {
+			return fmt.Sprintf("must be at least %d characters", *s.MinLength)
+		}
+	case "maxLength":
+		if s.MaxLength != nil {
+			return fmt.Sprintf("must be at most %d characters", *s.MaxLength)
+		}
+	case "minimum":
+		if s.Minimum != nil {
+			return fmt.Sprintf("must be at least %g", *s.Minimum)
+		}
+	case "maximum":
+		if s.Maximum != nil {
+			return fmt.Sprintf("must be at most %g", *s.Maximum)
+		}
+	case "maxItems":
+		if s.MaxItems != nil {
+			return fmt.Sprintf("must have at most %d items", *s.MaxItems)
+		}
+	}
+	return ""
+}
+
+// toolResponse builds the MCP result for a call: structured content plus its
+// JSON text on success, a tool error with a message the model can act on otherwise.
+func toolResponse(out any, err error, traceID string) invoke.Response {
+	res := &mcp.CallToolResult{Meta: mcp.Meta{TraceMetaKey: traceID}}
+	var resp invoke.Response
+	if err != nil {
+		kind, field, message := fault.Public(err)
+		res.IsError = true
+		res.Content = []mcp.Content{&mcp.TextContent{Text: message}}
+		resp.Error = &invoke.Error{Kind: string(kind), Field: field, Message: message}
+	} else {
+		text, merr := json.Marshal(out)
+		if merr != nil {
+			return toolResponse(nil, fmt.Errorf("encoding result: %w", merr), traceID)
+		}
+		res.Content = []mcp.Content{&mcp.TextContent{Text: string(text)}}
+		res.StructuredContent = json.RawMessage(text)
+	}
+	b, merr := json.Marshal(res)
+	if merr != nil {
+		panic(merr) // a CallToolResult of text always encodes
+	}
+	resp.Result = b
+	return resp
+}
+
+func (h *toolHandler[In, Out]) logCall(ctx context.Context, req invoke.Request, outcome string, err error, d time.Duration) {
+	level := slog.LevelInfo
+	attrs := []any{"tenant", req.Caller.Tenant, "principal", req.Caller.Principal, "trace_id", req.TraceID,
+		"request_id", req.RequestID, "outcome", outcome, "duration_ms", d.Milliseconds()}
+	if err != nil {
+		attrs = append(attrs, "error", err.Error())
+		if fault.KindOf(err) == fault.KindInternal || fault.KindOf(err) == fault.KindUnavailable {
+			level = slog.LevelError
+		}
+	}
+	if h.metrics {
+		errors := 0
+		if err != nil {
+			errors = 1
+		}
+		attrs = append(attrs, emf(h.tool.Name, map[string]any{"Duration": d.Milliseconds(), "Errors": errors})...)
+	}
+	h.log.Log(ctx, level, "tool call", attrs...)
+}
+
+func (h *toolHandler[In, Out]) emit(ctx context.Context, metric string, value int) {
+	if h.metrics {
+		h.log.InfoContext(ctx, "metric", emf(h.tool.Name, map[string]any{metric: value})...)
+	}
+}
+
+// emf returns the log attributes of a CloudWatch embedded-metric record:
+// CloudWatch turns the line into metrics without an API call.
+func emf(tool string, values map[string]any) []any {
+	var defs []map[string]string
+	attrs := []any{"Tool", tool}
+	for name, v := range values {
+		unit := "Count"
+		if name == "Duration" {
+			unit = "Milliseconds"
+		}
+		defs = append(defs, map[string]string{"Name": name, "Unit": unit})
+		attrs = append(attrs, name, v)
+	}
+	return append(attrs, "_aws", map[string]any{
+		"Timestamp": time.Now().UnixMilli(),
+		"CloudWatchMetrics": []any{map[string]any{
+			"Namespace": "Switchboard", "Dimensions": [][]string{{"Tool"}}, "Metrics": defs,
+		}},
+	})
+}
+
+// notifications collects the log and progress messages a call produces.
+type notifications struct {
+	mu   sync.Mutex
+	list []invoke.Notification
+}
+
+type notificationsKey struct{}
+
+func withNotifications(ctx context.Context) (context.Context, *notifications) {
+	n := &notifications{}
+	return context.WithValue(ctx, notificationsKey{}, n), n
+}
+
+func (n *notifications) add(x invoke.Notification) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.list = append(n.list, x)
+}
+
+func (n *notifications) drain() []invoke.Notification {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := n.list
+	n.list = nil
+	return out
+}
+
+// ReportProgress records a progress notification for the client: progress
+// out of total (zero if unknown), with an optional message. The gateway relays
+// it, tagged with the client's progress token, before the result.
+func ReportProgress(ctx context.Context, progress, total float64, message string) {
+	if n, ok := ctx.Value(notificationsKey{}).(*notifications); ok {
+		n.add(invoke.Notification{Progress: &progress, Total: total, Message: message})
+	}
+}
+
+// LogToClient records a log message for the client at an MCP logging level
+// ("debug", "info", "warning", ...). The gateway relays it, subject to the
+// level the client asked for.
+func LogToClient(ctx context.Context, level, logger string, data any) {
+	if n, ok := ctx.Value(notificationsKey{}).(*notifications); ok {
+		n.add(invoke.Notification{Level: level, Logger: logger, Data: data})
+	}
+}
