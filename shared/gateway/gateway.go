@@ -66,10 +66,10 @@ type Options struct {
 // Gateway serves the catalog's tools, resources and prompts. It is safe for
 // concurrent use.
 type Gateway struct {
-	opts    Options
-	log     *slog.Logger
-	server  *mcp.Server
-	keys    Authenticator
+	opts     Options
+	log      *slog.Logger
+	server   *mcp.Server
+	keys     Authenticator
 	listers  []*catalog.Resource       // resources whose function enumerates concrete ones
 	patterns map[string]*regexp.Regexp // URI template -> its matcher
 }

@@ -15,6 +15,7 @@
 package invoke
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -98,4 +99,17 @@ type FunctionError struct {
 
 func (e *FunctionError) Error() string {
 	return fmt.Sprintf("function %s failed (%s): %s", e.Function, e.Type, e.Message)
+}
+
+// Encode returns the JSON payload of req, as every invoker sends it. It does
+// not HTML-escape, so arguments reach the function byte for byte as the client
+// sent them.
+func Encode(req *Request) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(req); err != nil {
+		return nil, fmt.Errorf("invoke: encoding request: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

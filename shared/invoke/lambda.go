@@ -28,9 +28,9 @@ func NewLambda(client LambdaAPI, prefix string) *Lambda {
 
 // Invoke implements [Invoker].
 func (l *Lambda) Invoke(ctx context.Context, function string, req *Request) (*Response, error) {
-	payload, err := json.Marshal(req)
+	payload, err := Encode(req)
 	if err != nil {
-		return nil, fmt.Errorf("invoke: encoding request for %s: %w", function, err)
+		return nil, err
 	}
 	name := l.prefix + FunctionName(function)
 	out, err := l.client.Invoke(ctx, &lambda.InvokeInput{FunctionName: &name, Payload: payload})

@@ -33,9 +33,9 @@ func (l *Local) Invoke(ctx context.Context, function string, req *Request) (resp
 	if !ok {
 		return nil, &FunctionError{Function: function, Type: "ResourceNotFoundException", Message: "no such function"}
 	}
-	payload, err := json.Marshal(req)
+	payload, err := Encode(req)
 	if err != nil {
-		return nil, fmt.Errorf("invoke: encoding request for %s: %w", function, err)
+		return nil, err
 	}
 	if l.timeout != nil {
 		if d := l.timeout(function); d > 0 {

@@ -10,6 +10,7 @@
 package lambdafn
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -249,7 +250,7 @@ func toolResponse(out any, err error, traceID string) invoke.Response {
 		res.Content = []mcp.Content{&mcp.TextContent{Text: message}}
 		resp.Error = &invoke.Error{Kind: string(kind), Field: field, Message: message}
 	} else {
-		text, merr := json.Marshal(out)
+		text, merr := encodeJSON(out)
 		if merr != nil {
 			return toolResponse(nil, fmt.Errorf("encoding result: %w", merr), traceID)
 		}
@@ -354,4 +355,16 @@ func LogToClient(ctx context.Context, level, logger string, data any) {
 	if n, ok := ctx.Value(notificationsKey{}).(*notifications); ok {
 		n.add(invoke.Notification{Level: level, Logger: logger, Data: data})
 	}
+}
+
+// encodeJSON marshals v without HTML escaping, so text content reads as the
+// data does ("<" rather than "\u003c").
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
