@@ -1,0 +1,66 @@
+package catalog_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+)
+
+func TestDefaultCatalogIsValid(t *testing.T) {
+	cat := catalog.Default()
+	for _, tool := range cat.Tools() {
+		t.Run(tool.Name, func(t *testing.T) {
+			in, err := tool.Input.Resolve(nil)
+			if err != nil {
+				t.Fatalf("input schema: %v", err)
+			}
+			if _, err := tool.Output.Resolve(nil); err != nil {
+				t.Fatalf("output schema: %v", err)
+			}
+			var example any
+			if err := json.Unmarshal(tool.Example, &example); err != nil {
+				t.Fatalf("example is not JSON: %v", err)
+			}
+			if err := in.Validate(example); err != nil {
+				t.Errorf("example %s does not match the input schema: %v", tool.Example, err)
+			}
+			if tool.Annotations == nil || tool.Annotations.ReadOnlyHint == tool.Mutates {
+				t.Errorf("annotations %+v disagree with Mutates=%v", tool.Annotations, tool.Mutates)
+			}
+			if !strings.HasPrefix(tool.Function, tool.Family+"/") {
+				t.Errorf("function %q is not under its family %q", tool.Function, tool.Family)
+			}
+		})
+	}
+	if len(cat.Functions()) != len(cat.Tools())+len(cat.Resources()) {
+		t.Errorf("%d functions for %d tools and %d resources: some function serves two entries", len(cat.Functions()), len(cat.Tools()), len(cat.Resources()))
+	}
+}
+
+func TestNewRejectsIncompleteEntries(t *testing.T) {
+	good := *catalog.Default().Tools()[0]
+	for _, tc := range []struct {
+		name   string
+		change func(*catalog.Tool)
+	}{
+		{"NoTitle", func(t *catalog.Tool) { t.Title = "" }},
+		{"NoOutputSchema", func(t *catalog.Tool) { t.Output = nil }},
+		{"NoFunction", func(t *catalog.Tool) { t.Function = "" }},
+		{"UnknownVisibility", func(t *catalog.Tool) { t.Visibility = "secret" }},
+		{"MutatingWithoutTableWrites", func(t *catalog.Tool) { t.Mutates, t.Table = true, catalog.Read }},
+		{"NoTimeout", func(t *catalog.Tool) { t.Limits.Timeout = 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := good
+			tc.change(&bad)
+			if _, err := catalog.New([]*catalog.Tool{&bad}, nil, nil); err == nil {
+				t.Error("New accepted it")
+			}
+		})
+	}
+	if _, err := catalog.New([]*catalog.Tool{&good, &good}, nil, nil); err == nil {
+		t.Error("New accepted a tool defined twice")
+	}
+}
