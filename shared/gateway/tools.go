@@ -39,12 +39,58 @@ func (g *Gateway) callTool(t *catalog.Tool) mcp.ToolHandler {
 			return functionFailure(t.Name, env, err), nil
 		}
 		g.relay(ctx, req.Session, req.Params.GetProgressToken(), resp.Notifications)
-		var res mcp.CallToolResult
-		if err := json.Unmarshal(resp.Result, &res); err != nil {
+		res, err := decodeToolResult(resp.Result)
+		if err != nil {
 			return functionFailure(t.Name, env, fmt.Errorf("undecodable result: %w", err)), nil
 		}
-		return &res, nil
+		return res, nil
 	}
+}
+
+// toolResultWire is a CallToolResult as functions write it. Decoding into it
+// keeps the structured content as raw JSON, which the go-sdk then writes out
+// verbatim, instead of a map it would re-encode.
+type toolResultWire struct {
+	Meta              mcp.Meta          `json:"_meta,omitempty"`
+	Content           []json.RawMessage `json:"content"`
+	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
+	IsError           bool              `json:"isError,omitempty"`
+}
+
+// decodeToolResult decodes a function's CallToolResult. Text content, all a
+// Switchboard function writes, is decoded directly; anything else (images,
+// audio, embedded resources) goes through the go-sdk's full decoder.
+func decodeToolResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
+	var w toolResultWire
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, err
+	}
+	res := &mcp.CallToolResult{Meta: w.Meta, IsError: w.IsError, Content: make([]mcp.Content, 0, len(w.Content))}
+	if len(w.StructuredContent) > 0 {
+		res.StructuredContent = w.StructuredContent
+	}
+	for _, c := range w.Content {
+		// MCP text content has type, text, and optionally annotations and _meta.
+		var item struct {
+			Type        string          `json:"type"`
+			Text        string          `json:"text"`
+			Annotations json.RawMessage `json:"annotations"`
+			Meta        json.RawMessage `json:"_meta"`
+		}
+		if err := json.Unmarshal(c, &item); err != nil {
+			return nil, err
+		}
+		if item.Type != "text" || item.Annotations != nil || item.Meta != nil {
+			var full mcp.CallToolResult
+			if err := json.Unmarshal(raw, &full); err != nil {
+				return nil, err
+			}
+			full.StructuredContent = res.StructuredContent
+			return &full, nil
+		}
+		res.Content = append(res.Content, &mcp.TextContent{Text: item.Text})
+	}
+	return res, nil
 }
 
 func functionFailure(tool string, env *invoke.Request, err error) *mcp.CallToolResult {

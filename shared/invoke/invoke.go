@@ -43,9 +43,9 @@ type Request struct {
 	// Caller is who the request acts for. The gateway sets it from the
 	// authenticated principal; it never comes from tool arguments.
 	Caller          tenant.Caller `json:"caller"`
-	RequestID       string `json:"request_id"`
-	TraceID         string `json:"trace_id"`
-	ProtocolVersion string `json:"protocol_version,omitempty"`
+	RequestID       string        `json:"request_id"`
+	TraceID         string        `json:"trace_id"`
+	ProtocolVersion string        `json:"protocol_version,omitempty"`
 }
 
 // Response is what a function answers.
@@ -112,4 +112,33 @@ func Encode(req *Request) ([]byte, error) {
 		return nil, fmt.Errorf("invoke: encoding request: %w", err)
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// EncodeResponse returns the JSON payload of resp. It writes Result as it is,
+// without the validate-and-compact pass encoding/json gives a RawMessage:
+// functions produce it themselves, and it can be large.
+func EncodeResponse(resp *Response) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"result":`)
+	if len(resp.Result) == 0 {
+		buf.WriteString("null")
+	} else {
+		buf.Write(resp.Result)
+	}
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if resp.Error != nil {
+		buf.WriteString(`,"error":`)
+		if err := enc.Encode(resp.Error); err != nil {
+			return nil, fmt.Errorf("invoke: encoding response error: %w", err)
+		}
+	}
+	if len(resp.Notifications) > 0 {
+		buf.WriteString(`,"notifications":`)
+		if err := enc.Encode(resp.Notifications); err != nil {
+			return nil, fmt.Errorf("invoke: encoding notifications: %w", err)
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
 }

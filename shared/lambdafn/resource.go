@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -26,9 +27,9 @@ type ResourceFuncs struct {
 // Resources returns the Lambda handler of the resource function at path.
 func Resources(path string, d Deps, f ResourceFuncs) lambda.Handler {
 	log := d.logger().With("function", path)
-	return lambda.NewHandler(func(ctx context.Context, req invoke.Request) (invoke.Response, error) {
+	return lambda.NewHandler(func(ctx context.Context, req invoke.Request) (io.Reader, error) {
 		if err := tenant.Validate(req.Caller.Tenant); err != nil {
-			return invoke.Response{}, fmt.Errorf("envelope has no valid caller: %w", err)
+			return nil, fmt.Errorf("envelope has no valid caller: %w", err)
 		}
 		start := time.Now()
 		var (
@@ -41,20 +42,20 @@ func Resources(path string, d Deps, f ResourceFuncs) lambda.Handler {
 		case req.Method == invoke.MethodListResources && f.List != nil:
 			res, err = f.List(ctx, req.Caller, req.Cursor)
 		default:
-			return invoke.Response{}, fmt.Errorf("function %s does not serve %s", path, req.Method)
+			return nil, fmt.Errorf("function %s does not serve %s", path, req.Method)
 		}
 		attrs := []any{"method", req.Method, "uri", req.URI, "tenant", req.Caller.Tenant, "trace_id", req.TraceID,
 			"request_id", req.RequestID, "duration_ms", time.Since(start).Milliseconds()}
 		if err != nil {
 			kind, field, message := fault.Public(err)
 			log.InfoContext(ctx, "resource call", append(attrs, "outcome", "error: "+string(kind), "error", err.Error())...)
-			return invoke.Response{Error: &invoke.Error{Kind: string(kind), Field: field, Message: message}}, nil
+			return encoded(invoke.Response{Error: &invoke.Error{Kind: string(kind), Field: field, Message: message}})
 		}
 		log.InfoContext(ctx, "resource call", append(attrs, "outcome", "ok")...)
 		b, err := json.Marshal(res)
 		if err != nil {
-			return invoke.Response{}, fmt.Errorf("encoding %s result: %w", req.Method, err)
+			return nil, fmt.Errorf("encoding %s result: %w", req.Method, err)
 		}
-		return invoke.Response{Result: b}, nil
+		return encoded(invoke.Response{Result: b})
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -22,7 +23,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/audit"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
@@ -65,7 +65,23 @@ func Tool[In, Out any](t *catalog.Tool, d Deps, fn Func[In, Out]) lambda.Handler
 		panic(fmt.Sprintf("lambdafn: input schema of %s: %v", t.Name, err)) // TestDefaultCatalogIsValid resolves every schema
 	}
 	h := &toolHandler[In, Out]{tool: t, input: rs, fn: fn, audit: audit.New(d.Table, nil), log: d.logger().With("tool", t.Name), metrics: d.Metrics}
-	return lambda.NewHandler(h.handle)
+	return lambda.NewHandler(func(ctx context.Context, req invoke.Request) (io.Reader, error) {
+		resp, err := h.handle(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return encoded(resp)
+	})
+}
+
+// encoded returns resp as a reader over its JSON: aws-lambda-go passes a
+// reader's bytes on as they are rather than encoding the value again.
+func encoded(resp invoke.Response) (io.Reader, error) {
+	b, err := invoke.EncodeResponse(&resp)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.NewReader(b), nil
 }
 
 type toolHandler[In, Out any] struct {
@@ -240,29 +256,40 @@ func describe(keyword string, s *jsonschema.Schema) string {
 }
 
 // toolResponse builds the MCP result for a call: structured content plus its
-// JSON text on success, a tool error with a message the model can act on otherwise.
+// JSON text on success, a tool error with a message the model can act on
+// otherwise. The result's shape is fixed, so it is written directly: the
+// structured content is encoded once and embedded twice.
 func toolResponse(out any, err error, traceID string) invoke.Response {
-	res := &mcp.CallToolResult{Meta: mcp.Meta{TraceMetaKey: traceID}}
 	var resp invoke.Response
+	var buf bytes.Buffer
+	buf.WriteString(`{"_meta":{`)
+	writeString(&buf, TraceMetaKey)
+	buf.WriteByte(':')
+	writeString(&buf, traceID)
+	buf.WriteString(`},"content":[{"type":"text","text":`)
 	if err != nil {
 		kind, field, message := fault.Public(err)
-		res.IsError = true
-		res.Content = []mcp.Content{&mcp.TextContent{Text: message}}
+		writeString(&buf, message)
+		buf.WriteString(`}],"isError":true}`)
 		resp.Error = &invoke.Error{Kind: string(kind), Field: field, Message: message}
 	} else {
-		text, merr := encodeJSON(out)
+		structured, merr := encodeJSON(out)
 		if merr != nil {
 			return toolResponse(nil, fmt.Errorf("encoding result: %w", merr), traceID)
 		}
-		res.Content = []mcp.Content{&mcp.TextContent{Text: string(text)}}
-		res.StructuredContent = json.RawMessage(text)
+		writeString(&buf, string(structured))
+		buf.WriteString(`}],"structuredContent":`)
+		buf.Write(structured)
+		buf.WriteByte('}')
 	}
-	b, merr := json.Marshal(res)
-	if merr != nil {
-		panic(merr) // a CallToolResult of text always encodes
-	}
-	resp.Result = b
+	resp.Result = buf.Bytes()
 	return resp
+}
+
+// writeString writes s as a JSON string.
+func writeString(buf *bytes.Buffer, s string) {
+	b, _ := encodeJSON(s) // a string always encodes
+	buf.Write(b)
 }
 
 func (h *toolHandler[In, Out]) logCall(ctx context.Context, req invoke.Request, outcome string, err error, d time.Duration) {

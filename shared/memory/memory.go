@@ -415,19 +415,23 @@ func (s *Service) GetContext(ctx context.Context, c tenant.Caller, in GetContext
 	case n < 1 || n > MaxContextMessages:
 		return GetContextOutput{}, fault.Invalid("max_messages", "%d is outside 1..%d", n, MaxContextMessages)
 	}
-	sum, err := s.loadSummary(ctx, c, in.ConversationID)
+	// One read: "summary" sorts after every "msg#" key and "meta" before them,
+	// so the newest n+1 items are the summary and the n newest messages.
+	page, err := s.table.Query(ctx, convPK(c, in.ConversationID), store.Query{Reverse: true, Limit: n + 1})
 	if err != nil {
-		return GetContextOutput{}, err
+		return GetContextOutput{}, fault.Unavailable(err, "reading conversation %q failed; retry", in.ConversationID)
 	}
-	page, err := s.table.Query(ctx, convPK(c, in.ConversationID), store.Query{Prefix: msgPrefix, Reverse: true, Limit: n})
-	if err != nil {
-		return GetContextOutput{}, fault.Unavailable(err, "reading messages of %q failed; retry", in.ConversationID)
+	if len(page.Items) == 0 || page.Items[0].SK != skSummary {
+		return GetContextOutput{}, notFound(in.ConversationID)
 	}
-	msgs := make([]Message, len(page.Items))
-	for i, it := range page.Items {
-		msgs[len(msgs)-1-i] = toMessage(it)
+	sum := page.Items[0]
+	msgs := []Message{}
+	for i := len(page.Items) - 1; i >= 1; i-- {
+		if strings.HasPrefix(page.Items[i].SK, msgPrefix) {
+			msgs = append(msgs, toMessage(page.Items[i]))
+		}
 	}
-	return GetContextOutput{ConversationID: in.ConversationID, Summary: sum.Text, Messages: msgs}, nil
+	return GetContextOutput{ConversationID: in.ConversationID, Summary: sum.String("text"), Messages: msgs}, nil
 }
 
 // GetAllMessages returns the full history, oldest first, a page at a time.

@@ -9,7 +9,7 @@ package embedded
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -194,18 +194,20 @@ func (t *Table) Query(ctx context.Context, pk string, q store.Query) (store.Page
 			if bytes.Compare(k, lo) < 0 || bytes.Compare(k, hi) >= 0 {
 				break
 			}
+			if len(page.Items) == q.Limit {
+				if live(v, now) { // a live item beyond the page: there is more
+					page.Next = store.EncodeCursor(page.Items[len(page.Items)-1].SK)
+					break
+				}
+				continue
+			}
 			it, err := decode(k, v)
 			if err != nil {
 				return err
 			}
-			if it.Expired(now) {
-				continue
+			if !it.Expired(now) {
+				page.Items = append(page.Items, it)
 			}
-			if len(page.Items) == q.Limit {
-				page.Next = store.EncodeCursor(page.Items[len(page.Items)-1].SK)
-				break
-			}
-			page.Items = append(page.Items, it)
 		}
 		return nil
 	})
@@ -253,67 +255,158 @@ func successor(p []byte) []byte {
 	return nil // unreachable: keys always contain a NUL separator
 }
 
-// record is an item's stored form. Each value keeps its type, as a DynamoDB
-// attribute value does, so a round trip never turns an int64 into a float.
-type record struct {
-	Attrs     map[string]value `json:"a,omitempty"`
-	ExpiresAt *int64           `json:"x,omitempty"`
-}
+// An item is stored as a compact binary record, each value tagged with its
+// type (as a DynamoDB attribute value is), so a round trip never turns an
+// int64 into a float:
+//
+//	version (1) | flags (1: bit 0 = has expiry) | [expiry varint] | count uvarint |
+//	count × (name: uvarint length + bytes, tag (1), value)
+//
+// where a value is a uvarint length + bytes for strings and binary, a varint
+// for numbers, one byte for booleans.
+const recordVersion = 1
 
-type value struct {
-	S *string `json:"s,omitempty"`
-	N *int64  `json:"n,omitempty,string"`
-	B []byte  `json:"b,omitempty"`
-	T *bool   `json:"t,omitempty"`
-}
+const (
+	tagString = 's'
+	tagNumber = 'n'
+	tagBinary = 'b'
+	tagBool   = 't'
+)
 
 func encode(it store.Item) ([]byte, error) {
-	r := record{Attrs: make(map[string]value, len(it.Attrs))}
-	if !it.ExpiresAt.IsZero() {
-		x := it.ExpiresAt.Unix()
-		r.ExpiresAt = &x
+	b := make([]byte, 0, 64)
+	b = append(b, recordVersion)
+	if it.ExpiresAt.IsZero() {
+		b = append(b, 0)
+	} else {
+		b = append(b, 1)
+		b = binary.AppendVarint(b, it.ExpiresAt.Unix())
 	}
+	b = binary.AppendUvarint(b, uint64(len(it.Attrs)))
 	for name, v := range it.Attrs {
+		b = appendBytes(b, name)
 		switch v := v.(type) {
 		case string:
-			r.Attrs[name] = value{S: &v}
+			b = appendBytes(append(b, tagString), v)
 		case int64:
-			r.Attrs[name] = value{N: &v}
-		case bool:
-			r.Attrs[name] = value{T: &v}
+			b = binary.AppendVarint(append(b, tagNumber), v)
 		case []byte:
-			r.Attrs[name] = value{B: append([]byte{}, v...)}
+			b = appendBytes(append(b, tagBinary), string(v))
+		case bool:
+			t := byte(0)
+			if v {
+				t = 1
+			}
+			b = append(b, tagBool, t)
+		default:
+			return nil, fmt.Errorf("embedded: attribute %q has unsupported type %T", name, v)
 		}
 	}
-	return json.Marshal(r)
+	return b, nil
+}
+
+func appendBytes(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// errCorrupt reports a record this backend did not write.
+var errCorrupt = errors.New("corrupt record")
+
+// reader consumes a record, remembering the first error.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) byte() byte {
+	if r.err != nil || len(r.b) == 0 {
+		r.err = errCorrupt
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *reader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if r.err != nil || n <= 0 {
+		r.err = errCorrupt
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if r.err != nil || n <= 0 {
+		r.err = errCorrupt
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) bytes() []byte {
+	n := r.uvarint()
+	if r.err != nil || uint64(len(r.b)) < n {
+		r.err = errCorrupt
+		return nil
+	}
+	v := r.b[:n:n]
+	r.b = r.b[n:]
+	return v
+}
+
+// live reports whether the record v has not expired at now, reading only its header.
+func live(v []byte, now time.Time) bool {
+	r := &reader{b: v}
+	r.byte()
+	if r.byte()&1 == 0 {
+		return true
+	}
+	return !(store.Item{ExpiresAt: time.Unix(r.varint(), 0)}).Expired(now)
 }
 
 func decode(k, v []byte) (store.Item, error) {
 	i := bytes.IndexByte(k, 0)
 	it := store.Item{PK: string(k[:i]), SK: string(k[i+1:])}
-	var r record
-	if err := json.Unmarshal(v, &r); err != nil {
-		return it, fmt.Errorf("embedded: decode %s/%s: %w", it.PK, it.SK, err)
+	r := &reader{b: v}
+	if r.byte() != recordVersion {
+		return it, fmt.Errorf("embedded: decode %s/%s: unknown record version", it.PK, it.SK)
 	}
-	if r.ExpiresAt != nil {
-		it.ExpiresAt = time.Unix(*r.ExpiresAt, 0)
+	if r.byte()&1 != 0 {
+		it.ExpiresAt = time.Unix(r.varint(), 0)
 	}
-	it.Attrs = make(store.Attrs, len(r.Attrs))
-	for name, v := range r.Attrs {
-		switch {
-		case v.S != nil:
-			it.Attrs[name] = *v.S
-		case v.N != nil:
-			it.Attrs[name] = *v.N
-		case v.T != nil:
-			it.Attrs[name] = *v.T
+	n := r.uvarint()
+	if r.err == nil && n > uint64(len(r.b)) { // every attribute takes at least a byte
+		r.err = errCorrupt
+	}
+	if r.err != nil {
+		return it, fmt.Errorf("embedded: decode %s/%s: %w", it.PK, it.SK, r.err)
+	}
+	it.Attrs = make(store.Attrs, n)
+	for j := uint64(0); j < n && r.err == nil; j++ {
+		name := string(r.bytes())
+		switch r.byte() {
+		case tagString:
+			it.Attrs[name] = string(r.bytes())
+		case tagNumber:
+			it.Attrs[name] = r.varint()
+		case tagBinary:
+			it.Attrs[name] = append([]byte{}, r.bytes()...)
+		case tagBool:
+			it.Attrs[name] = r.byte() == 1
 		default:
-			b := v.B
-			if b == nil {
-				b = []byte{}
-			}
-			it.Attrs[name] = b
+			r.err = errCorrupt
 		}
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.err = errCorrupt
+	}
+	if r.err != nil {
+		return it, fmt.Errorf("embedded: decode %s/%s: %w", it.PK, it.SK, r.err)
 	}
 	return it, nil
 }
