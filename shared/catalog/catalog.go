@@ -261,17 +261,46 @@ func wider(a, b Access) Access {
 // Timeout returns the timeout of the function at path, or zero if the catalog has no such function.
 func (c *Catalog) Timeout(path string) time.Duration { return c.timeouts[path] }
 
-// schemaFor infers the JSON Schema of T and lets patch tighten its properties
-// with the constraints Go types cannot express (lengths, patterns, enums, ranges).
-func schemaFor[T any](patch func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
+// SchemaFor infers the JSON Schema of T, as tool entries declare their
+// input and output, and lets patch tighten it with the constraints Go types
+// cannot express (lengths, patterns, enums, ranges). It panics if T has no
+// schema: entries are fixed, and the catalog tests build them all.
+func SchemaFor[T any](patch func(*jsonschema.Schema)) *jsonschema.Schema {
 	s, err := jsonschema.For[T](nil)
 	if err != nil {
 		panic(fmt.Sprintf("catalog: schema of %T: %v", *new(T), err))
 	}
+	singleTypes(s)
 	if patch != nil {
-		patch(s.Properties)
+		patch(s)
 	}
 	return s
+}
+
+// schemaFor is SchemaFor with a patch of the top-level properties.
+func schemaFor[T any](patch func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
+	return SchemaFor[T](func(s *jsonschema.Schema) {
+		if patch != nil {
+			patch(s.Properties)
+		}
+	})
+}
+
+// singleTypes replaces the ["null", X] types inferred for Go slices, maps and
+// pointers with X: Switchboard omits such a field or sends it empty, never
+// null, and a single type is what every MCP client handles.
+func singleTypes(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		s.Type, s.Types = s.Types[1], nil
+	}
+	for _, p := range s.Properties {
+		singleTypes(p)
+	}
+	singleTypes(s.Items)
+	singleTypes(s.AdditionalProperties)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -29,6 +29,11 @@ func TestDefaultCatalogIsValid(t *testing.T) {
 			if tool.Annotations == nil || tool.Annotations.ReadOnlyHint == tool.Mutates {
 				t.Errorf("annotations %+v disagree with Mutates=%v", tool.Annotations, tool.Mutates)
 			}
+			for _, sch := range []any{tool.Input, tool.Output} {
+				if b, _ := json.Marshal(sch); strings.Contains(string(b), `"null"`) {
+					t.Errorf("a schema admits null, which Switchboard never sends: %s", b)
+				}
+			}
 			if !strings.HasPrefix(tool.Function, tool.Family+"/") {
 				t.Errorf("function %q is not under its family %q", tool.Function, tool.Family)
 			}

@@ -569,3 +569,38 @@ func TestStdioServesTheSameToolsAsTheAnonymousCaller(t *testing.T) {
 		t.Errorf("the conversation is not stored under tenant local: %v", err)
 	}
 }
+
+// TestConcurrentPOSTStreams checks what the conformance scenario
+// server-sse-multiple-streams would, had it a session to use: several POSTs in
+// flight at once each get their own SSE stream carrying their own answer.
+func TestConcurrentPOSTStreams(t *testing.T) {
+	h := newHarness(t, nil)
+	const n = 12
+	var wg sync.WaitGroup
+	results := make([]rawResponse, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, 1000+i)
+			if i%2 == 1 {
+				body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"memory_get_or_create","arguments":{"conversation_id":"stream-%d"}}}`, 1000+i, i)
+			}
+			req, _ := http.NewRequest(http.MethodPost, h.url+"/mcp", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+			results[i] = do(t, req)
+		}()
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") || len(r.messages) != 1 {
+			t.Errorf("request %d: %d %s with %d messages", i, r.status, r.header.Get("Content-Type"), len(r.messages))
+			continue
+		}
+		if id := r.messages[0]["id"]; id != float64(1000+i) || r.messages[0]["result"] == nil {
+			t.Errorf("request %d got the answer to %v: %s", i, id, r.body)
+		}
+	}
+}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/audit"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
@@ -277,6 +278,9 @@ func toolResponse(out any, err error, traceID string) invoke.Response {
 		if merr != nil {
 			return toolResponse(nil, fmt.Errorf("encoding result: %w", merr), traceID)
 		}
+		if c, ok := out.(Contenter); ok {
+			return contentResponse(c.MCPContent(), structured, traceID)
+		}
 		writeString(&buf, string(structured))
 		buf.WriteString(`}],"structuredContent":`)
 		buf.Write(structured)
@@ -284,6 +288,22 @@ func toolResponse(out any, err error, traceID string) invoke.Response {
 	}
 	resp.Result = buf.Bytes()
 	return resp
+}
+
+// Contenter is implemented by tool outputs that show themselves to the model
+// as MCP content other than their JSON text: images, audio, embedded
+// resources. The output still travels as the structured content too.
+type Contenter interface {
+	MCPContent() []mcp.Content
+}
+
+func contentResponse(content []mcp.Content, structured []byte, traceID string) invoke.Response {
+	res := &mcp.CallToolResult{Meta: mcp.Meta{TraceMetaKey: traceID}, Content: content, StructuredContent: json.RawMessage(structured)}
+	b, err := res.MarshalJSON()
+	if err != nil {
+		return toolResponse(nil, fmt.Errorf("encoding content: %w", err), traceID)
+	}
+	return invoke.Response{Result: b}
 }
 
 // writeString writes s as a JSON string.

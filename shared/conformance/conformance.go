@@ -1,0 +1,59 @@
+// Package conformance holds the fixtures that the MCP conformance suite
+// (@modelcontextprotocol/conformance, server scenarios) expects a server to
+// offer: test tools, resources and prompts with fixed names and answers. They
+// exist only in the gateway built with the conformance tag, which adds them to
+// the default catalog:
+//
+//	//go:build conformance
+//	var extras = conformance.Extras() // functions/gateway/conformance.go
+//
+// The tools are ordinary catalog entries served by ordinary functions: each
+// goes through [lambdafn.Tool] (envelope, schema validation, notifications)
+// and the gateway's invoker, so the suite exercises the path real tools take.
+// The resources are served by one resource function through
+// [lambdafn.Resources]; the prompts are rendered by the gateway from the
+// catalog, as every prompt is.
+//
+// The tools that need a request from the server to the client (sampling and
+// elicitation) answer with a tool error saying why they cannot work here:
+// Switchboard is stateless, so no server can send a request and wait for the
+// client's answer. scripts/conformance/baseline.yml lists those scenarios.
+package conformance
+
+import (
+	"maps"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/launch"
+)
+
+// Family names the conformance fixtures in the catalog.
+const Family = "conformance"
+
+// limits are every fixture function's limits: small and quick.
+var limits = catalog.Limits{Timeout: 10 * time.Second, MemoryMB: 128}
+
+// Extras returns the conformance fixtures: catalog entries for the tools,
+// resources and prompts the suite's server scenarios call, and the
+// constructors of the functions that serve them.
+func Extras() launch.Extras {
+	fns := map[string]handlers.Constructor{}
+	var tools []*catalog.Tool
+	for _, f := range toolFixtures() {
+		tools = append(tools, f.tool)
+		fns[f.tool.Function] = f.build
+	}
+	maps.Copy(fns, resourceFunctions())
+	return launch.Extras{
+		Tools:     tools,
+		Resources: resources(),
+		Prompts:   prompts(),
+		Functions: fns,
+	}
+}
+
+// schemaFor infers the JSON Schema of T, as the catalog does for real tools,
+// and lets patch adjust it.
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,152 @@
+package conformance_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/conformance"
+	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// TestExtrasJoinTheDefaultCatalog checks the fixtures the way the conformance
+// build of the gateway uses them: added to the default catalog, with a
+// function for every entry.
+func TestExtrasJoinTheDefaultCatalog(t *testing.T) {
+	x := conformance.Extras()
+	def := catalog.Default()
+	cat, err := catalog.New(slices.Concat(def.Tools(), x.Tools), slices.Concat(def.Resources(), x.Resources), slices.Concat(def.Prompts(), x.Prompts))
+	if err != nil {
+		t.Fatalf("catalog.New with the conformance fixtures: %v", err)
+	}
+	for _, f := range cat.Functions() {
+		if f.Family != conformance.Family {
+			continue
+		}
+		if x.Functions[f.Path] == nil {
+			t.Errorf("function %s (serving %v %v) has no constructor", f.Path, f.Tools, f.Resources)
+		}
+	}
+	for _, tool := range x.Tools {
+		if _, err := tool.Input.Resolve(nil); err != nil {
+			t.Errorf("%s: input schema does not resolve: %v", tool.Name, err)
+		}
+	}
+	for _, p := range x.Prompts {
+		args := map[string]string{}
+		for _, a := range p.Arguments {
+			args[a.Name] = "v"
+		}
+		if _, err := p.Render(args); err != nil {
+			t.Errorf("prompt %s: %v", p.Name, err)
+		}
+	}
+}
+
+// TestToolsThroughTheInvoker calls each fixture tool with its example
+// arguments through the in-process invoker, as the gateway does, and checks
+// the kinds of content it answers.
+func TestToolsThroughTheInvoker(t *testing.T) {
+	x := conformance.Extras()
+	inv := invoke.NewLocal(handlers.Build(x.Functions, lambdafn.Deps{}), nil)
+	tests := []struct {
+		tool          string
+		wantTypes     []string
+		wantError     bool
+		wantNotes     int
+		wantFirstText string
+	}{
+		{tool: "test_simple_text", wantTypes: []string{"text"}, wantFirstText: "This is a simple text response for testing."},
+		{tool: "test_image_content", wantTypes: []string{"image"}},
+		{tool: "test_audio_content", wantTypes: []string{"audio"}},
+		{tool: "test_embedded_resource", wantTypes: []string{"resource"}},
+		{tool: "test_multiple_content_types", wantTypes: []string{"text", "image", "resource"}},
+		{tool: "test_tool_with_logging", wantTypes: []string{"text"}, wantNotes: 3},
+		{tool: "test_tool_with_progress", wantTypes: []string{"text"}, wantNotes: 3},
+		{tool: "test_error_handling", wantTypes: []string{"text"}, wantError: true, wantFirstText: "This tool intentionally returns an error for testing"},
+		{tool: "test_sampling", wantTypes: []string{"text"}, wantError: true},
+		{tool: "test_elicitation", wantTypes: []string{"text"}, wantError: true},
+		{tool: "test_elicitation_sep1034_defaults", wantTypes: []string{"text"}, wantError: true},
+		{tool: "test_elicitation_sep1330_enums", wantTypes: []string{"text"}, wantError: true},
+		{tool: "json_schema_2020_12_tool", wantTypes: []string{"text"}, wantFirstText: `name="Ada" street="1 Main St" city="Springfield"`},
+	}
+	var tested []string
+	for _, tc := range tests {
+		t.Run(tc.tool, func(t *testing.T) {
+			i := slices.IndexFunc(x.Tools, func(c *catalog.Tool) bool { return c.Name == tc.tool })
+			if i < 0 {
+				t.Fatalf("no fixture tool %s", tc.tool)
+			}
+			tool := x.Tools[i]
+			resp, err := inv.Invoke(context.Background(), tool.Function, &invoke.Request{
+				Method: invoke.MethodCallTool, Tool: tool.Name, Arguments: tool.Example,
+				Caller: tenant.Caller{Tenant: tenant.Local, Principal: "test"}, RequestID: "r1", TraceID: "t1",
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res mcp.CallToolResult
+			if err := json.Unmarshal(resp.Result, &res); err != nil {
+				t.Fatalf("result %s: %v", resp.Result, err)
+			}
+			var types []string
+			for _, c := range res.Content {
+				b, _ := json.Marshal(c)
+				var typed struct{ Type string }
+				json.Unmarshal(b, &typed)
+				types = append(types, typed.Type)
+			}
+			if diff := cmp.Diff(tc.wantTypes, types); diff != "" {
+				t.Errorf("content types mismatch (-want +got):\n%s", diff)
+			}
+			if res.IsError != tc.wantError {
+				t.Errorf("isError = %v, want %v: %s", res.IsError, tc.wantError, resp.Result)
+			}
+			if len(resp.Notifications) != tc.wantNotes {
+				t.Errorf("%d notifications, want %d", len(resp.Notifications), tc.wantNotes)
+			}
+			if tc.wantFirstText != "" {
+				if tc0, ok := res.Content[0].(*mcp.TextContent); !ok || tc0.Text != tc.wantFirstText {
+					t.Errorf("first content = %s, want text %q", resp.Result, tc.wantFirstText)
+				}
+			}
+		})
+		tested = append(tested, tc.tool)
+	}
+	for _, tool := range x.Tools {
+		if !slices.Contains(tested, tool.Name) {
+			t.Errorf("fixture tool %s is not tested here", tool.Name)
+		}
+	}
+}
+
+func TestResources(t *testing.T) {
+	x := conformance.Extras()
+	inv := invoke.NewLocal(handlers.Build(x.Functions, lambdafn.Deps{}), nil)
+	for _, r := range x.Resources {
+		t.Run(r.Example, func(t *testing.T) {
+			resp, err := inv.Invoke(context.Background(), r.Function, &invoke.Request{
+				Method: invoke.MethodReadResource, URI: r.Example,
+				Caller: tenant.Caller{Tenant: tenant.Local, Principal: "test"}, RequestID: "r1", TraceID: "t1",
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res mcp.ReadResourceResult
+			if err := json.Unmarshal(resp.Result, &res); err != nil || len(res.Contents) != 1 {
+				t.Fatalf("result %s: %v", resp.Result, err)
+			}
+			if c := res.Contents[0]; c.URI != r.Example || c.MIMEType != r.MIMEType || (c.Text == "") == (len(c.Blob) == 0) {
+				t.Errorf("contents = %+v, want the URI read, MIME type %s and either text or a blob", c, r.MIMEType)
+			}
+		})
+	}
+}
