@@ -18,7 +18,8 @@ func TestCreateListAndRevokeAKey(t *testing.T) {
 		t.Fatalf("create: %v\n%s", err, errOut.String())
 	}
 	secret := strings.TrimSpace(out.String())
-	tbl, closeFn, err := config.Local(dir).OpenTable(ctx, &errOut)
+	cfg := config.Local(dir)
+	tbl, closeFn, err := cfg.OpenTable(ctx, &errOut)
 	if err != nil {
 		t.Fatal(err)
 	}

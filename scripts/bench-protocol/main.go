@@ -283,7 +283,8 @@ func newGateway(ctx context.Context, dir string) (http.Handler, func() error, er
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// Open's only output is the offline-summariser WARNING line; it does not
 	// change what is served.
-	deps, closeFn, err := config.Local(filepath.Join(dir, "data")).Open(ctx, io.Discard)
+	cfg := config.Local(filepath.Join(dir, "data"))
+	deps, closeFn, err := cfg.Open(ctx, io.Discard)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -65,6 +65,8 @@ type Config struct {
 	AnonymousTenant string
 	// InLambda reports that the process runs inside AWS Lambda.
 	InLambda bool
+
+	aws *aws.Config // loaded once, by AWS
 }
 
 // FromEnv reads a Config through getenv (os.Getenv, or a map's lookup in tests).
@@ -123,24 +125,28 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// AWS loads the AWS SDK configuration from the environment (region,
-// credentials, and endpoint overrides such as AWS_ENDPOINT_URL_DYNAMODB).
-func AWS(ctx context.Context) (aws.Config, error) {
-	cfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("config: loading AWS configuration: %w", err)
+// AWS returns the AWS SDK configuration (region, credentials, and endpoint
+// overrides such as AWS_ENDPOINT_URL_DYNAMODB), loading it from the
+// environment the first time: a cold start pays for it once.
+func (c *Config) AWS(ctx context.Context) (aws.Config, error) {
+	if c.aws == nil {
+		cfg, err := awsconfig.LoadDefaultConfig(ctx)
+		if err != nil {
+			return aws.Config{}, fmt.Errorf("config: loading AWS configuration: %w", err)
+		}
+		c.aws = &cfg
 	}
-	return cfg, nil
+	return *c.aws, nil
 }
 
 // OpenTable opens the table c names. The returned function closes it.
-func (c Config) OpenTable(ctx context.Context, warn io.Writer) (store.Table, func() error, error) {
+func (c *Config) OpenTable(ctx context.Context, warn io.Writer) (store.Table, func() error, error) {
 	if c.Table == "" || c.Table == FilePrefix {
 		return nil, nil, fmt.Errorf("%s is required: a DynamoDB table name, or %s/path/to/switchboard.db for an embedded file", EnvTable, FilePrefix)
 	}
 	path, ok := strings.CutPrefix(c.Table, FilePrefix)
 	if !ok {
-		cfg, err := AWS(ctx)
+		cfg, err := c.AWS(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -160,7 +166,7 @@ func (c Config) OpenTable(ctx context.Context, warn io.Writer) (store.Table, fun
 }
 
 // OpenBlobs opens the blob store c names, or returns nil if it names none.
-func (c Config) OpenBlobs(ctx context.Context) (store.Blobs, error) {
+func (c *Config) OpenBlobs(ctx context.Context) (store.Blobs, error) {
 	dir, ok := strings.CutPrefix(c.Bucket, FilePrefix)
 	switch {
 	case c.Bucket == "":
@@ -168,7 +174,7 @@ func (c Config) OpenBlobs(ctx context.Context) (store.Blobs, error) {
 	case ok:
 		return localfs.New(dir), nil
 	}
-	cfg, err := AWS(ctx)
+	cfg, err := c.AWS(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +184,7 @@ func (c Config) OpenBlobs(ctx context.Context) (store.Blobs, error) {
 // Open builds the stores and providers c names, as a function's handler
 // needs them. The returned function closes what needs closing. Offline and
 // ephemeral choices are announced on warn.
-func (c Config) Open(ctx context.Context, warn io.Writer) (lambdafn.Deps, func() error, error) {
+func (c *Config) Open(ctx context.Context, warn io.Writer) (lambdafn.Deps, func() error, error) {
 	if err := c.Validate(); err != nil {
 		return lambdafn.Deps{}, nil, err
 	}

@@ -117,7 +117,7 @@ func lambdaGateway(extras Extras) error {
 	if err != nil {
 		return err
 	}
-	awsCfg, err := config.AWS(ctx)
+	awsCfg, err := cfg.AWS(ctx) // already loaded for the table
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,87 @@
+# Switchboard's developer targets, and the build targets of SAM's makefile builder.
+#
+#   make run        serve MCP locally at http://127.0.0.1:8080/mcp (embedded storage)
+#   make test       the whole test suite (scripts/test)
+#   make generate   regenerate template.yaml, events/, the build targets below and README's tool table
+#   make build      every function's Lambda bootstrap, into bin/<function>/bootstrap
+#   make deploy     build with SAM and deploy (guided: it asks, and remembers in samconfig.toml)
+#
+# `sam build` runs build-<LogicalID> for each function in template.yaml, with ARTIFACTS_DIR set.
+
+GO ?= go
+
+.PHONY: run test generate build deploy
+
+run:
+	$(GO) run ./functions/gateway
+
+test:
+	scripts/test
+
+generate:
+	$(GO) run ./scripts/generate
+
+build:
+	@for f in $(FUNCTIONS); do \
+		echo "bin/$$f/bootstrap"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o bin/$$f/bootstrap ./functions/$$f || exit 1; \
+	done
+
+deploy:
+	sam build && sam deploy --guided
+
+# generated:begin (go run ./scripts/generate writes this part from the catalog; do not edit)
+FUNCTIONS = \
+	gateway \
+	memory/add_message \
+	memory/clear \
+	memory/delete \
+	memory/get_all_messages \
+	memory/get_context \
+	memory/get_old_messages \
+	memory/get_or_create \
+	memory/get_or_create_summary \
+	memory/get_summary \
+	memory/resource \
+	memory/set_summary \
+	operations/get_audit_trace
+
+build-GatewayFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/gateway
+
+build-MemoryAddMessageFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/memory/add_message
+
+build-MemoryClearFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/memory/clear
+
+build-MemoryDeleteFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/memory/delete
+
+build-MemoryGetAllMessagesFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/memory/get_all_messages
+
+build-MemoryGetContextFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/memory/get_context
+
+build-MemoryGetOldMessagesFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/memory/get_old_messages
+
+build-MemoryGetOrCreateFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/memory/get_or_create
+
+build-MemoryGetOrCreateSummaryFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/memory/get_or_create_summary
+
+build-MemoryGetSummaryFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/memory/get_summary
+
+build-MemoryResourceFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/memory/resource
+
+build-MemorySetSummaryFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/memory/set_summary
+
+build-OperationsGetAuditTraceFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/operations/get_audit_trace
+# generated:end

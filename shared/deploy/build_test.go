@@ -1,0 +1,278 @@
+package deploy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/lambdatest"
+)
+
+// buildFlags are the flags of LambdaBuild, which every bootstrap is built with.
+var buildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w"}
+
+// goTool returns the go command that runs these tests.
+func goTool(t *testing.T) string {
+	t.Helper()
+	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
+		return p
+	}
+	p, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to build the functions: %v", err)
+	}
+	return p
+}
+
+// withoutRace drops -race from goflags: the bootstraps are built without cgo,
+// as Lambda runs them, and the race detector needs it.
+func withoutRace(goflags string) string {
+	var keep []string
+	for _, f := range strings.Fields(goflags) {
+		if f != "-race" && f != "-race=true" {
+			keep = append(keep, f)
+		}
+	}
+	return strings.Join(keep, " ")
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// buildBootstraps builds every function under functions/ for goos/goarch
+// with the Lambda flags into dir/<path>/bootstrap, returning the binaries by
+// function path. It compiles all packages in one go command first, so that
+// the per-function builds that follow, run in parallel up to the number of
+// CPUs, only link.
+func buildBootstraps(t *testing.T, dir, goos, goarch string) map[string]string {
+	t.Helper()
+	gocmd := goTool(t)
+	run := func(args ...string) error {
+		cmd := exec.Command(gocmd, args...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch, "GOFLAGS="+withoutRace(os.Getenv("GOFLAGS")))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+	fns := Functions(catalog.Default())
+	pkgs := make([]string, len(fns))
+	for i, f := range fns {
+		pkgs[i] = "./functions/" + f.Path
+	}
+	// go list -export compiles every package the functions need, using all
+	// CPUs, without linking; the builds below then share its cache.
+	if err := run(append([]string{"list", "-export", "-tags", "lambda.norpc", "-trimpath", "-f", "{{.ImportPath}}"}, pkgs...)...); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	var mu sync.Mutex
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	t.Run(goos+"_"+goarch, func(t *testing.T) {
+		for _, f := range fns {
+			t.Run(f.Path, func(t *testing.T) {
+				t.Parallel()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				bin := filepath.Join(dir, filepath.FromSlash(f.Path), "bootstrap")
+				if err := run(append(append([]string{"build"}, buildFlags...), "-o", bin, "./functions/"+f.Path)...); err != nil {
+					t.Fatal(err)
+				}
+				info, err := os.Stat(bin)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%s/%s bootstrap: %.1f MB", goos, goarch, float64(info.Size())/(1<<20))
+				mu.Lock()
+				out[f.Path] = bin
+				mu.Unlock()
+			})
+		}
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+	return out
+}
+
+func TestEveryFunctionBuildsForLinuxArm64(t *testing.T) {
+	bins := buildBootstraps(t, t.TempDir(), "linux", "arm64")
+	for path, bin := range bins {
+		b := make([]byte, 20)
+		f, err := os.Open(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = io.ReadFull(f, b)
+		f.Close()
+		// An ELF file whose e_machine (bytes 18-19, little-endian) is EM_AARCH64 (183).
+		if err != nil || string(b[:4]) != "\x7fELF" || b[18] != 183 || b[19] != 0 {
+			t.Errorf("%s: bootstrap is not a linux/arm64 ELF executable", path)
+		}
+	}
+}
+
+// fakeLambda serves the Lambda Invoke API (POST
+// /2015-03-31/functions/{name}/invocations) for the functions named
+// prefix+FunctionName(path), answering each with its handler in process, as
+// Lambda would run it. It records the envelopes it receives.
+type fakeLambda struct {
+	t        *testing.T
+	prefix   string
+	handlers map[string]lambda.Handler
+	mu       sync.Mutex
+	calls    []fakeCall
+}
+
+type fakeCall struct {
+	Function string
+	Request  invoke.Request
+}
+
+func (f *fakeLambda) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	var path string
+	for p := range f.handlers {
+		if f.prefix+invoke.FunctionName(p) == name {
+			path = p
+		}
+	}
+	body, _ := io.ReadAll(r.Body)
+	if path == "" {
+		w.Header().Set("X-Amzn-ErrorType", "ResourceNotFoundException")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprintf(w, `{"Type":"User","message":"Function not found: %s"}`, name)
+		return
+	}
+	var req invoke.Request
+	if err := json.Unmarshal(body, &req); err != nil {
+		f.t.Errorf("the gateway sent %s a payload that is not an envelope: %v", name, err)
+	}
+	f.mu.Lock()
+	f.calls = append(f.calls, fakeCall{Function: name, Request: req})
+	f.mu.Unlock()
+	out, err := f.handlers[path].Invoke(r.Context(), body)
+	w.Header().Set("X-Amz-Executed-Version", "$LATEST")
+	if err != nil {
+		w.Header().Set("X-Amz-Function-Error", "Unhandled")
+		json.NewEncoder(w).Encode(map[string]string{"errorMessage": err.Error(), "errorType": "Error"})
+		return
+	}
+	w.Write(out)
+}
+
+// awsEnv is the environment of a function process: a Lambda-like one, with
+// dummy credentials and no shared AWS configuration.
+func awsEnv(t *testing.T, name string) []string {
+	return []string{
+		"HOME=" + t.TempDir(),
+		"AWS_LAMBDA_FUNCTION_NAME=" + name,
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=256",
+		"AWS_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=AKIDLAMBDATEST",
+		"AWS_SECRET_ACCESS_KEY=lambdatest",
+		"AWS_EC2_METADATA_DISABLED=true",
+		"AWS_CONFIG_FILE=" + os.DevNull,
+		"AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
+	}
+}
+
+// TestEveryBootstrapAnswersItsSampleEvents builds every function for this
+// machine with the Lambda flags, runs each bootstrap against an in-process
+// Lambda Runtime API, and feeds it its sample events. The gateway invokes the
+// tool functions through the Lambda API, served here by fakeLambda.
+func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
+	bins := buildBootstraps(t, t.TempDir(), runtime.GOOS, runtime.GOARCH)
+	evs, err := Events(catalog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	byFunction := map[string][]Event{}
+	for _, ev := range evs {
+		byFunction[ev.Function] = append(byFunction[ev.Function], ev)
+	}
+	const prefix = "switchboard-test-"
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for _, f := range Functions(catalog.Default()) {
+		t.Run(f.Path, func(t *testing.T) {
+			t.Parallel()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			dir := t.TempDir()
+			env := append(awsEnv(t, prefix+f.Name), config.EnvTable+"="+config.FilePrefix+filepath.Join(dir, "t.db"))
+			var lam *fakeLambda
+			if f.Path == GatewayPath {
+				// The tool functions the gateway invokes run in this process, on their own table.
+				tbl := openTable(t, filepath.Join(dir, "functions.db"))
+				seed(t, tbl)
+				lam = &fakeLambda{t: t, prefix: prefix, handlers: handlers.Build(handlers.All(), deps(tbl))}
+				mux := http.NewServeMux()
+				mux.Handle("POST /2015-03-31/functions/{name}/invocations", lam)
+				srv := httptest.NewServer(mux)
+				t.Cleanup(srv.Close)
+				env = append(env,
+					config.EnvFunctionPrefix+"="+prefix,
+					config.EnvAnonymousTenant+"="+SampleTenant,
+					"AWS_ENDPOINT_URL_LAMBDA="+srv.URL,
+				)
+			} else {
+				tbl := openTable(t, filepath.Join(dir, "t.db"))
+				seed(t, tbl)
+				tbl.Close() // the bootstrap opens it; the embedded store allows one process at a time
+			}
+			rt := lambdatest.NewRuntime(&lambdatest.Options{FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:" + prefix + f.Name})
+			defer rt.Close()
+			p, err := lambdatest.Start(rt, bins[f.Path], env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := p.Stop(); err != nil {
+					t.Errorf("the bootstrap exited by itself: %v\n%s", err, p.Output())
+				}
+			}()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			for _, ev := range byFunction[f.Path] {
+				res, err := p.Invoke(ctx, readEvent(t, ev))
+				if err != nil {
+					t.Fatalf("%s: %v", ev.Path, err)
+				}
+				if res.Error != nil {
+					t.Fatalf("%s: function error %v\n%s", ev.Path, res.Error, p.Output())
+				}
+				checkAnswer(t, ev, res.Payload)
+				t.Logf("%s answered in %v", ev.Path, res.Answered.Sub(res.Received).Round(time.Microsecond))
+			}
+			if lam != nil {
+				call := eventByPath(t, EventsDir+"/"+GatewayPath+"/tools-call.json")
+				tl, ok := catalog.Default().Tool(call.Name)
+				if !ok {
+					t.Fatalf("%s calls %q, which the catalog lacks", call.Path, call.Name)
+				}
+				want := prefix + invoke.FunctionName(tl.Function)
+				if len(lam.calls) != 1 || lam.calls[0].Function != want ||
+					lam.calls[0].Request.Caller.Tenant != SampleTenant || lam.calls[0].Request.Tool != tl.Name {
+					t.Errorf("Lambda Invoke calls = %+v, want one to %s calling %s for tenant %s", lam.calls, want, tl.Name, SampleTenant)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,235 @@
+package deploy
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"strconv"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// The fixed values of the sample events. The trace id is the one in
+// get_audit_trace's example, so replaying the events of mutating tools and
+// then get_audit_trace's finds their audit events.
+const (
+	SampleTenant          = "demo"
+	SamplePrincipal       = "demo"
+	SampleRequestID       = "c6af9ac6-7b61-11e6-9a41-93e8deadbeef"
+	SampleTraceID         = "4bf92f3577b34da6a3ce929d0e0e4736"
+	SampleProtocolVersion = "2025-11-25"
+	// SampleConversation is the conversation the memory tools' examples name;
+	// it must exist for their events to succeed.
+	SampleConversation = "chat_demo"
+)
+
+// SAMLocalEnvFile is the environment file for sam local invoke --env-vars:
+// it points every function at an embedded table inside the container, and lets
+// the gateway serve requests without an API key as the sample tenant.
+const SAMLocalEnvFile = EventsDir + "/env.json"
+
+// An Event is one sample event, as Lambda would deliver it to a function.
+type Event struct {
+	// Path is the event's file, relative to the repository root.
+	Path string
+	// Function is the path under functions/ of the function it is for.
+	Function string
+	// Method is the MCP method it carries: initialize, tools/list,
+	// tools/call, resources/list or resources/read.
+	Method string
+	// Name is the tool it calls, or the URI it reads, if any.
+	Name    string
+	Payload []byte
+}
+
+// Events returns the sample events of every function: API Gateway HTTP API
+// requests for the gateway (initialize, tools/list and tools/call), and an
+// [invoke.Request] envelope for each tool and resource method, built from the
+// catalog's examples. A function with one event has it in
+// events/<path>.json, one with several in events/<path>/<name>.json.
+func Events(cat *catalog.Catalog) ([]Event, error) {
+	evs, err := gatewayEvents(cat)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range cat.Functions() {
+		var mine []pendingEvent
+		for _, t := range cat.Tools() {
+			if t.Function != f.Path {
+				continue
+			}
+			args := t.Example
+			if len(args) == 0 {
+				args = json.RawMessage("{}")
+			}
+			mine = append(mine, envelope(f.Path, t.Name, &invoke.Request{Method: invoke.MethodCallTool, Tool: t.Name, Arguments: args}))
+		}
+		for _, r := range cat.Resources() {
+			if r.Function != f.Path {
+				continue
+			}
+			if r.Lists {
+				mine = append(mine, envelope(f.Path, "list", &invoke.Request{Method: invoke.MethodListResources}))
+			}
+			uri := r.URI
+			if uri == "" {
+				uri = r.Example
+			}
+			if uri != "" {
+				mine = append(mine, envelope(f.Path, "read", &invoke.Request{Method: invoke.MethodReadResource, URI: uri}))
+			}
+		}
+		for i := range mine {
+			if len(mine) == 1 {
+				mine[i].path = EventsDir + "/" + f.Path + ".json"
+			}
+			b, err := marshalIndent(mine[i].request)
+			if err != nil {
+				return nil, fmt.Errorf("deploy: encoding event %s: %w", mine[i].path, err)
+			}
+			evs = append(evs, Event{Path: mine[i].path, Function: f.Path, Method: mine[i].request.Method, Name: mine[i].name, Payload: b})
+		}
+	}
+	return evs, nil
+}
+
+type pendingEvent struct {
+	path    string
+	name    string
+	request *invoke.Request
+}
+
+func envelope(function, name string, req *invoke.Request) pendingEvent {
+	req.Caller = tenant.Caller{Tenant: SampleTenant, Principal: SamplePrincipal}
+	req.RequestID, req.TraceID, req.ProtocolVersion = SampleRequestID, SampleTraceID, SampleProtocolVersion
+	ev := pendingEvent{path: path.Join(EventsDir, function, name+".json"), name: name, request: req}
+	if req.Tool != "" {
+		ev.name = req.Tool
+	} else if req.URI != "" {
+		ev.name = req.URI
+	}
+	return ev
+}
+
+// gatewayEvents returns the gateway's sample requests. tools/call calls the
+// first public tool of the catalog with its example arguments.
+func gatewayEvents(cat *catalog.Catalog) ([]Event, error) {
+	var call *catalog.Tool
+	for _, t := range cat.Tools() {
+		if t.Visibility == catalog.Public {
+			call = t
+			break
+		}
+	}
+	if call == nil {
+		return nil, fmt.Errorf("deploy: the catalog has no public tool for the gateway's tools/call event")
+	}
+	args := call.Example
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	reqs := []struct {
+		file, method, name string
+		params             any
+	}{
+		{"initialize", "initialize", "", map[string]any{
+			"protocolVersion": SampleProtocolVersion,
+			"capabilities":    map[string]any{},
+			"clientInfo":      map[string]any{"name": "sam-local", "version": "1.0.0"},
+		}},
+		{"tools-list", "tools/list", "", map[string]any{}},
+		{"tools-call", "tools/call", call.Name, map[string]any{"name": call.Name, "arguments": args}},
+	}
+	var out []Event
+	for i, r := range reqs {
+		body, err := json.Marshal(struct {
+			JSONRPC string `json:"jsonrpc"`
+			ID      int    `json:"id"`
+			Method  string `json:"method"`
+			Params  any    `json:"params"`
+		}{"2.0", i + 1, r.method, r.params})
+		if err != nil {
+			return nil, fmt.Errorf("deploy: encoding %s: %w", r.method, err)
+		}
+		b, err := apiEvent("POST", "/mcp", "ANY /mcp", string(body), int64(i))
+		if err != nil {
+			return nil, fmt.Errorf("deploy: encoding %s event: %w", r.method, err)
+		}
+		out = append(out, Event{
+			Path: EventsDir + "/" + GatewayPath + "/" + r.file + ".json", Function: GatewayPath,
+			Method: r.method, Name: r.name, Payload: b,
+		})
+	}
+	return out, nil
+}
+
+// apiEvent returns an API Gateway HTTP API (payload format 2.0) request as
+// AWS sends it, from a host that has no API key.
+func apiEvent(method, rawPath, routeKey, body string, n int64) ([]byte, error) {
+	const (
+		apiID  = "a1b2c3d4e5"
+		domain = apiID + ".execute-api.us-east-1.amazonaws.com"
+		agent  = "claude-code/2.0.0"
+		source = "203.0.113.7"
+	)
+	epoch := int64(1795852800000) + n*1000 // 2026-11-28T08:00:00Z
+	e := events.APIGatewayV2HTTPRequest{
+		Version:        "2.0",
+		RouteKey:       routeKey,
+		RawPath:        rawPath,
+		RawQueryString: "",
+		Headers: map[string]string{
+			"accept":               "application/json, text/event-stream",
+			"content-length":       strconv.Itoa(len(body)),
+			"content-type":         "application/json",
+			"host":                 domain,
+			"mcp-protocol-version": SampleProtocolVersion,
+			"traceparent":          "00-" + SampleTraceID + "-00f067aa0ba902b7-01",
+			"user-agent":           agent,
+			"x-amzn-trace-id":      "Root=1-6928a6c0-3f1c2a4b5d6e7f8091a2b3c4",
+			"x-forwarded-for":      source,
+			"x-forwarded-port":     "443",
+			"x-forwarded-proto":    "https",
+		},
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			RouteKey:     routeKey,
+			AccountID:    "123456789012",
+			Stage:        "$default",
+			RequestID:    "VmYd8hBXoAMEbQg=",
+			APIID:        apiID,
+			DomainName:   domain,
+			DomainPrefix: apiID,
+			Time:         "28/Nov/2026:08:00:0" + strconv.FormatInt(n, 10) + " +0000",
+			TimeEpoch:    epoch,
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{
+				Method: method, Path: rawPath, Protocol: "HTTP/1.1", SourceIP: source, UserAgent: agent,
+			},
+		},
+		Body: body,
+	}
+	// The events type always writes requestContext.authentication, which
+	// API Gateway sends only with mutual TLS; drop it by way of a map.
+	raw, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	delete(m["requestContext"].(map[string]any), "authentication")
+	return marshalIndent(m)
+}
+
+// SAMLocalEnv returns the content of [SAMLocalEnvFile].
+func SAMLocalEnv() ([]byte, error) {
+	return marshalIndent(map[string]any{"Parameters": map[string]string{
+		config.EnvTable:           config.FilePrefix + "/tmp/switchboard/switchboard.db",
+		config.EnvAnonymousTenant: SampleTenant,
+	}})
+}

@@ -1,0 +1,537 @@
+package deploy
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/awslabs/goformation/v7"
+	"github.com/awslabs/goformation/v7/cloudformation"
+	"github.com/awslabs/goformation/v7/intrinsics"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/switchboard-dev/switchboard/shared/apikey"
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
+)
+
+// root is the repository root, relative to this package.
+const root = "../.."
+
+// The intrinsic functions as they appear in a template parsed without
+// resolving intrinsics, to compare against.
+func ref(name string) any    { return map[string]any{"Ref": name} }
+func sub(s string) any       { return map[string]any{"Fn::Sub": s} }
+func getAtt(s string) any    { return map[string]any{"Fn::GetAtt": s} }
+func strs(s ...string) []any { return anys(s) }
+
+func anys[T any](s []T) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// parsed is a template parsed twice: by goformation, with intrinsics resolved
+// as its users would, and raw, with intrinsics kept as they are written.
+type parsed struct {
+	typed *cloudformation.Template
+	raw   map[string]any
+}
+
+func parseTemplate(t *testing.T, data []byte) parsed {
+	t.Helper()
+	typed, err := goformation.ParseYAML(data)
+	if err != nil {
+		t.Fatalf("goformation cannot parse the template: %v", err)
+	}
+	js, err := intrinsics.ProcessYAML(data, &intrinsics.ProcessorOptions{NoProcess: true})
+	if err != nil {
+		t.Fatalf("reading the template's YAML: %v", err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(js, &raw); err != nil {
+		t.Fatalf("decoding the template: %v", err)
+	}
+	return parsed{typed: typed, raw: raw}
+}
+
+func readTemplate(t *testing.T) parsed {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, TemplateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parseTemplate(t, data)
+}
+
+// resource returns the raw resource id, failing the test if it is missing.
+func (p parsed) resource(t *testing.T, id string) map[string]any {
+	t.Helper()
+	r, ok := p.raw["Resources"].(map[string]any)[id].(map[string]any)
+	if !ok {
+		t.Fatalf("the template has no resource %s", id)
+	}
+	return r
+}
+
+func props(r map[string]any) map[string]any {
+	p, _ := r["Properties"].(map[string]any)
+	return p
+}
+
+// serverlessFunctions returns the logical IDs of the template's functions, sorted.
+func (p parsed) serverlessFunctions() []string {
+	var ids []string
+	for id := range p.typed.GetAllServerlessFunctionResources() {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// grants is what a level of access allows, as the spec states it; the
+// template must say exactly this.
+type grants struct{ table, bucketList, bucketObjects []string }
+
+func grantsFor(table, blobs catalog.Access) grants {
+	var g grants
+	switch table {
+	case catalog.Read:
+		g.table = []string{"dynamodb:GetItem", "dynamodb:Query"}
+	case catalog.ReadWrite:
+		g.table = []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}
+	}
+	switch blobs {
+	case catalog.Read:
+		g.bucketList, g.bucketObjects = []string{"s3:ListBucket"}, []string{"s3:GetObject"}
+	case catalog.ReadWrite:
+		g.bucketList, g.bucketObjects = []string{"s3:ListBucket"}, []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
+	}
+	return g
+}
+
+// wantToolFunction returns the raw properties a tool function must have
+// (beside those Globals gives every function), derived from its catalog entry.
+func wantToolFunction(f catalog.Function) map[string]any {
+	name := invoke.FunctionName(f.Path)
+	env := map[string]any{config.EnvTable: ref("Table")}
+	var statements []any
+	g := grantsFor(f.Table, f.Blobs)
+	if g.table != nil {
+		sid := map[catalog.Access]string{catalog.Read: "TableRead", catalog.ReadWrite: "TableReadWrite"}[f.Table]
+		statements = append(statements, map[string]any{"Sid": sid, "Effect": "Allow", "Action": strs(g.table...), "Resource": []any{getAtt("Table.Arn")}})
+	}
+	if g.bucketObjects != nil {
+		env[config.EnvBucket] = ref("Bucket")
+		sid := map[catalog.Access]string{catalog.Read: "BucketObjectsRead", catalog.ReadWrite: "BucketObjectsReadWrite"}[f.Blobs]
+		statements = append(statements,
+			map[string]any{"Sid": "BucketList", "Effect": "Allow", "Action": strs(g.bucketList...), "Resource": []any{getAtt("Bucket.Arn")}},
+			map[string]any{"Sid": sid, "Effect": "Allow", "Action": strs(g.bucketObjects...), "Resource": []any{sub("${Bucket.Arn}/*")}},
+		)
+	}
+	want := map[string]any{
+		"FunctionName": sub("${AWS::StackName}-" + name),
+		"Timeout":      f.Limits.Timeout.Seconds(),
+		"MemorySize":   float64(f.Limits.MemoryMB),
+		"Environment":  map[string]any{"Variables": env},
+	}
+	if f.Limits.ReservedConcurrency > 0 {
+		want["ReservedConcurrentExecutions"] = float64(f.Limits.ReservedConcurrency)
+	}
+	if statements != nil {
+		want["Policies"] = []any{map[string]any{"Statement": statements}}
+	}
+	return want
+}
+
+// only keeps the keys of got that want has, and reports the ones want has and got lacks.
+func only(got, want map[string]any) map[string]any {
+	out := map[string]any{}
+	for k := range want {
+		if v, ok := got[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func TestTemplateParsesWithGoformation(t *testing.T) {
+	p := readTemplate(t)
+	if got := p.typed.Transform; got == nil || got.String == nil || *got.String != "AWS::Serverless-2016-10-31" {
+		t.Errorf("Transform = %v, want AWS::Serverless-2016-10-31", got)
+	}
+	if _, err := p.typed.GetServerlessHttpApiWithName("HttpApi"); err != nil {
+		t.Errorf("no AWS::Serverless::HttpApi HttpApi: %v", err)
+	}
+}
+
+func TestTemplateDeploysTheGatewayAndExactlyTheCatalogFunctions(t *testing.T) {
+	p := readTemplate(t)
+	want := []string{invoke.LogicalID(GatewayPath)}
+	for _, f := range catalog.Default().Functions() {
+		want = append(want, invoke.LogicalID(f.Path))
+	}
+	sort.Strings(want)
+	if diff := cmp.Diff(want, p.serverlessFunctions()); diff != "" {
+		t.Errorf("functions in template.yaml mismatch (-catalog +template):\n%s", diff)
+	}
+}
+
+func TestEveryFunctionRunsOnArm64WithItsOwnLogGroup(t *testing.T) {
+	p := readTemplate(t)
+	g, err := p.typed.GetServerlessGlobalFunction()
+	if err != nil {
+		t.Fatalf("template has no Globals.Function: %v", err)
+	}
+	gotGlobals := map[string]any{
+		"Runtime": deref(g.Runtime), "Handler": deref(g.Handler), "Architectures": *g.Architectures,
+		"CodeUri": g.CodeUri != nil && g.CodeUri.String != nil && *g.CodeUri.String == ".",
+	}
+	wantGlobals := map[string]any{"Runtime": "provided.al2023", "Handler": "bootstrap", "Architectures": []string{"arm64"}, "CodeUri": true}
+	if diff := cmp.Diff(wantGlobals, gotGlobals); diff != "" {
+		t.Errorf("Globals.Function mismatch (-want +got):\n%s", diff)
+	}
+	logging := p.raw["Globals"].(map[string]any)["Function"].(map[string]any)["LoggingConfig"]
+	if diff := cmp.Diff(map[string]any{"LogFormat": "JSON", "ApplicationLogLevel": "INFO", "SystemLogLevel": "INFO"}, logging); diff != "" {
+		t.Errorf("Globals.Function.LoggingConfig mismatch (-want +got):\n%s", diff)
+	}
+	for id, f := range p.typed.GetAllServerlessFunctionResources() {
+		t.Run(id, func(t *testing.T) {
+			if f.Runtime != nil || f.Handler != nil || f.Architectures != nil || f.CodeUri != nil {
+				t.Errorf("%s overrides the runtime, handler, architecture or code of Globals", id)
+			}
+			if got := f.AWSCloudFormationMetadata["BuildMethod"]; got != "makefile" {
+				t.Errorf("Metadata.BuildMethod = %v, want makefile", got)
+			}
+			lg := strings.TrimSuffix(id, "Function") + "LogGroup"
+			if !slices.Contains(f.AWSCloudFormationDependsOn, lg) {
+				t.Errorf("DependsOn = %v, want %s, so that the log group exists before the function logs", f.AWSCloudFormationDependsOn, lg)
+			}
+			name := props(p.resource(t, id))["FunctionName"].(map[string]any)["Fn::Sub"].(string)
+			lgProps := props(p.resource(t, lg))
+			want := map[string]any{"LogGroupName": sub("/aws/lambda/" + name), "RetentionInDays": ref("LogRetentionDays")}
+			if diff := cmp.Diff(want, lgProps); diff != "" {
+				t.Errorf("log group %s mismatch (-want +got):\n%s", lg, diff)
+			}
+		})
+	}
+	retention := p.raw["Parameters"].(map[string]any)["LogRetentionDays"].(map[string]any)
+	if retention["Default"] != float64(30) {
+		t.Errorf("LogRetentionDays defaults to %v, want 30", retention["Default"])
+	}
+}
+
+func deref[T any](p *T) T {
+	if p == nil {
+		return *new(T)
+	}
+	return *p
+}
+
+func TestEveryToolFunctionHasItsCatalogLimitsAndExactlyItsAccess(t *testing.T) {
+	p := readTemplate(t)
+	for _, f := range catalog.Default().Functions() {
+		t.Run(f.Path, func(t *testing.T) {
+			want := wantToolFunction(f)
+			got := props(p.resource(t, invoke.LogicalID(f.Path)))
+			if diff := cmp.Diff(want, only(got, want)); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s", diff)
+			}
+			if _, ok := got["ReservedConcurrentExecutions"]; ok && f.Limits.ReservedConcurrency == 0 {
+				t.Errorf("ReservedConcurrentExecutions is set, but the catalog leaves the function on the shared pool")
+			}
+			if got["Role"] != nil || got["Events"] != nil {
+				t.Errorf("a tool function has its own Role or Events: %v %v", got["Role"], got["Events"])
+			}
+		})
+	}
+}
+
+// TestTheTemplateFollowsAccessForEveryLevel renders the template for a
+// catalog with a function at every level of table and bucket access, so that
+// the rules hold for access the default catalog does not use yet.
+func TestTheTemplateFollowsAccessForEveryLevel(t *testing.T) {
+	levels := []catalog.Access{catalog.NoAccess, catalog.Read, catalog.ReadWrite}
+	var tools []*catalog.Tool
+	for _, table := range levels {
+		for _, blobs := range levels {
+			level := func(a catalog.Access) string { return strings.ReplaceAll(cmpOr(string(a), "none"), "-", "") }
+			name := "t_table_" + level(table) + "_blobs_" + level(blobs)
+			tools = append(tools, &catalog.Tool{
+				Name: name, Title: name, Description: "A test tool.", Family: "test", Function: "test/" + name,
+				Input: &jsonschema.Schema{Type: "object"}, Output: &jsonschema.Schema{Type: "object"},
+				Visibility: catalog.Public, Limits: catalog.Limits{Timeout: 7 * time.Second, MemoryMB: 128, ReservedConcurrency: 3},
+				Table: table, Blobs: blobs,
+			})
+		}
+	}
+	cat, err := catalog.New(tools, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := Template(cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := parseTemplate(t, data)
+	for _, f := range cat.Functions() {
+		t.Run(f.Path, func(t *testing.T) {
+			want := wantToolFunction(f)
+			got := props(p.resource(t, invoke.LogicalID(f.Path)))
+			if diff := cmp.Diff(want, only(got, want)); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s", diff)
+			}
+			if _, ok := got["Policies"]; ok && want["Policies"] == nil {
+				t.Errorf("a function without store access has Policies: %v", got["Policies"])
+			}
+		})
+	}
+}
+
+func TestTheGatewayCanOnlyInvokeTheStackAndReadApiKeys(t *testing.T) {
+	p := readTemplate(t)
+	got := props(p.resource(t, invoke.LogicalID(GatewayPath)))
+	want := map[string]any{
+		"FunctionName": sub("${AWS::StackName}-gateway"),
+		"Timeout":      GatewayLimits.Timeout.Seconds(),
+		"MemorySize":   float64(GatewayLimits.MemoryMB),
+		"Environment": map[string]any{"Variables": map[string]any{
+			config.EnvTable:           ref("Table"),
+			config.EnvFunctionPrefix:  sub("${AWS::StackName}-"),
+			config.EnvAllowedOrigins:  ref("AllowedOrigins"),
+			config.EnvAnonymousTenant: ref("AnonymousTenant"),
+		}},
+		"Policies": []any{map[string]any{"Statement": []any{
+			map[string]any{
+				"Sid": "InvokeFunctions", "Effect": "Allow", "Action": strs("lambda:InvokeFunction"),
+				"Resource": invokeTargets(),
+			},
+			map[string]any{
+				"Sid": "ReadApiKeys", "Effect": "Allow", "Action": strs("dynamodb:GetItem", "dynamodb:Query"),
+				"Resource":  []any{getAtt("Table.Arn")},
+				"Condition": map[string]any{"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": strs(apikey.Partition)}},
+			},
+		}}},
+	}
+	if diff := cmp.Diff(want, only(got, want)); diff != "" {
+		t.Errorf("gateway mismatch (-want +got):\n%s", diff)
+	}
+	if _, ok := got["ReservedConcurrentExecutions"]; ok {
+		t.Errorf("the gateway has ReservedConcurrentExecutions; it should scale with traffic")
+	}
+}
+
+func TestTheGatewayServesEveryRouteOfTheHttpApi(t *testing.T) {
+	p := readTemplate(t)
+	f, err := p.typed.GetServerlessFunctionWithName(invoke.LogicalID(GatewayPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for id, e := range f.Events {
+		h := e.Properties.HttpApiEvent
+		if e.Type != "HttpApi" || h == nil {
+			t.Errorf("event %s is a %s, want HttpApi", id, e.Type)
+			continue
+		}
+		got[deref(h.Method)+" "+deref(h.Path)] = deref(h.PayloadFormatVersion)
+	}
+	want := map[string]string{
+		"ANY /mcp": "2.0", "POST /jsonrpc": "2.0", "GET /health": "2.0", "GET /servers": "2.0",
+		"GET /servers/{name}/capabilities": "2.0", "GET /.well-known/oauth-protected-resource": "2.0",
+		"GET /.well-known/oauth-protected-resource/mcp": "2.0",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("routes mismatch (-want +got):\n%s", diff)
+	}
+	for id, e := range props(p.resource(t, invoke.LogicalID(GatewayPath)))["Events"].(map[string]any) {
+		if api := e.(map[string]any)["Properties"].(map[string]any)["ApiId"]; !cmp.Equal(api, ref("HttpApi")) {
+			t.Errorf("route %s is on API %v, want the template's HttpApi", id, api)
+		}
+	}
+}
+
+func TestTheTableAndBucketAreProtectedAndKept(t *testing.T) {
+	p := readTemplate(t)
+	tests := []struct {
+		id   string
+		want map[string]any
+	}{
+		{"Table", map[string]any{
+			"Type": "AWS::DynamoDB::Table", "DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain",
+			"Properties": map[string]any{
+				"BillingMode": "PAY_PER_REQUEST",
+				"AttributeDefinitions": []any{
+					map[string]any{"AttributeName": "pk", "AttributeType": "S"},
+					map[string]any{"AttributeName": "sk", "AttributeType": "S"},
+				},
+				"KeySchema": []any{
+					map[string]any{"AttributeName": "pk", "KeyType": "HASH"},
+					map[string]any{"AttributeName": "sk", "KeyType": "RANGE"},
+				},
+				"TimeToLiveSpecification":          map[string]any{"AttributeName": "expires_at", "Enabled": true},
+				"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+				"SSESpecification":                 map[string]any{"SSEEnabled": true},
+			},
+		}},
+		{"Bucket", map[string]any{
+			"Type": "AWS::S3::Bucket", "DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain",
+			"Properties": map[string]any{
+				"BucketEncryption": map[string]any{"ServerSideEncryptionConfiguration": []any{
+					map[string]any{"ServerSideEncryptionByDefault": map[string]any{"SSEAlgorithm": "AES256"}},
+				}},
+				"VersioningConfiguration": map[string]any{"Status": "Enabled"},
+				"PublicAccessBlockConfiguration": map[string]any{
+					"BlockPublicAcls": true, "BlockPublicPolicy": true, "IgnorePublicAcls": true, "RestrictPublicBuckets": true,
+				},
+				"OwnershipControls": map[string]any{"Rules": []any{map[string]any{"ObjectOwnership": "BucketOwnerEnforced"}}},
+			},
+		}},
+		{"BucketPolicy", map[string]any{
+			"Type": "AWS::S3::BucketPolicy",
+			"Properties": map[string]any{
+				"Bucket": ref("Bucket"),
+				"PolicyDocument": map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
+					"Sid": "DenyInsecureTransport", "Effect": "Deny", "Principal": "*", "Action": "s3:*",
+					"Resource":  []any{getAtt("Bucket.Arn"), sub("${Bucket.Arn}/*")},
+					"Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}},
+				}}},
+			},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.id, func(t *testing.T) {
+			got := p.resource(t, tc.id)
+			gotProps := only(props(got), tc.want["Properties"].(map[string]any))
+			got = only(got, tc.want)
+			got["Properties"] = gotProps
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, err := p.typed.GetDynamoDBTableWithName("Table"); err != nil {
+		t.Errorf("goformation does not see the table: %v", err)
+	}
+	if _, err := p.typed.GetS3BucketWithName("Bucket"); err != nil {
+		t.Errorf("goformation does not see the bucket: %v", err)
+	}
+}
+
+func TestOutputsGiveTheMcpUrlAndTheStores(t *testing.T) {
+	p := readTemplate(t)
+	outputs := p.raw["Outputs"].(map[string]any)
+	want := map[string]any{
+		"McpUrl":       sub("https://${HttpApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}/mcp"),
+		"TableName":    ref("Table"),
+		"BucketName":   ref("Bucket"),
+		"CreateApiKey": sub("AWS_REGION=${AWS::Region} go run ./scripts/apikey create --table ${Table} --tenant TENANT --principal WHO"),
+	}
+	got := map[string]any{}
+	for name, o := range outputs {
+		got[name] = o.(map[string]any)["Value"]
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outputs mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestParametersRefuseWhatTheGatewayWouldRefuse checks that the parameters'
+// patterns agree with config.Validate, so a bad value fails the deploy
+// rather than the gateway's cold start.
+func TestParametersRefuseWhatTheGatewayWouldRefuse(t *testing.T) {
+	p := readTemplate(t)
+	params := p.raw["Parameters"].(map[string]any)
+	pattern := func(name string) *regexp.Regexp {
+		return regexp.MustCompile(params[name].(map[string]any)["AllowedPattern"].(string))
+	}
+	tests := []struct {
+		param, value string
+		env          string
+	}{
+		{"AllowedOrigins", "", config.EnvAllowedOrigins},
+		{"AllowedOrigins", "https://app.example.com", config.EnvAllowedOrigins},
+		{"AllowedOrigins", "https://app.example.com,http://localhost:3000", config.EnvAllowedOrigins},
+		{"AllowedOrigins", "app.example.com", config.EnvAllowedOrigins},
+		{"AllowedOrigins", "ftp://app.example.com", config.EnvAllowedOrigins},
+		{"AnonymousTenant", "", config.EnvAnonymousTenant},
+		{"AnonymousTenant", "demo", config.EnvAnonymousTenant},
+		{"AnonymousTenant", "Demo", config.EnvAnonymousTenant},
+		{"AnonymousTenant", "-demo", config.EnvAnonymousTenant},
+	}
+	for _, tc := range tests {
+		t.Run(tc.param+"="+tc.value, func(t *testing.T) {
+			cfg := config.FromEnv(func(k string) string {
+				switch k {
+				case tc.env:
+					return tc.value
+				case config.EnvTable:
+					return "switchboard"
+				}
+				return ""
+			})
+			valid := cfg.Validate() == nil
+			if got := pattern(tc.param).MatchString(tc.value); got != valid {
+				t.Errorf("the template's pattern accepts %q: %v; config.Validate accepts it: %v", tc.value, got, valid)
+			}
+		})
+	}
+}
+
+func TestFunctionsWhoseNamesWouldCollideAreRefused(t *testing.T) {
+	tool := func(name, function string) *catalog.Tool {
+		return &catalog.Tool{
+			Name: name, Title: name, Description: "A test tool.", Family: "test", Function: function,
+			Input: &jsonschema.Schema{Type: "object"}, Output: &jsonschema.Schema{Type: "object"},
+			Visibility: catalog.Public, Limits: catalog.Limits{Timeout: time.Second, MemoryMB: 128},
+		}
+	}
+	cat, err := catalog.New([]*catalog.Tool{tool("a", "test/get_item"), tool("b", "test/get-item")}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Template(cat); err == nil || !strings.Contains(err.Error(), "would both have") {
+		t.Errorf("Template of test/get_item and test/get-item: err = %v, want a collision error", err)
+	}
+}
+
+func cmpOr(s, otherwise string) string {
+	if s == "" {
+		return otherwise
+	}
+	return s
+}
+
+// TestFunctionNamesLeaveRoomForTheStackName checks that every deployed
+// function name fits Lambda's 64 characters under a stack name of up to 32.
+func TestFunctionNamesLeaveRoomForTheStackName(t *testing.T) {
+	const lambdaMax, stackRoom = 64, 32
+	for _, f := range Functions(catalog.Default()) {
+		if n := stackRoom + len("-") + len(f.Name); n > lambdaMax {
+			t.Errorf("%s deploys as <stack>-%s: %d characters with a %d-character stack name, over Lambda's %d",
+				f.Path, f.Name, n, stackRoom, lambdaMax)
+		}
+	}
+}
+
+// invokeTargets is what the gateway may invoke: every catalog function, by
+// its exact name, and nothing else (not itself, not another stack's).
+func invokeTargets() []any {
+	var out []any
+	for _, f := range Functions(catalog.Default()) {
+		if f.Path != GatewayPath {
+			out = append(out, sub("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${AWS::StackName}-"+f.Name))
+		}
+	}
+	return out
+}

@@ -1,0 +1,113 @@
+package lambdatest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Process is a bootstrap binary running against a [Runtime].
+type Process struct {
+	rt      *Runtime
+	cmd     *exec.Cmd
+	started time.Time
+	exited  chan struct{}
+	waitErr error
+	output  lockedBuffer
+}
+
+// Start execs the bootstrap at path with env (a list of KEY=VALUE, added to
+// a minimal environment: PATH and HOME) plus AWS_LAMBDA_RUNTIME_API pointing
+// at rt. The process's stdout and stderr are kept for [Process.Output].
+func Start(rt *Runtime, path string, env []string) (*Process, error) {
+	cmd := exec.Command(path)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
+	cmd.Env = append(cmd.Env, "AWS_LAMBDA_RUNTIME_API="+rt.Addr())
+	p := &Process{rt: rt, cmd: cmd, exited: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = &p.output, &p.output
+	p.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("lambdatest: starting %s: %w", path, err)
+	}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// Started returns when the process was exec'd.
+func (p *Process) Started() time.Time { return p.started }
+
+// Exited is closed when the process has exited.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Output returns what the process has written to stdout and stderr so far.
+func (p *Process) Output() string { return p.output.String() }
+
+// Invoke sends payload to the process through its runtime and waits for the
+// answer, as [Runtime.Invoke] does, but gives up, with the process's output in
+// the error, if the process exits first.
+func (p *Process) Invoke(ctx context.Context, payload []byte) (*Result, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-p.exited:
+			cancel(fmt.Errorf("process exited (%v) before answering; output:\n%s", p.waitErr, p.Output()))
+		case <-ctx.Done():
+		}
+	}()
+	res, err := p.rt.Invoke(ctx, payload)
+	if err != nil {
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+			return nil, fmt.Errorf("lambdatest: %w", cause)
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+// Stop ends the process as Lambda ends an environment: SIGTERM, then
+// SIGKILL if it is still running half a second later. It returns the exit
+// error of a process that had already exited on its own, and nil otherwise.
+func (p *Process) Stop() error {
+	select {
+	case <-p.exited:
+		return p.waitErr
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(500 * time.Millisecond):
+		p.cmd.Process.Kill()
+		<-p.exited
+	}
+	return nil
+}
+
+// lockedBuffer is a bytes.Buffer safe for the concurrent writes of a
+// process's stdout and stderr.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

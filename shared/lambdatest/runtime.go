@@ -1,0 +1,293 @@
+// Package lambdatest runs built Lambda bootstrap binaries outside Lambda, for
+// tests and benchmarks: [Runtime] serves the part of the Lambda Runtime API
+// that a Go function uses (next invocation, response, error, init error, and
+// the extension registration that lambda.WithEnableSIGTERM performs), and
+// [Start] runs a bootstrap against it.
+//
+//	rt := lambdatest.NewRuntime(nil)
+//	defer rt.Close()
+//	p, err := lambdatest.Start(rt, "bin/gateway/bootstrap", env)
+//	if err != nil { ... }
+//	defer p.Stop()
+//	res, err := p.Invoke(ctx, event) // res.Payload, or res.Error if the function failed
+//
+// The Runtime API is documented at
+// https://docs.aws.amazon.com/lambda/latest/dg/runtimes-api.html.
+package lambdatest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The Runtime API paths a function calls.
+const (
+	pathNext      = "/2018-06-01/runtime/invocation/next"
+	pathInvoke    = "/2018-06-01/runtime/invocation/"
+	pathInitError = "/2018-06-01/runtime/init/error"
+	pathRegister  = "/2020-01-01/extension/register"
+	pathExtNext   = "/2020-01-01/extension/event/next"
+)
+
+// The headers of a next-invocation answer.
+const (
+	HeaderRequestID   = "Lambda-Runtime-Aws-Request-Id"
+	HeaderDeadlineMS  = "Lambda-Runtime-Deadline-Ms"
+	HeaderFunctionARN = "Lambda-Runtime-Invoked-Function-Arn"
+	HeaderTraceID     = "Lambda-Runtime-Trace-Id"
+)
+
+// DefaultFunctionARN is the invoked function ARN when [Options.FunctionARN] is empty.
+const DefaultFunctionARN = "arn:aws:lambda:us-east-1:123456789012:function:lambdatest"
+
+// Options configures [NewRuntime]. A nil *Options uses the defaults.
+type Options struct {
+	// FunctionARN is sent as the invoked function ARN. If empty, defaults to [DefaultFunctionARN].
+	FunctionARN string
+	// Timeout sets each invocation's deadline, counted from when the function
+	// receives it. If zero, defaults to 30 seconds.
+	Timeout time.Duration
+}
+
+// FunctionError is an error a function reported, for one invocation or at init.
+type FunctionError struct {
+	Type       string          `json:"errorType"`
+	Message    string          `json:"errorMessage"`
+	StackTrace json.RawMessage `json:"stackTrace,omitempty"`
+}
+
+func (e *FunctionError) Error() string {
+	return fmt.Sprintf("function error %s: %s", e.Type, e.Message)
+}
+
+// ErrInit is wrapped by the error [Runtime.Invoke] returns when the function
+// reported an init error instead of answering.
+var ErrInit = errors.New("lambdatest: function failed to initialise")
+
+// Result is a function's answer to one invocation.
+type Result struct {
+	RequestID string
+	// Payload is the response body, if the function answered.
+	Payload []byte
+	// Error is set, and Payload empty, if the function reported an error.
+	Error *FunctionError
+	// Received is when the runtime handed the event to the function; Answered
+	// is when the answer arrived.
+	Received, Answered time.Time
+}
+
+type invocation struct {
+	id       string
+	payload  []byte
+	received time.Time
+	done     chan *Result
+}
+
+// Runtime is an in-process Lambda Runtime API. Invocations are handed out in
+// the order [Runtime.Invoke] queued them. It is safe for concurrent use.
+type Runtime struct {
+	srv      *httptest.Server
+	arn      string
+	timeout  time.Duration
+	queue    chan *invocation
+	closed   chan struct{}
+	closeOne sync.Once
+	seq      atomic.Int64
+
+	mu      sync.Mutex
+	pending map[string]*invocation
+	initErr *FunctionError
+	failed  chan struct{} // closed when an init error arrives
+}
+
+// NewRuntime starts a Runtime on a loopback port.
+func NewRuntime(opts *Options) *Runtime {
+	rt := &Runtime{
+		arn:     DefaultFunctionARN,
+		timeout: 30 * time.Second,
+		queue:   make(chan *invocation, 64),
+		closed:  make(chan struct{}),
+		pending: map[string]*invocation{},
+		failed:  make(chan struct{}),
+	}
+	if opts != nil && opts.FunctionARN != "" {
+		rt.arn = opts.FunctionARN
+	}
+	if opts != nil && opts.Timeout > 0 {
+		rt.timeout = opts.Timeout
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+pathNext, rt.next)
+	mux.HandleFunc("POST "+pathInvoke+"{id}/response", rt.answer)
+	mux.HandleFunc("POST "+pathInvoke+"{id}/error", rt.answer)
+	mux.HandleFunc("POST "+pathInitError, rt.initError)
+	mux.HandleFunc("POST "+pathRegister, rt.register)
+	mux.HandleFunc("GET "+pathExtNext, rt.extensionNext)
+	rt.srv = httptest.NewServer(mux)
+	return rt
+}
+
+// Addr returns the host:port to put in AWS_LAMBDA_RUNTIME_API.
+func (rt *Runtime) Addr() string { return strings.TrimPrefix(rt.srv.URL, "http://") }
+
+// Close stops the server, releasing any function blocked waiting for an event.
+func (rt *Runtime) Close() {
+	rt.closeOne.Do(func() {
+		close(rt.closed)
+		rt.srv.CloseClientConnections()
+		rt.srv.Close()
+	})
+}
+
+// InitError returns the init error the function reported, if any.
+func (rt *Runtime) InitError() *FunctionError {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.initErr
+}
+
+// Invoke queues payload as the next event and waits for the function's
+// answer. A function error is a Result with Error set, not an error; an error
+// means no answer came: ctx ended, the runtime was closed, or the function
+// reported an init error (wrapping [ErrInit]).
+func (rt *Runtime) Invoke(ctx context.Context, payload []byte) (*Result, error) {
+	inv := &invocation{
+		id:      fmt.Sprintf("00000000-0000-4000-8000-%012d", rt.seq.Add(1)),
+		payload: payload,
+		done:    make(chan *Result, 1),
+	}
+	rt.mu.Lock()
+	rt.pending[inv.id] = inv
+	rt.mu.Unlock()
+	defer func() {
+		rt.mu.Lock()
+		delete(rt.pending, inv.id)
+		rt.mu.Unlock()
+	}()
+	select {
+	case rt.queue <- inv:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("lambdatest: queueing invocation: %w", ctx.Err())
+	}
+	select {
+	case res := <-inv.done:
+		return res, nil
+	case <-rt.failed:
+		return nil, fmt.Errorf("%w: %w", ErrInit, rt.InitError())
+	case <-rt.closed:
+		return nil, errors.New("lambdatest: runtime closed before the function answered")
+	case <-ctx.Done():
+		return nil, fmt.Errorf("lambdatest: waiting for invocation %s: %w", inv.id, ctx.Err())
+	}
+}
+
+// next hands the function the next queued event, waiting for one.
+func (rt *Runtime) next(w http.ResponseWriter, r *http.Request) {
+	var inv *invocation
+	select {
+	case inv = <-rt.queue:
+	case <-r.Context().Done():
+		return
+	case <-rt.closed:
+		http.Error(w, "runtime closed", http.StatusGone)
+		return
+	}
+	rt.mu.Lock()
+	inv.received = time.Now()
+	rt.mu.Unlock()
+	h := w.Header()
+	h.Set(HeaderRequestID, inv.id)
+	h.Set(HeaderDeadlineMS, strconv.FormatInt(time.Now().Add(rt.timeout).UnixMilli(), 10))
+	h.Set(HeaderFunctionARN, rt.arn)
+	h.Set(HeaderTraceID, "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=0")
+	h.Set("Content-Type", "application/json")
+	w.Write(inv.payload)
+}
+
+// answer records a function's response or error for one invocation.
+func (rt *Runtime) answer(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	id := r.PathValue("id")
+	rt.mu.Lock()
+	inv := rt.pending[id]
+	var received time.Time
+	if inv != nil {
+		received = inv.received
+	}
+	rt.mu.Unlock()
+	if inv == nil {
+		http.Error(w, `{"errorType":"InvalidRequestID","errorMessage":"unknown request id"}`, http.StatusBadRequest)
+		return
+	}
+	res := &Result{RequestID: id, Received: received, Answered: time.Now()}
+	if strings.HasSuffix(r.URL.Path, "/error") {
+		res.Error = decodeError(body, r)
+	} else if t := r.Trailer.Get("Lambda-Runtime-Function-Error-Type"); t != "" {
+		// aws-lambda-go reports a failure while streaming the body in a trailer.
+		res.Error = &FunctionError{Type: t, Message: r.Trailer.Get("Lambda-Runtime-Function-Error-Body")}
+	} else {
+		res.Payload = body
+	}
+	select {
+	case inv.done <- res:
+	default: // answered twice; keep the first, as Lambda does
+	}
+	w.WriteHeader(http.StatusAccepted)
+	io.WriteString(w, `{"status":"OK"}`)
+}
+
+func (rt *Runtime) initError(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	fe := decodeError(body, r)
+	rt.mu.Lock()
+	if rt.initErr == nil {
+		rt.initErr = fe
+		close(rt.failed)
+	}
+	rt.mu.Unlock()
+	w.WriteHeader(http.StatusAccepted)
+	io.WriteString(w, `{"status":"OK"}`)
+}
+
+func decodeError(body []byte, r *http.Request) *FunctionError {
+	fe := &FunctionError{}
+	if err := json.Unmarshal(body, fe); err != nil || fe.Message == "" {
+		fe.Message = string(body)
+	}
+	if fe.Type == "" {
+		fe.Type = r.Header.Get("Lambda-Runtime-Function-Error-Type")
+	}
+	return fe
+}
+
+// register accepts an extension registration; aws-lambda-go registers one so
+// that Lambda sends SIGTERM before shutting the function down.
+func (rt *Runtime) register(w http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	w.Header().Set("Lambda-Extension-Identifier", "lambdatest-"+r.Header.Get("Lambda-Extension-Name"))
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"functionName":"lambdatest","functionVersion":"$LATEST","handler":"bootstrap"}`)
+}
+
+// extensionNext blocks, as it does for an extension registered for no events.
+func (rt *Runtime) extensionNext(w http.ResponseWriter, r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-rt.closed:
+		http.Error(w, "runtime closed", http.StatusGone)
+	}
+}
