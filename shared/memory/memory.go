@@ -186,6 +186,15 @@ func (s *Service) loadMeta(ctx context.Context, c tenant.Caller, id string) (met
 	return m, nil
 }
 
+// loadLiveMeta is loadMeta for a write: a conversation being deleted takes none.
+func (s *Service) loadLiveMeta(ctx context.Context, c tenant.Caller, id string) (meta, error) {
+	m, err := s.loadMeta(ctx, c, id)
+	if err == nil && m.Deleting {
+		return meta{}, notFound(id)
+	}
+	return m, err
+}
+
 func (s *Service) loadSummary(ctx context.Context, c tenant.Caller, id string) (summary, error) {
 	it, err := s.table.Get(ctx, convPK(c, id), skSummary)
 	if errors.Is(err, store.ErrNotFound) {
@@ -271,12 +280,9 @@ func (s *Service) AddMessage(ctx context.Context, c tenant.Caller, in AddMessage
 	pk := convPK(c, in.ConversationID)
 	var seq int64
 	err := retry(ctx, in.ConversationID, func() error {
-		m, err := s.loadMeta(ctx, c, in.ConversationID)
+		m, err := s.loadLiveMeta(ctx, c, in.ConversationID)
 		if err != nil {
 			return err
-		}
-		if m.Deleting {
-			return notFound(in.ConversationID)
 		}
 		seq = m.Seq + 1
 		next := m
@@ -625,12 +631,9 @@ func (s *Service) Clear(ctx context.Context, c tenant.Caller, in ConversationInp
 	pk := convPK(c, in.ConversationID)
 	var cleared int64
 	err := retry(ctx, in.ConversationID, func() error {
-		m, err := s.loadMeta(ctx, c, in.ConversationID)
+		m, err := s.loadLiveMeta(ctx, c, in.ConversationID)
 		if err != nil {
 			return err
-		}
-		if m.Deleting {
-			return notFound(in.ConversationID)
 		}
 		sum, err := s.loadSummary(ctx, c, in.ConversationID)
 		if err != nil {

@@ -112,15 +112,25 @@ func ValidateBlobKey(key string) error {
 	return nil
 }
 
-// ValidateListLimit returns limit defaulted, or an error if it is out of range.
-func ValidateListLimit(limit int) (int, error) {
-	switch {
-	case limit == 0:
-		return DefaultQueryLimit, nil
-	case limit < 0 || limit > MaxQueryLimit:
-		return 0, fmt.Errorf("%w: list limit %d outside 1..%d", ErrInvalid, limit, MaxQueryLimit)
+// ValidateList checks a listing's prefix and options, as every backend must,
+// and returns its page size (defaulted) and the key its cursor continues
+// after ("" for the first page). opts may be nil.
+func ValidateList(prefix string, opts *ListOptions) (limit int, after string, err error) {
+	var o ListOptions
+	if opts != nil {
+		o = *opts
 	}
-	return limit, nil
+	switch limit = o.Limit; {
+	case limit == 0:
+		limit = DefaultQueryLimit
+	case limit < 0 || limit > MaxQueryLimit:
+		return 0, "", fmt.Errorf("%w: list limit %d outside 1..%d", ErrInvalid, limit, MaxQueryLimit)
+	}
+	if len(prefix) > MaxBlobKeyBytes || !utf8.ValidString(prefix) {
+		return 0, "", fmt.Errorf("%w: list prefix is not valid UTF-8 of at most %d bytes", ErrInvalid, MaxBlobKeyBytes)
+	}
+	after, err = DecodeCursor(Query{Prefix: prefix, Cursor: o.Cursor})
+	return limit, after, err
 }
 
 // DefaultContentType is the content type of an object put without one.
@@ -140,11 +150,4 @@ func ValidateContentType(ct string) (string, error) {
 		return "", fmt.Errorf("%w: content type %q is not printable ASCII of at most %d bytes", ErrInvalid, ct, MaxContentTypeBytes)
 	}
 	return ct, nil
-}
-
-// DecodeBlobCursor returns the key a listing cursor continues after, checking
-// that it falls under prefix. Cursors come from [EncodeCursor] of the last
-// key listed, on every backend.
-func DecodeBlobCursor(prefix, cursor string) (string, error) {
-	return DecodeCursor(Query{Prefix: prefix, Cursor: cursor})
 }

@@ -415,18 +415,7 @@ func (b *Blobs) Delete(ctx context.Context, key string) error {
 // that can hold keys with the prefix and after the cursor, in key order.
 // The BlobInfos it returns have no ContentType, as S3's listing has none.
 func (b *Blobs) List(ctx context.Context, prefix string, opts *store.ListOptions) (store.BlobPage, error) {
-	var o store.ListOptions
-	if opts != nil {
-		o = *opts
-	}
-	limit, err := store.ValidateListLimit(o.Limit)
-	if err != nil {
-		return store.BlobPage{}, err
-	}
-	if len(prefix) > store.MaxBlobKeyBytes || !utf8.ValidString(prefix) {
-		return store.BlobPage{}, fmt.Errorf("%w: list prefix is not valid UTF-8 of at most %d bytes", store.ErrInvalid, store.MaxBlobKeyBytes)
-	}
-	after, err := store.DecodeBlobCursor(prefix, o.Cursor)
+	limit, after, err := store.ValidateList(prefix, opts)
 	if err != nil {
 		return store.BlobPage{}, err
 	}

@@ -24,7 +24,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -197,18 +196,7 @@ func (b *Blobs) Head(ctx context.Context, key string) (store.BlobInfo, error) {
 // follows in the bucket, even outside the prefix). The BlobInfos it returns
 // have no ContentType: ListObjectsV2 does not report it.
 func (b *Blobs) List(ctx context.Context, prefix string, opts *store.ListOptions) (store.BlobPage, error) {
-	var o store.ListOptions
-	if opts != nil {
-		o = *opts
-	}
-	limit, err := store.ValidateListLimit(o.Limit)
-	if err != nil {
-		return store.BlobPage{}, err
-	}
-	if len(prefix) > store.MaxBlobKeyBytes || !utf8.ValidString(prefix) {
-		return store.BlobPage{}, fmt.Errorf("%w: list prefix is not valid UTF-8 of at most %d bytes", store.ErrInvalid, store.MaxBlobKeyBytes)
-	}
-	after, err := store.DecodeBlobCursor(prefix, o.Cursor)
+	limit, after, err := store.ValidateList(prefix, opts)
 	if err != nil {
 		return store.BlobPage{}, err
 	}
