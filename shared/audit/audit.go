@@ -32,7 +32,7 @@ const ToolCalled = "ToolCalled"
 
 // Event is one entry of the audit log.
 type Event struct {
-	Tenant    string `json:"-"`
+	Tenant    string `json:"tenant"`
 	TraceID   string `json:"trace_id"`
 	Type      string `json:"type"`
 	Tool      string `json:"tool,omitempty"`

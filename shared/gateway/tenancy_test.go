@@ -197,15 +197,16 @@ func TestMutatingCallsLeaveAnAuditTrailInOrder(t *testing.T) {
 	cs := h.connect(t, key, nil)
 	out := mustCall(t, cs, "get_audit_trace", map[string]any{"trace_id": trace})
 	var events []struct {
-		Type, Tool, Principal, Outcome, RequestID string
-		Time                                      time.Time
+		Tenant, Type, Tool, Principal, Outcome string
+		RequestID                              string `json:"request_id"`
+		Time                                   time.Time
 	}
 	b, _ := json.Marshal(out["events"])
 	json.Unmarshal(b, &events)
 	var got []string
 	for i, e := range events {
 		got = append(got, e.Tool+" "+e.Outcome)
-		if e.Type != "ToolCalled" || e.Principal != "alice" || e.Time.IsZero() {
+		if e.Tenant != "acme" || e.Type != "ToolCalled" || e.Principal != "alice" || e.RequestID == "" || e.Time.IsZero() {
 			t.Errorf("event %d = %+v", i, e)
 		}
 		if i > 0 && e.Time.Before(events[i-1].Time) {
