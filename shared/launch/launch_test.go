@@ -1,0 +1,120 @@
+package launch
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/apikey"
+	"github.com/switchboard-dev/switchboard/shared/config"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var urlLine = regexp.MustCompile(`serving MCP at (http://\S+/mcp)`)
+
+// serveLocal runs the local server on a free port until the test ends and
+// returns its MCP URL and what it wrote to stderr.
+func serveLocal(t *testing.T, data string) (string, *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- localGateway(ctx, "127.0.0.1:0", data, false, Extras{}, stdout, stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("localGateway: %v", err)
+		}
+	})
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if m := urlLine.FindStringSubmatch(stdout.String()); m != nil {
+			if !strings.Contains(stdout.String(), "claude mcp add --transport http switchboard "+m[1]) || !strings.Contains(stdout.String(), "inspector --cli "+m[1]) {
+				t.Errorf("the banner does not say how to connect:\n%s", stdout.String())
+			}
+			return m[1], stderr
+		}
+	}
+	t.Fatalf("no URL printed; stdout %q, stderr %q", stdout.String(), stderr.String())
+	return "", nil
+}
+
+func initialize(t *testing.T, url, key string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestWithoutKeysTheLocalServerActsForTenantLocalAndSaysSo(t *testing.T) {
+	url, stderr := serveLocal(t, t.TempDir())
+	if got := initialize(t, url, ""); got != 200 {
+		t.Errorf("initialize without a key: %d, want 200", got)
+	}
+	if !strings.Contains(stderr.String(), `WARNING: no API key is configured: every request acts for tenant "local"`) {
+		t.Errorf("no WARNING line about the local tenant in:\n%s", stderr.String())
+	}
+}
+
+func TestOnceAKeyExistsTheLocalServerRequiresOne(t *testing.T) {
+	data := t.TempDir()
+	cfg := config.Local(data)
+	tbl, closeFn, err := cfg.OpenTable(context.Background(), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := apikey.New(tbl, nil).Create(context.Background(), "acme", "alice", nil, time.Time{})
+	closeFn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, stderr := serveLocal(t, data)
+	if got := initialize(t, url, ""); got != http.StatusUnauthorized {
+		t.Errorf("initialize without a key: %d, want 401", got)
+	}
+	if got := initialize(t, url, key); got != 200 {
+		t.Errorf("initialize with the key: %d, want 200", got)
+	}
+	if strings.Contains(stderr.String(), "tenant \"local\"") {
+		t.Errorf("the server announces the local tenant although keys are required:\n%s", stderr.String())
+	}
+}
+
+func TestASecondServerOnTheSameDataFolderSaysWhyItCannotStart(t *testing.T) {
+	data := t.TempDir()
+	serveLocal(t, data)
+	err := localGateway(context.Background(), "127.0.0.1:0", data, false, Extras{}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "another process holds it") {
+		t.Errorf("second server: error = %v, want one saying the folder is in use", err)
+	}
+}
