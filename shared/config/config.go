@@ -37,7 +37,6 @@ import (
 const (
 	EnvTable           = "SWITCHBOARD_TABLE"
 	EnvBucket          = "SWITCHBOARD_BUCKET"
-	EnvSummarizer      = "SWITCHBOARD_SUMMARIZER"
 	EnvFunctionPrefix  = "SWITCHBOARD_FUNCTION_PREFIX"
 	EnvAllowedOrigins  = "SWITCHBOARD_ALLOWED_ORIGINS"
 	EnvAnonymousTenant = "SWITCHBOARD_ANONYMOUS_TENANT"
@@ -53,8 +52,6 @@ type Config struct {
 	// Bucket is the S3 bucket name, or file:DIR for a local folder. If empty,
 	// functions get no blob store (the memory functions need none).
 	Bucket string
-	// Summarizer names the summariser: "offline" (the default).
-	Summarizer string
 	// FunctionPrefix begins the name of every tool function; the gateway on
 	// AWS invokes <FunctionPrefix><function name>.
 	FunctionPrefix string
@@ -74,7 +71,6 @@ func FromEnv(getenv func(string) string) Config {
 	c := Config{
 		Table:           getenv(EnvTable),
 		Bucket:          getenv(EnvBucket),
-		Summarizer:      getenv(EnvSummarizer),
 		FunctionPrefix:  getenv(EnvFunctionPrefix),
 		AnonymousTenant: getenv(EnvAnonymousTenant),
 		InLambda:        getenv("AWS_LAMBDA_FUNCTION_NAME") != "",
@@ -84,9 +80,6 @@ func FromEnv(getenv func(string) string) Config {
 			c.AllowedOrigins = append(c.AllowedOrigins, o)
 		}
 	}
-	if c.Summarizer == "" {
-		c.Summarizer = "offline"
-	}
 	return c
 }
 
@@ -95,7 +88,6 @@ func Local(dir string) Config {
 	return Config{
 		Table:           FilePrefix + filepath.Join(dir, "switchboard.db"),
 		Bucket:          FilePrefix + filepath.Join(dir, "blobs"),
-		Summarizer:      "offline",
 		AnonymousTenant: tenant.Local,
 	}
 }
@@ -108,9 +100,6 @@ func (c Config) Validate() error {
 	}
 	if c.Bucket == FilePrefix {
 		errs = append(errs, fmt.Errorf("%s: %s needs a folder after it", EnvBucket, FilePrefix))
-	}
-	if c.Summarizer != "offline" {
-		errs = append(errs, fmt.Errorf("%s=%q: the only summariser is offline", EnvSummarizer, c.Summarizer))
 	}
 	if c.AnonymousTenant != "" {
 		if err := tenant.Validate(c.AnonymousTenant); err != nil {
