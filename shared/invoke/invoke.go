@@ -105,11 +105,21 @@ func (e *FunctionError) Error() string {
 // not HTML-escape, so arguments reach the function byte for byte as the client
 // sent them.
 func Encode(req *Request) ([]byte, error) {
+	b, err := Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("invoke: encoding request: %w", err)
+	}
+	return b, nil
+}
+
+// Marshal is json.Marshal without HTML escaping: what crosses the boundary
+// keeps "<", ">" and "&" as they are, rather than as "\u003c" and its kin.
+func Marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(req); err != nil {
-		return nil, fmt.Errorf("invoke: encoding request: %w", err)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

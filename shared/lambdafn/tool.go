@@ -274,7 +274,7 @@ func toolResponse(out any, err error, traceID string) invoke.Response {
 		buf.WriteString(`}],"isError":true}`)
 		resp.Error = &invoke.Error{Kind: string(kind), Field: field, Message: message}
 	} else {
-		structured, merr := encodeJSON(out)
+		structured, merr := invoke.Marshal(out)
 		if merr != nil {
 			return toolResponse(nil, fmt.Errorf("encoding result: %w", merr), traceID)
 		}
@@ -308,7 +308,7 @@ func contentResponse(content []mcp.Content, structured []byte, traceID string) i
 
 // writeString writes s as a JSON string.
 func writeString(buf *bytes.Buffer, s string) {
-	b, _ := encodeJSON(s) // a string always encodes
+	b, _ := invoke.Marshal(s) // a string always encodes
 	buf.Write(b)
 }
 
@@ -402,16 +402,4 @@ func LogToClient(ctx context.Context, level, logger string, data any) {
 	if n, ok := ctx.Value(notificationsKey{}).(*notifications); ok {
 		n.add(invoke.Notification{Level: level, Logger: logger, Data: data})
 	}
-}
-
-// encodeJSON marshals v without HTML escaping, so text content reads as the
-// data does ("<" rather than "\u003c").
-func encodeJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
