@@ -43,6 +43,8 @@ type Deps struct {
 	Table      store.Table
 	Blobs      store.Blobs
 	Summarizer provider.Summarizer
+	Embedder   provider.Embedder
+	Generator  provider.Generator
 	// Logger receives one line per call. If nil, logs are discarded.
 	Logger *slog.Logger
 	// Metrics adds CloudWatch embedded-metric fields to each call's log line.

@@ -6,6 +6,7 @@ package tenant
 import (
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // Local is the tenant of an unauthenticated caller on a laptop.
@@ -31,3 +32,26 @@ func Validate(id string) error {
 
 // Key returns the key prefix every item of tenant t begins with.
 func Key(t string) string { return "t#" + t + "#" }
+
+// BlobPrefix returns the prefix every object key of tenant t begins with.
+func BlobPrefix(t string) string { return "tenants/" + t + "/" }
+
+// OwnBlobKey checks that key, an object key a caller named in a request,
+// lies under the caller's tenant prefix and cannot climb out of it: no empty,
+// "." or ".." segments, no backslashes or NUL bytes. It is checked before
+// anything is read.
+func OwnBlobKey(c Caller, key string) error {
+	rest, ok := strings.CutPrefix(key, BlobPrefix(c.Tenant))
+	if !ok || rest == "" {
+		return fmt.Errorf("object key %q is not under your tenant's prefix %q", key, BlobPrefix(c.Tenant))
+	}
+	if strings.ContainsAny(key, "\x00\\") {
+		return fmt.Errorf("object key %q contains a NUL byte or backslash", key)
+	}
+	for _, seg := range strings.Split(rest, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return fmt.Errorf("object key %q has an empty, \".\" or \"..\" segment", key)
+		}
+	}
+	return nil
+}
