@@ -38,7 +38,8 @@ var _ provider.Generator = Generator{}
 //
 //   - answer: the sentences of the documents that best match the question,
 //     in document order, within MaxTokens; an empty text when no sentence
-//     shares a salient term with the question.
+//     shares a salient term with the question. Markdown headings are not
+//     candidates (they name a topic without saying anything about it).
 //   - rephrase: the question unchanged, or, when it refers back ("it",
 //     "that", a short follow-up), the question followed by the salient terms
 //     of the last user turns of the history.
@@ -104,6 +105,10 @@ func answer(req provider.GenerateRequest) string {
 	for di, d := range req.Documents {
 		for pi, raw := range sentenceEnd.FindAllString(d, -1) {
 			text := strings.Join(strings.Fields(raw), " ")
+			if strings.HasPrefix(text, "#") {
+				continue // a Markdown heading names a topic, it does not answer
+			}
+			text = strings.TrimLeft(text, "-*+>| ") // list and quote markers
 			ts := terms(text)
 			if len(ts) == 0 || seen[text] {
 				continue

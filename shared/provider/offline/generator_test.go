@@ -62,6 +62,14 @@ func TestAnswerIsTheBestMatchingSentencesInDocumentOrder(t *testing.T) {
 	}
 }
 
+func TestAnswerSkipsMarkdownHeadingsAndListMarkers(t *testing.T) {
+	g := generate(t, provider.GenerateRequest{Task: provider.TaskAnswer, Question: "How do I patch Oracle Database?",
+		Documents: []string{"## Patching Oracle Database\n\n- Download the patch with OPatch and apply it while the database is down."}})
+	if want := "Download the patch with OPatch and apply it while the database is down."; g.Text != want {
+		t.Errorf("answer = %q, want %q", g.Text, want)
+	}
+}
+
 func TestAnswerRepeatsNoSentenceOfOverlappingChunks(t *testing.T) {
 	g := generate(t, provider.GenerateRequest{Task: provider.TaskAnswer, Question: "How is Oracle Database patched?",
 		Documents: []string{"Patching Oracle Database uses OPatch. Apply it.", "Patching Oracle Database uses OPatch. Then restart."}})
