@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/text"
 )
 
 // GeneratorModel is the model name [Generator] results carry.
@@ -210,8 +211,8 @@ func rephrase(question string, history []provider.Turn) string {
 		if t.Role != provider.RoleUser || content == question {
 			continue // assistant turns, and the current question passed as the thread's last turn
 		}
-		for _, w := range contentWords(content) {
-			st := stem(w)
+		for _, w := range salientWords(content) {
+			st := text.Stem(w)
 			if have[st] || len(add) == RephraseMaxTerms {
 				continue
 			}
@@ -270,33 +271,34 @@ func grade(question string, docs []string) string {
 	return "no"
 }
 
-// terms returns the salient words of s, stemmed, in order: what matching compares.
+// terms returns the salient words of s stemmed, in order: what matching
+// compares. Stems are [text.Stem]'s (Porter, as BM25 indexes), so "indexes"
+// matches "index" and "patched" matches "patching".
 func terms(s string) []string {
-	ws := contentWords(s)
+	ws := salientWords(s)
 	for i, w := range ws {
-		ws[i] = stem(w)
+		ws[i] = text.Stem(w)
 	}
 	return ws
 }
 
-// stem strips the commonest English inflections, so "indexes" matches
-// "index" and "configured" matches "configure" closely enough for lexical
-// matching. It is deliberately crude: a word only loses a suffix if at least
-// three letters remain.
-func stem(w string) string {
-	r := []rune(w)
-	for _, suf := range []struct{ from, to string }{
-		{"ies", "y"}, {"sses", "ss"}, {"ches", "ch"}, {"shes", "sh"}, {"xes", "x"}, {"ing", ""}, {"ed", ""}, {"es", "e"}, {"ly", ""}, {"s", ""},
-	} {
-		if strings.HasSuffix(w, suf.from) && len(r)-len([]rune(suf.from)) >= 3 {
-			if suf.from == "s" && strings.HasSuffix(w, "ss") {
-				return w
-			}
-			out := strings.TrimSuffix(w, suf.from) + suf.to
-			return strings.TrimSuffix(out, "e")
+// salientWords returns the tokens of s ([text.Tokens]) that carry meaning:
+// not stop words, and not single letters or digits. The stop list is the
+// summariser's, which is longer than BM25's (it drops question words such as
+// "how" and "what" too), since here a word shared by question and document
+// must say something about the topic.
+func salientWords(s string) []string {
+	var out []string
+	for _, w := range text.Tokens(s) {
+		if stopwords[w] || text.IsStopWord(w) {
+			continue
 		}
+		if r := []rune(w); len(r) == 1 && !unicode.In(r[0], unicode.Han, unicode.Hiragana, unicode.Katakana) {
+			continue
+		}
+		out = append(out, w)
 	}
-	return strings.TrimSuffix(w, "e")
+	return out
 }
 
 func distinct(ts []string) []string {
