@@ -17,7 +17,8 @@ import (
 
 // TestGradeAgainstBEIRJudgements measures the offline grader on a BEIR-layout
 // folder: how often it says "yes" for a judged-relevant document, and for a
-// random other document of the corpus. It runs only when
+// random other document of the corpus; and how often the offline answer from
+// the relevant document is non-empty. It runs only when
 // SWITCHBOARD_BEIR_DIR names the folder:
 //
 //	SWITCHBOARD_BEIR_DIR=../shared/eval/scifact SWITCHBOARD_BEIR_SPLIT=test \
@@ -77,11 +78,18 @@ func TestGradeAgainstBEIRJudgements(t *testing.T) {
 		return g.Text == "yes"
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	var yesRelevant, yesRandom int
+	var yesRelevant, yesRandom, answered int
 	for _, qid := range qids {
 		q, rel := queries[qid], relevant[qid]
 		if grade(q, docs[rel[0]]) {
 			yesRelevant++
+		}
+		a, err := gen.Generate(context.Background(), provider.GenerateRequest{Task: provider.TaskAnswer, Question: q, Documents: []string{docs[rel[0]]}, MaxTokens: 80})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Text != "" {
+			answered++
 		}
 		other := ids[r.IntN(len(ids))]
 		for slices.Contains(rel, other) {
@@ -92,8 +100,8 @@ func TestGradeAgainstBEIRJudgements(t *testing.T) {
 		}
 	}
 	n := float64(len(qids))
-	t.Logf("split=%s queries=%d grade_yes_relevant=%.3f grade_yes_random=%.3f (GradeMinShared=%d)",
-		split, len(qids), float64(yesRelevant)/n, float64(yesRandom)/n, offline.GradeMinShared)
+	t.Logf("split=%s queries=%d grade_yes_relevant=%.3f grade_yes_random=%.3f (GradeMinShared=%d) answer_nonempty_relevant=%.3f",
+		split, len(qids), float64(yesRelevant)/n, float64(yesRandom)/n, offline.GradeMinShared, float64(answered)/n)
 }
 
 func eachLine(t *testing.T, path string, fn func(string)) {
