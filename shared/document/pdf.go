@@ -115,11 +115,17 @@ func (l *pdfLexer) next() (any, error) {
 	for l.pos < len(l.data) && !isPDFSpace(l.data[l.pos]) && !isPDFDelim(l.data[l.pos]) {
 		l.pos++
 	}
-	word := string(l.data[start:l.pos])
-	if f, ok := parsePDFNumber(word); ok {
+	word := l.data[start:l.pos]
+	if n, ok := parsePDFInt(word); ok {
+		return n, nil
+	}
+	if f, ok := parsePDFNumber(string(word)); ok {
 		return f, nil
 	}
-	switch word {
+	if k, ok := commonKeywords[string(word)]; ok { // no allocation
+		return k, nil
+	}
+	switch string(word) {
 	case "true":
 		return true, nil
 	case "false":
@@ -128,6 +134,46 @@ func (l *pdfLexer) next() (any, error) {
 		return nil, nil
 	}
 	return pdfKeyword(word), nil
+}
+
+// commonKeywords are the operators content streams repeat most, returned
+// without allocating.
+var commonKeywords = func() map[string]any {
+	m := map[string]any{}
+	for _, k := range []string{"obj", "endobj", "R", "q", "Q", "cm", "BT", "ET", "Tf", "Td", "TD", "Tm", "T*", "Tj", "TJ",
+		"'", "\"", "Tc", "Tw", "Tz", "TL", "Ts", "Do", "re", "f", "m", "l", "c", "h", "S", "n", "W", "gs", "rg", "RG", "g", "G",
+		"BDC", "EMC", "BMC", "w", "j", "J", "d", "cs", "CS", "sc", "scn", "SC", "SCN", "k", "K", "i", "ri", "Tr", "v", "y", "B", "b", "F",
+		"begincmap", "endcmap", "beginbfchar", "endbfchar", "beginbfrange", "endbfrange", "begincodespacerange", "endcodespacerange",
+		"def", "dict", "begin", "end", "findresource", "defineresource", "pop", "currentdict"} {
+		m[k] = pdfKeyword(k)
+	}
+	return m
+}()
+
+// parsePDFInt parses a plain integer ("12", "-3") without allocating.
+func parsePDFInt(w []byte) (float64, bool) {
+	if len(w) == 0 || len(w) > 15 {
+		return 0, false
+	}
+	neg := false
+	i := 0
+	if w[0] == '-' || w[0] == '+' {
+		neg, i = w[0] == '-', 1
+	}
+	if i == len(w) {
+		return 0, false
+	}
+	n := 0.0
+	for ; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + float64(w[i]-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 // parsePDFNumber parses 12, -3, 4.5, .5, -.002 (and tolerates 1.2.3 as 1.2? no).
@@ -149,7 +195,14 @@ func parsePDFNumber(w string) (float64, bool) {
 
 func (l *pdfLexer) name() pdfName {
 	l.pos++ // '/'
-	var b []byte
+	start := l.pos
+	for l.pos < len(l.data) && !isPDFSpace(l.data[l.pos]) && !isPDFDelim(l.data[l.pos]) && l.data[l.pos] != '#' {
+		l.pos++
+	}
+	if l.pos == len(l.data) || l.data[l.pos] != '#' {
+		return pdfName(l.data[start:l.pos])
+	}
+	b := append([]byte(nil), l.data[start:l.pos]...)
 	for l.pos < len(l.data) {
 		c := l.data[l.pos]
 		if isPDFSpace(c) || isPDFDelim(c) {
@@ -276,7 +329,7 @@ func (l *pdfLexer) object(depth int, refs bool) (any, error) {
 // objectFrom completes the object that starts with token tok.
 func (l *pdfLexer) objectFrom(tok any, depth int, refs bool) (any, error) {
 	if depth > maxPDFNesting {
-		return nil, fmt.Errorf("%w: nested deeper than %d", errPDFSyntax, maxPDFNesting)
+		return nil, errPDFSyntax // nested deeper than maxPDFNesting
 	}
 	switch t := tok.(type) {
 	case float64:
@@ -325,7 +378,7 @@ func (l *pdfLexer) objectFrom(tok any, depth int, refs bool) (any, error) {
 				}
 				k, ok := tok.(pdfName)
 				if !ok {
-					return nil, fmt.Errorf("%w: dictionary key %v is not a name", errPDFSyntax, tok)
+					return nil, errPDFSyntax // a key that is not a name
 				}
 				tok, err = l.next()
 				if err != nil {
@@ -354,7 +407,7 @@ func (l *pdfLexer) objectFrom(tok any, depth int, refs bool) (any, error) {
 // "endobj" instead of swallowing the objects after it.
 func notOperator(tok any) error {
 	if k, ok := tok.(pdfKeyword); ok && k != kwArrayOpen && k != kwDictOpen {
-		return fmt.Errorf("%w: %s inside an array or dictionary", errPDFSyntax, k)
+		return errPDFSyntax // not formatted: damaged files raise many, and they are skipped
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package document
 
 import (
+	"cmp"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -57,19 +60,19 @@ func (ft *pdfFont) glyphs(s pdfString, out []pdfGlyph) []pdfGlyph {
 	return out
 }
 
-// font returns the font named by the font dictionary v, cached by object.
+// font returns the font of font dictionary v, loading each dictionary once
+// however many times content selects it.
 func (x *pdfExtractor) font(v any) *pdfFont {
-	key := any(nil)
-	if r, ok := v.(pdfRef); ok {
-		key = r
-		if ft, ok := x.fonts[r]; ok {
-			return ft
-		}
+	d := x.f.dict(v)
+	if d == nil {
+		return defaultFont
 	}
-	ft := x.loadFont(x.f.dict(v))
-	if key != nil {
-		x.fonts[key.(pdfRef)] = ft
+	key := reflect.ValueOf(d).Pointer() // maps do not move: the address names the dictionary
+	if ft, ok := x.fonts[key]; ok {
+		return ft
 	}
+	ft := x.loadFont(d)
+	x.fonts[key] = ft
 	return ft
 }
 
@@ -78,8 +81,11 @@ func (x *pdfExtractor) loadFont(d pdfDict) *pdfFont {
 	ft := &pdfFont{widths: map[int]float64{}, dw: 500, scale: 1}
 	subtype, _ := f.resolve(d["Subtype"]).(pdfName)
 	if s, ok := f.resolve(d["ToUnicode"]).(*pdfStream); ok {
-		if data, err := f.decode(s); err == nil {
+		if c, ok := x.cmaps[s]; ok {
+			ft.toUnicode = c
+		} else if data, err := f.decode(s); err == nil {
 			ft.toUnicode = parseCMap(data)
+			x.cmaps[s] = ft.toUnicode
 		}
 	}
 	if subtype == "Type0" {
@@ -359,9 +365,13 @@ func (c *pdfCMap) lookup(code, n int) (string, bool) {
 	if s, ok := c.single[cmapKey{code, n}]; ok {
 		return s, true
 	}
-	for _, r := range c.ranges {
-		if r.n != n || code < r.lo || code > r.hi {
-			continue
+	// The ranges are sorted by their first code; they rarely overlap, and
+	// when they do only the last one starting at or before code is tried.
+	i, _ := slices.BinarySearchFunc(c.ranges, code+1, func(r cmapBFRange, c int) int { return cmp.Compare(r.lo, c) })
+	if i > 0 {
+		r := c.ranges[i-1]
+		if r.n != n || code > r.hi {
+			return "", false
 		}
 		off := code - r.lo
 		if r.list != nil {
@@ -379,6 +389,9 @@ func (c *pdfCMap) lookup(code, n int) (string, bool) {
 	}
 	return "", false
 }
+
+// maxCodeSpaceRanges bounds the code space ranges tried for each code.
+const maxCodeSpaceRanges = 16
 
 // utf16BE decodes a destination string of a ToUnicode map.
 func utf16BE(s pdfString) []uint16 {
@@ -427,7 +440,7 @@ func parseCMap(data []byte) *pdfCMap {
 			for i := 0; i+1 < len(operands); i += 2 {
 				lo, ok1 := operands[i].(pdfString)
 				hi, ok2 := operands[i+1].(pdfString)
-				if ok1 && ok2 && len(lo) >= 1 && len(lo) <= 4 {
+				if ok1 && ok2 && len(lo) >= 1 && len(lo) <= 4 && len(c.space) < maxCodeSpaceRanges {
 					c.space = append(c.space, cmapRange{cmapCode(lo), cmapCode(hi), len(lo)})
 					entries++
 				}
@@ -464,5 +477,6 @@ func parseCMap(data []byte) *pdfCMap {
 		}
 		operands = operands[:0]
 	}
+	slices.SortStableFunc(c.ranges, func(a, b cmapBFRange) int { return cmp.Compare(a.lo, b.lo) })
 	return c
 }

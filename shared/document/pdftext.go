@@ -15,7 +15,7 @@ import (
 
 // maxPDFWork bounds the content bytes interpreted, counting a form XObject
 // each time it is drawn, against files that draw one form many times.
-const maxPDFWork = 256 << 20
+const maxPDFWork = 128 << 20
 
 // maxPDFPages bounds the pages read.
 const maxPDFPages = 100_000
@@ -31,7 +31,7 @@ func extractPDF(data []byte) (md, title string, err error) {
 	if len(pages) == 0 {
 		return "", "", corrupt("pdf: no pages found")
 	}
-	x := &pdfExtractor{f: f, fonts: map[pdfRef]*pdfFont{}}
+	x := &pdfExtractor{f: f, fonts: map[uintptr]*pdfFont{}, cmaps: map[*pdfStream]*pdfCMap{}}
 	for _, p := range pages {
 		x.newPage = true
 		var content []byte
@@ -160,7 +160,8 @@ type pdfLine struct {
 // pdfExtractor interprets content streams into lines of text.
 type pdfExtractor struct {
 	f     *pdfFile
-	fonts map[pdfRef]*pdfFont
+	fonts map[uintptr]*pdfFont // by font dictionary
+	cmaps map[*pdfStream]*pdfCMap
 	work  int
 	ctm   matrix
 	lines []pdfLine
@@ -262,11 +263,7 @@ func (x *pdfExtractor) run(content []byte, res pdfDict, depth int) error {
 		case "Tf":
 			if last(2) {
 				if name, ok := ops[0].(pdfName); ok {
-					if fd := f.dict(f.dict(res["Font"])[name]); fd != nil {
-						ts.font = x.font(f.dict(res["Font"])[name])
-					} else {
-						ts.font = defaultFont
-					}
+					ts.font = x.font(f.dict(res["Font"])[name])
 				}
 				ts.fs = num(1)
 			}
@@ -408,28 +405,31 @@ func (x *pdfExtractor) show(ts *textState, v any) {
 		font = defaultFont
 	}
 	x.glyphsBuf = font.glyphs(s, x.glyphsBuf[:0])
+	// Glyphs only move the text matrix along its x axis: in device space,
+	// glyph i starts at the origin plus advance × the matrix's first row.
+	m := ts.tm.mul(x.ctm)
+	size := math.Abs(ts.fs) * math.Hypot(m[2], m[3])
+	dx, dy := m[0], m[1]
+	if n := math.Hypot(dx, dy); n > 0 {
+		dx, dy = dx/n, dy/n
+	} else {
+		dx, dy = 1, 0
+	}
+	advance := 0.0
 	for _, g := range x.glyphsBuf {
-		m := ts.tm.mul(x.ctm)
-		size := math.Abs(ts.fs) * math.Hypot(m[2], m[3])
-		dx, dy := m[0], m[1]
-		if n := math.Hypot(dx, dy); n > 0 {
-			dx, dy = dx/n, dy/n
-		} else {
-			dx, dy = 1, 0
-		}
 		if g.text != "" {
-			x.place(g.text, m[4], m[5], dx, dy, size)
+			x.place(g.text, m[4]+advance*m[0], m[5]+advance*m[1], dx, dy, size)
 		}
 		tx := (g.width/1000*ts.fs + ts.tc) * ts.th
 		if g.space {
 			tx += ts.tw * ts.th
 		}
-		ts.tm = translate(tx, 0).mul(ts.tm)
-		e := ts.tm.mul(x.ctm)
+		advance += tx
 		if g.text != "" {
-			x.lastEnd = [2]float64{e[4], e[5]}
+			x.lastEnd = [2]float64{m[4] + advance*m[0], m[5] + advance*m[1]}
 		}
 	}
+	ts.tm = translate(advance, 0).mul(ts.tm)
 }
 
 // place adds text drawn at (px, py) in direction (dx, dy) at a font size,
@@ -496,18 +496,23 @@ func (x *pdfExtractor) markdown() string {
 		return body > 0 && round(ln.size) >= body*1.15 && utf8.RuneCountInString(ln.text) <= 200 &&
 			strings.IndexFunc(ln.text, unicode.IsLetter) >= 0 && !isBullet(ln.text)
 	}
+	rank := map[float64]int{} // heading size -> level
 	var sizes []float64
 	for _, ln := range x.lines {
-		if isHeading(ln) && !slices.Contains(sizes, round(ln.size)) {
-			sizes = append(sizes, round(ln.size))
+		if s := round(ln.size); isHeading(ln) && rank[s] == 0 {
+			rank[s] = -1
+			sizes = append(sizes, s)
 		}
 	}
 	slices.SortFunc(sizes, func(a, b float64) int { return cmp.Compare(b, a) })
+	for i, s := range sizes {
+		rank[s] = min(i+1, 6)
+	}
 	level := func(ln pdfLine) int {
 		if !isHeading(ln) {
 			return 0
 		}
-		return min(slices.Index(sizes, round(ln.size))+1, 6)
+		return rank[round(ln.size)]
 	}
 
 	type block struct {
