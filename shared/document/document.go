@@ -59,7 +59,8 @@ type Document struct {
 	// paragraphs and tables kept where the format marks them.
 	Markdown string
 	// Title is the first heading, else the title in the file's metadata
-	// (DOCX, PDF), else "".
+	// (DOCX core properties, PDF document information, Markdown front
+	// matter), else "".
 	Title string
 }
 
@@ -103,6 +104,9 @@ func Extract(name string, data []byte) (Document, error) {
 	}
 	md = Normalize(md)
 	title := firstHeading(md)
+	if title == "" && format == FormatMarkdown {
+		metaTitle = frontMatterTitle(md)
+	}
 	if title == "" {
 		title = strings.Join(strings.Fields(metaTitle), " ")
 	}

@@ -97,6 +97,8 @@ func TestExtractFormats(t *testing.T) {
 		{".markdown is Markdown", "a/b/readme.markdown", "# Hi\n", Document{Format: FormatMarkdown, Markdown: "# Hi\n", Title: "Hi"}, nil},
 		{"a Windows path works", `C:\docs\x.md`, "text", Document{Format: FormatMarkdown, Markdown: "text\n"}, nil},
 		{"UTF-16 with a byte order mark is decoded", "u.txt", "\xff\xfeh\x00i\x00", Document{Format: FormatText, Markdown: "hi\n"}, nil},
+		{"front matter is not a heading, but its title is the title", "post.md", "---\ntitle: \"From front matter\"\ntags: [a]\n---\nBody\n\n---\n", Document{Format: FormatMarkdown, Markdown: "---\ntitle: \"From front matter\"\ntags: [a]\n---\nBody\n\n---\n", Title: "From front matter"}, nil},
+		{"a setext heading is the title", "s.md", "Intro\n\nMy Title\n========\n", Document{Format: FormatMarkdown, Markdown: "Intro\n\nMy Title\n========\n", Title: "My Title"}, nil},
 		{"an empty text file is an empty document", "empty.txt", "", Document{Format: FormatText}, nil},
 		{"an unknown extension is unsupported", "photo.png", "\x89PNG", Document{}, ErrUnsupported},
 		{"a legacy Word file is unsupported", "old.doc", "x", Document{}, ErrUnsupported},
@@ -155,6 +157,8 @@ func TestExtractRejectsDamagedFiles(t *testing.T) {
 		{"a pdf with a broken content stream is corrupt", "a.pdf", buildPDF(brokenStream, "/Root 1 0 R"), ErrCorrupt, "FlateDecode"},
 		{"a pdf with an unsupported filter is unsupported", "a.pdf", buildPDF(lzw, "/Root 1 0 R"), ErrUnsupported, "LZWDecode"},
 		{"an encrypted pdf is unsupported", "a.pdf", encrypted, ErrUnsupported, "encrypted"},
+		{"an encrypted pdf with a cross-reference stream is unsupported", "a.pdf",
+			buildPDFObjStm(objs, []int{1, 2}, "/Root 1 0 R /Encrypt << /Filter /Standard /V 4 >>"), ErrUnsupported, "encrypted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

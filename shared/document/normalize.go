@@ -105,6 +105,7 @@ func decodeWinAnsi(data []byte) string {
 // firstHeading returns the text of md's first heading (ATX "# Title", or
 // setext: a line underlined with "===" or "---") outside code fences, or "".
 func firstHeading(md string) string {
+	md, _ = cutFrontMatter(md)
 	fence, prev := "", ""
 	for line := range strings.SplitSeq(md, "\n") {
 		last := prev
@@ -141,6 +142,30 @@ func firstHeading(md string) string {
 		}
 		if h != "" {
 			return h
+		}
+	}
+	return ""
+}
+
+// cutFrontMatter splits a leading YAML front matter block ("---" lines
+// around "key: value" lines) from md, returning the rest and the block.
+func cutFrontMatter(md string) (rest, front string) {
+	if !strings.HasPrefix(md, "---\n") {
+		return md, ""
+	}
+	end := strings.Index(md[4:], "\n---\n")
+	if end < 0 {
+		return md, ""
+	}
+	return md[4+end+5:], md[4 : 4+end]
+}
+
+// frontMatterTitle returns the title: entry of md's front matter, or "".
+func frontMatterTitle(md string) string {
+	_, front := cutFrontMatter(md)
+	for line := range strings.SplitSeq(front, "\n") {
+		if v, ok := strings.CutPrefix(line, "title:"); ok {
+			return strings.Trim(strings.TrimSpace(v), `"'`)
 		}
 	}
 	return ""
