@@ -148,7 +148,11 @@ func TestExtractRejectsDamagedFiles(t *testing.T) {
 	}{
 		{"a truncated docx is corrupt", "a.docx", report[:len(report)/2], ErrCorrupt, "zip"},
 		{"a docx without word/document.xml is corrupt", "a.docx", zipOf(t, map[string]string{"word/other.xml": "<x/>"}), ErrCorrupt, "word/document.xml"},
-		{"a docx with broken XML is corrupt", "a.docx", zipOf(t, map[string]string{"word/document.xml": "<w:document><w:body><w:p>"}), ErrCorrupt, "document.xml"},
+		{"a docx with broken XML is corrupt", "a.docx", zipOf(t, map[string]string{"word/document.xml": "<w:document><w:body><w:p>"}), ErrCorrupt, "main document part"},
+		{"a docx whose main part is missing is corrupt", "a.docx", zipOf(t, map[string]string{
+			"_rels/.rels":       `<Relationships><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document2.xml"/></Relationships>`,
+			"word/document.xml": "<w:document><w:body/></w:document>",
+		}), ErrCorrupt, "no word/document2.xml"},
 		{"a docx that is not a Word document is corrupt", "a.docx", zipOf(t, map[string]string{"word/document.xml": "<html/>"}), ErrCorrupt, "no body"},
 		{"text named .docx is corrupt", "a.docx", []byte("hello"), ErrCorrupt, "zip"},
 		{"garbage named .pdf is corrupt", "a.pdf", []byte("this is not a pdf at all"), ErrCorrupt, "%PDF"},

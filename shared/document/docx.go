@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"strconv"
 	"strings"
 )
@@ -15,7 +16,7 @@ import (
 const maxXMLDepth = 256
 
 // extractDOCX returns the Markdown of a Word document and the title in its
-// metadata. It reads word/document.xml (paragraphs, headings, list items,
+// metadata. It reads the main part named in _rels/.rels (word/document.xml) (paragraphs, headings, list items,
 // tables, breaks and tabs), word/styles.xml (which styles are headings) and
 // docProps/core.xml (the title); everything else is ignored.
 func extractDOCX(data []byte) (md, title string, err error) {
@@ -28,9 +29,17 @@ func extractDOCX(data []byte) (md, title string, err error) {
 		files[strings.TrimPrefix(f.Name, "/")] = f
 	}
 	b := newBudget()
-	body, ok := files["word/document.xml"]
+	mainPart := "word/document.xml"
+	if f, ok := files["_rels/.rels"]; ok {
+		if x, err := readZipFile(f, b); err == nil {
+			if target := officeDocument(x); target != "" {
+				mainPart = target
+			}
+		}
+	}
+	body, ok := files[mainPart]
 	if !ok {
-		return "", "", corrupt("docx: no word/document.xml")
+		return "", "", corrupt("docx: no %s (the main document part)", mainPart)
 	}
 	bodyXML, err := readZipFile(body, b)
 	if err != nil {
@@ -54,6 +63,22 @@ func extractDOCX(data []byte) (md, title string, err error) {
 		}
 	}
 	return md, title, nil
+}
+
+// officeDocument returns the main document part named in _rels/.rels, or "".
+func officeDocument(rels []byte) string {
+	d := xml.NewDecoder(bytes.NewReader(rels))
+	for range 10_000 {
+		tok, err := d.Token()
+		if err != nil {
+			return ""
+		}
+		if t, ok := tok.(xml.StartElement); ok && t.Name.Local == "Relationship" &&
+			strings.HasSuffix(attr(t, "Type"), "/officeDocument") {
+			return strings.TrimPrefix(path.Clean("/"+attr(t, "Target")), "/")
+		}
+	}
+	return ""
 }
 
 // readZipFile reads a zip entry, spending its decompressed size from b.
@@ -229,13 +254,13 @@ func docxMarkdown(data []byte, styles docxStyles) (string, error) {
 			break
 		}
 		if err != nil {
-			return "", corrupt("docx: word/document.xml: %v", err)
+			return "", corrupt("docx: main document part: %v", err)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
 			depth++
 			if depth > maxXMLDepth {
-				return "", corrupt("docx: word/document.xml nests deeper than %d elements", maxXMLDepth)
+				return "", corrupt("docx: main document part nests deeper than %d elements", maxXMLDepth)
 			}
 			if skip > 0 {
 				continue
@@ -384,7 +409,7 @@ func docxMarkdown(data []byte, styles docxStyles) (string, error) {
 		}
 	}
 	if !sawBody {
-		return "", corrupt("docx: word/document.xml has no body")
+		return "", corrupt("docx: main document part has no body")
 	}
 	return out.String(), nil
 }
