@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -137,6 +138,7 @@ func TestExtractRejectsDamagedFiles(t *testing.T) {
 	lzw := append([]string(nil), objs...)
 	lzw[9] = "<< /Filter /LZWDecode /Length 4 >>\nstream\nabcd\nendstream"
 	encrypted := buildPDF(objs, "/Root 1 0 R /Encrypt << /Filter /Standard /V 2 /R 3 /O (x) /U (y) /P -4 >>")
+	hugeFirst := regexp.MustCompile(`/First \d+`).ReplaceAll(buildPDFObjStm(objs, []int{1, 2}, "/Root 1 0 R"), []byte("/First 1e300"))
 	noPages := buildPDF([]string{"<< /Type /Catalog >>"}, "/Root 1 0 R")
 
 	tests := []struct {
@@ -160,6 +162,7 @@ func TestExtractRejectsDamagedFiles(t *testing.T) {
 		{"a pdf without pages is corrupt", "a.pdf", noPages, ErrCorrupt, "no pages"},
 		{"a pdf with a broken content stream is corrupt", "a.pdf", buildPDF(brokenStream, "/Root 1 0 R"), ErrCorrupt, "FlateDecode"},
 		{"a pdf with an unsupported filter is unsupported", "a.pdf", buildPDF(lzw, "/Root 1 0 R"), ErrUnsupported, "LZWDecode"},
+		{"an object stream with an impossible /First is corrupt", "a.pdf", hugeFirst, ErrCorrupt, "bad /N or /First"},
 		{"an encrypted pdf is unsupported", "a.pdf", encrypted, ErrUnsupported, "encrypted"},
 		{"an encrypted pdf with a cross-reference stream is unsupported", "a.pdf",
 			buildPDFObjStm(objs, []int{1, 2}, "/Root 1 0 R /Encrypt << /Filter /Standard /V 4 >>"), ErrUnsupported, "encrypted"},

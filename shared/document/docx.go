@@ -16,8 +16,9 @@ import (
 const maxXMLDepth = 256
 
 // extractDOCX returns the Markdown of a Word document and the title in its
-// metadata. It reads the main part named in _rels/.rels (word/document.xml) (paragraphs, headings, list items,
-// tables, breaks and tabs), word/styles.xml (which styles are headings) and
+// metadata. It reads the main part named in _rels/.rels, usually
+// word/document.xml (paragraphs, headings, list items, tables, breaks and
+// tabs), word/styles.xml (which styles are headings or lists) and
 // docProps/core.xml (the title); everything else is ignored.
 func extractDOCX(data []byte) (md, title string, err error) {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
@@ -312,7 +313,7 @@ func docxMarkdown(data []byte, styles docxStyles) (string, error) {
 				inText = true
 			case "tab":
 				// w:tab inside w:tabs (paragraph properties) is a tab stop, not text.
-				if p != nil && !inTabs(d, t) {
+				if p != nil && !isTabStop(t) {
 					p.text.WriteByte('\t')
 				}
 			case "br", "cr":
@@ -414,10 +415,9 @@ func docxMarkdown(data []byte, styles docxStyles) (string, error) {
 	return out.String(), nil
 }
 
-// inTabs reports whether the w:tab element t is a tab stop definition (in
-// w:tabs) rather than a tab character; the decoder does not keep the parent,
-// so a tab stop is recognised by its w:pos attribute.
-func inTabs(_ *xml.Decoder, t xml.StartElement) bool {
+// isTabStop reports whether the w:tab element t is a tab stop definition (in
+// w:tabs) rather than a tab character: a tab stop has a w:pos attribute.
+func isTabStop(t xml.StartElement) bool {
 	return attr(t, "pos") != ""
 }
 

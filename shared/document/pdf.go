@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 )
@@ -176,7 +177,7 @@ func parsePDFInt(w []byte) (float64, bool) {
 	return n, true
 }
 
-// parsePDFNumber parses 12, -3, 4.5, .5, -.002 (and tolerates 1.2.3 as 1.2? no).
+// parsePDFNumber parses 4.5, .5, -.002; malformed numbers are keywords.
 func parsePDFNumber(w string) (float64, bool) {
 	if w == "" {
 		return 0, false
@@ -186,11 +187,7 @@ func parsePDFNumber(w string) (float64, bool) {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(w, 64)
-	if err != nil {
-		// Some writers emit "--5" or "5-": take what parses.
-		return 0, false
-	}
-	return f, true
+	return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
 }
 
 func (l *pdfLexer) name() pdfName {
@@ -445,7 +442,7 @@ func parsePDF(data []byte) (*pdfFile, error) {
 		}
 		i += pos
 		pos = i + 3
-		num, gen, ok := objHeader(data, i)
+		num, ok := objHeader(data, i)
 		if !ok || (i+3 < len(data) && !isPDFSpace(data[i+3]) && !isPDFDelim(data[i+3])) {
 			continue
 		}
@@ -457,7 +454,6 @@ func parsePDF(data []byte) (*pdfFile, error) {
 			pos = max(pos, l.pos)
 			continue
 		}
-		_ = gen
 		after := l.pos
 		if d, ok := v.(pdfDict); ok {
 			if s, end, ok := f.streamAfter(d, after); ok {
@@ -496,8 +492,8 @@ func parsePDF(data []byte) (*pdfFile, error) {
 	return f, nil
 }
 
-// objHeader reads "N G " backwards from the "obj" at data[i].
-func objHeader(data []byte, i int) (num, gen int, ok bool) {
+// objHeader reads "N G " backwards from the "obj" at data[i] and returns N.
+func objHeader(data []byte, i int) (num int, ok bool) {
 	j := i
 	digits := func() (int, bool) {
 		end := j
@@ -518,18 +514,18 @@ func objHeader(data []byte, i int) (num, gen int, ok bool) {
 		return j < end
 	}
 	if !spaces() {
-		return 0, 0, false
+		return 0, false
 	}
-	if gen, ok = digits(); !ok || !spaces() {
-		return 0, 0, false
+	if _, ok = digits(); !ok || !spaces() {
+		return 0, false
 	}
 	if num, ok = digits(); !ok {
-		return 0, 0, false
+		return 0, false
 	}
 	if j > 0 && !isPDFSpace(data[j-1]) && !isPDFDelim(data[j-1]) {
-		return 0, 0, false
+		return 0, false
 	}
-	return num, gen, true
+	return num, true
 }
 
 // streamAfter reads the stream data following dictionary d, if the keyword
@@ -594,27 +590,31 @@ func (f *pdfFile) loadObjectStreams() error {
 		if err != nil {
 			return fmt.Errorf("object stream %d: %w", st.num, err)
 		}
-		n, _ := f.resolve(s.dict["N"]).(float64)
-		first, _ := f.resolve(s.dict["First"]).(float64)
-		if n < 0 || first < 0 || int(first) > len(data) {
+		nf, _ := f.resolve(s.dict["N"]).(float64)
+		firstf, _ := f.resolve(s.dict["First"]).(float64)
+		n, ok1 := boundedInt(nf, len(data))
+		first, ok2 := boundedInt(firstf, len(data))
+		if !ok1 || !ok2 {
 			return corrupt("pdf: object stream %d: bad /N or /First", st.num)
 		}
 		type member struct{ num, at int }
 		var members []member
-		l := &pdfLexer{data: data[:int(first)]}
-		for k := 0; k < int(n) && k < len(data); k++ {
+		l := &pdfLexer{data: data[:first]}
+		for range n {
 			numTok, err1 := l.next()
 			offTok, err2 := l.next()
-			num, ok1 := numTok.(float64)
-			off, ok2 := offTok.(float64)
+			numf, ok1 := numTok.(float64)
+			offf, ok2 := offTok.(float64)
 			if err1 != nil || err2 != nil || !ok1 || !ok2 {
 				break
 			}
-			at := int(first) + int(off)
-			if off < 0 || at >= len(data) || num < 0 || num > 1<<30 {
+			num, ok1 := boundedInt(numf, 1<<30)
+			off, ok2 := boundedInt(offf, len(data)-first-1)
+			if !ok1 || !ok2 {
 				continue
 			}
-			members = append(members, member{int(num), at})
+			at := first + off
+			members = append(members, member{num, at})
 		}
 		// Each object ends where the next begins: parsing stays linear.
 		slices.SortFunc(members, func(a, b member) int { return a.at - b.at })
@@ -635,6 +635,14 @@ func (f *pdfFile) loadObjectStreams() error {
 		}
 	}
 	return nil
+}
+
+// boundedInt converts a PDF number to an int in [0, max].
+func boundedInt(v float64, max int) (int, bool) {
+	if !(v >= 0 && v <= float64(max)) { // false for NaN too
+		return 0, false
+	}
+	return int(v), true
 }
 
 // resolve follows references.

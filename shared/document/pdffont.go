@@ -90,12 +90,10 @@ func (x *pdfExtractor) loadFont(d pdfDict) *pdfFont {
 	}
 	if subtype == "Type0" {
 		ft.composite, ft.twoByte = true, true
+		// Predefined CJK encodings other than Identity-H/V mix code
+		// lengths; without their tables (and a ToUnicode map), codes are
+		// read as two bytes and their text is lost.
 		ft.dw = 1000
-		if enc, ok := f.resolve(d["Encoding"]).(pdfName); ok && strings.HasSuffix(string(enc), "-H") && !strings.HasPrefix(string(enc), "Identity") {
-			// Predefined CJK CMaps other than Identity mix code lengths;
-			// without their tables, text without a ToUnicode map is lost.
-			ft.twoByte = true
-		}
 		if desc := f.array(d["DescendantFonts"]); len(desc) > 0 {
 			dd := f.dict(desc[0])
 			if w, ok := f.number(dd["DW"]); ok {
