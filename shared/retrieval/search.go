@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"sort"
 
 	"github.com/switchboard-dev/switchboard/shared/text"
@@ -43,6 +44,17 @@ const (
 // constant 60 and equal weights: the hybrid setting for embedders whose
 // vector ranking is about as good as BM25's.
 var StandardRRF = Tuning{RRFConstant: 60, VectorWeight: 1, BM25Weight: 1}
+
+// TuningFor returns the hybrid tuning for vectors from the named embedder
+// provider: nil (the defaults, tuned for the hashing embedder) for "offline",
+// [StandardRRF] for any other (hosted models).
+func TuningFor(provider string) *Tuning {
+	if provider == "offline" {
+		return nil
+	}
+	t := StandardRRF
+	return &t
+}
 
 // Filter restricts a search to chunks whose metadata holds, for every key, one
 // of the accepted values. A nil or empty Filter accepts every chunk.
@@ -420,7 +432,7 @@ func searchBM25(segs []*Segment, q Query, terms []string, st Stats, depth int) [
 			for p := s.postStart[ti]; p < s.postStart[ti+1]; p++ {
 				c := s.postChunk[p]
 				tf := float64(s.postTF[p])
-				norm := t.K1 * (1 - t.B + t.B*float64(s.chunkLen[c])/avgdl)
+				norm := t.K1 * (1 - t.B + t.B*float64(luceneLength(s.chunkLen[c]))/avgdl)
 				if acc[c] == 0 {
 					touched = append(touched, int32(c))
 				}
@@ -548,3 +560,21 @@ func (t *topHits) sorted() []Hit {
 // QueryTerms returns the BM25 terms of a query text: what a fan-out
 // coordinator asks every shard's [Segment.TermStats] for.
 func QueryTerms(s string) []string { return text.Terms(s) }
+
+// luceneLength rounds a chunk length the way Lucene stores it (one byte,
+// SmallFloat.intToByte4 then byte4ToInt: exact below 24, then four
+// significant bits), so BM25 scores match Anserini's published runs, which
+// the targets come from.
+func luceneLength(n uint32) uint32 {
+	const free = 24 // 255 - longToInt4(MaxInt32)
+	if n < free {
+		return n
+	}
+	i := uint64(n - free)
+	nb := 64 - bits.LeadingZeros64(i)
+	if nb < 4 {
+		return n
+	}
+	shift := nb - 4
+	return free + uint32((i>>shift)<<shift)
+}
