@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -319,4 +320,36 @@ func TestExtractDamagedPDFsInLinearTime(t *testing.T) {
 			t.Errorf("%q repeated: error = %v, want ErrCorrupt", unit, err)
 		}
 	}
+}
+
+func BenchmarkExtract(b *testing.B) {
+	for _, name := range []string{"report.pdf", "report.docx"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := Extract(name, data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	objs := testPDFObjects(true)
+	var content strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&content, "BT /F2 11 Tf 72 %d Td (Line %d of a long page of text with words.) Tj ET\n", 700-i%50*14, i)
+	}
+	objs[9] = streamObj("", []byte(content.String()), true)
+	data := buildPDF(objs, "/Root 1 0 R")
+	b.Run("1MB-of-content.pdf", func(b *testing.B) {
+		b.SetBytes(int64(content.Len()))
+		for b.Loop() {
+			if _, err := Extract("big.pdf", data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -324,6 +324,9 @@ func isMarkdownListItem(line string) bool {
 // spacelessScript reports whether r belongs to a script written without spaces between
 // words (Chinese, Japanese; Korean uses spaces).
 func spacelessScript(r rune) bool {
+	if r < 0x2E80 { // below the CJK blocks: most text, checked for every character
+		return false
+	}
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana) ||
 		(r >= 0x3000 && r <= 0x303f) || (r >= 0xff00 && r <= 0xffef)
 }

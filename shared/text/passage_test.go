@@ -323,3 +323,17 @@ func checkPassages(t *testing.T, s string, o PassageOptions, ps []Passage) {
 		}
 	}
 }
+
+func BenchmarkPassages(b *testing.B) {
+	data, err := os.ReadFile("testdata/abstract.md")
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := strings.Repeat(string(data)+"\n\n", 100) // about 200 KB
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		if _, err := Passages(in, DefaultPassageOptions); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
