@@ -27,7 +27,6 @@ func TestExtractGolden(t *testing.T) {
 		name      string
 		data      []byte
 		format    string
-		title     string
 		wantTitle string
 	}
 	fixtures := []fixture{
