@@ -133,6 +133,16 @@ func TestPassages(t *testing.T) {
 			},
 		},
 		{
+			name: "the overlap starts at a sentence start when one is in reach",
+			in:   "Alpha beta gamma delta epsilon zeta eta. Theta iota kappa lambda mu nu xi omicron pi rho.",
+			opts: PassageOptions{Size: 60, Overlap: 30},
+			want: []string{
+				"Alpha beta gamma delta epsilon zeta eta.",
+				"gamma delta epsilon zeta eta. Theta iota kappa lambda mu nu",
+				"Theta iota kappa lambda mu nu xi omicron pi rho.",
+			},
+		},
+		{
 			name: "a long run of white space after the overlap does not stall",
 			in:   "aaaa bbbb" + strings.Repeat(" ", 30) + "cccc",
 			opts: PassageOptions{Size: 12, Overlap: 6},
