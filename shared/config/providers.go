@@ -155,7 +155,7 @@ func (p Providers) build(rt bedrock.Runtime) (provider.Embedder, provider.Genera
 	)
 	switch p.embedder() {
 	case ProviderOffline:
-		emb = offlineEmbedder(p.EmbeddingDims)
+		emb = offline.NewEmbedder(p.EmbeddingDims)
 	case ProviderBedrock:
 		emb, err = bedrock.NewEmbedder(rt, &bedrock.EmbedderOptions{Model: p.EmbeddingModel, Dims: p.EmbeddingDims})
 	case ProviderOpenAI:
@@ -210,7 +210,7 @@ func (c *Config) OpenProviders(ctx context.Context, warn io.Writer) (provider.Em
 	if err != nil {
 		return nil, nil, err
 	}
-	if c.Providers.embedder() == ProviderOffline && emb != nil {
+	if c.Providers.embedder() == ProviderOffline {
 		fmt.Fprintf(warn, "WARNING: embeddings come from the offline hashing embedder (provider %q, model %q, %d dimensions): no embedding model is configured (set %s)\n",
 			emb.Provider(), emb.Model(), emb.Dims(), EnvEmbedder)
 	}
@@ -224,14 +224,3 @@ func (c *Config) OpenProviders(ctx context.Context, warn io.Writer) (provider.Em
 // stubRuntime stands in for the Bedrock client while validating: the
 // constructors keep it and never call it.
 type stubRuntime struct{ bedrock.Runtime }
-
-// offlineEmbedder returns the offline hashing embedder of dims dimensions.
-//
-// The hashing embedder, offline.NewEmbedder(dims), comes from the retrieval
-// work stream and is not on this branch yet: until it is merged this returns
-// nil (Deps.Embedder stays unset, and no WARNING claims an embedder exists).
-// At merge, the body becomes: return offline.NewEmbedder(dims).
-func offlineEmbedder(dims int) provider.Embedder {
-	_ = dims
-	return nil
-}

@@ -105,12 +105,15 @@ func TestOpenBuildsTheConfiguredProviders(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
 		p             config.Providers
-		wantEmbedder  string // provider/model/dims, or "" for none
+		wantEmbedder  string // provider/model/dims
 		wantGenerator any
 		wantWarnings  []string
 	}{
 		{"Offline", config.Providers{},
-			"", nil, []string{"WARNING: answers, rephrasings and grades come from the offline extractive generator"}},
+			"offline/hashing-v1/384", nil, []string{
+				"WARNING: embeddings come from the offline hashing embedder",
+				"WARNING: answers, rephrasings and grades come from the offline extractive generator",
+			}},
 		{"Bedrock", config.Providers{Embedder: "bedrock", EmbeddingDims: 512, Generator: "bedrock"},
 			"bedrock/amazon.titan-embed-text-v2:0/512", &bedrock.Generator{}, nil},
 		{"OpenAI", config.Providers{Embedder: "openai", Generator: "openai", OpenAIBaseURL: "https://api.openai.com"},
