@@ -121,6 +121,7 @@ type ApplyEventInput struct {
 	InteractionID  string `json:"interaction_id"`
 	Event          string `json:"event" jsonschema:"Prepare, Send, ReceiveReply or Close"`
 	IdempotencyKey string `json:"idempotency_key" jsonschema:"unique per intended transition: a retry with the same key returns the original result as already_applied"`
+	ExpectedState  *int   `json:"expected_state,omitempty" jsonschema:"the state (0-4) you decided on; if the interaction is in another, the outcome is conflict and nothing changes"`
 	TraceID        string `json:"trace_id,omitempty" jsonschema:"trace for the audit events; the call's own if omitted"`
 }
 
@@ -277,6 +278,9 @@ func (s *Service) ApplyEvent(ctx context.Context, c tenant.Caller, in ApplyEvent
 	if err := validateID("idempotency_key", in.IdempotencyKey); err != nil {
 		return ApplyEventOutput{}, err
 	}
+	if in.ExpectedState != nil && (*in.ExpectedState < 0 || *in.ExpectedState > int(Closed)) {
+		return ApplyEventOutput{}, fault.Invalid("expected_state", "%d is not a state: use 0 (draft) to 4 (closed)", *in.ExpectedState)
+	}
 	detail := map[string]any{"interaction_id": in.InteractionID, "event": in.Event, "idempotency_key": in.IdempotencyKey}
 	s.record(ctx, c, trace, audit.InteractionTransitionAttempted, "interaction_apply_event", "ok", detail)
 	res := s.apply(ctx, c, in, trace)
@@ -298,17 +302,19 @@ func (s *Service) apply(ctx context.Context, c tenant.Caller, in ApplyEventInput
 	idemSK := idemPrefix + in.IdempotencyKey
 	var firstVer int64 = -1
 	for attempt := 0; ; attempt++ {
-		if done, ok, err := s.idempotent(ctx, p, idemSK, in.Event); err != nil {
-			return result(BackendError, in.Event, 0, 0, 0, "reading the idempotency record failed; retry with the same key")
-		} else if ok {
-			return done
-		}
+		// The interaction first, then the key: if the key is absent after the
+		// interaction was read, the state read is one the key never produced.
 		meta, err := s.table.Get(ctx, p, skIntMeta)
 		if errors.Is(err, store.ErrNotFound) {
 			return result(NotFound, in.Event, 0, 0, 0, fmt.Sprintf("interaction %q does not exist; create it with interaction_create", in.InteractionID))
 		}
 		if err != nil {
 			return result(BackendError, in.Event, 0, 0, 0, "reading the interaction failed; retry with the same key")
+		}
+		if done, ok, err := s.idempotent(ctx, p, idemSK, in.Event); err != nil {
+			return result(BackendError, in.Event, 0, 0, 0, "reading the idempotency record failed; retry with the same key")
+		} else if ok {
+			return done
 		}
 		x := toInteraction(in.InteractionID, meta)
 		if firstVer >= 0 && x.Version != firstVer {
@@ -317,6 +323,10 @@ func (s *Service) apply(ctx context.Context, c tenant.Caller, in ApplyEventInput
 				fmt.Sprintf("the interaction moved to %s while %s was being applied; read it and decide again", x.State, in.Event))
 		}
 		firstVer = x.Version
+		if in.ExpectedState != nil && x.State != State(*in.ExpectedState) {
+			return result(Conflict, in.Event, x.State, x.State, 0,
+				fmt.Sprintf("the interaction is %s, not %s as expected; read it and decide again", x.State, State(*in.ExpectedState)))
+		}
 		after, ok := next(x.State, in.Event)
 		if !ok {
 			return result(InvalidTransition, in.Event, x.State, x.State, 0,

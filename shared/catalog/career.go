@@ -206,6 +206,7 @@ func careerTools() []*Tool {
 				idField(p["interaction_id"])
 				idField(p["idempotency_key"])
 				p["event"].Enum = enum(career.Events...)
+				p["expected_state"].Minimum, p["expected_state"].Maximum = ptr(0.0), ptr(float64(career.Closed))
 				traceField(p)
 			}), schemaFor[career.ApplyEventOutput](nil), true, idempotent,
 			`{"interaction_id":"int_demo","event":"Prepare","idempotency_key":"int_demo-prepare-1"}`),
