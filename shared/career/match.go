@@ -241,16 +241,20 @@ func (s *Service) match(ctx context.Context, c tenant.Caller, opp Opportunity, s
 	if err != nil {
 		return MatchReport{}, err
 	}
-	texts := make([]string, len(atoms))
+	texts, ids := make([]string, len(atoms)), make([]string, len(atoms))
 	atomTerms := make([]map[string]bool, len(atoms))
 	for i, a := range atoms {
-		texts[i] = a.Text
+		texts[i], ids[i] = a.Text, a.AtomID
 		atomTerms[i] = map[string]bool{}
 		for _, w := range terms(a.Text) {
 			atomTerms[i][w] = true
 		}
 	}
-	var lex lexicalIndex = newBM25(texts)
+	ix, err := newBM25(ids, texts)
+	if err != nil {
+		return MatchReport{}, err
+	}
+	var lex lexicalIndex = ix
 	var atomVecs, reqVecs [][]float32
 	report := MatchReport{OpportunityID: opp.OpportunityID, OpportunitySourceHash: opp.SourceHash, Strategy: strategy,
 		KLex: kLex, KEmb: kEmb, AtomsConsidered: len(atoms), MatchedAtoms: []string{}, Unsatisfied: []int{}}
@@ -270,7 +274,10 @@ func (s *Service) match(ctx context.Context, c tenant.Caller, opp Opportunity, s
 	for ri, req := range opp.Requirements {
 		rterms := unique(terms(req))
 		var cands []candidate
-		lexHits := lex.search(req, kLex)
+		lexHits, err := lex.search(req, kLex)
+		if err != nil {
+			return MatchReport{}, err
+		}
 		if emb == nil {
 			for _, h := range lexHits {
 				cands = append(cands, candidate{atom: h.doc})
