@@ -203,3 +203,34 @@ func outcome(want string) func(invoke.Response) bool {
 		return resp.Error == nil && res.StructuredContent.Result.Outcome == want
 	}
 }
+
+// TestCareerEventsShareTheCallsTrace applies an interaction event through its
+// Lambda handler and reads the call's trace back with get_audit_trace: the
+// family's own events and lambdafn's ToolCalled, in order.
+func TestCareerEventsShareTheCallsTrace(t *testing.T) {
+	tbl := storetest.OpenEmbedded(t)
+	d := lambdafn.Deps{Table: tbl}
+	c := tenant.Caller{Tenant: "acme", Principal: "alice"}
+	structured(t, careerCall(t, d, c, "interaction_create", `{"interaction_id":"int-1"}`))
+	out := structured(t, careerCall(t, d, c, "interaction_apply_event", `{"interaction_id":"int-1","event":"Prepare","idempotency_key":"k1"}`))
+	trace := "trace-interaction-apply-event"
+	if out["trace_id"] != trace {
+		t.Fatalf("the result names trace %v, want the call's %s", out["trace_id"], trace)
+	}
+	structured(t, careerCall(t, d, c, "interaction_apply_event", `{"interaction_id":"int-1","event":"Prepare","idempotency_key":"k1"}`))
+	structured(t, careerCall(t, d, c, "interaction_apply_event", `{"interaction_id":"int-1","event":"ReceiveReply","idempotency_key":"k2"}`))
+	read := structured(t, careerCall(t, d, c, "get_audit_trace", `{"trace_id":"`+trace+`"}`))
+	var got []string
+	for _, e := range read["events"].([]any) {
+		ev := e.(map[string]any)
+		got = append(got, ev["type"].(string)+" "+ev["outcome"].(string))
+	}
+	want := []string{
+		"InteractionTransitionAttempted ok", "InteractionTransitionCompleted ok", "ToolCalled ok",
+		"InteractionTransitionAttempted ok", "ToolCalled ok", // the retry: already applied, no second Completed
+		"InteractionTransitionAttempted ok", "InteractionTransitionRejected invalid_transition", "ToolCalled ok",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("audit trail mismatch (-want +got):\n%s", diff)
+	}
+}
