@@ -245,10 +245,13 @@ func (s *Service) indexRun(ctx context.Context, c tenant.Caller, emb provider.Em
 		if err := s.table.Transact(ctx, ws...); err != nil {
 			return counts, unavailable(err, "storing embeddings failed; run index_build again")
 		}
-		for _, a := range batch {
-			s.record(ctx, c, run.TraceID, audit.IndexedArtifact, "index_build", "ok", map[string]any{
-				"run_id": run.RunID, "kind": a.kind, "id": a.id, "source_hash": a.hash})
+		// One event per batch, naming its artifacts: an event per artifact
+		// would make the audit log, not embedding, the cost of a build.
+		done := make([]map[string]any, len(batch))
+		for i, a := range batch {
+			done[i] = map[string]any{"kind": a.kind, "id": a.id, "source_hash": a.hash}
 		}
+		s.record(ctx, c, run.TraceID, audit.IndexedArtifact, "index_build", "ok", map[string]any{"run_id": run.RunID, "artifacts": done})
 		counts.Indexed += len(batch)
 		s.progress(ctx, float64(counts.Skipped+counts.Indexed), total, "artifacts embedded")
 	}
