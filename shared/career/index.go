@@ -60,6 +60,7 @@ type IndexRun struct {
 	Scope       string      `json:"scope"`
 	Provider    string      `json:"provider"`
 	Model       string      `json:"model"`
+	Dims        int         `json:"dims"`
 	PromptScope string      `json:"prompt_scope"`
 	Status      string      `json:"status" jsonschema:"running, completed or failed"`
 	Counts      IndexCounts `json:"counts"`
@@ -85,12 +86,12 @@ type IndexRunListOutput struct {
 func runsPK(c tenant.Caller) string            { return pk(c, "runs") }
 func runPK(c tenant.Caller, run string) string { return pk(c, "run#"+run) }
 func vecPK(c tenant.Caller, e provider.Embedder) string {
-	return pk(c, "vec#"+e.Provider()+"#"+e.Model())
+	return pk(c, fmt.Sprintf("vec#%s#%s#%d", e.Provider(), e.Model(), e.Dims()))
 }
 
 func runItem(c tenant.Caller, r IndexRun) store.Item {
 	return store.Item{PK: runsPK(c), SK: r.RunID, Attrs: store.Attrs{
-		"scope": r.Scope, "provider": r.Provider, "model": r.Model, "prompt_scope": r.PromptScope, "status": r.Status,
+		"scope": r.Scope, "provider": r.Provider, "model": r.Model, "dims": int64(r.Dims), "prompt_scope": r.PromptScope, "status": r.Status,
 		"indexed": int64(r.Counts.Indexed), "skipped": int64(r.Counts.Skipped), "stale": int64(r.Counts.Stale),
 		"trace_id": r.TraceID, "started_at": r.StartedAt, "completed_at": r.CompletedAt,
 	}}
@@ -98,7 +99,7 @@ func runItem(c tenant.Caller, r IndexRun) store.Item {
 
 func toRun(it store.Item) IndexRun {
 	return IndexRun{RunID: it.SK, Scope: it.String("scope"), Provider: it.String("provider"), Model: it.String("model"),
-		PromptScope: it.String("prompt_scope"), Status: it.String("status"),
+		Dims: int(it.Int("dims")), PromptScope: it.String("prompt_scope"), Status: it.String("status"),
 		Counts:  IndexCounts{Indexed: int(it.Int("indexed")), Skipped: int(it.Int("skipped")), Stale: int(it.Int("stale"))},
 		TraceID: it.String("trace_id"), StartedAt: it.String("started_at"), CompletedAt: it.String("completed_at")}
 }
@@ -131,7 +132,7 @@ func (s *Service) IndexBuild(ctx context.Context, c tenant.Caller, in IndexBuild
 		emb = noEmbedder{}
 	}
 	run := IndexRun{RunID: s.newID("idx"), Scope: scope, Provider: emb.Provider(), Model: emb.Model(),
-		PromptScope: PromptVersion + "/" + scope, Status: RunRunning, TraceID: trace, StartedAt: stamp(s.now())}
+		Dims: emb.Dims(), PromptScope: PromptVersion + "/" + scope, Status: RunRunning, TraceID: trace, StartedAt: stamp(s.now())}
 	const tool = "index_build"
 	s.record(ctx, c, trace, audit.IndexBuildStarted, tool, "ok", map[string]any{"scope": scope, "run_id": run.RunID})
 	if err := s.table.Put(ctx, runItem(c, run), store.IfAbsent()); err != nil {
@@ -270,7 +271,7 @@ func (s *Service) lastManifest(ctx context.Context, c tenant.Caller, emb provide
 		for _, it := range page.Items {
 			r := toRun(it)
 			scope, _ := strings.CutPrefix(r.PromptScope, PromptVersion+"/")
-			if r.RunID == self || r.Status != RunCompleted || r.Provider != emb.Provider() || r.Model != emb.Model() ||
+			if r.RunID == self || r.Status != RunCompleted || r.Provider != emb.Provider() || r.Model != emb.Model() || r.Dims != emb.Dims() ||
 				!strings.HasPrefix(r.PromptScope, PromptVersion+"/") || !covers(scope, kind) {
 				continue
 			}
