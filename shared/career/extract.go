@@ -1,21 +1,19 @@
 package career
 
 import (
-	"errors"
+	"bytes"
 	"fmt"
 	"path"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/switchboard-dev/switchboard/shared/document"
 )
 
 // Formats are the resume file extensions ingest_resume accepts.
 var Formats = []string{".md", ".markdown", ".txt", ".docx", ".pdf"}
 
-// extracted is a resume turned into canonical Markdown.
-type extracted struct {
-	Format, Markdown, Title string
-}
-
+// checkFormat refuses a file name whose extension no resume has, before
+// anything is read.
 func checkFormat(name string) error {
 	ext := strings.ToLower(path.Ext(name))
 	for _, f := range Formats {
@@ -26,43 +24,16 @@ func checkFormat(name string) error {
 	return fmt.Errorf("%q has an unsupported extension %q: use .md, .txt, .docx or .pdf", name, ext)
 }
 
-// extract turns a resume file into canonical Markdown. Interim: plain text
-// and Markdown only, until shared/document (stream text) lands on main and
-// replaces this with document.Extract.
-func extract(name string, data []byte) (extracted, error) {
-	ext := strings.ToLower(path.Ext(name))
-	if ext == ".docx" || ext == ".pdf" {
-		return extracted{}, errors.New("this build cannot read " + ext + " yet")
-	}
-	if !utf8.Valid(data) || strings.ContainsRune(string(data), 0) {
-		return extracted{}, errors.New("the file is not UTF-8 text")
-	}
-	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
-	var b strings.Builder
-	blank := false
-	for _, l := range lines {
-		l = strings.TrimRight(l, " \t")
-		if l == "" {
-			if blank || b.Len() == 0 {
-				continue
-			}
-			blank = true
-		} else {
-			blank = false
-		}
-		b.WriteString(l + "\n")
-	}
-	md := strings.TrimRight(b.String(), "\n") + "\n"
-	format := "markdown"
-	if ext == ".txt" {
-		format = "text"
-	}
-	title := ""
-	for _, l := range strings.Split(md, "\n") {
-		if t, ok := strings.CutPrefix(l, "# "); ok {
-			title = strings.TrimSpace(t)
-			break
+// extract turns a resume file into canonical Markdown with [document.Extract].
+// Text formats are decoded leniently there, so a binary file misnamed .md or
+// .txt (NUL bytes without a UTF-16 byte order mark) is refused here first.
+func extract(name string, data []byte) (document.Document, error) {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".md", ".markdown", ".txt":
+		utf16 := bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff})
+		if !utf16 && bytes.IndexByte(data, 0) >= 0 {
+			return document.Document{}, fmt.Errorf("document %q: binary data, not text: %w", name, document.ErrCorrupt)
 		}
 	}
-	return extracted{Format: format, Markdown: md, Title: title}, nil
+	return document.Extract(name, data)
 }

@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/switchboard-dev/switchboard/shared/audit"
+	"github.com/switchboard-dev/switchboard/shared/document"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -124,7 +125,7 @@ func (s *Service) ingest(ctx context.Context, c tenant.Caller, key, name, field 
 			return IngestResumeOutput{}, fault.Unavailable(err, "reading %s failed; retry", key)
 		}
 		defer r.Close()
-		if info.Size > MaxResumeBytes {
+		if info.Size > MaxResumeBytes || info.Size > document.MaxBytes {
 			return IngestResumeOutput{}, fault.Invalid("s3_key", "object is %d bytes, more than %d", info.Size, MaxResumeBytes)
 		}
 		if data, err = io.ReadAll(io.LimitReader(r, MaxResumeBytes+1)); err != nil {
@@ -132,8 +133,11 @@ func (s *Service) ingest(ctx context.Context, c tenant.Caller, key, name, field 
 		}
 	}
 	doc, err := extract(name, data)
-	if err != nil {
-		return IngestResumeOutput{}, fault.Invalid(field, "%s cannot be read as a resume: %v", name, err)
+	switch {
+	case errors.Is(err, document.ErrUnsupported):
+		return IngestResumeOutput{}, fault.Invalid(field, "%s is not a resume this server reads: %v", name, err)
+	case err != nil:
+		return IngestResumeOutput{}, fault.Invalid(field, "%s cannot be read, it looks corrupt: %v", name, err)
 	}
 	md := doc.Markdown
 	if strings.TrimSpace(md) == "" {

@@ -2,9 +2,12 @@ package career_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"io"
 	"os"
+	"path"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
+	"github.com/switchboard-dev/switchboard/shared/text"
 )
 
 // countingBlobs is a store.Blobs that counts what was read and written through it.
@@ -181,7 +185,7 @@ func testUnreadable(t *testing.T, tbl store.Table, blobs store.Blobs) {
 	}{
 		{"UnsupportedExtension", career.IngestResumeInput{FileName: "cv.exe", ContentBase64: b64([]byte("MZ"))}, "file_name"},
 		{"NoExtension", career.IngestResumeInput{FileName: "cv", ContentBase64: b64([]byte("text"))}, "file_name"},
-		{"BinaryMarkdown", career.IngestResumeInput{FileName: "cv.md", ContentBase64: b64([]byte{0xff, 0xfe, 0, 1})}, "content_base64"},
+		{"BinaryMarkdown", career.IngestResumeInput{FileName: "cv.md", ContentBase64: b64([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"))}, "content_base64"},
 		{"CorruptPDF", career.IngestResumeInput{FileName: "cv.pdf", ContentBase64: b64([]byte("%PDF-1.7 not really"))}, "content_base64"},
 		{"CorruptDOCX", career.IngestResumeInput{FileName: "cv.docx", ContentBase64: b64([]byte("PK not a zip"))}, "content_base64"},
 		{"Empty", career.IngestResumeInput{FileName: "cv.md", ContentBase64: b64([]byte("\n\n  \n"))}, "content_base64"},
@@ -207,5 +211,34 @@ func testUnreadable(t *testing.T, tbl store.Table, blobs store.Blobs) {
 	atoms, _ := svc.ListAtoms(ctx, c, career.AtomListInput{})
 	if len(atoms.Atoms) != 0 {
 		t.Errorf("rejected files left atoms %v", atoms.Atoms)
+	}
+}
+
+// TestIngestReadsDOCXAndPDF ingests the same document as DOCX and as PDF (the
+// fixtures of package document, made with LibreOffice): each is stored as
+// canonical Markdown whose hashes the result reports.
+func TestIngestReadsDOCXAndPDF(t *testing.T) {
+	ctx := context.Background()
+	tbl, blobs := storetest.OpenEmbedded(t), storetest.OpenLocalFS(t)
+	svc, c := career.New(tbl, blobs, nil), tenant.Caller{Tenant: "acme", Principal: "alice"}
+	for _, name := range []string{"report.docx", "report.pdf"} {
+		t.Run(name, func(t *testing.T) {
+			out, err := svc.IngestResume(ctx, c, career.IngestResumeInput{FileName: name, ContentBase64: b64(readFixture(t, name))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, _, err := blobs.Get(ctx, out.ObjectKey, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			md, _ := io.ReadAll(r)
+			r.Close()
+			sum := sha256.Sum256(md)
+			if out.Format != strings.TrimPrefix(path.Ext(name), ".") || out.Title != "Retrieval Quality Report" ||
+				out.ResumeHash != "sha256:"+hex.EncodeToString(sum[:]) || out.SourceHash != text.Hash64Hex(string(md)) ||
+				!strings.Contains(string(md), "## Results") {
+				t.Errorf("IngestResume(%s) = %+v; stored:\n%s", name, out, md)
+			}
+		})
 	}
 }
