@@ -18,6 +18,7 @@
 // opportunities in turn.
 //
 //	go run ./scripts/bench-career                      # -resumes 300 -opps 200 -matches 200
+//	SWITCHBOARD_TEST_DYNAMODB=http://127.0.0.1:8765 go run ./scripts/bench-career -dynamo
 //
 // The data is generated from a fixed seed, so runs compare. It is a
 // benchmark, not a test: it prints figures and asserts nothing about time; it
@@ -43,6 +44,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/career"
@@ -52,6 +56,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/store/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -59,18 +65,19 @@ func main() {
 	resumes := flag.Int("resumes", 300, "generated resumes to ingest")
 	opps := flag.Int("opps", 200, "generated opportunities to create")
 	matches := flag.Int("matches", 200, "match_opportunity calls per strategy")
+	useDynamo := flag.Bool("dynamo", false, "keep the table in the DynamoDB Local at $"+dynamoEnv+" (a table of its own, deleted afterwards) instead of the embedded file")
 	flag.Parse()
 	if *resumes < 1 || *opps < 10 || *matches < 1 {
 		fmt.Fprintln(os.Stderr, "bench-career: -resumes and -matches must be positive, -opps at least 10")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), *resumes, *opps, *matches, os.Stdout); err != nil {
+	if err := run(context.Background(), *resumes, *opps, *matches, *useDynamo, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-career:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, nResumes, nOpps, nMatches int, w io.Writer) error {
+func run(ctx context.Context, nResumes, nOpps, nMatches int, useDynamo bool, w io.Writer) error {
 	dir, err := os.MkdirTemp("", "bench-career-")
 	if err != nil {
 		return err
@@ -86,6 +93,15 @@ func run(ctx context.Context, nResumes, nOpps, nMatches int, w io.Writer) error 
 	if deps.Embedder == nil {
 		return errors.New("the local configuration opened no embedder")
 	}
+	tableName := "embedded table"
+	if useDynamo {
+		tbl, drop, err := openDynamo(ctx)
+		if err != nil {
+			return err
+		}
+		defer drop()
+		deps.Table, tableName = tbl, "DynamoDB Local table"
+	}
 	url, stop, err := serve(deps)
 	if err != nil {
 		return err
@@ -98,7 +114,7 @@ func run(ctx context.Context, nResumes, nOpps, nMatches int, w io.Writer) error 
 	}
 	defer cs.Close()
 
-	fmt.Fprintf(w, "bench-career: %d resumes, %d opportunities, %d matches per strategy, on the local endpoint (gateway -> invoke.Local -> Lambda handlers), embedded table, local-folder objects\n", nResumes, nOpps, nMatches)
+	fmt.Fprintf(w, "bench-career: %d resumes, %d opportunities, %d matches per strategy, on the local endpoint (gateway -> invoke.Local -> Lambda handlers), %s, local-folder objects\n", nResumes, nOpps, nMatches, tableName)
 	fmt.Fprintf(w, "embedder %s/%s (%d dims); %s %s/%s, GOMAXPROCS=%d, NumCPU=%d; the machine is shared with other work\n\n",
 		deps.Embedder.Provider(), deps.Embedder.Model(), deps.Embedder.Dims(), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())
 
@@ -179,6 +195,31 @@ func run(ctx context.Context, nResumes, nOpps, nMatches int, w io.Writer) error 
 			strategy, atoms, ms(pct(lat, 50)), ms(pct(lat, 90)), ms(pct(lat, 99)), statuses)
 	}
 	return nil
+}
+
+// dynamoEnv is the variable the test command sets to DynamoDB Local's
+// endpoint (storetest.DynamoDBEnv, not imported so as not to link test helpers).
+const dynamoEnv = "SWITCHBOARD_TEST_DYNAMODB"
+
+// openDynamo creates a table with a random name in the DynamoDB Local at
+// $SWITCHBOARD_TEST_DYNAMODB; the returned function deletes it.
+func openDynamo(ctx context.Context) (store.Table, func(), error) {
+	endpoint := os.Getenv(dynamoEnv)
+	if endpoint == "" {
+		return nil, nil, fmt.Errorf("-dynamo needs %s set to DynamoDB Local's endpoint", dynamoEnv)
+	}
+	client := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider("switchboard", "bench", "")})
+	name := fmt.Sprintf("switchboard-bench-career-%d", time.Now().UnixNano())
+	if err := dynamo.CreateTable(ctx, client, name); err != nil {
+		return nil, nil, fmt.Errorf("creating a table in DynamoDB Local at %s: %w", endpoint, err)
+	}
+	drop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+	}
+	return dynamo.New(client, name), drop, nil
 }
 
 // serve starts the gateway as the local server assembles it, on a free port.
