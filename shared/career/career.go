@@ -12,7 +12,7 @@
 //	t#<tenant>#career#reports        <report id>         report (JSON), trace_id, created_at
 //	t#<tenant>#career#runs           <run id>            scope, provider, model, prompt_scope, status, counts, trace_id, started_at, completed_at
 //	t#<tenant>#career#run#<run id>   <kind>#<id>         source_hash (the run's manifest: what it saw)
-//	t#<tenant>#career#vec#<p>#<m>    <kind>#<id>         vector, source_hash, run_id (embeddings per provider and model)
+//	t#<tenant>#career#vec#<p>#<m>#<d> <kind>#<id>        vector, source_hash, run_id (per provider, model, dims)
 //	t#<tenant>#career#int#<id>       meta                state, ver, transitions, opportunity_id, ..., created_at, updated_at
 //	                                 idem#<key>          event, before, after, index, trace_id (one per applied idempotency key)
 //	                                 tr#000001           event, before, after, idempotency_key, at
@@ -22,7 +22,7 @@
 //
 //	svc := career.New(table, blobs, nil)
 //	res, _ := svc.IngestResume(ctx, caller, career.IngestResumeInput{FileName: "cv.md", ContentBase64: b64})
-//	opp, _ := svc.CreateOpportunity(ctx, caller, career.OpportunityInput{Title: "Go engineer", Requirements: []string{"Go", "AWS Lambda"}})
+//	opp, _ := svc.CreateOpportunity(ctx, caller, career.OpportunityCreateInput{Title: "Go engineer", Requirements: []string{"Go", "AWS Lambda"}})
 //	m, _ := svc.MatchOpportunity(ctx, caller, career.MatchInput{OpportunityID: opp.Opportunity.OpportunityID})
 //	// m.MatchReport.Requirements says which atom satisfied which requirement
 package career
