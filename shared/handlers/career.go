@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/career"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 )
 
 // careerFunctions are the career family's functions, for [All].
@@ -32,8 +33,15 @@ func careerFunctions() map[string]Constructor {
 	}
 }
 
+// careerService builds the family's service. Deps without an embedder (test
+// harnesses; config always opens one) get the offline hashing embedder,
+// config's default, so index_build and the hybrid strategy work everywhere.
 func careerService(d lambdafn.Deps) *career.Service {
-	return career.New(d.Table, d.Blobs, &career.Options{Embedder: d.Embedder, Logger: d.Logger,
+	emb := d.Embedder
+	if emb == nil {
+		emb = offline.NewEmbedder(offline.DefaultDims)
+	}
+	return career.New(d.Table, d.Blobs, &career.Options{Embedder: emb, Logger: d.Logger,
 		Progress: lambdafn.ReportProgress})
 }
 
