@@ -284,6 +284,14 @@ func (s *Service) match(ctx context.Context, c tenant.Caller, opp Opportunity, s
 			}
 		} else {
 			cands = fuse(lexHits, topCosine(reqVecs[ri], atomVecs, kEmb))
+			for i := range cands {
+				// Lexical candidates beyond the embedding top k get their
+				// similarity too, so every hybrid score means the same thing.
+				if cands[i].cosine == nil {
+					cos := round(cosine(reqVecs[ri], atomVecs[cands[i].atom]))
+					cands[i].cosine = &cos
+				}
+			}
 		}
 		ev := Evidence{Index: ri, Requirement: req, MatchedTerms: []string{}}
 		bestScore := -1.0
