@@ -148,7 +148,7 @@ func TestRun(t *testing.T) {
 			input: `{"n":12345678901234567890}`, want: `{"n":12345678901234567890}`,
 		},
 		{
-			name:  "a Task gets its effective parameters; ResultSelector, then ResultPath, then OutputPath shape its output",
+			name: "a Task gets its effective parameters; ResultSelector, then ResultPath, then OutputPath shape its output",
 			def: `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"fn","Parameters":{"q.$":"$.q","k":1},
 				"ResultSelector":{"got.$":"$.Payload.v"},"ResultPath":"$.res","OutputPath":"$.res","End":true}}}`,
 			input: `{"q":"hi"}`,
