@@ -48,7 +48,7 @@ func sfnServer(t *testing.T, answer map[string]any, status int) (*httptest.Serve
 func sfnClient(url string) *sfn.Client {
 	return sfn.New(sfn.Options{
 		Region: "us-east-1", BaseEndpoint: aws.String(url),
-		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
+		Credentials:      credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
 		RetryMaxAttempts: 1,
 	}, WithoutHostPrefix) // else the client posts to sync-127.0.0.1
 }
