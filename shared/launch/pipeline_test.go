@@ -48,8 +48,12 @@ func TestTheLocalServerGivesHandlersAPipelineOverItsOwnFunctions(t *testing.T) {
 			})
 		},
 		// Down, whatever the real ones do once they exist.
-		"vector/rephrase": func(lambdafn.Deps) lambda.Handler { return lambda.NewHandler(func() error { return errors.New("down") }) },
-		"vector/grade":    func(lambdafn.Deps) lambda.Handler { return lambda.NewHandler(func() error { return errors.New("down") }) },
+		"vector/rephrase": func(lambdafn.Deps) lambda.Handler {
+			return lambda.NewHandler(func() error { return errors.New("down") })
+		},
+		"vector/grade": func(lambdafn.Deps) lambda.Handler {
+			return lambda.NewHandler(func() error { return errors.New("down") })
+		},
 		"test/keeps_deps": func(d lambdafn.Deps) lambda.Handler {
 			mu.Lock()
 			defer mu.Unlock()
