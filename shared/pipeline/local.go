@@ -57,15 +57,26 @@ func (l *Local) Run(ctx context.Context, in Input) (Output, error) {
 	if err != nil {
 		return Output{}, fmt.Errorf("pipeline: encoding input: %w", err)
 	}
+	out, err := l.Execute(ctx, input)
+	if err != nil {
+		return Output{}, err
+	}
+	return decodeOutput(out)
+}
+
+// Execute runs the state machine on input as it is, JSON in and out, as a
+// Step Functions execution would: no defaults applied, every field of the
+// output kept. A failed execution is an [*ExecutionError].
+func (l *Local) Execute(ctx context.Context, input []byte) ([]byte, error) {
 	out, err := l.machine.Run(ctx, input, statemachine.RunOptions{Task: l.task})
 	if err != nil {
 		var e *statemachine.Error
 		if errors.As(err, &e) {
-			return Output{}, &ExecutionError{Status: "FAILED", Err: e.Name, Cause: e.Cause}
+			return nil, &ExecutionError{Status: "FAILED", Err: e.Name, Cause: e.Cause}
 		}
-		return Output{}, fmt.Errorf("pipeline: %w", err)
+		return nil, fmt.Errorf("pipeline: %w", err)
 	}
-	return decodeOutput(out)
+	return out, nil
 }
 
 func decodeOutput(data []byte) (Output, error) {

@@ -1,9 +1,10 @@
-package pipeline
+package pipeline_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"strings"
 	"sync"
 	"testing"
@@ -43,15 +44,15 @@ type retrieveIn struct {
 	ThreadID string              `json:"thread_id,omitempty"`
 }
 type retrieveOut struct {
-	Documents      []Document `json:"documents"`
-	SearchedStores []string   `json:"searched_stores"`
-	ContextInput   string     `json:"context_input"`
-	Provider       string     `json:"provider"`
-	Model          string     `json:"model"`
+	Documents      []pipeline.Document `json:"documents"`
+	SearchedStores []string            `json:"searched_stores"`
+	ContextInput   string              `json:"context_input"`
+	Provider       string              `json:"provider"`
+	Model          string              `json:"model"`
 }
 type gradeIn struct {
-	Question  string     `json:"question"`
-	Documents []Document `json:"documents"`
+	Question  string              `json:"question"`
+	Documents []pipeline.Document `json:"documents"`
 }
 type gradeOut struct {
 	Relevant string `json:"relevant"`
@@ -68,7 +69,7 @@ func stepTool[In, Out any](name, function string) *catalog.Tool {
 	}
 }
 
-var doc = Document{DocID: "d1", ChunkID: "d1#0", Content: "Rotate keys every 90 days.", Score: 0.5, Metadata: map[string]string{"lang": "en"}, Store: "kb"}
+var doc = pipeline.Document{DocID: "d1", ChunkID: "d1#0", Content: "Rotate keys every 90 days.", Score: 0.5, Metadata: map[string]string{"lang": "en"}, Store: "kb"}
 
 // stepHandlers returns the three step functions' handlers. Rephrase
 // rephrases when given a thread; retrieve finds doc in store "kb"; grade
@@ -85,7 +86,7 @@ func stepHandlers() map[string]lambda.Handler {
 			}),
 		"vector/retriever": lambdafn.Tool(stepTool[retrieveIn, retrieveOut]("optimizer_vs-retriever", "vector/retriever"), d,
 			func(_ context.Context, _ tenant.Caller, in retrieveIn) (retrieveOut, error) {
-				return retrieveOut{Documents: []Document{doc}, SearchedStores: []string{"kb"}, ContextInput: in.Question, Provider: "offline", Model: "hash-384"}, nil
+				return retrieveOut{Documents: []pipeline.Document{doc}, SearchedStores: []string{"kb"}, ContextInput: in.Question, Provider: "offline", Model: "hash-384"}, nil
 			}),
 		"vector/grade": lambdafn.Tool(stepTool[gradeIn, gradeOut]("optimizer_vs-grade", "vector/grade"), d,
 			func(_ context.Context, _ tenant.Caller, in gradeIn) (gradeOut, error) {
@@ -107,7 +108,7 @@ const (
 	toolError     stepFault = "tool-error"      // the tool answers isError with an error member
 	bareIsError   stepFault = "bare-is-error"   // result.isError true and no error member
 	noStructured  stepFault = "no-structured"   // a success without the structured fields
-	slow          stepFault = "timeout"         // slower than the Task's TimeoutSeconds
+	slow          stepFault = "timeout"         // slower than the Task state's TimeoutSeconds
 	throttleOnce  stepFault = "throttle-once"   // a Lambda service error, then a success
 	crashAlways   stepFault = "service-failure" // a Lambda service error every time
 )
@@ -184,74 +185,74 @@ func fastDefinition(t *testing.T) []byte {
 var caller = tenant.Caller{Tenant: "acme", Principal: "alice"}
 
 func TestLocalRunsThePipelineAndDegradesOnEveryFailure(t *testing.T) {
-	full := Output{
+	full := pipeline.Output{
 		Question: "how often?", ContextInput: "how often? (about key rotation)", Rephrased: true,
-		Documents: []Document{doc}, SearchedStores: []string{"kb"}, Relevant: "yes", Graded: true, Degraded: []string{},
-		Steps: Steps{Rephrase: StepModel{"offline", "rephrase-v1"}, Grade: StepModel{"offline", "lexical-v1"}},
+		Documents: []pipeline.Document{doc}, SearchedStores: []string{"kb"}, Relevant: "yes", Graded: true, Degraded: []string{},
+		Steps: pipeline.Steps{Rephrase: pipeline.StepModel{"offline", "rephrase-v1"}, Grade: pipeline.StepModel{"offline", "lexical-v1"}},
 	}
-	with := func(f func(o *Output)) Output {
+	with := func(f func(o *pipeline.Output)) pipeline.Output {
 		o := full
-		o.Documents = append([]Document(nil), full.Documents...)
+		o.Documents = append([]pipeline.Document(nil), full.Documents...)
 		f(&o)
 		return o
 	}
-	rephraseFell := func(o *Output) {
-		o.ContextInput, o.Rephrased, o.Steps.Rephrase = "how often?", false, StepModel{}
+	rephraseFell := func(o *pipeline.Output) {
+		o.ContextInput, o.Rephrased, o.Steps.Rephrase = "how often?", false, pipeline.StepModel{}
 	}
-	retrieveFell := func(o *Output) { o.Documents, o.SearchedStores = []Document{}, []string{} }
-	gradeFell := func(o *Output) { o.Relevant, o.Graded, o.Steps.Grade = "yes", false, StepModel{} }
-	in := Input{Request: Request{Caller: caller, TraceID: "trace-1", RequestID: "req-1"}, Question: "how often?", ThreadID: "chat_1", TopK: 3, Mode: "bm25"}
+	retrieveFell := func(o *pipeline.Output) { o.Documents, o.SearchedStores = []pipeline.Document{}, []string{} }
+	gradeFell := func(o *pipeline.Output) { o.Relevant, o.Graded, o.Steps.Grade = "yes", false, pipeline.StepModel{} }
+	in := pipeline.Input{Request: pipeline.Request{Caller: caller, TraceID: "trace-1", RequestID: "req-1"}, Question: "how often?", ThreadID: "chat_1", TopK: 3, Mode: "bm25"}
 
 	tests := []struct {
 		name   string
-		in     Input
+		in     pipeline.Input
 		faults map[string]stepFault
-		want   Output
+		want   pipeline.Output
 	}{
-		{"every step succeeds", in, nil, with(func(o *Output) {})},
-		{"without a thread the question is not rephrased", func() Input { i := in; i.ThreadID = ""; return i }(), nil,
-			with(func(o *Output) { o.ContextInput, o.Rephrased = "how often?", false })},
+		{"every step succeeds", in, nil, with(func(o *pipeline.Output) {})},
+		{"without a thread the question is not rephrased", func() pipeline.Input { i := in; i.ThreadID = ""; return i }(), nil,
+			with(func(o *pipeline.Output) { o.ContextInput, o.Rephrased = "how often?", false })},
 		{"rephrase fails outright: the original question is used", in, map[string]stepFault{"vector/rephrase": functionError},
-			with(func(o *Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
+			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
 		{"rephrase answers a tool error", in, map[string]stepFault{"vector/rephrase": toolError},
-			with(func(o *Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
+			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
 		{"rephrase answers isError without an error member", in, map[string]stepFault{"vector/rephrase": bareIsError},
-			with(func(o *Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
+			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
 		{"rephrase answers without the fields the pipeline reads", in, map[string]stepFault{"vector/rephrase": noStructured},
-			with(func(o *Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
+			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
 		{"rephrase times out", in, map[string]stepFault{"vector/rephrase": slow},
-			with(func(o *Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
-		{"a throttled rephrase is retried", in, map[string]stepFault{"vector/rephrase": throttleOnce}, with(func(o *Output) {})},
+			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
+		{"a throttled rephrase is retried", in, map[string]stepFault{"vector/rephrase": throttleOnce}, with(func(o *pipeline.Output) {})},
 		{"a rephrase that the Lambda service keeps refusing falls back after the retries", in, map[string]stepFault{"vector/rephrase": crashAlways},
-			with(func(o *Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
+			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
 		{"retrieve fails outright: no documents", in, map[string]stepFault{"vector/retriever": functionError},
-			with(func(o *Output) { retrieveFell(o); o.Relevant = "no"; o.Degraded = []string{"retrieve"} })},
+			with(func(o *pipeline.Output) { retrieveFell(o); o.Relevant = "no"; o.Degraded = []string{"retrieve"} })},
 		{"retrieve answers a tool error", in, map[string]stepFault{"vector/retriever": toolError},
-			with(func(o *Output) { retrieveFell(o); o.Relevant = "no"; o.Degraded = []string{"retrieve"} })},
+			with(func(o *pipeline.Output) { retrieveFell(o); o.Relevant = "no"; o.Degraded = []string{"retrieve"} })},
 		{"retrieve times out", in, map[string]stepFault{"vector/retriever": slow},
-			with(func(o *Output) { retrieveFell(o); o.Relevant = "no"; o.Degraded = []string{"retrieve"} })},
+			with(func(o *pipeline.Output) { retrieveFell(o); o.Relevant = "no"; o.Degraded = []string{"retrieve"} })},
 		{"grade fails outright: relevant yes", in, map[string]stepFault{"vector/grade": functionError},
-			with(func(o *Output) { gradeFell(o); o.Degraded = []string{"grade"} })},
+			with(func(o *pipeline.Output) { gradeFell(o); o.Degraded = []string{"grade"} })},
 		{"grade answers a tool error", in, map[string]stepFault{"vector/grade": toolError},
-			with(func(o *Output) { gradeFell(o); o.Degraded = []string{"grade"} })},
+			with(func(o *pipeline.Output) { gradeFell(o); o.Degraded = []string{"grade"} })},
 		{"grade times out", in, map[string]stepFault{"vector/grade": slow},
-			with(func(o *Output) { gradeFell(o); o.Degraded = []string{"grade"} })},
+			with(func(o *pipeline.Output) { gradeFell(o); o.Degraded = []string{"grade"} })},
 		{"every step fails", in, map[string]stepFault{"vector/rephrase": toolError, "vector/retriever": functionError, "vector/grade": bareIsError},
-			with(func(o *Output) {
+			with(func(o *pipeline.Output) {
 				rephraseFell(o)
 				retrieveFell(o)
 				gradeFell(o)
 				o.Degraded = []string{"rephrase", "retrieve", "grade"}
 			})},
 		{"rephrase and grade fail", in, map[string]stepFault{"vector/rephrase": functionError, "vector/grade": functionError},
-			with(func(o *Output) { rephraseFell(o); gradeFell(o); o.Degraded = []string{"rephrase", "grade"} })},
+			with(func(o *pipeline.Output) { rephraseFell(o); gradeFell(o); o.Degraded = []string{"rephrase", "grade"} })},
 	}
 	def := fastDefinition(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			inv := &faultyInvoker{local: invoke.NewLocal(stepHandlers(), nil), faults: tc.faults, count: map[string]int{}}
-			r, err := NewLocalDefinition(def, inv)
+			r, err := pipeline.NewLocalDefinition(def, inv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -269,12 +270,12 @@ func TestLocalRunsThePipelineAndDegradesOnEveryFailure(t *testing.T) {
 func TestLocalSendsEachStepTheEnvelopeAndOnlyTheArgumentsGiven(t *testing.T) {
 	tests := []struct {
 		name string
-		in   Input
+		in   pipeline.Input
 		want map[string]string // tool -> arguments
 	}{
 		{
 			name: "optional fields absent",
-			in:   Input{Request: Request{Caller: caller, TraceID: "t", RequestID: "r"}, Question: "q?"},
+			in:   pipeline.Input{Request: pipeline.Request{Caller: caller, TraceID: "t", RequestID: "r"}, Question: "q?"},
 			want: map[string]string{
 				"optimizer_vs-rephrase":  `{"question":"q?"}`,
 				"optimizer_vs-retriever": `{"mode":"hybrid","question":"q?","top_k":5}`,
@@ -283,7 +284,7 @@ func TestLocalSendsEachStepTheEnvelopeAndOnlyTheArgumentsGiven(t *testing.T) {
 		},
 		{
 			name: "optional fields given",
-			in: Input{Request: Request{Caller: caller, TraceID: "t", RequestID: "r"}, Question: "q?", ThreadID: "chat_1",
+			in: pipeline.Input{Request: pipeline.Request{Caller: caller, TraceID: "t", RequestID: "r"}, Question: "q?", ThreadID: "chat_1",
 				Stores: []string{"kb", "faq"}, TopK: 7, Mode: "vector", Filter: map[string][]string{"lang": {"en"}}},
 			want: map[string]string{
 				"optimizer_vs-rephrase":  `{"question":"q?","thread_id":"chat_1"}`,
@@ -295,7 +296,7 @@ func TestLocalSendsEachStepTheEnvelopeAndOnlyTheArgumentsGiven(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			inv := &faultyInvoker{local: invoke.NewLocal(stepHandlers(), nil), count: map[string]int{}}
-			r, err := NewLocal(inv)
+			r, err := pipeline.NewLocal(inv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -320,14 +321,14 @@ func TestLocalReportsAnExecutionThatFails(t *testing.T) {
 	// A step that answers JSON that is no invoke.Response cannot happen with
 	// lambdafn; a definition whose path misses is a States.Runtime error.
 	def := []byte(`{"StartAt":"P","States":{"P":{"Type":"Pass","InputPath":"$.missing","End":true}}}`)
-	r, err := NewLocalDefinition(def, &faultyInvoker{})
+	r, err := pipeline.NewLocalDefinition(def, &faultyInvoker{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = r.Run(context.Background(), Input{Question: "q"})
-	var e *ExecutionError
+	_, err = r.Run(context.Background(), pipeline.Input{Question: "q"})
+	var e *pipeline.ExecutionError
 	if !errors.As(err, &e) || e.Err != "States.Runtime" || e.Status != "FAILED" {
-		t.Errorf("Run: %v, want an ExecutionError FAILED States.Runtime", err)
+		t.Errorf("Run: %v, want an pipeline.ExecutionError FAILED States.Runtime", err)
 	}
 }
 
@@ -350,14 +351,14 @@ func TestTheDefinitionNamesEveryTaskAndOnlyThem(t *testing.T) {
 	got := map[string]string{}
 	for name, s := range def.States {
 		if s.Type == "Task" {
-			if s.Resource != LambdaInvokeResource {
-				t.Errorf("task %s: resource %s, want %s", name, s.Resource, LambdaInvokeResource)
+			if s.Resource != pipeline.LambdaInvokeResource {
+				t.Errorf("task %s: resource %s, want %s", name, s.Resource, pipeline.LambdaInvokeResource)
 			}
 			got[s.Parameters.FunctionName] = s.Parameters.Payload.Tool
 		}
 	}
 	want := map[string]string{}
-	for _, task := range Tasks {
+	for _, task := range pipeline.Tasks {
 		want["${"+task.Substitution+"}"] = task.Tool
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

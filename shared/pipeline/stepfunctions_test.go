@@ -1,9 +1,10 @@
-package pipeline
+package pipeline_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -50,22 +51,22 @@ func sfnClient(url string) *sfn.Client {
 		Region: "us-east-1", BaseEndpoint: aws.String(url),
 		Credentials:      credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
 		RetryMaxAttempts: 1,
-	}, WithoutHostPrefix) // else the client posts to sync-127.0.0.1
+	}, pipeline.WithoutHostPrefix) // else the client posts to sync-127.0.0.1
 }
 
 func TestStepFunctionsStartsASyncExecutionAndDecodesItsOutput(t *testing.T) {
-	want := Output{
-		Question: "q?", ContextInput: "q?", Documents: []Document{doc}, SearchedStores: []string{"kb"},
+	want := pipeline.Output{
+		Question: "q?", ContextInput: "q?", Documents: []pipeline.Document{doc}, SearchedStores: []string{"kb"},
 		Relevant: "yes", Graded: true, Degraded: []string{},
-		Steps: Steps{Grade: StepModel{"offline", "lexical-v1"}},
+		Steps: pipeline.Steps{Grade: pipeline.StepModel{"offline", "lexical-v1"}},
 	}
 	out, _ := json.Marshal(want)
 	srv, seen := sfnServer(t, map[string]any{
 		"executionArn": testARN + ":x", "stateMachineArn": testARN, "status": "SUCCEEDED",
 		"output": string(out), "startDate": 1.7e9, "stopDate": 1.7e9,
 	}, http.StatusOK)
-	r := NewStepFunctions(sfnClient(srv.URL), testARN)
-	in := Input{Request: Request{Caller: caller, TraceID: "t", RequestID: "r"}, Question: "q?"}
+	r := pipeline.NewStepFunctions(sfnClient(srv.URL), testARN)
+	in := pipeline.Input{Request: pipeline.Request{Caller: caller, TraceID: "t", RequestID: "r"}, Question: "q?"}
 	got, err := r.Run(context.Background(), in)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -86,7 +87,7 @@ func TestStepFunctionsStartsASyncExecutionAndDecodesItsOutput(t *testing.T) {
 	}
 	wantSent := map[string]any{
 		"request":  map[string]any{"caller": map[string]any{"tenant": "acme", "principal": "alice"}, "trace_id": "t", "request_id": "r"},
-		"question": "q?", "top_k": float64(DefaultTopK), "mode": DefaultMode,
+		"question": "q?", "top_k": float64(pipeline.DefaultTopK), "mode": pipeline.DefaultMode,
 	}
 	if diff := cmp.Diff(wantSent, sent); diff != "" {
 		t.Errorf("execution input mismatch (-want +got):\n%s", diff)
@@ -102,16 +103,16 @@ func TestStepFunctionsReportsFailedExecutionsAndApiErrors(t *testing.T) {
 	}{
 		{"a failed execution", map[string]any{"executionArn": testARN + ":x", "status": "FAILED", "error": "States.Runtime", "cause": "bad path", "startDate": 1.7e9, "stopDate": 1.7e9}, http.StatusOK,
 			func(t *testing.T, err error) {
-				var e *ExecutionError
-				if !errors.As(err, &e) || *e != (ExecutionError{Status: "FAILED", Err: "States.Runtime", Cause: "bad path"}) {
+				var e *pipeline.ExecutionError
+				if !errors.As(err, &e) || *e != (pipeline.ExecutionError{Status: "FAILED", Err: "States.Runtime", Cause: "bad path"}) {
 					t.Errorf("err = %v, want the FAILED execution's error and cause", err)
 				}
 			}},
 		{"a timed-out execution", map[string]any{"executionArn": testARN + ":x", "status": "TIMED_OUT", "startDate": 1.7e9, "stopDate": 1.7e9}, http.StatusOK,
 			func(t *testing.T, err error) {
-				var e *ExecutionError
+				var e *pipeline.ExecutionError
 				if !errors.As(err, &e) || e.Status != "TIMED_OUT" {
-					t.Errorf("err = %v, want a TIMED_OUT ExecutionError", err)
+					t.Errorf("err = %v, want a TIMED_OUT pipeline.ExecutionError", err)
 				}
 			}},
 		{"a state machine that does not exist", map[string]any{"__type": "com.amazonaws.swf.service.v2.model#StateMachineDoesNotExist", "message": "no such machine"}, http.StatusBadRequest,
@@ -124,7 +125,7 @@ func TestStepFunctionsReportsFailedExecutionsAndApiErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := sfnServer(t, tc.answer, tc.status)
-			_, err := NewStepFunctions(sfnClient(srv.URL), testARN).Run(context.Background(), Input{Question: "q"})
+			_, err := pipeline.NewStepFunctions(sfnClient(srv.URL), testARN).Run(context.Background(), pipeline.Input{Question: "q"})
 			tc.check(t, err)
 		})
 	}
