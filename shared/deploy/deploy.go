@@ -28,6 +28,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/provider/bedrock"
 	"github.com/switchboard-dev/switchboard/shared/statemachine"
 	"github.com/switchboard-dev/switchboard/shared/store"
 )
@@ -184,17 +185,16 @@ const (
 )
 
 // The provider settings the template passes to functions that embed or
-// generate (shared/config/providers.go reads them), and the Bedrock models
-// the providers default to.
+// generate, and the Bedrock models the providers default to.
 const (
-	envEmbedder          = "SWITCHBOARD_EMBEDDER"
-	envEmbeddingModel    = "SWITCHBOARD_EMBEDDING_MODEL"
-	envGenerator         = "SWITCHBOARD_GENERATOR"
-	envGenerationModel   = "SWITCHBOARD_GENERATION_MODEL"
-	envOpenAIBaseURL     = "SWITCHBOARD_OPENAI_BASE_URL"
-	envOpenAIAPIKey      = "SWITCHBOARD_OPENAI_API_KEY"
-	defaultEmbedModel    = "amazon.titan-embed-text-v2:0"
-	defaultGenerateModel = "amazon.nova-micro-v1:0"
+	envEmbedder          = config.EnvEmbedder
+	envEmbeddingModel    = config.EnvEmbeddingModel
+	envGenerator         = config.EnvGenerator
+	envGenerationModel   = config.EnvGenerationModel
+	envOpenAIBaseURL     = config.EnvOpenAIBaseURL
+	envOpenAIAPIKey      = config.EnvOpenAIAPIKey
+	defaultEmbedModel    = bedrock.DefaultEmbeddingModel
+	defaultGenerateModel = bedrock.DefaultGenerationModel
 )
 
 // ifSet is the value of parameter param when the condition cond holds, else

@@ -168,14 +168,14 @@ func wantToolFunction(f catalog.Function) map[string]any {
 		return ifv(cond, sub(arn+"${"+param+"}"), sub(arn+def))
 	}
 	if f.Embeds {
-		env["SWITCHBOARD_EMBEDDER"] = ref("Embedder")
-		env["SWITCHBOARD_EMBEDDING_MODEL"] = ifv("HasEmbeddingModel", ref("EmbeddingModel"), noValue)
+		env[config.EnvEmbedder] = ref("Embedder")
+		env[config.EnvEmbeddingModel] = ifv("HasEmbeddingModel", ref("EmbeddingModel"), noValue)
 		statements = append(statements, ifv("EmbedderIsBedrock", map[string]any{"Sid": "BedrockEmbed", "Effect": "Allow", "Action": strs("bedrock:InvokeModel"),
 			"Resource": []any{model("foundation-model", "HasEmbeddingModel", "EmbeddingModel", "amazon.titan-embed-text-v2:0")}}, noValue))
 	}
 	if f.Generates {
-		env["SWITCHBOARD_GENERATOR"] = ref("Generator")
-		env["SWITCHBOARD_GENERATION_MODEL"] = ifv("HasGenerationModel", ref("GenerationModel"), noValue)
+		env[config.EnvGenerator] = ref("Generator")
+		env[config.EnvGenerationModel] = ifv("HasGenerationModel", ref("GenerationModel"), noValue)
 		statements = append(statements, ifv("GeneratorIsBedrock", map[string]any{"Sid": "BedrockGenerate", "Effect": "Allow", "Action": strs("bedrock:InvokeModel"),
 			"Resource": []any{
 				model("foundation-model", "HasGenerationModel", "GenerationModel", "amazon.nova-micro-v1:0"),
@@ -183,8 +183,8 @@ func wantToolFunction(f catalog.Function) map[string]any {
 			}}, noValue))
 	}
 	if f.Embeds || f.Generates {
-		env["SWITCHBOARD_OPENAI_BASE_URL"] = ifv("HasOpenAIBaseUrl", ref("OpenAIBaseUrl"), noValue)
-		env["SWITCHBOARD_OPENAI_API_KEY"] = ifv("HasOpenAIApiKey", ref("OpenAIApiKey"), noValue)
+		env[config.EnvOpenAIBaseURL] = ifv("HasOpenAIBaseUrl", ref("OpenAIBaseUrl"), noValue)
+		env[config.EnvOpenAIAPIKey] = ifv("HasOpenAIApiKey", ref("OpenAIApiKey"), noValue)
 	}
 	want := map[string]any{
 		"FunctionName": sub("${AWS::StackName}-" + name),

@@ -1,0 +1,192 @@
+package text
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Tokens splits s into lowercase tokens by the rules of Lucene's
+// StandardTokenizer (Unicode's word boundaries, UAX #29), simplified: a token
+// is a run of letters, digits and combining marks, also holding a "." or an
+// apostrophe between two letters or two digits ("u.s.a", "don't", "3.5"), a
+// "," or ";" between two digits ("1,000") and "_" between word characters.
+// Hyphens and other punctuation separate tokens ("IL-6" gives "il" and "6"),
+// so the same words match whichever way a text hyphenates them. Ideographic
+// and kana characters (Han, Hiragana, Katakana) are one token each, since
+// those scripts do not separate words with spaces.
+func Tokens(s string) []string {
+	var out []string
+	eachToken(s, func(tok string) { out = append(out, tok) })
+	return out
+}
+
+// Terms returns the index terms of s: its [Tokens] without a possessive 's,
+// without English stop words (Lucene's default list, see [IsStopWord]), each
+// reduced by [Stem]. It is the
+// analyzer BM25 indexes and queries with.
+func Terms(s string) []string {
+	var out []string
+	eachToken(s, func(tok string) {
+		tok = trimPossessive(tok)
+		if stopWords[tok] {
+			return
+		}
+		out = append(out, Stem(tok))
+	})
+	return out
+}
+
+// trimPossessive removes a trailing 's (or ’s), as Lucene's
+// EnglishPossessiveFilter does: "Alzheimer's" indexes as "alzheimer".
+func trimPossessive(tok string) string {
+	for _, suffix := range []string{"'s", "\u2019s", "\uFF07s"} {
+		if strings.HasSuffix(tok, suffix) {
+			return tok[:len(tok)-len(suffix)]
+		}
+	}
+	return tok
+}
+
+// IsStopWord reports whether the lowercase word w is one of the 33 English stop
+// words Lucene's EnglishAnalyzer (and so Anserini's BEIR baselines) drop.
+func IsStopWord(w string) bool { return stopWords[w] }
+
+var stopWords = map[string]bool{
+	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true, "be": true, "but": true,
+	"by": true, "for": true, "if": true, "in": true, "into": true, "is": true, "it": true, "no": true,
+	"not": true, "of": true, "on": true, "or": true, "such": true, "that": true, "the": true,
+	"their": true, "then": true, "there": true, "these": true, "they": true, "this": true, "to": true,
+	"was": true, "will": true, "with": true,
+}
+
+func isSingleRuneWord(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana)
+}
+
+// Rune classes of the tokenizer, after Unicode's word boundary rules (UAX
+// #29), which Lucene's StandardTokenizer implements.
+const (
+	other = iota
+	letter
+	digit
+	midNumLet // . ' ’ : join letters to letters and digits to digits ("u.s", "don't", "3.5")
+	midNum    // , ; : join digits to digits ("1,000")
+	connector // _ : joins any word characters ("snake_case")
+)
+
+func classify(r rune) int {
+	switch r {
+	case '.', '\'', '\u2018', '\u2019', '\u2024', '\uFE52', '\uFF07', '\uFF0E':
+		return midNumLet
+	case ',', ';', '\u037E', '\u0589', '\u060C', '\u060D', '\u066C', '\u07F8', '\u2044', '\uFE10', '\uFE14', '\uFE50', '\uFE54', '\uFF0C', '\uFF1B':
+		return midNum
+	case '_':
+		return connector
+	}
+	if r < utf8.RuneSelf {
+		switch {
+		case 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z':
+			return letter
+		case '0' <= r && r <= '9':
+			return digit
+		}
+		return other
+	}
+	switch {
+	case unicode.IsDigit(r):
+		return digit
+	case unicode.IsLetter(r) || unicode.Is(unicode.Mn, r):
+		return letter
+	}
+	return other
+}
+
+// joins reports whether a joiner of class j between a rune of class before and
+// one of class after keeps them in one token.
+func joins(j, before, after int) bool {
+	switch j {
+	case midNumLet:
+		return before == after && (before == letter || before == digit)
+	case midNum:
+		return before == digit && after == digit
+	case connector:
+		return (before == letter || before == digit) && (after == letter || after == digit)
+	}
+	return false
+}
+
+// eachToken calls emit with each lowercase token of s in order.
+func eachToken(s string, emit func(string)) {
+	start, prev := -1, other // token start; class of the token's last rune
+	ascii := true
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		tok := s[start:end]
+		if ascii {
+			emit(lowerASCII(tok))
+		} else {
+			emit(strings.ToLower(tok))
+		}
+		start, prev, ascii = -1, other, true
+	}
+	for i := 0; i < len(s); {
+		r, n := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRuneInString(s[i:])
+		}
+		if n > 1 && isSingleRuneWord(r) {
+			flush(i)
+			emit(s[i : i+n])
+			i += n
+			continue
+		}
+		c := classify(r)
+		switch c {
+		case letter, digit:
+			if start < 0 {
+				start = i
+			}
+			if n > 1 {
+				ascii = false
+			}
+			prev = c
+		case midNumLet, midNum, connector:
+			if start >= 0 && i+n < len(s) {
+				next, m := rune(s[i+n]), 1
+				if next >= utf8.RuneSelf {
+					next, m = utf8.DecodeRuneInString(s[i+n:])
+				}
+				if !(m > 1 && isSingleRuneWord(next)) && joins(c, prev, classify(next)) {
+					if n > 1 {
+						ascii = false
+					}
+					i += n
+					continue
+				}
+			}
+			flush(i)
+		default:
+			flush(i)
+		}
+		i += n
+	}
+	flush(len(s))
+}
+
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
