@@ -38,6 +38,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
@@ -92,14 +93,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer closeFn()
-	cat := catalog.Default()
-	s := &server{
-		local: invoke.NewLocal(handlers.Build(handlers.All(), deps), cat.Timeout),
-		paths: map[string]string{}, slow: *slow, faults: map[string]string{}, calls: map[string]int{},
-	}
-	for path := range handlers.All() {
-		s.paths[invoke.FunctionName(path)] = path
-	}
+	s := newServer(handlers.Build(handlers.All(), deps), catalog.Default().Timeout, *slow)
 	if *seed != "" {
 		if err := s.seed(*seed, tenant.Caller{Tenant: *tenantName, Principal: "ci"}); err != nil {
 			log.Fatal(err)
@@ -110,13 +104,29 @@ func main() {
 		log.Fatal(err)
 	}
 	s.self = "http://" + ln.Addr().String()
+	fmt.Printf("serving the Lambda Invoke API at %s\n", s.self)
+	log.Fatal((&http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}).Serve(ln))
+}
+
+// newServer serves the functions of hs, each limited to timeout(path).
+func newServer(hs map[string]lambda.Handler, timeout func(string) time.Duration, slow time.Duration) *server {
+	s := &server{
+		local: invoke.NewLocal(hs, timeout),
+		paths: map[string]string{}, slow: slow, faults: map[string]string{}, calls: map[string]int{},
+	}
+	for path := range hs {
+		s.paths[invoke.FunctionName(path)] = path
+	}
+	return s
+}
+
+func (s *server) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /2015-03-31/functions/{name}/invocations", s.invocation)
 	mux.HandleFunc("GET /tasks", s.tasks)
 	mux.HandleFunc("POST /faults", s.setFaults)
 	mux.HandleFunc("POST /run-local", s.runLocal)
-	fmt.Printf("serving the Lambda Invoke API at %s\n", s.self)
-	log.Fatal((&http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}).Serve(ln))
+	return mux
 }
 
 // seed makes the tool calls in file, in order, skipping functions this
