@@ -10,7 +10,11 @@
 // The tests of this package fail when a generated file differs from what
 // Generate produces now, and check the template against the catalog: the
 // functions, their limits, and IAM access that is exactly what each function's
-// catalog entry says it needs.
+// catalog entry says it needs; the RAG pipeline's state machine (Express,
+// infra/statemachines/rag_pipeline.asl.json, allowed to invoke exactly its
+// three step functions, and started only by the functions of tools marked
+// Pipeline); the S3 events of triggers; Bedrock only for functions that embed
+// or generate.
 package deploy
 
 import (
