@@ -108,6 +108,7 @@ const (
 	toolError     stepFault = "tool-error"      // the tool answers isError with an error member
 	bareIsError   stepFault = "bare-is-error"   // result.isError true and no error member
 	noStructured  stepFault = "no-structured"   // a success without the structured fields
+	noModel       stepFault = "no-model"        // a success without provider and model (no generator ran)
 	slow          stepFault = "timeout"         // slower than the Task state's TimeoutSeconds
 	throttleOnce  stepFault = "throttle-once"   // a Lambda service error, then a success
 	crashAlways   stepFault = "service-failure" // a Lambda service error every time
@@ -144,6 +145,12 @@ func (f *faultyInvoker) Invoke(ctx context.Context, function string, req *invoke
 		return f.local.Invoke(ctx, function, &bad)
 	case bareIsError:
 		return &invoke.Response{Result: json.RawMessage(`{"content":[{"type":"text","text":"no"}],"isError":true}`)}, nil
+	case noModel:
+		out := `{"question":"how often?","rephrased":false,"messages":0}`
+		if function == "vector/grade" {
+			out = `{"relevant":"no","graded":true}`
+		}
+		return &invoke.Response{Result: json.RawMessage(`{"content":[{"type":"text","text":"ok"}],"structuredContent":` + out + `}`)}, nil
 	case noStructured:
 		return &invoke.Response{Result: json.RawMessage(`{"content":[{"type":"text","text":"ok"}],"structuredContent":{"unexpected":true}}`)}, nil
 	case slow:
@@ -222,6 +229,12 @@ func TestLocalRunsThePipelineAndDegradesOnEveryFailure(t *testing.T) {
 			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
 		{"rephrase times out", in, map[string]stepFault{"vector/rephrase": slow},
 			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
+		{"a rephrase that ran no generator names no provider or model", in, map[string]stepFault{"vector/rephrase": noModel},
+			with(func(o *pipeline.Output) {
+				o.ContextInput, o.Rephrased, o.Steps.Rephrase = "how often?", false, pipeline.StepModel{}
+			})},
+		{"a grade that ran no generator names no provider or model", in, map[string]stepFault{"vector/grade": noModel},
+			with(func(o *pipeline.Output) { o.Relevant, o.Steps.Grade = "no", pipeline.StepModel{} })},
 		{"a throttled rephrase is retried", in, map[string]stepFault{"vector/rephrase": throttleOnce}, with(func(o *pipeline.Output) {})},
 		{"a rephrase that the Lambda service keeps refusing falls back after the retries", in, map[string]stepFault{"vector/rephrase": crashAlways},
 			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
