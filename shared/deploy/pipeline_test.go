@@ -293,3 +293,34 @@ func TestATriggerHasASampleS3EventInTheShapeS3Delivers(t *testing.T) {
 		t.Errorf("record %+v, want an upload of %s", r, SampleS3Key)
 	}
 }
+
+// TestThePipelineGivesUpBeforeItsCallersDo checks that the steps' Task
+// timeouts together stay under the timeout of every function that runs the
+// pipeline, so that a slow step degrades rather than killing the caller.
+func TestThePipelineGivesUpBeforeItsCallersDo(t *testing.T) {
+	var def struct {
+		States map[string]struct {
+			Type           string
+			TimeoutSeconds int
+		}
+	}
+	if err := json.Unmarshal(infra.RAGPipeline, &def); err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for name, s := range def.States {
+		if s.Type == "Task" {
+			if s.TimeoutSeconds == 0 {
+				t.Errorf("task %s has no TimeoutSeconds (Step Functions' default is the workflow's)", name)
+			}
+			total += s.TimeoutSeconds
+		}
+	}
+	for _, cat := range []*catalog.Catalog{catalog.Default(), ragCatalog(t, "vector/rephrase", "vector/retriever", "vector/grade")} {
+		for _, f := range cat.Functions() {
+			if f.Pipeline && time.Duration(total)*time.Second >= f.Limits.Timeout {
+				t.Errorf("the steps may take %d s, but %s, which runs the pipeline, times out after %v", total, f.Path, f.Limits.Timeout)
+			}
+		}
+	}
+}
