@@ -19,7 +19,10 @@ import (
 // The in-memory quality harness (the real one, through ingestion, is the
 // vector stream's scripts/retrieval-eval):
 //
-//	go test -tags eval -run TestBEIR -v ./shared/retrieval/ -args -data /work/shared/eval/scifact -split train
+//	go test -tags eval -run 'TestBEIR$' -v ./shared/retrieval/ -args -data /work/shared/eval/scifact -split train
+//
+// With no tuning flags it searches exactly as a zero Query.Tuning does, over
+// text.DefaultPassageOptions passages of title + "\n\n" + text.
 var (
 	evalData  = flag.String("data", "/work/shared/eval/scifact", "BEIR folder")
 	evalSplit = flag.String("split", "train", "qrels split")
@@ -69,29 +72,37 @@ func TestBEIR(t *testing.T) {
 	emb := offline.NewEmbedder(*evalDims)
 	ctx := context.Background()
 	start := time.Now()
-	var chunks []retrieval.Chunk
-	for _, d := range ds.Corpus {
-		for i, c := range chunkText(d.Title+" "+d.Text, *evalChunk) {
-			chunks = append(chunks, retrieval.Chunk{ID: fmt.Sprintf("%s#%d", d.ID, i), DocID: d.ID, Text: c})
+	var seg *retrieval.Segment
+	if *evalChunk == 0 {
+		// Default ingestion: text.DefaultPassageOptions passages.
+		seg = passageSegment(t, ds, emb)
+	} else {
+		var chunks []retrieval.Chunk
+		for _, d := range ds.Corpus {
+			for i, c := range chunkText(d.Title+" "+d.Text, *evalChunk) {
+				chunks = append(chunks, retrieval.Chunk{ID: fmt.Sprintf("%s#%d", d.ID, i), DocID: d.ID, Text: c})
+			}
+		}
+		texts := make([]string, len(chunks))
+		for i := range chunks {
+			texts[i] = chunks[i].Text
+		}
+		e, err := emb.Embed(ctx, provider.EmbedRequest{Texts: texts, Purpose: provider.ForDocument})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range chunks {
+			chunks[i].Vector = e.Vectors[i]
+		}
+		if seg, err = retrieval.NewSegment(chunks, *evalDims); err != nil {
+			t.Fatal(err)
 		}
 	}
-	texts := make([]string, len(chunks))
-	for i := range chunks {
-		texts[i] = chunks[i].Text
-	}
-	e, err := emb.Embed(ctx, provider.EmbedRequest{Texts: texts, Purpose: provider.ForDocument})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range chunks {
-		chunks[i].Vector = e.Vectors[i]
-	}
-	seg, err := retrieval.NewSegment(chunks, *evalDims)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d docs, %d chunks, indexed in %v", len(ds.Corpus), len(chunks), time.Since(start).Round(time.Millisecond))
+	t.Logf("%d docs, %d chunks, indexed in %v", len(ds.Corpus), seg.Len(), time.Since(start).Round(time.Millisecond))
 	tuning := &retrieval.Tuning{K1: *evalK1, B: *evalB, RRFConstant: *evalRRF, Depth: *evalDepth, VectorWeight: *evalVW, BM25Weight: *evalBW}
+	if *tuning == (retrieval.Tuning{}) {
+		tuning = retrieval.TuningFor("offline") // exactly what default search does
+	}
 	for _, mode := range []retrieval.Mode{retrieval.ModeBM25, retrieval.ModeVector, retrieval.ModeHybrid} {
 		run := beir.Run{}
 		for _, q := range ds.Queries {
@@ -108,7 +119,7 @@ func TestBEIR(t *testing.T) {
 				run[q.ID] = append(run[q.ID], h.DocID)
 			}
 		}
-		fmt.Printf("split=%s mode=%-6s ndcg@10=%.4f recall@100=%.4f (chunk=%d dims=%d %+v)\n", *evalSplit, mode,
-			beir.MeanNDCG(run, ds.Qrels, 10), beir.MeanRecall(run, ds.Qrels, 100), *evalChunk, *evalDims, *tuning)
+		fmt.Printf("split=%s mode=%-6s ndcg@10=%.4f recall@100=%.4f (chunk=%d dims=%d tuning %+v)\n", *evalSplit, mode,
+			beir.MeanNDCG(run, ds.Qrels, 10), beir.MeanRecall(run, ds.Qrels, 100), *evalChunk, *evalDims, tuning)
 	}
 }
