@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -34,6 +35,8 @@ var (
 	evalDepth = flag.Int("depth", 0, "hybrid depth (0: default)")
 	evalVW    = flag.Float64("vw", 0, "vector weight (0: default)")
 	evalBW    = flag.Float64("bw", 0, "bm25 weight (0: default)")
+	evalFB    = flag.Int("feedback", 0, "hybrid feedback hits (0: default, -1: off)")
+	evalQW    = flag.Float64("qw", 0, "query vector weight in feedback (0: default)")
 )
 
 // chunkText cuts s into pieces of about size runes at spaces: a stand-in for
@@ -99,19 +102,22 @@ func TestBEIR(t *testing.T) {
 		}
 	}
 	t.Logf("%d docs, %d chunks, indexed in %v", len(ds.Corpus), seg.Len(), time.Since(start).Round(time.Millisecond))
-	tuning := &retrieval.Tuning{K1: *evalK1, B: *evalB, RRFConstant: *evalRRF, Depth: *evalDepth, VectorWeight: *evalVW, BM25Weight: *evalBW}
+	tuning := &retrieval.Tuning{K1: *evalK1, B: *evalB, RRFConstant: *evalRRF, Depth: *evalDepth, VectorWeight: *evalVW, BM25Weight: *evalBW, Feedback: *evalFB, QueryWeight: *evalQW}
 	if *tuning == (retrieval.Tuning{}) {
 		tuning = retrieval.TuningFor("offline") // exactly what default search does
 	}
 	for _, mode := range []retrieval.Mode{retrieval.ModeBM25, retrieval.ModeVector, retrieval.ModeHybrid} {
 		run := beir.Run{}
+		var took []time.Duration
 		for _, q := range ds.Queries {
 			qe, err := emb.Embed(ctx, provider.EmbedRequest{Texts: []string{q.Text}, Purpose: provider.ForQuery})
 			if err != nil {
 				t.Fatal(err)
 			}
+			t0 := time.Now()
 			hits, err := retrieval.Search([]*retrieval.Segment{seg}, retrieval.Query{
 				Text: q.Text, Vector: qe.Vectors[0], Mode: mode, K: 100, PerDoc: true, Tuning: tuning})
+			took = append(took, time.Since(t0))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,6 +125,8 @@ func TestBEIR(t *testing.T) {
 				run[q.ID] = append(run[q.ID], h.DocID)
 			}
 		}
+		slices.Sort(took)
+		fmt.Printf("split=%s mode=%-6s search p50 %v\n", *evalSplit, mode, took[len(took)/2])
 		fmt.Printf("split=%s mode=%-6s ndcg@10=%.4f recall@100=%.4f (chunk=%d dims=%d tuning %+v)\n", *evalSplit, mode,
 			beir.MeanNDCG(run, ds.Qrels, 10), beir.MeanRecall(run, ds.Qrels, 100), *evalChunk, *evalDims, tuning)
 	}
