@@ -276,23 +276,48 @@ func SearchLists(segs []*Segment, q Query, stats *Stats) (Lists, error) {
 // from the top hits of bm25 (see [Tuning.Feedback]), or q.Vector itself when
 // feedback is off or there are no hits or no vectors to use.
 func feedbackVector(segs []*Segment, q Query, bm25 []Hit) []float32 {
-	t := q.tuning()
-	n := min(t.Feedback, len(bm25))
+	n := min(q.tuning().Feedback, len(bm25))
 	if n <= 0 {
 		return q.Vector
+	}
+	dims := len(q.Vector)
+	vecs := make([][]float32, n)
+	for i, h := range bm25[:n] {
+		s := segs[h.Segment]
+		if s.dims != dims {
+			return q.Vector
+		}
+		vecs[i] = s.vecs[h.Index*dims : (h.Index+1)*dims]
+	}
+	return ExpandVector(q, vecs)
+}
+
+// ExpandVector returns the hybrid vector query of q given the vectors of its
+// top BM25 hits (at most [Tuning.Feedback] of them, best first; the caller
+// picks how many): QueryWeight × q.Vector plus (1-QueryWeight) × their mean,
+// renormalised; q.Vector itself when feedback is off or vectors is empty.
+// A fan-out coordinator that wants exactly the single-process hybrid ranking
+// merges the shards' BM25 lists, fetches the top hits' vectors, and sends
+// the expanded vector to the shards in vector mode.
+func ExpandVector(q Query, vectors [][]float32) []float32 {
+	t := q.tuning()
+	if t.Feedback <= 0 || len(vectors) == 0 {
+		return q.Vector
+	}
+	if len(vectors) > t.Feedback {
+		vectors = vectors[:t.Feedback]
 	}
 	dims := len(q.Vector)
 	x := make([]float64, dims)
 	for i, f := range q.Vector {
 		x[i] = t.QueryWeight * float64(f)
 	}
-	w := (1 - t.QueryWeight) / float64(n)
-	for _, h := range bm25[:n] {
-		s := segs[h.Segment]
-		if s.dims != dims {
+	w := (1 - t.QueryWeight) / float64(len(vectors))
+	for _, v := range vectors {
+		if len(v) != dims {
 			return q.Vector
 		}
-		for i, f := range s.vecs[h.Index*dims : (h.Index+1)*dims] {
+		for i, f := range v {
 			x[i] += w * float64(f)
 		}
 	}

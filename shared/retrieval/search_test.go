@@ -129,10 +129,54 @@ func TestSearchIsTheSameWhetherSegmentsAreOneOrFannedOut(t *testing.T) {
 					t.Errorf("several segments mismatch (-want +got):\n%s", diff)
 				}
 				// Fanned out: global statistics first, then one SearchLists per
-				// shard. Hybrid pseudo-relevance feedback expands the vector
-				// query from each shard's own top BM25 hits, so a fan-out equals
-				// the single-process search only with feedback off.
+				// shard. In hybrid mode pseudo-relevance feedback needs the
+				// global top BM25 hits: a BM25 round, then the expanded vector
+				// (ExpandVector) in a vector round.
 				if mode == ModeHybrid {
+					terms := QueryTerms(q.Text)
+					var st Stats
+					for _, s := range shards {
+						st.Add(s.TermStats(terms))
+					}
+					bq := q
+					bq.Mode, bq.K = ModeBM25, q.Depth()
+					var bms [][]Hit
+					for i, s := range shards {
+						l, err := SearchLists([]*Segment{s}, bq, &st)
+						if err != nil {
+							t.Fatal(err)
+						}
+						for j := range l.BM25 {
+							l.BM25[j].Segment = i // the coordinator's numbering
+						}
+						bms = append(bms, l.BM25)
+					}
+					merged := Combine(bq, func() []Lists {
+						var p []Lists
+						for _, b := range bms {
+							p = append(p, Lists{BM25: b})
+						}
+						return p
+					}()...)
+					var vecs [][]float32
+					for _, h := range merged[:min(DefaultFeedback, len(merged))] {
+						vecs = append(vecs, shards[h.Segment].Chunk(h.Index).Vector)
+					}
+					vq := q
+					vq.Mode, vq.K, vq.Vector = ModeVector, q.Depth(), ExpandVector(q, vecs)
+					var parts []Lists
+					for i, s := range shards {
+						l, err := SearchLists([]*Segment{s}, vq, nil)
+						if err != nil {
+							t.Fatal(err)
+						}
+						parts = append(parts, Lists{BM25: bms[i], Vector: l.Vector})
+					}
+					got = Combine(q, parts...)
+					if diff := cmp.Diff(want, got, ignore, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+						t.Errorf("fan-out with feedback mismatch (-want +got):\n%s", diff)
+					}
+					// One round, feedback off: also exact.
 					q.Tuning = &Tuning{Feedback: -1}
 					if want, err = Search([]*Segment{whole}, q); err != nil {
 						t.Fatal(err)
