@@ -1,0 +1,149 @@
+package vector
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/store/storetest"
+)
+
+// countingBlobs counts the reads that reach a store.Blobs.
+type countingBlobs struct {
+	store.Blobs
+	gets, heads atomic.Int64
+}
+
+func (b *countingBlobs) Get(ctx context.Context, key string, opts *store.GetOptions) (io.ReadCloser, store.BlobInfo, error) {
+	b.gets.Add(1)
+	return b.Blobs.Get(ctx, key, opts)
+}
+
+func (b *countingBlobs) Head(ctx context.Context, key string) (store.BlobInfo, error) {
+	b.heads.Add(1)
+	return b.Blobs.Head(ctx, key)
+}
+
+func upper(data []byte) (string, int64, error) {
+	if strings.HasPrefix(string(data), "corrupt") {
+		return "", 0, errors.New("corrupt object")
+	}
+	return strings.ToUpper(string(data)), int64(len(data)), nil
+}
+
+func TestCache(t *testing.T) {
+	storetest.EachBlobs(t, func(t *testing.T, b store.Blobs) {
+		ctx := context.Background()
+		put := func(key, body string) {
+			t.Helper()
+			if _, err := b.Put(ctx, key, []byte(body), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Run("a second read of an unchanged object reads no body", func(t *testing.T) {
+			cb := &countingBlobs{Blobs: b}
+			c := NewCache(1 << 20)
+			put("a/one", "hello")
+			for range 3 {
+				got, err := cached(ctx, c, cb, "a/one", true, upper)
+				if err != nil || got != "HELLO" {
+					t.Fatalf("got %q, %v", got, err)
+				}
+			}
+			if g, h := cb.gets.Load(), cb.heads.Load(); g != 1 || h != 2 {
+				t.Errorf("gets, heads = %d, %d; want 1, 2", g, h)
+			}
+		})
+		t.Run("a replaced object is read again", func(t *testing.T) {
+			cb := &countingBlobs{Blobs: b}
+			c := NewCache(1 << 20)
+			put("a/two", "first")
+			if got, _ := cached(ctx, c, cb, "a/two", true, upper); got != "FIRST" {
+				t.Fatalf("got %q", got)
+			}
+			put("a/two", "second")
+			if got, _ := cached(ctx, c, cb, "a/two", true, upper); got != "SECOND" {
+				t.Errorf("after replacing: got %q, want SECOND", got)
+			}
+			if g := cb.gets.Load(); g != 2 {
+				t.Errorf("gets = %d, want 2", g)
+			}
+		})
+		t.Run("without revalidation a cached object costs no request", func(t *testing.T) {
+			cb := &countingBlobs{Blobs: b}
+			c := NewCache(1 << 20)
+			put("a/three", "x")
+			cached(ctx, c, cb, "a/three", false, upper)
+			cached(ctx, c, cb, "a/three", false, upper)
+			if g, h := cb.gets.Load(), cb.heads.Load(); g != 1 || h != 0 {
+				t.Errorf("gets, heads = %d, %d; want 1, 0", g, h)
+			}
+		})
+		t.Run("a missing object is not found", func(t *testing.T) {
+			_, err := cached(ctx, NewCache(1<<20), b, "a/none", true, upper)
+			if !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("err = %v, want ErrNotFound", err)
+			}
+		})
+		t.Run("a deleted object is forgotten", func(t *testing.T) {
+			c := NewCache(1 << 20)
+			put("a/four", "x")
+			cached(ctx, c, b, "a/four", true, upper)
+			b.Delete(ctx, "a/four")
+			if _, err := cached(ctx, c, b, "a/four", true, upper); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("err = %v, want ErrNotFound", err)
+			}
+			if c.Len() != 0 {
+				t.Errorf("cache holds %d entries, want 0", c.Len())
+			}
+		})
+		t.Run("a corrupt object is an error, not cached", func(t *testing.T) {
+			c := NewCache(1 << 20)
+			put("a/five", "corrupt!")
+			if _, err := cached(ctx, c, b, "a/five", true, upper); err == nil || !strings.Contains(err.Error(), "corrupt object") {
+				t.Errorf("err = %v, want the decoder's", err)
+			}
+			if c.Len() != 0 {
+				t.Errorf("cache holds %d entries, want 0", c.Len())
+			}
+		})
+		t.Run("the least recently used object goes first beyond the budget", func(t *testing.T) {
+			c := NewCache(10)
+			put("l/a", "aaaa")
+			put("l/b", "bbbb")
+			put("l/c", "cccc")
+			cached(ctx, c, b, "l/a", false, upper)
+			cached(ctx, c, b, "l/b", false, upper)
+			cached(ctx, c, b, "l/a", false, upper) // a is now the most recent
+			cached(ctx, c, b, "l/c", false, upper) // 12 bytes: b goes
+			if c.lookup("l/b") != nil || c.lookup("l/a") == nil || c.lookup("l/c") == nil {
+				t.Errorf("want a and c kept, b evicted")
+			}
+			if c.Bytes() != 8 {
+				t.Errorf("Bytes = %d, want 8", c.Bytes())
+			}
+		})
+		t.Run("concurrent loads share one read", func(t *testing.T) {
+			cb := &countingBlobs{Blobs: b}
+			c := NewCache(1 << 20)
+			put("a/six", "shared")
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Go(func() {
+					if got, err := cached(ctx, c, cb, "a/six", false, upper); err != nil || got != "SHARED" {
+						t.Errorf("got %q, %v", got, err)
+					}
+				})
+			}
+			wg.Wait()
+			if g := cb.gets.Load(); g != 1 {
+				t.Errorf("gets = %d", g)
+			}
+		})
+	})
+}
