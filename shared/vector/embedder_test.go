@@ -9,13 +9,15 @@ import (
 
 // namedEmbedder names an embedder without embedding anything: the store
 // tests need only its name.
-type namedEmbedder struct{}
+type namedEmbedder struct{ dims int }
 
 func (namedEmbedder) Embed(context.Context, provider.EmbedRequest) (provider.Embeddings, error) {
 	return provider.Embeddings{}, errors.New("not used")
 }
 func (namedEmbedder) Provider() string { return "test" }
 func (namedEmbedder) Model() string    { return "named" }
-func (namedEmbedder) Dims() int        { return 8 }
+func (e namedEmbedder) Dims() int      { return e.dims }
 
-func testEmbedder() provider.Embedder { return namedEmbedder{} }
+func testEmbedder() provider.Embedder { return namedEmbedder{8} }
+
+func otherEmbedder() provider.Embedder { return namedEmbedder{16} }

@@ -127,3 +127,32 @@ func TestStores(t *testing.T) {
 		})
 	})
 }
+
+func TestStorageHidesStoresOfOtherEmbedders(t *testing.T) {
+	ctx := context.Background()
+	tbl, blobs := storetest.OpenEmbedded(t), storetest.OpenLocalFS(t)
+	opts := &vector.Options{Cache: vector.NewCache(1 << 20)}
+	svc := vector.New(tbl, blobs, testEmbedder(), opts)
+	other := vector.New(tbl, blobs, otherEmbedder(), opts)
+	if _, err := svc.CreateStore(ctx, acme, vector.CreateStoreInput{Alias: "mine", Description: "Release notes"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.CreateStore(ctx, acme, vector.CreateStoreInput{Alias: "theirs"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := svc.Storage(ctx, acme, vector.StorageInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := vector.StorageOutput{
+		Stores: []vector.StorageStore{{Alias: "mine", Description: "Release notes", Model: "named", Provider: "test", Dims: 8}},
+		Hidden: []vector.HiddenStore{{Alias: "theirs", Model: "test/named",
+			Reason: "built with embedder test/named (16 dimensions); this server embeds with test/named (8 dimensions)"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+	if got, _ := svc.Storage(ctx, globex, vector.StorageInput{}); len(got.Stores)+len(got.Hidden) != 0 {
+		t.Errorf("another tenant sees %+v", got)
+	}
+}

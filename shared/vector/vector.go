@@ -23,6 +23,7 @@
 package vector
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -44,23 +45,29 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives warnings. If nil, logs are discarded.
 	Logger *slog.Logger
+	// Progress, if set, receives an ingest's progress (chunks embedded out
+	// of the total) while it runs; the tool functions pass
+	// lambdafn.ReportProgress, which relays it to the client.
+	Progress func(ctx context.Context, done, total float64, message string)
 }
 
 // Service implements the vector store tools on a [store.Table] and a
 // [store.Blobs]. It is safe for concurrent use.
 type Service struct {
-	table store.Table
-	blobs store.Blobs
-	emb   provider.Embedder
-	cache *Cache
-	now   func() time.Time
-	log   *slog.Logger
+	table    store.Table
+	blobs    store.Blobs
+	emb      provider.Embedder
+	cache    *Cache
+	now      func() time.Time
+	log      *slog.Logger
+	progress func(ctx context.Context, done, total float64, message string)
 }
 
 // New returns a Service keeping records in table and shards in blobs, and
 // embedding with emb.
 func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Options) *Service {
-	s := &Service{table: table, blobs: blobs, emb: emb, cache: sharedCache, now: time.Now, log: slog.New(slog.DiscardHandler)}
+	s := &Service{table: table, blobs: blobs, emb: emb, cache: sharedCache, now: time.Now, log: slog.New(slog.DiscardHandler),
+		progress: func(context.Context, float64, float64, string) {}}
 	if opts != nil {
 		if opts.Cache != nil {
 			s.cache = opts.Cache
@@ -70,6 +77,9 @@ func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Opti
 		}
 		if opts.Logger != nil {
 			s.log = opts.Logger
+		}
+		if opts.Progress != nil {
+			s.progress = opts.Progress
 		}
 	}
 	s.log = s.log.With("component", "vector")
@@ -98,3 +108,28 @@ func hash64Hex(s string) string {
 
 // defaultChunking is text.DefaultPassageOptions, until package text lands here.
 func defaultChunking() struct{ Size, Overlap int } { return struct{ Size, Overlap int }{1500, 200} }
+
+// Limits of the retriever's and the ingestion tool's arguments.
+const (
+	// MaxQuestionChars bounds a question, as seed 002 bounds a query.
+	MaxQuestionChars = 8000
+	// DefaultTopK and MaxTopK bound how many documents a search returns.
+	DefaultTopK = 5
+	MaxTopK     = 50
+	// MaxSearchStores bounds the stores one search names.
+	MaxSearchStores = 20
+	// MaxFilterKeys and MaxFilterValues bound a metadata filter.
+	MaxFilterKeys   = 16
+	MaxFilterValues = 64
+	// MaxInlineBytes bounds a document passed inline (content or
+	// content_base64, decoded): the gateway takes request bodies up to 1 MiB.
+	// Larger documents go through S3 (the key argument, or an upload under
+	// documents/<store>/).
+	MaxInlineBytes = 1 << 20
+)
+
+// Modes are the search modes; hybrid is the default.
+var Modes = []string{"bm25", "vector", "hybrid"}
+
+// Formats are the document formats the format argument names.
+var Formats = []string{"txt", "md", "pdf", "docx"}
