@@ -47,8 +47,9 @@ type Passage struct {
 // when one word is longer than o.Size inside it (at a character boundary,
 // never inside a UTF-8 sequence). A Markdown heading is not left at the end of
 // a passage when its paragraph follows. Each passage after the first repeats
-// at most o.Overlap characters of the one before, starting at a word
-// boundary (none when the end of the one before has no word boundary).
+// at most o.Overlap characters of the one before, from the first sentence
+// start within that reach, else from the first word boundary (nothing when
+// there is no word boundary, as inside a long word).
 //
 // Passages trims white space at both ends of each passage; every other
 // character of s is in at least one passage. The same s and o always give the
@@ -64,14 +65,14 @@ func Passages(s string, o PassageOptions) ([]Passage, error) {
 		return nil, fmt.Errorf("text: passage overlap %d: must be less than the size %d", o.Overlap, o.Size)
 	}
 	var out []Passage
-	start := skipSpace(s, 0)
+	start := nextNonSpace(s, 0)
 	done := 0 // bytes before done are in a passage already
 	for start < len(s) {
 		end := cutPassage(s, start, done, o.Size)
 		if end <= done {
 			// The overlap left no room to progress (a long run of white
 			// space after it): start afresh after the last passage.
-			start = skipSpace(s, done)
+			start = nextNonSpace(s, done)
 			if start >= len(s) {
 				break
 			}
@@ -79,7 +80,7 @@ func Passages(s string, o PassageOptions) ([]Passage, error) {
 		}
 		out = append(out, Passage{Index: len(out), Text: s[start:end], Start: start, End: end})
 		done = end
-		if skipSpace(s, end) >= len(s) {
+		if nextNonSpace(s, end) >= len(s) {
 			break
 		}
 		start = overlapStart(s, start, end, o.Overlap)
@@ -153,9 +154,9 @@ func breakAt(s string, i int, r rune) int {
 		// Scripts written without spaces break between characters, and
 		// after their full stops.
 		switch {
-		case isCJKStop(prev):
+		case isFullWidthStop(prev):
 			return breakSentence
-		case isCJK(prev) || isCJK(r):
+		case spacelessScript(prev) || spacelessScript(r):
 			return breakWord
 		}
 		return 0
@@ -181,15 +182,15 @@ func breakAt(s string, i int, r rune) int {
 		}
 		return breakWord
 	}
-	if isHeading(lineBefore(s, i)) {
+	if isATXHeading(lineBefore(s, i)) {
 		// Keep a heading with the paragraph after it.
 		return breakWord
 	}
 	next := lineAfter(s, j)
 	switch {
-	case newlines >= 2, isHeading(next):
+	case newlines >= 2, isATXHeading(next):
 		return breakParagraph
-	case sentenceEnds(s[:i], s[j:]), isListItem(next):
+	case sentenceEnds(s[:i], s[j:]), isMarkdownListItem(next):
 		return breakSentence
 	}
 	return breakLine
@@ -206,7 +207,7 @@ func sentenceEnds(before, after string) bool {
 	last, _ := utf8.DecodeLastRuneInString(b)
 	switch {
 	case last == '.' || last == '!' || last == '?' || last == '…':
-	case isCJKStop(last):
+	case isFullWidthStop(last):
 		return true
 	default:
 		return false
@@ -231,7 +232,8 @@ func sentenceEnds(before, after string) bool {
 }
 
 // overlapStart returns where the passage after s[start:end] starts: at the
-// first word boundary at most overlap runes before end, else just after end.
+// first sentence start at most overlap runes before end, else at the first
+// word boundary there, else just after end.
 func overlapStart(s string, start, end, overlap int) int {
 	p := end
 	for n := 0; n < overlap && p > start; n++ {
@@ -243,21 +245,38 @@ func overlapStart(s string, start, end, overlap int) int {
 		_, w := utf8.DecodeRuneInString(s[start:])
 		p = start + w
 	}
+	word := -1
 	for i := p; i < end; {
 		r, w := utf8.DecodeRuneInString(s[i:])
 		if !unicode.IsSpace(r) {
 			prev, _ := utf8.DecodeLastRuneInString(s[:i])
-			if unicode.IsSpace(prev) || isCJK(prev) || isCJK(r) {
+			switch {
+			case isFullWidthStop(prev):
 				return i
+			case unicode.IsSpace(prev):
+				ws := i - len(s[:i]) + len(strings.TrimRightFunc(s[:i], unicode.IsSpace))
+				if ws <= start || sentenceEnds(s[:ws], s[i:]) || strings.Count(s[ws:i], "\n") >= 2 {
+					return i
+				}
+				if word < 0 {
+					word = i
+				}
+			case spacelessScript(prev) || spacelessScript(r):
+				if word < 0 {
+					word = i
+				}
 			}
 		}
 		i += w
 	}
-	return skipSpace(s, end)
+	if word >= 0 {
+		return word
+	}
+	return nextNonSpace(s, end)
 }
 
-// skipSpace returns the offset of the first non-space rune at or after i, or len(s).
-func skipSpace(s string, i int) int {
+// nextNonSpace returns the offset of the first non-space rune at or after i, or len(s).
+func nextNonSpace(s string, i int) int {
 	for i < len(s) {
 		r, w := utf8.DecodeRuneInString(s[i:])
 		if !unicode.IsSpace(r) {
@@ -298,8 +317,8 @@ func lineAfter(s string, j int) string {
 	return line
 }
 
-// isHeading reports whether line is a Markdown ATX heading ("## Methods").
-func isHeading(line string) bool {
+// isATXHeading reports whether line is a Markdown ATX heading ("## Methods").
+func isATXHeading(line string) bool {
 	line = strings.TrimLeft(line, " ")
 	n := 0
 	for n < len(line) && line[n] == '#' {
@@ -308,8 +327,8 @@ func isHeading(line string) bool {
 	return n >= 1 && n <= 6 && (n == len(line) || line[n] == ' ' || line[n] == '\t')
 }
 
-// isListItem reports whether line starts a Markdown list item ("- a", "2. b").
-func isListItem(line string) bool {
+// isMarkdownListItem reports whether line starts a Markdown list item ("- a", "2. b").
+func isMarkdownListItem(line string) bool {
 	line = strings.TrimLeft(line, " \t")
 	if len(line) >= 2 && strings.ContainsRune("-*+", rune(line[0])) && line[1] == ' ' {
 		return true
@@ -321,14 +340,17 @@ func isListItem(line string) bool {
 	return n > 0 && n+1 < len(line) && (line[n] == '.' || line[n] == ')') && line[n+1] == ' '
 }
 
-// isCJK reports whether r belongs to a script written without spaces between
+// spacelessScript reports whether r belongs to a script written without spaces between
 // words (Chinese, Japanese; Korean uses spaces).
-func isCJK(r rune) bool {
+func spacelessScript(r rune) bool {
+	if r < 0x2E80 { // below the CJK blocks: most text, checked for every character
+		return false
+	}
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana) ||
 		(r >= 0x3000 && r <= 0x303f) || (r >= 0xff00 && r <= 0xffef)
 }
 
-// isCJKStop reports whether r is a full-width sentence end.
-func isCJKStop(r rune) bool {
+// isFullWidthStop reports whether r is a full-width sentence end.
+func isFullWidthStop(r rune) bool {
 	return r == '。' || r == '！' || r == '？' || r == '｡'
 }
