@@ -13,19 +13,25 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
 )
 
-// countingBlobs counts the reads that reach a store.Blobs.
-type countingBlobs struct {
+// CountingBlobs counts the reads that reach a store.Blobs; the tests of
+// package vector_test use it too.
+type CountingBlobs struct {
 	store.Blobs
-	gets, heads atomic.Int64
+	Gets, Heads atomic.Int64
+	// ShardGets counts the Gets of shard objects.
+	ShardGets atomic.Int64
 }
 
-func (b *countingBlobs) Get(ctx context.Context, key string, opts *store.GetOptions) (io.ReadCloser, store.BlobInfo, error) {
-	b.gets.Add(1)
+func (b *CountingBlobs) Get(ctx context.Context, key string, opts *store.GetOptions) (io.ReadCloser, store.BlobInfo, error) {
+	b.Gets.Add(1)
+	if strings.HasSuffix(key, ".seg") {
+		b.ShardGets.Add(1)
+	}
 	return b.Blobs.Get(ctx, key, opts)
 }
 
-func (b *countingBlobs) Head(ctx context.Context, key string) (store.BlobInfo, error) {
-	b.heads.Add(1)
+func (b *CountingBlobs) Head(ctx context.Context, key string) (store.BlobInfo, error) {
+	b.Heads.Add(1)
 	return b.Blobs.Head(ctx, key)
 }
 
@@ -46,7 +52,7 @@ func TestCache(t *testing.T) {
 			}
 		}
 		t.Run("a second read of an unchanged object reads no body", func(t *testing.T) {
-			cb := &countingBlobs{Blobs: b}
+			cb := &CountingBlobs{Blobs: b}
 			c := NewCache(1 << 20)
 			put("a/one", "hello")
 			for range 3 {
@@ -55,12 +61,12 @@ func TestCache(t *testing.T) {
 					t.Fatalf("got %q, %v", got, err)
 				}
 			}
-			if g, h := cb.gets.Load(), cb.heads.Load(); g != 1 || h != 2 {
+			if g, h := cb.Gets.Load(), cb.Heads.Load(); g != 1 || h != 2 {
 				t.Errorf("gets, heads = %d, %d; want 1, 2", g, h)
 			}
 		})
 		t.Run("a replaced object is read again", func(t *testing.T) {
-			cb := &countingBlobs{Blobs: b}
+			cb := &CountingBlobs{Blobs: b}
 			c := NewCache(1 << 20)
 			put("a/two", "first")
 			if got, _ := cached(ctx, c, cb, "a/two", true, upper); got != "FIRST" {
@@ -70,17 +76,17 @@ func TestCache(t *testing.T) {
 			if got, _ := cached(ctx, c, cb, "a/two", true, upper); got != "SECOND" {
 				t.Errorf("after replacing: got %q, want SECOND", got)
 			}
-			if g := cb.gets.Load(); g != 2 {
+			if g := cb.Gets.Load(); g != 2 {
 				t.Errorf("gets = %d, want 2", g)
 			}
 		})
 		t.Run("without revalidation a cached object costs no request", func(t *testing.T) {
-			cb := &countingBlobs{Blobs: b}
+			cb := &CountingBlobs{Blobs: b}
 			c := NewCache(1 << 20)
 			put("a/three", "x")
 			cached(ctx, c, cb, "a/three", false, upper)
 			cached(ctx, c, cb, "a/three", false, upper)
-			if g, h := cb.gets.Load(), cb.heads.Load(); g != 1 || h != 0 {
+			if g, h := cb.Gets.Load(), cb.Heads.Load(); g != 1 || h != 0 {
 				t.Errorf("gets, heads = %d, %d; want 1, 0", g, h)
 			}
 		})
@@ -129,7 +135,7 @@ func TestCache(t *testing.T) {
 			}
 		})
 		t.Run("concurrent loads share one read", func(t *testing.T) {
-			cb := &countingBlobs{Blobs: b}
+			cb := &CountingBlobs{Blobs: b}
 			c := NewCache(1 << 20)
 			put("a/six", "shared")
 			var wg sync.WaitGroup
@@ -141,7 +147,7 @@ func TestCache(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			if g := cb.gets.Load(); g != 1 {
+			if g := cb.Gets.Load(); g != 1 {
 				t.Errorf("gets = %d", g)
 			}
 		})

@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
+	"github.com/switchboard-dev/switchboard/shared/text"
 )
 
 // manifest is the current state of a store's shards: which shard objects are
@@ -55,7 +56,7 @@ type deadDoc struct {
 // again gets the same ids) and differs between versions of a document, so
 // that a dead version's chunks can be told from the live one's by id alone.
 func chunkID(alias, docID, hash string, i int) string {
-	return hash64Hex(alias + "\x00" + docID + "\x00" + hash + "\x00" + strconv.Itoa(i))
+	return text.Hash64Hex(alias + "\x00" + docID + "\x00" + hash + "\x00" + strconv.Itoa(i))
 }
 
 func (m *manifest) clone() *manifest {
@@ -95,13 +96,18 @@ func (m *manifest) shard(id string) int {
 	return slices.IndexFunc(m.Shards, func(s shardRef) bool { return s.ID == id })
 }
 
-// kill removes a document version from search. A shard whose documents have
-// all left is dropped from the manifest; its key is returned so the caller
-// can delete the object once the manifest is committed.
+// kill removes a document version from search. d.Shard is where the
+// version was written; if that shard has all its documents dead now, it is
+// dropped from the manifest and its key returned, so the caller can delete
+// the object once the manifest is committed.
 func (m *manifest) kill(d deadDoc) (droppedKey string) {
 	i := m.shard(d.Shard)
 	if i < 0 {
-		return "" // compacted away already, with the document
+		// The document's record names a shard compaction has merged since:
+		// its chunks are in some live shard, which is not known here.
+		d.Shard = ""
+		m.Dead = append(m.Dead, d)
+		return ""
 	}
 	m.Dead = append(m.Dead, d)
 	deadDocs := 0

@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
+	"github.com/switchboard-dev/switchboard/shared/text"
 )
 
 // AliasPattern is what a store alias must match.
@@ -160,7 +161,7 @@ func (s *Service) CreateStore(ctx context.Context, c tenant.Caller, in CreateSto
 		return Store{}, fault.Invalid("description", "is %d characters, more than %d", n, MaxDescriptionChars)
 	}
 	size, overlap := in.ChunkSize, in.ChunkOverlap
-	def := defaultChunking()
+	def := text.DefaultPassageOptions
 	if size == 0 {
 		size = def.Size
 	}

@@ -2,21 +2,35 @@ package vector_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
+	"github.com/switchboard-dev/switchboard/shared/text"
 	"github.com/switchboard-dev/switchboard/shared/vector"
 )
 
+// acme and globex are the tenants of tests on a table of their own.
 var (
 	acme   = tenant.Caller{Tenant: "acme", Principal: "alice"}
 	globex = tenant.Caller{Tenant: "globex", Principal: "bob"}
 )
+
+// newTenants returns two tenants no other test uses, for tests on a table
+// shared by the test process (DynamoDB Local).
+func newTenants() (tenant.Caller, tenant.Caller) {
+	var b [4]byte
+	rand.Read(b[:])
+	suffix := hex.EncodeToString(b[:])
+	return tenant.Caller{Tenant: "acme-" + suffix, Principal: "alice"}, tenant.Caller{Tenant: "globex-" + suffix, Principal: "bob"}
+}
 
 func wantKind(t *testing.T, err error, kind fault.Kind) {
 	t.Helper()
@@ -27,16 +41,18 @@ func wantKind(t *testing.T, err error, kind fault.Kind) {
 
 func TestStores(t *testing.T) {
 	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+		acme, globex := newTenants()
+		_ = globex
 		ctx := context.Background()
-		svc := vector.New(tbl, storetest.OpenLocalFS(t), testEmbedder(), &vector.Options{Cache: vector.NewCache(1 << 20)})
+		svc := newService(t, tbl, storetest.OpenLocalFS(t), nil)
 
 		created, err := svc.CreateStore(ctx, acme, vector.CreateStoreInput{Alias: "manuals", Description: "Product manuals"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, m, d := testEmbedder().Provider(), testEmbedder().Model(), testEmbedder().Dims()
-		if created.Provider != p || created.Model != m || created.Dims != d || created.ChunkSize == 0 || created.ChunkOverlap == 0 {
-			t.Errorf("created %+v: want the embedder %s/%s/%d and default chunking", created, p, m, d)
+		if created.Provider != offline.Name || created.Model != offline.EmbedderModel || created.Dims != testDims ||
+			created.ChunkSize != text.DefaultPassageOptions.Size || created.ChunkOverlap != text.DefaultPassageOptions.Overlap {
+			t.Errorf("created %+v: want the offline embedder of %d dimensions and the default chunking", created, testDims)
 		}
 		t.Run("get returns what create returned", func(t *testing.T) {
 			got, err := svc.GetStore(ctx, acme, vector.StoreInput{Alias: "manuals"})
@@ -131,9 +147,8 @@ func TestStores(t *testing.T) {
 func TestStorageHidesStoresOfOtherEmbedders(t *testing.T) {
 	ctx := context.Background()
 	tbl, blobs := storetest.OpenEmbedded(t), storetest.OpenLocalFS(t)
-	opts := &vector.Options{Cache: vector.NewCache(1 << 20)}
-	svc := vector.New(tbl, blobs, testEmbedder(), opts)
-	other := vector.New(tbl, blobs, otherEmbedder(), opts)
+	svc := newService(t, tbl, blobs, nil)
+	other := vector.New(tbl, blobs, offline.NewEmbedder(32), nil)
 	if _, err := svc.CreateStore(ctx, acme, vector.CreateStoreInput{Alias: "mine", Description: "Release notes"}); err != nil {
 		t.Fatal(err)
 	}
@@ -145,9 +160,9 @@ func TestStorageHidesStoresOfOtherEmbedders(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := vector.StorageOutput{
-		Stores: []vector.StorageStore{{Alias: "mine", Description: "Release notes", Model: "named", Provider: "test", Dims: 8}},
-		Hidden: []vector.HiddenStore{{Alias: "theirs", Model: "test/named",
-			Reason: "built with embedder test/named (16 dimensions); this server embeds with test/named (8 dimensions)"}},
+		Stores: []vector.StorageStore{{Alias: "mine", Description: "Release notes", Model: "hashing-v1", Provider: "offline", Dims: testDims}},
+		Hidden: []vector.HiddenStore{{Alias: "theirs", Model: "offline/hashing-v1",
+			Reason: "built with embedder offline/hashing-v1 (32 dimensions); this server embeds with offline/hashing-v1 (64 dimensions)"}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("mismatch (-want +got):\n%s", diff)

@@ -27,12 +27,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/store"
 )
 
@@ -45,6 +44,15 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives warnings. If nil, logs are discarded.
 	Logger *slog.Logger
+	// Searcher runs the workers of a search over groups of shards. If nil,
+	// defaults to the service's [LocalSearcher].
+	Searcher Searcher
+	// GroupBytes bounds the encoded shard bytes one worker searches. If zero,
+	// defaults to [DefaultGroupBytes].
+	GroupBytes int64
+	// MaxShards is how many shards a store may have before an ingest compacts
+	// it. If zero, defaults to [MaxShards].
+	MaxShards int
 	// Progress, if set, receives an ingest's progress (chunks embedded out
 	// of the total) while it runs; the tool functions pass
 	// lambdafn.ReportProgress, which relays it to the client.
@@ -61,13 +69,21 @@ type Service struct {
 	now      func() time.Time
 	log      *slog.Logger
 	progress func(ctx context.Context, done, total float64, message string)
+
+	searcher   Searcher
+	groupBytes int64
+	maxShards  int
 }
 
 // New returns a Service keeping records in table and shards in blobs, and
-// embedding with emb.
+// embedding with emb; a nil emb means the offline hashing embedder of
+// [offline.DefaultDims] dimensions.
 func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Options) *Service {
+	if emb == nil {
+		emb = offline.NewEmbedder(offline.DefaultDims)
+	}
 	s := &Service{table: table, blobs: blobs, emb: emb, cache: sharedCache, now: time.Now, log: slog.New(slog.DiscardHandler),
-		progress: func(context.Context, float64, float64, string) {}}
+		progress: func(context.Context, float64, float64, string) {}, groupBytes: DefaultGroupBytes, maxShards: MaxShards}
 	if opts != nil {
 		if opts.Cache != nil {
 			s.cache = opts.Cache
@@ -81,6 +97,16 @@ func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Opti
 		if opts.Progress != nil {
 			s.progress = opts.Progress
 		}
+		s.searcher = opts.Searcher
+		if opts.GroupBytes > 0 {
+			s.groupBytes = opts.GroupBytes
+		}
+		if opts.MaxShards > 0 {
+			s.maxShards = opts.MaxShards
+		}
+	}
+	if s.searcher == nil {
+		s.searcher = s.LocalSearcher()
 	}
 	s.log = s.log.With("component", "vector")
 	return s
@@ -98,16 +124,6 @@ func randomID(n int) string {
 }
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
-
-// hash64Hex is FNV-1a 64 in 16 hex digits.
-func hash64Hex(s string) string {
-	h := fnv.New64a()
-	h.Write([]byte(s))
-	return fmt.Sprintf("%016x", h.Sum64())
-}
-
-// defaultChunking is text.DefaultPassageOptions, until package text lands here.
-func defaultChunking() struct{ Size, Overlap int } { return struct{ Size, Overlap int }{1500, 200} }
 
 // Limits of the retriever's and the ingestion tool's arguments.
 const (
