@@ -70,7 +70,7 @@ func vectorTools() []*Tool {
 				p["chunk_size"].Minimum, p["chunk_size"].Maximum = ptr(float64(vector.MinChunkSize)), ptr(float64(vector.MaxChunkSize))
 				p["chunk_overlap"].Minimum, p["chunk_overlap"].Maximum = ptr(0.0), ptr(float64(vector.MaxChunkSize/2))
 			}), storeOut, additive, small, ReadWrite, NoAccess,
-			`{"alias":"manuals","description":"Product manuals and setup guides"}`),
+			`{"alias":"handbooks","description":"Employee handbooks and HR policies"}`),
 		vectorTool("vector_store_get", "vector/store_get", "Describe a vector store",
 			"Returns a vector store's description, embedding model and dimensions, chunking settings, document and chunk counts, and manifest version.",
 			storeIn, storeOut, readOnly, small, Read, NoAccess, `{"alias":"manuals"}`),

@@ -41,7 +41,23 @@ func All() map[string]Constructor {
 		"memory/delete":                MemoryDelete,
 		"memory/resource":              MemoryResource,
 		"operations/get_audit_trace":   GetAuditTrace,
+		"vector/retriever":             VectorRetriever,
+		"vector/storage":               VectorStorage,
+		"vector/store_create":          VectorStoreCreate,
+		"vector/store_get":             VectorStoreGet,
+		"vector/store_list":            VectorStoreList,
+		"vector/store_delete":          VectorStoreDelete,
+		"vector/document_ingest":       VectorDocumentIngest,
+		"vector/document_list":         VectorDocumentList,
+		"vector/document_delete":       VectorDocumentDelete,
 	}
+}
+
+// Triggered returns the constructors of the functions that serve no catalog
+// entry but are fired by events, keyed by function path: the S3 indexer. The
+// local gateway does not run them; the template wires their triggers.
+func Triggered() map[string]Constructor {
+	return map[string]Constructor{"vector/indexer": VectorIndexer}
 }
 
 // Build returns the handlers of every function in constructors, built from d.
