@@ -60,6 +60,8 @@ type GroupQuery struct {
 	K      int                 `json:"k"`
 	PerDoc bool                `json:"per_doc,omitempty"`
 	Filter map[string][]string `json:"filter,omitempty"`
+	// Tuning holds the ranking parameters; nil means retrieval's defaults.
+	Tuning *retrieval.Tuning `json:"tuning,omitempty"`
 	// Stats are the collection's BM25 statistics; nil means the group's own.
 	Stats *retrieval.Stats `json:"stats,omitempty"`
 	// Dead holds the ids of chunks that left search (replaced or deleted
@@ -68,7 +70,7 @@ type GroupQuery struct {
 }
 
 func (q GroupQuery) query() retrieval.Query {
-	rq := retrieval.Query{Text: q.Text, Vector: q.Vector, Mode: q.Mode, K: q.K, PerDoc: q.PerDoc, Filter: retrieval.Filter(q.Filter)}
+	rq := retrieval.Query{Text: q.Text, Vector: q.Vector, Mode: q.Mode, K: q.K, PerDoc: q.PerDoc, Filter: retrieval.Filter(q.Filter), Tuning: q.Tuning}
 	if len(q.Dead) > 0 {
 		dead := q.Dead
 		rq.Exclude = func(chunkID, _ string) bool { return dead[chunkID] }

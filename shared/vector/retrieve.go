@@ -110,7 +110,9 @@ func (s *Service) retrieve(ctx context.Context, c tenant.Caller, in RetrieveInpu
 	if err != nil || len(recs) == 0 {
 		return out, err
 	}
-	q := GroupQuery{Text: in.Question, Mode: mode, PerDoc: perDoc, Filter: in.Filter}
+	// Hybrid fusion weighs the vector ranking by how good the embedder's
+	// rankings are: retrieval tunes it per embedder.
+	q := GroupQuery{Text: in.Question, Mode: mode, PerDoc: perDoc, Filter: in.Filter, Tuning: retrieval.TuningFor(recs[0].Provider)}
 	// Ask for more than k so that dropping duplicates still leaves k: the
 	// best k+extra of a ranking begin with its best k.
 	q.K = min(2*k, k+20)
