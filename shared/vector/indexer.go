@@ -111,6 +111,15 @@ func (s *Service) Index(ctx context.Context, ev events.S3Event) (IndexReport, er
 			}
 			continue
 		}
+		// S3 delivers events late and more than once: an object deleted
+		// since is nothing to do (its removal event follows, or came first).
+		if _, err := s.blobs.Head(ctx, u.Key); isNotFound(err) {
+			rep.Skipped = append(rep.Skipped, u.Key+": no longer exists")
+			continue
+		} else if err != nil {
+			errs = append(errs, fmt.Errorf("reading %s: %w", u.Key, err))
+			continue
+		}
 		out, err := s.Ingest(ctx, c, IngestInput{Store: u.Store, DocID: u.DocID, Key: u.Key})
 		if fault.KindOf(err) == fault.KindNotFound && !s.storeExists(ctx, c, u.Store) {
 			if _, cerr := s.CreateStore(ctx, c, CreateStoreInput{Alias: u.Store}); cerr != nil && fault.KindOf(cerr) != fault.KindConflict {

@@ -69,12 +69,16 @@ func TestIndexIngestsAndRemovesUploads(t *testing.T) {
 		s3Record("ObjectCreated:Put", "tenants/globex/documents/manuals/tides.md"),
 		s3Record("ObjectCreated:Put", "tenants/acme/documents/manuals/sheet.xls"),
 		s3Record("ObjectCreated:Put", "tenants/acme/vector/manuals/shards/x.seg"),
+		s3Record("ObjectCreated:Put", "tenants/acme/documents/gone/deleted-since.md"),
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Ingested) != 2 || len(rep.Skipped) != 2 {
-		t.Fatalf("report %+v; want 2 ingested, 2 skipped", rep)
+	if len(rep.Ingested) != 2 || len(rep.Skipped) != 3 {
+		t.Fatalf("report %+v; want 2 ingested, 3 skipped", rep)
+	}
+	if _, err := svc.GetStore(ctx, acme, vector.StoreInput{Alias: "gone"}); err == nil {
+		t.Errorf("an event for an object deleted since created its store")
 	}
 	// Each upload went to its own tenant's store, created on the fly.
 	if top := topDoc(t, svc, acme, vector.RetrieveInput{Question: "knead the dough", Stores: []string{"manuals"}}); top != "bread guide.md" {
