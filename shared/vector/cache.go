@@ -5,14 +5,28 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"sync"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/store"
 )
 
 // DefaultCacheBytes bounds the process-wide cache of decoded shards and
-// manifests when [Options.Cache] is nil.
-const DefaultCacheBytes = 512 << 20
+// manifests when [Options.Cache] is nil: 100,000 chunks of 384 dimensions
+// take about 460 MB decoded, which this keeps, with room, in a 2 GB function.
+const DefaultCacheBytes = 1 << 30
+
+// DefaultRevalidate is how long a cached shard is trusted after a Head
+// showed its ETag unchanged, when [Options.Revalidate] is zero. Shards are
+// immutable, so the check only guards against an object replaced behind
+// Switchboard's back; checking on every query would cost a request per shard
+// per query (on S3, tens of milliseconds even in parallel).
+const DefaultRevalidate = 30 * time.Second
+
+// never is the maxAge of objects read without revalidation: manifests, whose
+// keys are never reused.
+const never = time.Duration(math.MaxInt64)
 
 // sharedCache is the cache every [Service] of the process uses unless told
 // otherwise: a warm Lambda keeps what earlier invocations decoded.
@@ -22,7 +36,8 @@ var sharedCache = NewCache(DefaultCacheBytes)
 // key, evicting the least recently used beyond a byte budget. An object read
 // with revalidation is checked against the store's ETag (a Head) on every
 // use and read again when it changed; shards are immutable, so that only
-// guards against an object replaced behind Switchboard's back. A Cache is
+// guards against an object replaced behind Switchboard's back, and is done at
+// most once per [Options.Revalidate] per object. A Cache is
 // safe for concurrent use; concurrent loads of one key share one read.
 type Cache struct {
 	mu      sync.Mutex
@@ -34,10 +49,11 @@ type Cache struct {
 }
 
 type cacheEntry struct {
-	key   string
-	etag  string
-	size  int64
-	value any
+	key     string
+	etag    string
+	size    int64
+	value   any
+	checked time.Time // when the ETag was last read from the store; guarded by Cache.mu
 }
 
 type flight struct {
@@ -113,14 +129,19 @@ func (c *Cache) Forget(key string) {
 // the memory that value holds.
 type decoder[V any] func(data []byte) (value V, size int64, err error)
 
-// cached returns the decoded object at key, from the cache when it holds it
-// (and, if revalidate is set, a Head shows the same ETag), otherwise read from
-// blobs and decoded. Errors wrap [store.ErrNotFound] for a missing object.
-func cached[V any](ctx context.Context, c *Cache, blobs store.Blobs, key string, revalidate bool, decode decoder[V]) (V, error) {
+// cached returns the decoded object at key: from the cache when it holds it
+// and either its ETag was checked less than maxAge ago or a Head shows the
+// same ETag now; otherwise read from blobs and decoded. A maxAge of zero
+// checks on every use; [never] never checks. Errors wrap [store.ErrNotFound]
+// for a missing object.
+func cached[V any](ctx context.Context, c *Cache, blobs store.Blobs, key string, maxAge time.Duration, decode decoder[V]) (V, error) {
 	var zero V
 	stale := c.lookup(key)
 	if e := stale; e != nil {
-		if !revalidate {
+		c.mu.Lock()
+		fresh := maxAge == never || time.Since(e.checked) < maxAge
+		c.mu.Unlock()
+		if fresh {
 			return e.value.(V), nil
 		}
 		info, err := blobs.Head(ctx, key)
@@ -131,6 +152,9 @@ func cached[V any](ctx context.Context, c *Cache, blobs store.Blobs, key string,
 			return zero, fmt.Errorf("head %s: %w", key, err)
 		}
 		if info.ETag == e.etag {
+			c.mu.Lock()
+			e.checked = time.Now()
+			c.mu.Unlock()
 			return e.value.(V), nil
 		}
 	}
@@ -187,5 +211,5 @@ func read(ctx context.Context, blobs store.Blobs, key string, decode decoder[any
 	if err != nil {
 		return nil, fmt.Errorf("decode %s: %w", key, err)
 	}
-	return &cacheEntry{key: key, etag: info.ETag, size: size, value: v}, nil
+	return &cacheEntry{key: key, etag: info.ETag, size: size, value: v, checked: time.Now()}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
@@ -56,7 +57,7 @@ func TestCache(t *testing.T) {
 			c := NewCache(1 << 20)
 			put("a/one", "hello")
 			for range 3 {
-				got, err := cached(ctx, c, cb, "a/one", true, upper)
+				got, err := cached(ctx, c, cb, "a/one", 0, upper)
 				if err != nil || got != "HELLO" {
 					t.Fatalf("got %q, %v", got, err)
 				}
@@ -69,11 +70,11 @@ func TestCache(t *testing.T) {
 			cb := &CountingBlobs{Blobs: b}
 			c := NewCache(1 << 20)
 			put("a/two", "first")
-			if got, _ := cached(ctx, c, cb, "a/two", true, upper); got != "FIRST" {
+			if got, _ := cached(ctx, c, cb, "a/two", 0, upper); got != "FIRST" {
 				t.Fatalf("got %q", got)
 			}
 			put("a/two", "second")
-			if got, _ := cached(ctx, c, cb, "a/two", true, upper); got != "SECOND" {
+			if got, _ := cached(ctx, c, cb, "a/two", 0, upper); got != "SECOND" {
 				t.Errorf("after replacing: got %q, want SECOND", got)
 			}
 			if g := cb.Gets.Load(); g != 2 {
@@ -84,14 +85,25 @@ func TestCache(t *testing.T) {
 			cb := &CountingBlobs{Blobs: b}
 			c := NewCache(1 << 20)
 			put("a/three", "x")
-			cached(ctx, c, cb, "a/three", false, upper)
-			cached(ctx, c, cb, "a/three", false, upper)
+			cached(ctx, c, cb, "a/three", never, upper)
+			cached(ctx, c, cb, "a/three", never, upper)
+			if g, h := cb.Gets.Load(), cb.Heads.Load(); g != 1 || h != 0 {
+				t.Errorf("gets, heads = %d, %d; want 1, 0", g, h)
+			}
+		})
+		t.Run("within maxAge a cached object costs no request", func(t *testing.T) {
+			cb := &CountingBlobs{Blobs: b}
+			c := NewCache(1 << 20)
+			put("a/seven", "x")
+			for range 3 {
+				cached(ctx, c, cb, "a/seven", time.Hour, upper)
+			}
 			if g, h := cb.Gets.Load(), cb.Heads.Load(); g != 1 || h != 0 {
 				t.Errorf("gets, heads = %d, %d; want 1, 0", g, h)
 			}
 		})
 		t.Run("a missing object is not found", func(t *testing.T) {
-			_, err := cached(ctx, NewCache(1<<20), b, "a/none", true, upper)
+			_, err := cached(ctx, NewCache(1<<20), b, "a/none", 0, upper)
 			if !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("err = %v, want ErrNotFound", err)
 			}
@@ -99,9 +111,9 @@ func TestCache(t *testing.T) {
 		t.Run("a deleted object is forgotten", func(t *testing.T) {
 			c := NewCache(1 << 20)
 			put("a/four", "x")
-			cached(ctx, c, b, "a/four", true, upper)
+			cached(ctx, c, b, "a/four", 0, upper)
 			b.Delete(ctx, "a/four")
-			if _, err := cached(ctx, c, b, "a/four", true, upper); !errors.Is(err, store.ErrNotFound) {
+			if _, err := cached(ctx, c, b, "a/four", 0, upper); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("err = %v, want ErrNotFound", err)
 			}
 			if c.Len() != 0 {
@@ -111,7 +123,7 @@ func TestCache(t *testing.T) {
 		t.Run("a corrupt object is an error, not cached", func(t *testing.T) {
 			c := NewCache(1 << 20)
 			put("a/five", "corrupt!")
-			if _, err := cached(ctx, c, b, "a/five", true, upper); err == nil || !strings.Contains(err.Error(), "corrupt object") {
+			if _, err := cached(ctx, c, b, "a/five", 0, upper); err == nil || !strings.Contains(err.Error(), "corrupt object") {
 				t.Errorf("err = %v, want the decoder's", err)
 			}
 			if c.Len() != 0 {
@@ -123,10 +135,10 @@ func TestCache(t *testing.T) {
 			put("l/a", "aaaa")
 			put("l/b", "bbbb")
 			put("l/c", "cccc")
-			cached(ctx, c, b, "l/a", false, upper)
-			cached(ctx, c, b, "l/b", false, upper)
-			cached(ctx, c, b, "l/a", false, upper) // a is now the most recent
-			cached(ctx, c, b, "l/c", false, upper) // 12 bytes: b goes
+			cached(ctx, c, b, "l/a", never, upper)
+			cached(ctx, c, b, "l/b", never, upper)
+			cached(ctx, c, b, "l/a", never, upper) // a is now the most recent
+			cached(ctx, c, b, "l/c", never, upper) // 12 bytes: b goes
 			if c.lookup("l/b") != nil || c.lookup("l/a") == nil || c.lookup("l/c") == nil {
 				t.Errorf("want a and c kept, b evicted")
 			}
@@ -141,7 +153,7 @@ func TestCache(t *testing.T) {
 			var wg sync.WaitGroup
 			for range 8 {
 				wg.Go(func() {
-					if got, err := cached(ctx, c, cb, "a/six", false, upper); err != nil || got != "SHARED" {
+					if got, err := cached(ctx, c, cb, "a/six", never, upper); err != nil || got != "SHARED" {
 						t.Errorf("got %q, %v", got, err)
 					}
 				})

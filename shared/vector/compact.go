@@ -201,7 +201,7 @@ func (s *Service) compact(ctx context.Context, c tenant.Caller, alias string) er
 
 // segment returns a shard, decoded, from the cache when its ETag is unchanged.
 func (s *Service) segment(ctx context.Context, sh shardRef) (*retrieval.Segment, error) {
-	seg, err := cached(ctx, s.cache, s.blobs, sh.Key, true, decodeSegment)
+	seg, err := cached(ctx, s.cache, s.blobs, sh.Key, s.revalidate, decodeSegment)
 	if isNotFound(err) {
 		return nil, err
 	}

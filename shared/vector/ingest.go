@@ -12,6 +12,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/document"
 	"github.com/switchboard-dev/switchboard/shared/fault"
@@ -322,7 +323,7 @@ func (s *Service) writeShard(ctx context.Context, c tenant.Caller, alias string,
 	if err != nil {
 		return shardRef{}, fault.Unavailable(err, "writing a shard of vector store %q failed; retry", alias)
 	}
-	s.cache.add(&cacheEntry{key: key, etag: info.ETag, size: segmentBytes(data), value: seg})
+	s.cache.add(&cacheEntry{key: key, etag: info.ETag, size: segmentBytes(data), value: seg, checked: time.Now()})
 	docs := map[string]bool{}
 	for _, ch := range chunks {
 		docs[ch.DocID] = true
@@ -353,11 +354,12 @@ func termProfile(chunks []retrieval.Chunk) map[string]int {
 	return out
 }
 
-// segmentBytes estimates the memory a decoded shard of data holds: its
-// vectors twice (float32 and int8 are both kept, so about 1.25 times the
-// float bytes) and its postings and text; twice the encoded size is a safe
-// bound.
-func segmentBytes(data []byte) int64 { return 2 * int64(len(data)) }
+// segmentBytes estimates the memory a decoded shard of data holds. The
+// encoding holds what the decoded shard does (float32 and int8 vectors,
+// texts, postings), mostly as flat arrays; a quarter more covers the
+// strings' and maps' headers. Twice the size, as first estimated, made a
+// 100,000-chunk store overflow a 512 MB cache and reload on every query.
+func segmentBytes(data []byte) int64 { return int64(len(data)) * 5 / 4 }
 
 func decodeSegment(data []byte) (*retrieval.Segment, int64, error) {
 	seg, err := retrieval.DecodeSegment(data)

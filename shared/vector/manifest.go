@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/store"
@@ -171,7 +172,7 @@ func (s *Service) loadManifest(ctx context.Context, r storeRec) (*manifest, erro
 		m.index(r.Alias)
 		return m, nil
 	}
-	return cached(ctx, s.cache, s.blobs, r.Manifest, false, decodeManifest(r.Alias))
+	return cached(ctx, s.cache, s.blobs, r.Manifest, never, decodeManifest(r.Alias))
 }
 
 // snapshot reads a store's record and manifest consistently.
@@ -243,7 +244,7 @@ func (s *Service) commit(ctx context.Context, c tenant.Caller, alias string, fn 
 			return err
 		}
 		nm.index(alias)
-		s.cache.add(&cacheEntry{key: nr.Manifest, size: int64(3*len(data)) + int64(40*len(nm.dead)), value: nm})
+		s.cache.add(&cacheEntry{key: nr.Manifest, checked: time.Now(), size: int64(3*len(data)) + int64(40*len(nm.dead)), value: nm})
 		out, outM, oldKey = nr, nm, r.Manifest
 		return nil
 	})

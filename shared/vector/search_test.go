@@ -56,7 +56,8 @@ func TestWarmSearchesReadNoShards(t *testing.T) {
 		ingestAll(t, writer, acme, "notes")
 
 		blobs := &vector.CountingBlobs{Blobs: raw}
-		reader := newService(t, tbl, blobs, nil) // a cold process: a cache of its own
+		// A cold process: a cache of its own; checking ETags on every use.
+		reader := newService(t, tbl, blobs, &vector.Options{Revalidate: -1})
 		q := vector.RetrieveInput{Question: "moon tides", Stores: []string{"notes"}}
 		if top := topDoc(t, reader, acme, q); top != "tides.md" {
 			t.Fatalf("top %q", top)
@@ -70,6 +71,15 @@ func TestWarmSearchesReadNoShards(t *testing.T) {
 			t.Errorf("warm search read %d shard bodies, want 0", g)
 		}
 
+		t.Run("by default a warm search does not even check ETags", func(t *testing.T) {
+			lazy := newService(t, tbl, blobs, nil)
+			topDoc(t, lazy, acme, q)
+			heads, gets := blobs.Heads.Load(), blobs.ShardGets.Load()
+			topDoc(t, lazy, acme, q)
+			if blobs.Heads.Load() != heads || blobs.ShardGets.Load() != gets {
+				t.Errorf("the second search made %d heads and %d shard gets; want none", blobs.Heads.Load()-heads, blobs.ShardGets.Load()-gets)
+			}
+		})
 		t.Run("a replaced shard object is read again", func(t *testing.T) {
 			shards := listKeys(t, raw, "tenants/acme/vector/notes/shards/")
 			var tides, bread string
@@ -105,8 +115,8 @@ func TestWarmSearchesReadNoShards(t *testing.T) {
 
 func TestCorruptShardIsAnErrorNotAPanic(t *testing.T) {
 	ctx := context.Background()
-	blobs := storetest.OpenLocalFS(t)
-	svc := newService(t, storetest.OpenEmbedded(t), blobs, nil)
+	tbl, blobs := storetest.OpenEmbedded(t), storetest.OpenLocalFS(t)
+	svc := newService(t, tbl, blobs, nil)
 	svc.CreateStore(ctx, acme, vector.CreateStoreInput{Alias: "notes"})
 	ingestAll(t, svc, acme, "notes")
 	shards := listKeys(t, blobs, "tenants/acme/vector/notes/shards/")
@@ -115,7 +125,8 @@ func TestCorruptShardIsAnErrorNotAPanic(t *testing.T) {
 	if _, err := blobs.Put(ctx, shards[0], data, nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err := svc.Retrieve(ctx, acme, vector.RetrieveInput{Question: "anything at all"})
+	cold := newService(t, tbl, blobs, nil)
+	_, err := cold.Retrieve(ctx, acme, vector.RetrieveInput{Question: "anything at all"})
 	wantKind(t, err, fault.KindUnavailable)
 	if !strings.Contains(err.Error(), "corrupt") || !strings.Contains(err.Error(), shards[0]) {
 		t.Errorf("error %q does not say which shard is corrupt", err)

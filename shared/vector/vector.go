@@ -50,6 +50,10 @@ type Options struct {
 	// GroupBytes bounds the encoded shard bytes one worker searches. If zero,
 	// defaults to [DefaultGroupBytes].
 	GroupBytes int64
+	// Revalidate is how long a cached shard is trusted after a Head showed
+	// its ETag unchanged. If zero, defaults to [DefaultRevalidate]; a
+	// negative duration checks on every use.
+	Revalidate time.Duration
 	// MaxShards is how many shards a store may have before an ingest compacts
 	// it. If zero, defaults to [MaxShards].
 	MaxShards int
@@ -73,6 +77,7 @@ type Service struct {
 	searcher   Searcher
 	groupBytes int64
 	maxShards  int
+	revalidate time.Duration
 }
 
 // New returns a Service keeping records in table and shards in blobs, and
@@ -83,7 +88,8 @@ func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Opti
 		emb = offline.NewEmbedder(offline.DefaultDims)
 	}
 	s := &Service{table: table, blobs: blobs, emb: emb, cache: sharedCache, now: time.Now, log: slog.New(slog.DiscardHandler),
-		progress: func(context.Context, float64, float64, string) {}, groupBytes: DefaultGroupBytes, maxShards: MaxShards}
+		progress: func(context.Context, float64, float64, string) {}, groupBytes: DefaultGroupBytes, maxShards: MaxShards,
+		revalidate: DefaultRevalidate}
 	if opts != nil {
 		if opts.Cache != nil {
 			s.cache = opts.Cache
@@ -103,6 +109,12 @@ func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Opti
 		}
 		if opts.MaxShards > 0 {
 			s.maxShards = opts.MaxShards
+		}
+		switch {
+		case opts.Revalidate < 0:
+			s.revalidate = 0
+		case opts.Revalidate > 0:
+			s.revalidate = opts.Revalidate
 		}
 	}
 	if s.searcher == nil {
