@@ -26,8 +26,10 @@ func pageLimit(s *jsonschema.Schema) {
 }
 
 func vectorTool(name, function, title, description string, in, out *jsonschema.Schema, ann *mcp.ToolAnnotations, limits Limits, table, blobs Access, example string) *Tool {
+	embeds := function == "vector/retriever" || function == "vector/document_ingest"
 	return &Tool{
-		Name: name, Title: title, Description: description,
+		Embeds: embeds,
+		Name:   name, Title: title, Description: description,
 		Family: VectorFamily, Function: function,
 		Input: in, Output: out, Annotations: ann,
 		Visibility: Public, Mutates: !ann.ReadOnlyHint, Limits: limits, Table: table, Blobs: blobs,
@@ -111,4 +113,19 @@ func vectorTools() []*Tool {
 			}), schemaFor[vector.DeleteDocumentOutput](nil), destructive,
 			Limits{Timeout: 60 * time.Second, MemoryMB: 512}, ReadWrite, ReadWrite, `{"store":"manuals","doc_id":"setup.md"}`),
 	}
+}
+
+// vectorTriggers lists the indexer: S3 invokes it for every object created
+// or removed under tenants/, and it acts on those under
+// tenants/<tenant>/documents/<store>/ (S3 filters cannot match the middle of
+// a key). It writes shards and manifests, so it needs the bucket read-write;
+// its memory covers a compaction of up to vector.MaxShardChunks chunks.
+func vectorTriggers() []*Trigger {
+	return []*Trigger{{
+		Function: "vector/indexer", Family: VectorFamily,
+		Description: "Indexes documents uploaded to tenants/<tenant>/documents/<store>/ into that vector store, and removes deleted ones.",
+		Limits:      Limits{Timeout: 5 * time.Minute, MemoryMB: 2048},
+		Table:       ReadWrite, Blobs: ReadWrite, Embeds: true,
+		S3: &S3Events{Events: []string{"s3:ObjectCreated:*", "s3:ObjectRemoved:*"}, Prefix: "tenants/"},
+	}}
 }

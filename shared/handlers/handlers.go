@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -28,7 +29,7 @@ type Constructor func(lambdafn.Deps) lambda.Handler
 // All returns the constructor of every function in the default catalog,
 // keyed by function path.
 func All() map[string]Constructor {
-	return map[string]Constructor{
+	all := map[string]Constructor{
 		"memory/get_or_create":         MemoryGetOrCreate,
 		"memory/add_message":           MemoryAddMessage,
 		"memory/get_context":           MemoryGetContext,
@@ -50,14 +51,10 @@ func All() map[string]Constructor {
 		"vector/document_ingest":       VectorDocumentIngest,
 		"vector/document_list":         VectorDocumentList,
 		"vector/document_delete":       VectorDocumentDelete,
+		"vector/indexer":               VectorIndexer,
 	}
-}
-
-// Triggered returns the constructors of the functions that serve no catalog
-// entry but are fired by events, keyed by function path: the S3 indexer. The
-// local gateway does not run them; the template wires their triggers.
-func Triggered() map[string]Constructor {
-	return map[string]Constructor{"vector/indexer": VectorIndexer}
+	maps.Copy(all, careerFunctions())
+	return all
 }
 
 // Build returns the handlers of every function in constructors, built from d.

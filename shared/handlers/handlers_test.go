@@ -43,7 +43,7 @@ func TestEveryCatalogFunctionHasAHandlerAndAMain(t *testing.T) {
 		}
 	}
 	for _, m := range mains {
-		if _, triggered := handlers.Triggered()[m]; m != "gateway" && !triggered && !slices.Contains(want, m) {
+		if m != "gateway" && !slices.Contains(want, m) {
 			t.Errorf("functions/%s/main.go serves nothing in the catalog", m)
 		}
 	}
