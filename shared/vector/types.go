@@ -25,7 +25,7 @@ type Store struct {
 type CreateStoreInput struct {
 	Alias        string `json:"alias" jsonschema:"the new store's name: 1-64 lowercase letters, digits, '_' or '-', starting with a letter or digit"`
 	Description  string `json:"description,omitempty" jsonschema:"what the store holds, in a sentence or two; used to pick stores for a question"`
-	ChunkSize    int    `json:"chunk_size,omitempty" jsonschema:"passage length in characters (default 1000)"`
+	ChunkSize    int    `json:"chunk_size,omitempty" jsonschema:"passage length in characters (default 1500)"`
 	ChunkOverlap int    `json:"chunk_overlap,omitempty" jsonschema:"characters consecutive passages share (default 200)"`
 }
 
@@ -84,7 +84,7 @@ type IngestOutput struct {
 	Dims        int    `json:"dims"`
 }
 
-// Document describes a stored document (not its chunks).
+// DocumentInfo describes a stored document (not its chunks).
 type DocumentInfo struct {
 	DocID       string            `json:"doc_id"`
 	Chunks      int               `json:"chunks"`
