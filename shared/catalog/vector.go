@@ -80,10 +80,6 @@ func vectorTools() []*Tool {
 			"Lists your vector stores by alias, a page at a time; pass next_cursor back as cursor to continue.",
 			schemaFor[vector.ListStoresInput](func(p map[string]*jsonschema.Schema) { pageLimit(p["limit"]) }),
 			schemaFor[vector.ListStoresOutput](nil), readOnly, small, Read, NoAccess, `{}`),
-		vectorTool("vector_store_delete", "vector/store_delete", "Delete a vector store",
-			"Deletes a vector store with all its documents, shards and manifests. If interrupted, calling it again finishes the job.",
-			storeIn, schemaFor[vector.DeleteStoreOutput](nil), destructive,
-			Limits{Timeout: 120 * time.Second, MemoryMB: 256}, ReadWrite, ReadWrite, `{"alias":"manuals"}`),
 		vectorTool("vector_document_ingest", "vector/document_ingest", "Add a document to a vector store",
 			"Adds a document (text, Markdown, PDF or DOCX) to a vector store: given inline as content (text), as content_base64 (binary), or as the key of an object under your tenant's prefix. It is cut into overlapping passages, embedded and written as a new shard. Ingesting the same doc_id again with the same text does nothing (status unchanged); with different text it replaces the old chunks. Uploading to documents/<store>/ in the bucket ingests too.",
 			schemaFor[vector.IngestInput](func(p map[string]*jsonschema.Schema) {
@@ -112,6 +108,10 @@ func vectorTools() []*Tool {
 				docID(p["doc_id"])
 			}), schemaFor[vector.DeleteDocumentOutput](nil), destructive,
 			Limits{Timeout: 60 * time.Second, MemoryMB: 512}, ReadWrite, ReadWrite, `{"store":"manuals","doc_id":"setup.md"}`),
+		vectorTool("vector_store_delete", "vector/store_delete", "Delete a vector store",
+			"Deletes a vector store with all its documents, shards and manifests. If interrupted, calling it again finishes the job.",
+			storeIn, schemaFor[vector.DeleteStoreOutput](nil), destructive,
+			Limits{Timeout: 120 * time.Second, MemoryMB: 256}, ReadWrite, ReadWrite, `{"alias":"manuals"}`),
 	}
 }
 
