@@ -3,6 +3,7 @@ package vector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"sync"
 
@@ -26,6 +27,12 @@ import (
 // The coordinator merges each modality's lists and fuses them
 // (retrieval.Combine): the result is exactly what one process searching
 // every shard would return. With one group, phase 1 is skipped.
+//
+// Hybrid search expands its vector query from the collection's top BM25 hits
+// (pseudo-relevance feedback, retrieval.ExpandVector), so with several groups
+// phase 2 splits in three: a BM25 round, merged; the vectors of the merged
+// top hits, fetched from the groups holding them; and a vector round with
+// the expanded query.
 //
 // [LocalSearcher], the workers of a single process (one goroutine per group,
 // all sharing the warm cache), is what runs today. On AWS a store too large
@@ -101,6 +108,9 @@ type Searcher interface {
 	Stats(ctx context.Context, c tenant.Caller, g ShardGroup, terms []string) (retrieval.Stats, error)
 	// Search ranks the group's chunks for q.
 	Search(ctx context.Context, c tenant.Caller, g ShardGroup, q GroupQuery) (GroupResult, error)
+	// Vectors returns the vectors of hits, which a Search of the same group
+	// returned (their Segment and Index are the group's own).
+	Vectors(ctx context.Context, c tenant.Caller, g ShardGroup, hits []retrieval.Hit) ([][]float32, error)
 }
 
 // LocalSearcher searches shard groups in this process, through the service's
@@ -173,6 +183,22 @@ func (l *LocalSearcher) Search(ctx context.Context, _ tenant.Caller, g ShardGrou
 	return res, nil
 }
 
+// Vectors implements [Searcher].
+func (l *LocalSearcher) Vectors(ctx context.Context, _ tenant.Caller, g ShardGroup, hits []retrieval.Hit) ([][]float32, error) {
+	segs, err := l.segments(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]float32, len(hits))
+	for i, h := range hits {
+		if h.Segment < 0 || h.Segment >= len(segs) || h.Index < 0 || h.Index >= segs[h.Segment].Len() {
+			return nil, fmt.Errorf("vector: hit %s is not in its group", h.ChunkID)
+		}
+		out[i] = segs[h.Segment].Chunk(h.Index).Vector
+	}
+	return out, nil
+}
+
 // groups splits shards into groups of at most maxBytes each (a larger shard
 // is a group of its own), in order.
 func groups(shards []GroupShard, maxBytes int64) []ShardGroup {
@@ -222,11 +248,16 @@ func fanOut(ctx context.Context, searcher Searcher, c tenant.Caller, shards []Gr
 		}
 		q.Stats = &total
 	}
-	results := make([]GroupResult, len(gs))
-	if err := each(ctx, len(gs), func(ctx context.Context, i int) (err error) {
-		results[i], err = searcher.Search(ctx, c, gs[i], q)
-		return err
-	}); err != nil {
+	var (
+		results []GroupResult
+		err     error
+	)
+	if len(gs) > 1 && rq.Mode == retrieval.ModeHybrid && len(q.Vector) > 0 {
+		results, err = hybridRounds(ctx, searcher, c, gs, q)
+	} else {
+		results, err = searchRound(ctx, searcher, c, gs, q)
+	}
+	if err != nil {
 		return nil, err
 	}
 	lists := make([]retrieval.Lists, len(results))
@@ -241,6 +272,64 @@ func fanOut(ctx context.Context, searcher Searcher, c tenant.Caller, shards []Gr
 		out[i] = ScoredChunk{Hit: h, ChunkContent: chunks[h.ChunkID]}
 	}
 	return out, nil
+}
+
+// searchRound runs q on every group.
+func searchRound(ctx context.Context, searcher Searcher, c tenant.Caller, gs []ShardGroup, q GroupQuery) ([]GroupResult, error) {
+	results := make([]GroupResult, len(gs))
+	err := each(ctx, len(gs), func(ctx context.Context, i int) (err error) {
+		results[i], err = searcher.Search(ctx, c, gs[i], q)
+		return err
+	})
+	return results, err
+}
+
+// hybridRounds runs a hybrid q over several groups as one process would:
+// BM25 everywhere, the vector query expanded from the merged top BM25 hits,
+// then the vector search everywhere. It returns each group's two lists.
+func hybridRounds(ctx context.Context, searcher Searcher, c tenant.Caller, gs []ShardGroup, q GroupQuery) ([]GroupResult, error) {
+	rq := q.query()
+	bq := q
+	bq.Mode, bq.K = retrieval.ModeBM25, rq.Depth()
+	results, err := searchRound(ctx, searcher, c, gs, bq)
+	if err != nil {
+		return nil, err
+	}
+	owner := map[string]int{} // chunk id -> the group whose list holds it
+	parts := make([]retrieval.Lists, len(results))
+	for i, r := range results {
+		parts[i] = retrieval.Lists{BM25: r.Lists.BM25}
+		for _, h := range r.Lists.BM25 {
+			owner[h.ChunkID] = i
+		}
+	}
+	top := retrieval.Combine(bq.query(), parts...)
+	n := retrieval.DefaultFeedback
+	if q.Tuning != nil && q.Tuning.Feedback != 0 {
+		n = max(q.Tuning.Feedback, 0)
+	}
+	top = top[:min(n, len(top))]
+	// Each top hit's vector comes from its group: merged hits keep the
+	// Segment and Index of the list they came from.
+	vecs := make([][]float32, len(top))
+	for i, h := range top {
+		v, err := searcher.Vectors(ctx, c, gs[owner[h.ChunkID]], []retrieval.Hit{h})
+		if err != nil {
+			return nil, err
+		}
+		vecs[i] = v[0]
+	}
+	vq := q
+	vq.Mode, vq.K, vq.Vector = retrieval.ModeVector, rq.Depth(), retrieval.ExpandVector(rq, vecs)
+	vres, err := searchRound(ctx, searcher, c, gs, vq)
+	if err != nil {
+		return nil, err
+	}
+	for i := range results {
+		results[i].Lists.Vector = vres[i].Lists.Vector
+		maps.Copy(results[i].Chunks, vres[i].Chunks)
+	}
+	return results, nil
 }
 
 // each runs fn for 0..n-1 in parallel and returns the first error; the
