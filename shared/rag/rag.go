@@ -265,12 +265,19 @@ func (s *Service) run(ctx context.Context, cl *call, body func(ctx context.Conte
 		return Response{}, err
 	}
 	defer release()
-	ctx, cancel := context.WithTimeoutCause(ctx, s.limits.Timeout, errTimeout)
+	// The pipeline's limit, or less when the invocation's own deadline comes
+	// sooner: the call then still ends with an answer that says why, in time
+	// to record it, rather than being cut off by the runtime.
+	limit := s.limits.Timeout
+	if deadline, ok := ctx.Deadline(); ok {
+		limit = min(limit, max(time.Until(deadline)-deadlineMargin, 0))
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, limit, errTimeout)
 	defer cancel()
 	resp, err := body(ctx, cl)
 	if err != nil && ctx.Err() != nil {
 		if errors.Is(context.Cause(ctx), errTimeout) {
-			return Response{}, fault.Unavailable(err, "pipeline %s did not finish within its limit of %s; retry, or narrow the query", cl.pipeline, s.limits.Timeout)
+			return Response{}, fault.Unavailable(err, "pipeline %s did not finish within its limit of %s; retry, or narrow the query", cl.pipeline, limit.Round(time.Millisecond))
 		}
 		return Response{}, fault.Unavailable(err, "pipeline %s stopped: %v", cl.pipeline, context.Cause(ctx))
 	}
@@ -278,6 +285,10 @@ func (s *Service) run(ctx context.Context, cl *call, body func(ctx context.Conte
 }
 
 var errTimeout = errors.New("pipeline timeout")
+
+// deadlineMargin is the time kept back from an invocation's deadline to
+// record the call's outcome and answer.
+const deadlineMargin = time.Second
 
 // record stores the outcome of a call for rag_health_check. It must not fail
 // the call, and it runs after the call's own deadline may have passed.

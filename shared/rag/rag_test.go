@@ -365,7 +365,7 @@ func TestTheSixthConcurrentQueryIsRefused(t *testing.T) {
 }
 
 func TestACallPastItsTimeoutFailsClearly(t *testing.T) {
-	br := &blockingRunner{started: make(chan struct{}, 1), release: make(chan struct{})}
+	br := &blockingRunner{started: make(chan struct{}, 2), release: make(chan struct{})}
 	svc, _, _, _ := newService(t, Options{Runner: br, Limits: Limits{Timeout: 20 * time.Millisecond}})
 	_, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}})
 	if fault.KindOf(err) != fault.KindUnavailable || !strings.Contains(err.Error(), "did not finish within its limit of 20ms") {
@@ -373,6 +373,14 @@ func TestACallPastItsTimeoutFailsClearly(t *testing.T) {
 	}
 	if got := svc.slots[PipelineBasic].inFlight(); got != 0 {
 		t.Errorf("%d slots still taken", got)
+	}
+	// An invocation deadline sooner than the limit shortens it, keeping a margin to answer.
+	svc, _, _, _ = newService(t, Options{Runner: br})
+	ctx, cancel := context.WithTimeout(context.Background(), deadlineMargin+30*time.Millisecond)
+	defer cancel()
+	_, err = svc.Basic(ctx, alice, BasicInput{Request{Query: "diabetes"}})
+	if fault.KindOf(err) != fault.KindUnavailable || !strings.Contains(err.Error(), "did not finish within its limit of") || ctx.Err() != nil {
+		t.Errorf("got %v with the invocation's context %v", err, ctx.Err())
 	}
 }
 

@@ -1,0 +1,34 @@
+package handlers
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/rag"
+)
+
+// ragFunctions are the rag stream's functions, by path.
+func ragFunctions() map[string]Constructor {
+	return map[string]Constructor{
+		"vector/rephrase": VectorRephrase,
+		"vector/grade":    VectorGrade,
+	}
+}
+
+// generator is the generator d names.
+func generator(d lambdafn.Deps) provider.Generator {
+	return d.Generator
+}
+
+func ragSteps(d lambdafn.Deps) *rag.Steps { return rag.NewSteps(d.Table, generator(d)) }
+
+// VectorRephrase builds the optimizer_vs-rephrase function, the pipeline's first step.
+func VectorRephrase(d lambdafn.Deps) lambda.Handler {
+	return lambdafn.Tool(tool("optimizer_vs-rephrase"), d, ragSteps(d).Rephrase)
+}
+
+// VectorGrade builds the optimizer_vs-grade function, the pipeline's last step.
+func VectorGrade(d lambdafn.Deps) lambda.Handler {
+	return lambdafn.Tool(tool("optimizer_vs-grade"), d, ragSteps(d).Grade)
+}
