@@ -1,0 +1,273 @@
+package retrieval
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"sort"
+)
+
+// The segment format, version 1 (all integers little-endian; uvarint and
+// string as in encoding/binary, a string being a uvarint length then bytes):
+//
+//	"SBSG" magic, u8 version (1), u8 flags (0)
+//	uvarint n (chunks), uvarint dims (0: no vectors)
+//	n × chunk: string id, string doc id, string text,
+//	           uvarint m, m × (string key, string value) (keys sorted)
+//	uvarint t (terms), t × term (terms strictly increasing):
+//	           string term, uvarint df, df × (uvarint gap, uvarint tf)
+//	           (gap = chunk index - previous chunk index - 1, previous starting at -1)
+//	if dims > 0: n × f32 scale, n×dims int8 quantized values, n×dims f32 values
+//	u32 CRC-32C (Castagnoli) of every preceding byte
+//
+// Chunk lengths (in terms) are not stored: they are the sums of each chunk's
+// tf over the postings, so they cannot disagree with them.
+const (
+	segmentMagic   = "SBSG"
+	segmentVersion = 1
+)
+
+// ErrCorrupt is wrapped by every error [DecodeSegment] returns for data that is
+// not a well-formed segment.
+var ErrCorrupt = errors.New("corrupt segment")
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// MarshalBinary encodes s in the versioned, checksummed segment format.
+func (s *Segment) MarshalBinary() ([]byte, error) {
+	n := len(s.ids)
+	size := 16 + len(s.postChunk)*4 + n*(s.dims*5+4)
+	for i := range s.ids {
+		size += len(s.ids[i]) + len(s.docIDs[i]) + len(s.texts[i]) + 12
+	}
+	b := make([]byte, 0, size)
+	b = append(b, segmentMagic...)
+	b = append(b, segmentVersion, 0)
+	b = binary.AppendUvarint(b, uint64(n))
+	b = binary.AppendUvarint(b, uint64(s.dims))
+	putString := func(str string) {
+		b = binary.AppendUvarint(b, uint64(len(str)))
+		b = append(b, str...)
+	}
+	for i := range s.ids {
+		putString(s.ids[i])
+		putString(s.docIDs[i])
+		putString(s.texts[i])
+		keys := make([]string, 0, len(s.meta[i]))
+		for k := range s.meta[i] {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = binary.AppendUvarint(b, uint64(len(keys)))
+		for _, k := range keys {
+			putString(k)
+			putString(s.meta[i][k])
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(s.terms)))
+	for t, term := range s.terms {
+		putString(term)
+		lo, hi := s.postStart[t], s.postStart[t+1]
+		b = binary.AppendUvarint(b, uint64(hi-lo))
+		prev := -1
+		for p := lo; p < hi; p++ {
+			c := int(s.postChunk[p])
+			b = binary.AppendUvarint(b, uint64(c-prev-1))
+			b = binary.AppendUvarint(b, uint64(s.postTF[p]))
+			prev = c
+		}
+	}
+	if s.dims > 0 {
+		for _, sc := range s.scales {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(sc))
+		}
+		for _, q := range s.qvecs {
+			b = append(b, byte(q))
+		}
+		for _, v := range s.vecs {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+		}
+	}
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return b, nil
+}
+
+// reader decodes a segment body, remembering the first error.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("retrieval: decode segment: %w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+	}
+}
+
+func (r *reader) uvarint(what string) uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("bad %s", what)
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// count reads a uvarint that counts items of at least minBytes bytes each, so
+// a corrupt count cannot make the decoder allocate more than the input holds.
+func (r *reader) count(what string, minBytes int) int {
+	v := r.uvarint(what)
+	if v > uint64(len(r.b)/minBytes) {
+		r.fail("%s %d exceeds the data", what, v)
+		return 0
+	}
+	return int(v)
+}
+
+func (r *reader) string(what string) string {
+	n := r.uvarint(what + " length")
+	if r.err != nil {
+		return ""
+	}
+	if n > uint64(len(r.b)) {
+		r.fail("%s length %d exceeds the data", what, n)
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
+}
+
+// DecodeSegment decodes a segment written by [Segment.MarshalBinary]. Data that
+// is truncated, altered or of another version is rejected with an error
+// wrapping [ErrCorrupt]; DecodeSegment never panics and keeps no reference to
+// data.
+func DecodeSegment(data []byte) (*Segment, error) {
+	if len(data) < len(segmentMagic)+2+4 || string(data[:4]) != segmentMagic {
+		return nil, fmt.Errorf("retrieval: decode segment: %w: not a segment", ErrCorrupt)
+	}
+	if data[4] != segmentVersion {
+		return nil, fmt.Errorf("retrieval: decode segment: %w: version %d, want %d", ErrCorrupt, data[4], segmentVersion)
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, fmt.Errorf("retrieval: decode segment: %w: checksum mismatch", ErrCorrupt)
+	}
+	r := &reader{b: body[6:]}
+	n := r.count("chunk count", 4)
+	dims64 := r.uvarint("dims")
+	if r.err == nil && dims64 > 1<<20 {
+		r.fail("dims %d", dims64)
+	}
+	dims := int(dims64)
+	s := &Segment{
+		ids: make([]string, n), docIDs: make([]string, n), texts: make([]string, n),
+		meta: make([]map[string]string, n), chunkLen: make([]uint32, n), dims: dims,
+	}
+	seen := make(map[string]bool, n)
+	for i := 0; i < n && r.err == nil; i++ {
+		s.ids[i] = r.string("chunk id")
+		s.docIDs[i] = r.string("doc id")
+		s.texts[i] = r.string("text")
+		if r.err == nil && (s.ids[i] == "" || seen[s.ids[i]]) {
+			r.fail("chunk %d: empty or duplicate id", i)
+		}
+		seen[s.ids[i]] = true
+		m := r.count("metadata count", 2)
+		if m > 0 {
+			s.meta[i] = make(map[string]string, m)
+		}
+		prev := ""
+		for j := 0; j < m && r.err == nil; j++ {
+			k := r.string("metadata key")
+			if j > 0 && k <= prev {
+				r.fail("chunk %d: metadata keys out of order", i)
+			}
+			prev = k
+			s.meta[i][k] = r.string("metadata value")
+		}
+	}
+	nt := r.count("term count", 3)
+	s.terms = make([]string, 0, nt)
+	s.postStart = make([]uint32, 1, nt+1)
+	lens := make([]uint64, n)
+	for t := 0; t < nt && r.err == nil; t++ {
+		term := r.string("term")
+		if t > 0 && term <= s.terms[t-1] {
+			r.fail("terms out of order at %d", t)
+		}
+		s.terms = append(s.terms, term)
+		df := r.count("document frequency", 2)
+		if r.err == nil && (df == 0 || df > n) {
+			r.fail("term %q: document frequency %d of %d chunks", term, df, n)
+		}
+		prev := -1
+		for p := 0; p < df && r.err == nil; p++ {
+			gap := r.uvarint("posting gap")
+			tf := r.uvarint("term frequency")
+			if r.err != nil {
+				break
+			}
+			if gap >= uint64(n-prev-1) || tf == 0 || tf > math.MaxUint32 {
+				r.fail("term %q: bad posting", term)
+				break
+			}
+			c := prev + 1 + int(gap)
+			s.postChunk = append(s.postChunk, uint32(c))
+			s.postTF = append(s.postTF, uint32(tf))
+			lens[c] += tf
+			prev = c
+		}
+		s.postStart = append(s.postStart, uint32(len(s.postChunk)))
+	}
+	for i, l := range lens {
+		if l > math.MaxUint32 {
+			r.fail("chunk %d too long", i)
+			break
+		}
+		s.chunkLen[i] = uint32(l)
+		s.totalLen += int64(l)
+	}
+	if r.err == nil && dims > 0 {
+		want := uint64(n) * (uint64(dims)*5 + 4)
+		if uint64(len(r.b)) != want {
+			r.fail("vector section holds %d bytes, want %d", len(r.b), want)
+		} else {
+			s.scales = make([]float32, n)
+			for i := range s.scales {
+				sc := math.Float32frombits(binary.LittleEndian.Uint32(r.b[4*i:]))
+				if !(sc >= 0) || math.IsInf(float64(sc), 0) {
+					r.fail("chunk %d: bad scale", i)
+					break
+				}
+				s.scales[i] = sc
+			}
+			q := r.b[4*n : 4*n+n*dims]
+			s.qvecs = make([]int8, n*dims)
+			for i, v := range q {
+				s.qvecs[i] = int8(v)
+			}
+			f := r.b[4*n+n*dims:]
+			s.vecs = make([]float32, n*dims)
+			for i := range s.vecs {
+				s.vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(f[4*i:]))
+			}
+			r.b = nil
+		}
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("%d trailing bytes", len(r.b))
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return s, nil
+}
+
+func crc32Castagnoli(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
