@@ -384,7 +384,7 @@ func TestACallPastItsTimeoutFailsClearly(t *testing.T) {
 	}
 }
 
-func TestRerankDemotesDocumentsThatRepeatOneQueryTerm(t *testing.T) {
+func TestRerankPutsDocumentsWithMoreQueryTermsCloserTogetherFirst(t *testing.T) {
 	docs := []Document{
 		{DocID: "a", Content: "diabetes diabetes diabetes diabetes", Score: 0.9},
 		{DocID: "b", Content: "thirst is common; much later in the text, unrelated words, then diabetes", Score: 0.8},
@@ -399,10 +399,10 @@ func TestRerankDemotesDocumentsThatRepeatOneQueryTerm(t *testing.T) {
 			t.Errorf("scores not descending: %+v", got)
 		}
 	}
-	// a repeats one term and falls behind both documents holding every term;
-	// between those, b keeps its retriever lead over d's tighter proximity
-	// (each wins one of the three fused rankings, and coverage ties).
-	if diff := cmp.Diff([]string{"b", "d", "a", "c"}, ids); diff != "" {
+	// d holds the most query terms ("causes" matches "cause"), closest
+	// together, and rises from last to first; a repeats one term and falls
+	// behind both documents holding several.
+	if diff := cmp.Diff([]string{"d", "b", "a", "c"}, ids); diff != "" {
 		t.Errorf("order mismatch (-want +got):\n%s", diff)
 	}
 }
