@@ -305,7 +305,7 @@ func (s *Service) record(ctx context.Context, c tenant.Caller, pipeline string, 
 func (s *Service) retrieve(ctx context.Context, cl *call, question, threadID string, topK int) (PipelineOutput, error) {
 	t0 := s.now()
 	out, err := s.runner.Run(ctx, PipelineInput{
-		Request:  PipelineRequest{Caller: cl.caller, RequestID: cl.p.RequestID},
+		Request:  PipelineRequest{Caller: cl.caller, TraceID: traceID(ctx), RequestID: cl.p.RequestID},
 		Question: question, ThreadID: threadID, Stores: cl.p.Stores, TopK: topK, Mode: cl.p.Mode, Filter: cl.p.Filter,
 	})
 	cl.retrieval += s.now().Sub(t0)

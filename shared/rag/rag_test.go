@@ -126,7 +126,7 @@ var uuidV4 = regexp.MustCompile(UUIDv4Pattern)
 func TestBasicAnswersFromTheRelevantDocumentsWithSources(t *testing.T) {
 	svc, runner, gen, _ := newService(t, Options{})
 	const id = "550e8400-e29b-41d4-a716-446655440000"
-	resp, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "What are the symptoms of diabetes?", TopK: intp(3), RequestID: id}})
+	resp, err := svc.Basic(WithTraceID(context.Background(), "trace-1"), alice, BasicInput{Request{Query: "What are the symptoms of diabetes?", TopK: intp(3), RequestID: id}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestBasicAnswersFromTheRelevantDocumentsWithSources(t *testing.T) {
 	if _, err := time.Parse(time.RFC3339Nano, m.Timestamp); err != nil {
 		t.Errorf("timestamp %q: %v", m.Timestamp, err)
 	}
-	if got := runner.runs[0]; got.TopK != 3 || !cmp.Equal(got.Request.Caller, alice) || got.Request.RequestID != id {
+	if got := runner.runs[0]; got.TopK != 3 || !cmp.Equal(got.Request.Caller, alice) || got.Request.RequestID != id || got.Request.TraceID != "trace-1" {
 		t.Errorf("the pipeline ran with %+v", got)
 	}
 	if diff := cmp.Diff([]provider.Task{provider.TaskGrade, provider.TaskAnswer}, gen.tasks()); diff != "" {
