@@ -97,14 +97,14 @@ func (r *corpusRunner) Run(ctx context.Context, in PipelineInput) (PipelineOutpu
 	docs := slices.Clone(r.docs[in.Request.Caller.Tenant])
 	fail := r.fail
 	r.mu.Unlock()
-	out := PipelineOutput{Question: in.Question, ContextInput: in.Question, Degraded: []string{}, Steps: map[string]StepInfo{}}
+	out := PipelineOutput{Question: in.Question, ContextInput: in.Question, Degraded: []string{}}
 	c := in.Request.Caller
 	reph, err := r.steps.Rephrase(ctx, c, RephraseInput{Question: in.Question, ThreadID: in.ThreadID})
 	if fail[StepRephrase] || err != nil {
 		out.Degraded = append(out.Degraded, StepRephrase)
 	} else {
 		out.ContextInput, out.Rephrased = reph.Question, reph.Rephrased
-		out.Steps[StepRephrase] = StepInfo{reph.Provider, reph.Model}
+		out.Steps.Rephrase = StepInfo{reph.Provider, reph.Model}
 	}
 	if fail[StepRetrieve] {
 		out.Degraded = append(out.Degraded, StepRetrieve)
@@ -125,7 +125,7 @@ func (r *corpusRunner) Run(ctx context.Context, in PipelineInput) (PipelineOutpu
 		out.Relevant = "yes"
 	} else {
 		out.Relevant, out.Graded = grade.Relevant, true
-		out.Steps[StepGrade] = StepInfo{grade.Provider, grade.Model}
+		out.Steps.Grade = StepInfo{grade.Provider, grade.Model}
 	}
 	return out, ctx.Err()
 }

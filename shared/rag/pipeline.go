@@ -35,21 +35,28 @@ type PipelineInput struct {
 
 // StepInfo names the provider and model a step used.
 type StepInfo struct {
-	Provider string `json:"provider,omitempty"`
-	Model    string `json:"model,omitempty"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
 }
 
 // PipelineOutput is what one pipeline run produced (the state machine's output).
 type PipelineOutput struct {
-	Question       string              `json:"question"`
-	ContextInput   string              `json:"context_input"`
-	Rephrased      bool                `json:"rephrased"`
-	Documents      []Document          `json:"documents"`
-	SearchedStores []string            `json:"searched_stores"`
-	Relevant       string              `json:"relevant"`
-	Graded         bool                `json:"graded"`
-	Degraded       []string            `json:"degraded"`
-	Steps          map[string]StepInfo `json:"steps,omitempty"`
+	Question       string        `json:"question"`
+	ContextInput   string        `json:"context_input"`
+	Rephrased      bool          `json:"rephrased"`
+	Documents      []Document    `json:"documents"`
+	SearchedStores []string      `json:"searched_stores"`
+	Relevant       string        `json:"relevant"`
+	Graded         bool          `json:"graded"`
+	Degraded       []string      `json:"degraded"`
+	Steps          PipelineSteps `json:"steps"`
+}
+
+// PipelineSteps names the provider and model of the steps that generate;
+// both are empty for a step that fell back or did not need the generator.
+type PipelineSteps struct {
+	Rephrase StepInfo `json:"rephrase"`
+	Grade    StepInfo `json:"grade"`
 }
 
 // Runner runs the pipeline: on AWS the Express state machine, locally the same

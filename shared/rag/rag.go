@@ -359,7 +359,7 @@ func (s *Service) respond(ctx context.Context, cl *call, out PipelineOutput, doc
 		Metadata: Metadata{
 			Provider: g.Provider, Model: g.Model, ContextInput: out.ContextInput, Rephrased: out.Rephrased,
 			Relevant: cmp.Or(out.Relevant, "yes"), Graded: out.Graded, Degraded: nonNil(out.Degraded),
-			SearchedStores: nonNil(out.SearchedStores), Discarded: discarded,
+			SearchedStores: nonNil(out.SearchedStores), Steps: out.Steps, Discarded: discarded,
 		},
 	}
 	for i, d := range docs {

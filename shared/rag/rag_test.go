@@ -154,7 +154,7 @@ func TestBasicAnswersFromTheRelevantDocumentsWithSources(t *testing.T) {
 	}
 	m := resp.Metadata
 	if m.PipelineName != "basic" || m.Relevant != "yes" || !m.Graded || m.Provider != "test" || m.Model != "extractive" ||
-		m.ContextInput != "What are the symptoms of diabetes?" || len(m.Degraded) != 0 || m.CorrectionApplied != nil || m.Reranker != "" {
+		m.ContextInput != "What are the symptoms of diabetes?" || len(m.Degraded) != 0 || m.Steps.Grade.Provider != "test" || m.CorrectionApplied != nil || m.Reranker != "" {
 		t.Errorf("metadata %+v", m)
 	}
 	pm := resp.PerformanceMetrics
