@@ -62,6 +62,8 @@ type Config struct {
 	AnonymousTenant string
 	// InLambda reports that the process runs inside AWS Lambda.
 	InLambda bool
+	// Providers chooses the embedder and generator (providers.go).
+	Providers Providers
 
 	aws *aws.Config // loaded once, by AWS
 }
@@ -74,6 +76,7 @@ func FromEnv(getenv func(string) string) Config {
 		FunctionPrefix:  getenv(EnvFunctionPrefix),
 		AnonymousTenant: getenv(EnvAnonymousTenant),
 		InLambda:        getenv("AWS_LAMBDA_FUNCTION_NAME") != "",
+		Providers:       providersFromEnv(getenv),
 	}
 	for _, o := range strings.Split(getenv(EnvAllowedOrigins), ",") {
 		if o = strings.TrimSpace(o); o != "" {
@@ -111,6 +114,7 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %q is not an origin like https://app.example.com", EnvAllowedOrigins, o))
 		}
 	}
+	errs = append(errs, c.Providers.validate()...)
 	return errors.Join(errs...)
 }
 
@@ -186,6 +190,11 @@ func (c *Config) Open(ctx context.Context, warn io.Writer) (lambdafn.Deps, func(
 		closeFn()
 		return lambdafn.Deps{}, nil, err
 	}
+	embedder, generator, err := c.OpenProviders(ctx, warn)
+	if err != nil {
+		closeFn()
+		return lambdafn.Deps{}, nil, err
+	}
 	fmt.Fprintf(warn, "WARNING: summaries come from the offline extractive summariser (provider %q, model %q): no language model is configured\n", offline.Name, offline.Model)
-	return lambdafn.Deps{Table: table, Blobs: blobs, Summarizer: offline.Summarizer{}}, closeFn, nil
+	return lambdafn.Deps{Table: table, Blobs: blobs, Summarizer: offline.Summarizer{}, Embedder: embedder, Generator: generator}, closeFn, nil
 }

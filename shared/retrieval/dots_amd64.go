@@ -1,9 +1,11 @@
+//go:build amd64 && !purego
+
 package retrieval
 
 import "golang.org/x/sys/cpu"
 
-// useAVX2 selects the AVX2 kernel; tests turn it off to compare both paths.
-var useAVX2 = cpu.X86.HasAVX2
+// useAsm selects the AVX2 kernel; tests turn it off to compare both paths.
+var useAsm = cpu.X86.HasAVX2
 
 //go:noescape
 func dotsAVX2(q *int16, data *int8, dims int, n int, out *int32)
@@ -15,7 +17,7 @@ func dots(q []int16, data []int8, dims int, out []int32) {
 		clear(out)
 		return
 	}
-	if !useAVX2 {
+	if !useAsm {
 		dotsGeneric(q, data, dims, out)
 		return
 	}

@@ -1,3 +1,5 @@
+//go:build amd64 && !purego
+
 #include "textflag.h"
 
 // func dotsAVX2(q *int16, data *int8, dims int, n int, out *int32)

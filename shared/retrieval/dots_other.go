@@ -1,9 +1,10 @@
-//go:build !amd64
+//go:build !(amd64 || arm64) || purego
 
 package retrieval
 
-// useAVX2 is false off amd64; the portable kernel serves every vector scan.
-var useAVX2 = false
+// useAsm is false off amd64 and arm64 and with the purego tag: the portable
+// kernel serves every vector scan.
+var useAsm = false
 
 // dots computes out[i] = q · data[i*dims:(i+1)*dims] for each of the len(out)
 // vectors.

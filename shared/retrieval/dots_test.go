@@ -58,18 +58,18 @@ func TestDotsAgreeWithReference(t *testing.T) {
 		in.fill(q, data)
 		want := make([]int64, in.n)
 		dotsReference(q, data, in.dims, want)
-		for _, avx := range []bool{false, true} {
-			if avx && !useAVX2 {
+		for _, simd := range []bool{false, true} {
+			if simd && !useAsm {
 				continue
 			}
-			old := useAVX2
-			useAVX2 = avx
+			old := useAsm
+			useAsm = simd
 			got := make([]int32, in.n)
 			dots(q, data, in.dims, got)
-			useAVX2 = old
+			useAsm = old
 			for i := range want {
 				if int64(got[i]) != want[i] {
-					t.Errorf("%s, dims %d, avx2 %v: vector %d: got %d, want %d", in.name, in.dims, avx, i, got[i], want[i])
+					t.Errorf("%s, dims %d, simd2 %v: vector %d: got %d, want %d", in.name, in.dims, simd, i, got[i], want[i])
 				}
 			}
 		}
@@ -94,15 +94,15 @@ func BenchmarkDots384(b *testing.B) {
 		data[i] = int8(rng.IntN(256) - 128)
 	}
 	out := make([]int32, n)
-	for _, avx := range []bool{false, true} {
-		name := map[bool]string{false: "generic", true: "avx2"}[avx]
+	for _, simd := range []bool{false, true} {
+		name := map[bool]string{false: "generic", true: "asm"}[simd]
 		b.Run(name, func(b *testing.B) {
-			if avx && !useAVX2 {
-				b.Skip("no AVX2")
+			if simd && !useAsm {
+				b.Skip("no assembly kernel")
 			}
-			old := useAVX2
-			useAVX2 = avx
-			defer func() { useAVX2 = old }()
+			old := useAsm
+			useAsm = simd
+			defer func() { useAsm = old }()
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
 				dots(q, data, dims, out)

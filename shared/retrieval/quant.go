@@ -58,23 +58,35 @@ func queryLimit(dims int) float32 {
 
 // dotsGeneric computes out[i] = q · data[i*dims:(i+1)*dims] for each of the
 // len(out) vectors: the portable kernel, and the reference the assembly
-// kernels are tested against.
+// kernels are tested against. It scores four vectors per pass so each query
+// value is loaded once for four products.
 func dotsGeneric(q []int16, data []int8, dims int, out []int32) {
 	q = q[:dims]
-	for i := range out {
-		v := data[i*dims : (i+1)*dims]
+	i := 0
+	for ; i+4 <= len(out); i += 4 {
+		v0 := data[i*dims : (i+1)*dims]
+		v1 := data[(i+1)*dims : (i+2)*dims]
+		v2 := data[(i+2)*dims : (i+3)*dims]
+		v3 := data[(i+3)*dims : (i+4)*dims]
+		v0, v1, v2, v3 = v0[:len(q)], v1[:len(q)], v2[:len(q)], v3[:len(q)]
 		var s0, s1, s2, s3 int32
-		j := 0
-		for ; j+4 <= dims; j += 4 {
-			s0 += int32(q[j]) * int32(v[j])
-			s1 += int32(q[j+1]) * int32(v[j+1])
-			s2 += int32(q[j+2]) * int32(v[j+2])
-			s3 += int32(q[j+3]) * int32(v[j+3])
+		for j, qj := range q {
+			w := int32(qj)
+			s0 += w * int32(v0[j])
+			s1 += w * int32(v1[j])
+			s2 += w * int32(v2[j])
+			s3 += w * int32(v3[j])
 		}
-		for ; j < dims; j++ {
-			s0 += int32(q[j]) * int32(v[j])
+		out[i], out[i+1], out[i+2], out[i+3] = s0, s1, s2, s3
+	}
+	for ; i < len(out); i++ {
+		v := data[i*dims : (i+1)*dims]
+		v = v[:len(q)]
+		var s int32
+		for j, qj := range q {
+			s += int32(qj) * int32(v[j])
 		}
-		out[i] = s0 + s1 + s2 + s3
+		out[i] = s
 	}
 }
 

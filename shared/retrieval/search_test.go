@@ -83,10 +83,13 @@ func randomChunks(rng *rand.Rand, n, dims int) []Chunk {
 				txt = append(txt, words[rng.IntN(len(words))]...)
 				txt = append(txt, ' ')
 			}
-			chunks = append(chunks, Chunk{
+			c := Chunk{
 				ID: fmt.Sprintf("d%03d#%d", doc, j), DocID: fmt.Sprintf("d%03d", doc), Text: string(txt),
-				Metadata: map[string]string{"parity": fmt.Sprint(doc % 2)}, Vector: unit(rng, dims),
-			})
+				Metadata: map[string]string{"parity": fmt.Sprint(doc % 2)}}
+			if dims > 0 {
+				c.Vector = unit(rng, dims)
+			}
+			chunks = append(chunks, c)
 		}
 		doc++
 	}

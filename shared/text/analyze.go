@@ -6,30 +6,46 @@ import (
 	"unicode/utf8"
 )
 
-// Tokens splits s into lowercase tokens: maximal runs of letters, digits and
-// combining marks. Hyphens, apostrophes and other punctuation separate tokens
-// ("IL-6" gives "il" and "6"), as Lucene's StandardTokenizer does for those
-// cases, so the same words match whichever way a document hyphenates them.
-// Ideographic and kana characters (Han, Hiragana, Katakana) are one token each,
-// since those scripts do not separate words with spaces.
+// Tokens splits s into lowercase tokens by the rules of Lucene's
+// StandardTokenizer (Unicode's word boundaries, UAX #29), simplified: a token
+// is a run of letters, digits and combining marks, also holding a "." or an
+// apostrophe between two letters or two digits ("u.s.a", "don't", "3.5"), a
+// "," or ";" between two digits ("1,000") and "_" between word characters.
+// Hyphens and other punctuation separate tokens ("IL-6" gives "il" and "6"),
+// so the same words match whichever way a text hyphenates them. Ideographic
+// and kana characters (Han, Hiragana, Katakana) are one token each, since
+// those scripts do not separate words with spaces.
 func Tokens(s string) []string {
 	var out []string
 	eachToken(s, func(tok string) { out = append(out, tok) })
 	return out
 }
 
-// Terms returns the index terms of s: its [Tokens] without English stop words
-// (Lucene's default list, see [IsStopWord]), each reduced by [Stem]. It is the
+// Terms returns the index terms of s: its [Tokens] without a possessive 's,
+// without English stop words (Lucene's default list, see [IsStopWord]), each
+// reduced by [Stem]. It is the
 // analyzer BM25 indexes and queries with.
 func Terms(s string) []string {
 	var out []string
 	eachToken(s, func(tok string) {
+		tok = trimPossessive(tok)
 		if stopWords[tok] {
 			return
 		}
 		out = append(out, Stem(tok))
 	})
 	return out
+}
+
+// trimPossessive removes a trailing 's (or ’s), as Lucene's
+// EnglishPossessiveFilter does: "Alzheimer's" indexes as "alzheimer".
+func trimPossessive(tok string) string {
+	for _, suffix := range []string{"'s", "\u2019s", "\uFF07s"} {
+		if strings.HasSuffix(tok, suffix) {
+			return tok[:len(tok)-len(suffix)]
+		}
+	}
+	return tok
 }
 
 // IsStopWord reports whether the lowercase word w is one of the 33 English stop
@@ -44,17 +60,65 @@ var stopWords = map[string]bool{
 	"was": true, "will": true, "with": true,
 }
 
-func isWordRune(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Nd, r)
-}
-
 func isSingleRuneWord(r rune) bool {
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana)
 }
 
+// Rune classes of the tokenizer, after Unicode's word boundary rules (UAX
+// #29), which Lucene's StandardTokenizer implements.
+const (
+	other = iota
+	letter
+	digit
+	midNumLet // . ' ’ : join letters to letters and digits to digits ("u.s", "don't", "3.5")
+	midNum    // , ; : join digits to digits ("1,000")
+	connector // _ : joins any word characters ("snake_case")
+)
+
+func classify(r rune) int {
+	switch r {
+	case '.', '\'', '\u2018', '\u2019', '\u2024', '\uFE52', '\uFF07', '\uFF0E':
+		return midNumLet
+	case ',', ';', '\u037E', '\u0589', '\u060C', '\u060D', '\u066C', '\u07F8', '\u2044', '\uFE10', '\uFE14', '\uFE50', '\uFE54', '\uFF0C', '\uFF1B':
+		return midNum
+	case '_':
+		return connector
+	}
+	if r < utf8.RuneSelf {
+		switch {
+		case 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z':
+			return letter
+		case '0' <= r && r <= '9':
+			return digit
+		}
+		return other
+	}
+	switch {
+	case unicode.IsDigit(r):
+		return digit
+	case unicode.IsLetter(r) || unicode.Is(unicode.Mn, r):
+		return letter
+	}
+	return other
+}
+
+// joins reports whether a joiner of class j between a rune of class before and
+// one of class after keeps them in one token.
+func joins(j, before, after int) bool {
+	switch j {
+	case midNumLet:
+		return before == after && (before == letter || before == digit)
+	case midNum:
+		return before == digit && after == digit
+	case connector:
+		return (before == letter || before == digit) && (after == letter || after == digit)
+	}
+	return false
+}
+
 // eachToken calls emit with each lowercase token of s in order.
 func eachToken(s string, emit func(string)) {
-	start := -1
+	start, prev := -1, other // token start; class of the token's last rune
 	ascii := true
 	flush := func(end int) {
 		if start < 0 {
@@ -66,32 +130,44 @@ func eachToken(s string, emit func(string)) {
 		} else {
 			emit(strings.ToLower(tok))
 		}
-		start = -1
-		ascii = true
+		start, prev, ascii = -1, other, true
 	}
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
-				if start < 0 {
-					start = i
-				}
-			} else {
-				flush(i)
-			}
-			i++
-			continue
+		r, n := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRuneInString(s[i:])
 		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case isSingleRuneWord(r):
+		if n > 1 && isSingleRuneWord(r) {
 			flush(i)
 			emit(s[i : i+n])
-		case isWordRune(r):
+			i += n
+			continue
+		}
+		c := classify(r)
+		switch c {
+		case letter, digit:
 			if start < 0 {
 				start = i
 			}
-			ascii = false
+			if n > 1 {
+				ascii = false
+			}
+			prev = c
+		case midNumLet, midNum, connector:
+			if start >= 0 && i+n < len(s) {
+				next, m := rune(s[i+n]), 1
+				if next >= utf8.RuneSelf {
+					next, m = utf8.DecodeRuneInString(s[i+n:])
+				}
+				if !(m > 1 && isSingleRuneWord(next)) && joins(c, prev, classify(next)) {
+					if n > 1 {
+						ascii = false
+					}
+					i += n
+					continue
+				}
+			}
+			flush(i)
 		default:
 			flush(i)
 		}

@@ -16,7 +16,10 @@ func TestTokens(t *testing.T) {
 		{"keeps accented letters", "Naïve Café", []string{"naïve", "café"}},
 		{"splits ideographs one by one", "数据库search", []string{"数", "据", "库", "search"}},
 		{"empty input gives nothing", " ,.; ", nil},
-		{"splits decimals", "3.5 mg", []string{"3", "5", "mg"}},
+		{"keeps decimals and thousands", "3.5 mg, 1,000 cells; 2.", []string{"3.5", "mg", "1,000", "cells", "2"}},
+		{"keeps apostrophes and dots between letters", "Don't use e.g. U.S. data's", []string{"don't", "use", "e.g", "u.s", "data's"}},
+		{"splits a dot between a letter and a digit", "v.2 a,b", []string{"v", "2", "a", "b"}},
+		{"joins with underscores", "snake_case _x", []string{"snake_case", "x"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -35,6 +38,8 @@ func TestTerms(t *testing.T) {
 		{"drops stop words and stems", "The mice were running to the caves", []string{"mice", "were", "run", "cave"}},
 		{"stems only plain ASCII words", "Naïve generalizations", []string{"naïve", "gener"}},
 		{"all stop words give nothing", "it is not such a thing", []string{"thing"}},
+		{"drops possessives", "Alzheimer's patients’s", []string{"alzheim", "patient"}},
+		{"stems words with digits as Lucene does", "1990s", []string{"1990"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

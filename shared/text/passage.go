@@ -64,14 +64,14 @@ func Passages(s string, o PassageOptions) ([]Passage, error) {
 		return nil, fmt.Errorf("text: passage overlap %d: must be less than the size %d", o.Overlap, o.Size)
 	}
 	var out []Passage
-	start := skipSpace(s, 0)
+	start := nextNonSpace(s, 0)
 	done := 0 // bytes before done are in a passage already
 	for start < len(s) {
 		end := cutPassage(s, start, done, o.Size)
 		if end <= done {
 			// The overlap left no room to progress (a long run of white
 			// space after it): start afresh after the last passage.
-			start = skipSpace(s, done)
+			start = nextNonSpace(s, done)
 			if start >= len(s) {
 				break
 			}
@@ -79,7 +79,7 @@ func Passages(s string, o PassageOptions) ([]Passage, error) {
 		}
 		out = append(out, Passage{Index: len(out), Text: s[start:end], Start: start, End: end})
 		done = end
-		if skipSpace(s, end) >= len(s) {
+		if nextNonSpace(s, end) >= len(s) {
 			break
 		}
 		start = overlapStart(s, start, end, o.Overlap)
@@ -153,9 +153,9 @@ func breakAt(s string, i int, r rune) int {
 		// Scripts written without spaces break between characters, and
 		// after their full stops.
 		switch {
-		case isCJKStop(prev):
+		case isFullWidthStop(prev):
 			return breakSentence
-		case isCJK(prev) || isCJK(r):
+		case spacelessScript(prev) || spacelessScript(r):
 			return breakWord
 		}
 		return 0
@@ -181,15 +181,15 @@ func breakAt(s string, i int, r rune) int {
 		}
 		return breakWord
 	}
-	if isHeading(lineBefore(s, i)) {
+	if isATXHeading(lineBefore(s, i)) {
 		// Keep a heading with the paragraph after it.
 		return breakWord
 	}
 	next := lineAfter(s, j)
 	switch {
-	case newlines >= 2, isHeading(next):
+	case newlines >= 2, isATXHeading(next):
 		return breakParagraph
-	case sentenceEnds(s[:i], s[j:]), isListItem(next):
+	case sentenceEnds(s[:i], s[j:]), isMarkdownListItem(next):
 		return breakSentence
 	}
 	return breakLine
@@ -206,7 +206,7 @@ func sentenceEnds(before, after string) bool {
 	last, _ := utf8.DecodeLastRuneInString(b)
 	switch {
 	case last == '.' || last == '!' || last == '?' || last == '…':
-	case isCJKStop(last):
+	case isFullWidthStop(last):
 		return true
 	default:
 		return false
@@ -247,17 +247,17 @@ func overlapStart(s string, start, end, overlap int) int {
 		r, w := utf8.DecodeRuneInString(s[i:])
 		if !unicode.IsSpace(r) {
 			prev, _ := utf8.DecodeLastRuneInString(s[:i])
-			if unicode.IsSpace(prev) || isCJK(prev) || isCJK(r) {
+			if unicode.IsSpace(prev) || spacelessScript(prev) || spacelessScript(r) {
 				return i
 			}
 		}
 		i += w
 	}
-	return skipSpace(s, end)
+	return nextNonSpace(s, end)
 }
 
-// skipSpace returns the offset of the first non-space rune at or after i, or len(s).
-func skipSpace(s string, i int) int {
+// nextNonSpace returns the offset of the first non-space rune at or after i, or len(s).
+func nextNonSpace(s string, i int) int {
 	for i < len(s) {
 		r, w := utf8.DecodeRuneInString(s[i:])
 		if !unicode.IsSpace(r) {
@@ -298,8 +298,8 @@ func lineAfter(s string, j int) string {
 	return line
 }
 
-// isHeading reports whether line is a Markdown ATX heading ("## Methods").
-func isHeading(line string) bool {
+// isATXHeading reports whether line is a Markdown ATX heading ("## Methods").
+func isATXHeading(line string) bool {
 	line = strings.TrimLeft(line, " ")
 	n := 0
 	for n < len(line) && line[n] == '#' {
@@ -308,8 +308,8 @@ func isHeading(line string) bool {
 	return n >= 1 && n <= 6 && (n == len(line) || line[n] == ' ' || line[n] == '\t')
 }
 
-// isListItem reports whether line starts a Markdown list item ("- a", "2. b").
-func isListItem(line string) bool {
+// isMarkdownListItem reports whether line starts a Markdown list item ("- a", "2. b").
+func isMarkdownListItem(line string) bool {
 	line = strings.TrimLeft(line, " \t")
 	if len(line) >= 2 && strings.ContainsRune("-*+", rune(line[0])) && line[1] == ' ' {
 		return true
@@ -321,14 +321,14 @@ func isListItem(line string) bool {
 	return n > 0 && n+1 < len(line) && (line[n] == '.' || line[n] == ')') && line[n+1] == ' '
 }
 
-// isCJK reports whether r belongs to a script written without spaces between
+// spacelessScript reports whether r belongs to a script written without spaces between
 // words (Chinese, Japanese; Korean uses spaces).
-func isCJK(r rune) bool {
+func spacelessScript(r rune) bool {
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana) ||
 		(r >= 0x3000 && r <= 0x303f) || (r >= 0xff00 && r <= 0xffef)
 }
 
-// isCJKStop reports whether r is a full-width sentence end.
-func isCJKStop(r rune) bool {
+// isFullWidthStop reports whether r is a full-width sentence end.
+func isFullWidthStop(r rune) bool {
 	return r == '。' || r == '！' || r == '？' || r == '｡'
 }

@@ -312,7 +312,7 @@ func checkPassages(t *testing.T, s string, o PassageOptions, ps []Passage) {
 			}
 			before, _ := utf8.DecodeLastRuneInString(s[:p.Start])
 			first, _ := utf8.DecodeRuneInString(s[p.Start:])
-			if !unicode.IsSpace(before) && !isCJK(before) && !isCJK(first) {
+			if !unicode.IsSpace(before) && !spacelessScript(before) && !spacelessScript(first) {
 				t.Fatalf("passage %d starts inside a word: %q|%q", i, s[max(0, p.Start-10):p.Start], p.Text[:min(10, len(p.Text))])
 			}
 		}

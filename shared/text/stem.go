@@ -7,14 +7,15 @@ package text
 // paper in two rules, kept here for the same stems: "bli" -> "ble" (not "abli"
 // -> "able") and "logi" -> "log".
 //
-// Words of one or two letters and words holding anything but a-z are returned
-// unchanged.
+// Words of one or two letters and words holding anything but ASCII are
+// returned unchanged. As in Lucene, ASCII other than a-z (digits, "." or "'"
+// inside a token) counts as a consonant: "1990s" stems to "1990".
 func Stem(word string) string {
 	if len(word) <= 2 {
 		return word
 	}
 	for i := 0; i < len(word); i++ {
-		if word[i] < 'a' || word[i] > 'z' {
+		if word[i] >= 0x80 {
 			return word
 		}
 	}

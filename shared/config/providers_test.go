@@ -1,0 +1,186 @@
+package config_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/provider/bedrock"
+	"github.com/switchboard-dev/switchboard/shared/provider/openai"
+)
+
+func TestFromEnvReadsTheProviderVariables(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want config.Providers
+	}{
+		{"NothingSetMeansOffline", map[string]string{}, config.Providers{}},
+		{"EverySetting", map[string]string{
+			config.EnvEmbedder: " OpenAI ", config.EnvEmbeddingModel: "text-embedding-3-large", config.EnvEmbeddingDimensions: "1024",
+			config.EnvGenerator: "bedrock", config.EnvGenerationModel: "eu.amazon.nova-lite-v1:0",
+			config.EnvOpenAIBaseURL: "https://api.openai.com", config.EnvOpenAIAPIKey: "sk-1",
+		}, config.Providers{Embedder: "openai", EmbeddingModel: "text-embedding-3-large", EmbeddingDims: 1024,
+			Generator: "bedrock", GenerationModel: "eu.amazon.nova-lite-v1:0", OpenAIBaseURL: "https://api.openai.com", OpenAIAPIKey: "sk-1"}},
+		{"DimensionsThatAreNotANumber", map[string]string{config.EnvEmbeddingDimensions: "big"}, config.Providers{EmbeddingDims: -1}},
+		{"DimensionsBelowOne", map[string]string{config.EnvEmbeddingDimensions: "0"}, config.Providers{EmbeddingDims: -1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := config.FromEnv(func(k string) string { return tc.env[k] }).Providers
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Providers mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateAcceptsEveryProviderCombination(t *testing.T) {
+	openAI := "https://api.openai.com"
+	for _, tc := range []struct {
+		name string
+		p    config.Providers
+	}{
+		{"OfflineByDefault", config.Providers{}},
+		{"OfflineNamedWithDimensions", config.Providers{Embedder: "offline", Generator: "offline", EmbeddingDims: 384}},
+		{"BedrockDefaults", config.Providers{Embedder: "bedrock", Generator: "bedrock"}},
+		{"BedrockShortVectorsAndAProfile", config.Providers{Embedder: "bedrock", EmbeddingDims: 512, Generator: "bedrock", GenerationModel: "us.anthropic.claude-3-5-haiku-20241022-v1:0"}},
+		{"OpenAIDefaults", config.Providers{Embedder: "openai", Generator: "openai", OpenAIBaseURL: openAI, OpenAIAPIKey: "sk-1"}},
+		{"OpenAIShortenedVectors", config.Providers{Embedder: "openai", EmbeddingModel: "text-embedding-3-large", EmbeddingDims: 256, OpenAIBaseURL: openAI}},
+		{"ALocalServerWithItsOwnModel", config.Providers{Embedder: "openai", EmbeddingModel: "nomic-embed-text", EmbeddingDims: 768,
+			Generator: "openai", GenerationModel: "llama3.2", OpenAIBaseURL: "http://localhost:11434/v1"}},
+		{"MixedProviders", config.Providers{Embedder: "bedrock", Generator: "openai", OpenAIBaseURL: openAI}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config.Config{Table: "t", Providers: tc.p}
+			if err := cfg.Validate(); err != nil {
+				t.Errorf("Validate: %v", err)
+			}
+		})
+	}
+}
+
+func TestValidateNamesTheProviderVariableAtFault(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    config.Providers
+		want string
+	}{
+		{"UnknownEmbedder", config.Providers{Embedder: "cohere"}, config.EnvEmbedder + `: "cohere" is not a provider`},
+		{"UnknownGenerator", config.Providers{Generator: "anthropic"}, config.EnvGenerator + `: "anthropic" is not a provider`},
+		{"DimensionsNotANumber", config.Providers{EmbeddingDims: -1}, config.EnvEmbeddingDimensions + " must be a positive whole number"},
+		{"OfflineEmbedderWithAModel", config.Providers{EmbeddingModel: "amazon.titan-embed-text-v2:0"}, config.EnvEmbeddingModel},
+		{"OfflineGeneratorWithAModel", config.Providers{GenerationModel: "gpt-4o-mini"}, config.EnvGenerationModel},
+		{"OpenAIEmbedderWithoutBaseURL", config.Providers{Embedder: "openai"}, config.EnvOpenAIBaseURL + " is required"},
+		{"OpenAIGeneratorWithoutBaseURL", config.Providers{Generator: "openai"}, config.EnvOpenAIBaseURL + " is required"},
+		{"BaseURLWithoutScheme", config.Providers{Generator: "openai", OpenAIBaseURL: "api.openai.com"}, config.EnvOpenAIBaseURL + ":"},
+		{"BedrockDimensionsTitanCannotMake", config.Providers{Embedder: "bedrock", EmbeddingDims: 384}, config.EnvEmbeddingDimensions},
+		{"OpenAIModelOfUnknownLength", config.Providers{Embedder: "openai", EmbeddingModel: "my-embedder", OpenAIBaseURL: "https://x.example.com"}, config.EnvEmbeddingDimensions},
+		{"OpenAIDimensionsAboveTheModels", config.Providers{Embedder: "openai", EmbeddingDims: 4096, OpenAIBaseURL: "https://api.openai.com"}, config.EnvEmbeddingDimensions},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config.Config{Table: "t", Providers: tc.p}
+			err := cfg.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Validate() = %v, want an error naming %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestOpenBuildsTheConfiguredProviders(t *testing.T) {
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	for _, tc := range []struct {
+		name          string
+		p             config.Providers
+		wantEmbedder  string // provider/model/dims
+		wantGenerator any
+		wantWarnings  []string
+	}{
+		{"Offline", config.Providers{},
+			"offline/hashing-v1/384", nil, []string{
+				"WARNING: embeddings come from the offline hashing embedder",
+				"WARNING: answers, rephrasings and grades come from the offline extractive generator",
+			}},
+		{"Bedrock", config.Providers{Embedder: "bedrock", EmbeddingDims: 512, Generator: "bedrock"},
+			"bedrock/amazon.titan-embed-text-v2:0/512", &bedrock.Generator{}, nil},
+		{"OpenAI", config.Providers{Embedder: "openai", Generator: "openai", OpenAIBaseURL: "https://api.openai.com"},
+			"openai/text-embedding-3-small/1536", &openai.Generator{}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config.Local(filepath.Join(t.TempDir(), "data"))
+			cfg.Providers = tc.p
+			var warn bytes.Buffer
+			deps, closeFn, err := cfg.Open(context.Background(), &warn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeFn()
+			var gotEmbedder string
+			if deps.Embedder != nil {
+				gotEmbedder = deps.Embedder.Provider() + "/" + deps.Embedder.Model() + "/" + strconv.Itoa(deps.Embedder.Dims())
+			}
+			if gotEmbedder != tc.wantEmbedder {
+				t.Errorf("embedder %q, want %q", gotEmbedder, tc.wantEmbedder)
+			}
+			if deps.Generator == nil {
+				t.Fatal("no generator")
+			}
+			if tc.wantGenerator != nil {
+				if got, want := fmt.Sprintf("%T", deps.Generator), fmt.Sprintf("%T", tc.wantGenerator); got != want {
+					t.Errorf("generator %s, want %s", got, want)
+				}
+			}
+			for _, w := range tc.wantWarnings {
+				if !strings.Contains(warn.String(), w) {
+					t.Errorf("warnings %q lack %q", warn.String(), w)
+				}
+			}
+			if tc.wantWarnings == nil && strings.Contains(warn.String(), "offline extractive generator") {
+				t.Errorf("a hosted generator was announced as offline: %q", warn.String())
+			}
+		})
+	}
+}
+
+func TestOpenPassesTheOpenAIURLAndKeyToTheClient(t *testing.T) {
+	var auth, path string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth, path = r.Header.Get("Authorization"), r.URL.Path
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"model": "llama3.2",
+			"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": "yes"}, "finish_reason": "stop"}},
+			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 1}})
+	}))
+	defer srv.Close()
+	env := map[string]string{config.EnvTable: config.FilePrefix + filepath.Join(t.TempDir(), "db"),
+		config.EnvGenerator: "openai", config.EnvGenerationModel: "llama3.2", config.EnvOpenAIBaseURL: srv.URL + "/v1", config.EnvOpenAIAPIKey: "sk-local"}
+	cfg := config.FromEnv(func(k string) string { return env[k] })
+	deps, closeFn, err := cfg.Open(context.Background(), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	g, err := deps.Generator.Generate(context.Background(), provider.GenerateRequest{Task: provider.TaskGrade, Question: "q?", Documents: []string{"d"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Text != "yes" || g.Provider != "openai" || g.Model != "llama3.2" {
+		t.Errorf("Generate = %+v, want yes from openai llama3.2", g)
+	}
+	if auth != "Bearer sk-local" || path != "/v1/chat/completions" {
+		t.Errorf("request to %s with Authorization %q, want /v1/chat/completions with the configured key", path, auth)
+	}
+}

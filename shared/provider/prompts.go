@@ -1,0 +1,258 @@
+package provider
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The names of the default prompts. The rephrase and grade names are the
+// vector-search seed's (its table lists optimizer_context-default and
+// optimizer_vs-rephrase both under query rephrasing: here the first is the
+// system prompt, the second the message template carrying the conversation).
+// The seed injects documents into its chat prompts and names no answer
+// prompt, so the answer task's is Switchboard's own. A runtime override
+// replaces a task's system prompt through [GenerateRequest].System.
+const (
+	// PromptAnswer is the system prompt of [TaskAnswer]: answer from the
+	// documents appended to it, and say so when they do not hold the answer.
+	PromptAnswer = "switchboard_answer-default"
+	// PromptContext is the system prompt of [TaskRephrase]: turn a follow-up
+	// into a standalone search query.
+	PromptContext = "optimizer_context-default"
+	// PromptRephrase is the user-message template of [TaskRephrase]; it
+	// holds {conversation} (empty, or the earlier turns under a heading) and
+	// {question}.
+	PromptRephrase = "optimizer_vs-rephrase"
+	// PromptGrade is the system prompt of [TaskGrade]: binary relevance.
+	PromptGrade = "optimizer_vs-grade"
+)
+
+// DefaultPrompts maps each prompt name to its text.
+var DefaultPrompts = map[string]string{
+	PromptAnswer: `You answer questions using the documents listed below, which were retrieved from the user's own document stores.
+Base your answer on those documents. Quote figures, names and settings exactly as the documents state them.
+If the documents do not contain the answer, say that they do not, and do not make one up.
+Answer in the language of the question, directly and concisely.`,
+
+	PromptContext: `You rewrite the user's latest question into a standalone search query for a document search engine.
+Use the earlier conversation only to resolve what the question refers to (pronouns such as "it" or "that", and short follow-ups such as "and for version 2?").
+Keep every specific term from the question. Do not answer the question. Do not add facts that were not in the conversation.
+If the question already stands on its own, return it unchanged.
+Reply with the query alone, on one line, without quotes or explanations.`,
+
+	PromptRephrase: "{conversation}Latest question: {question}\n\nStandalone search query:",
+
+	PromptGrade: `You judge whether retrieved documents are relevant to a question.
+A document is relevant if it contains keywords or information that help answer the question, even partially.
+Reply with exactly one word: yes if at least one document is relevant, no if none is.`,
+}
+
+// Prompt is a [GenerateRequest] rendered for a chat model: a system prompt
+// and alternating messages that begin and end with the user's.
+type Prompt struct {
+	System   string
+	Messages []Turn
+}
+
+// The message roles chat models accept besides the system prompt.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// PromptName returns the name of task's default system prompt, or "" if task is unknown.
+func PromptName(task Task) string {
+	switch task {
+	case TaskAnswer:
+		return PromptAnswer
+	case TaskRephrase:
+		return PromptContext
+	case TaskGrade:
+		return PromptGrade
+	}
+	return ""
+}
+
+// DefaultMaxTokens is the output bound of a task when a request sets no
+// MaxTokens: an answer needs room, a query a line, a grade one word (with
+// slack for models that wrap it in punctuation).
+func DefaultMaxTokens(task Task) int {
+	switch task {
+	case TaskRephrase:
+		return 128
+	case TaskGrade:
+		return 16
+	}
+	return 1024
+}
+
+// Render turns req into the system prompt and messages every hosted backend
+// sends. The answer task sends the conversation so far and the question, with
+// the documents in the system prompt (as the seed injects them); the rephrase
+// and grade tasks send one user message holding everything the model needs,
+// so they work with models that handle multi-turn input poorly. Messages
+// always alternate user/assistant, starting and ending with the user's, as
+// Bedrock Converse requires: turns of other roles are dropped, consecutive
+// turns of one role are merged, and empty turns are skipped.
+func Render(req GenerateRequest) (Prompt, error) {
+	name := PromptName(req.Task)
+	if name == "" {
+		return Prompt{}, fmt.Errorf("provider: unknown task %q", req.Task)
+	}
+	if strings.TrimSpace(req.Question) == "" {
+		return Prompt{}, fmt.Errorf("provider: %s: the question is empty", req.Task)
+	}
+	system := req.System
+	if strings.TrimSpace(system) == "" {
+		system = DefaultPrompts[name]
+	}
+	var p Prompt
+	switch req.Task {
+	case TaskAnswer:
+		p.System = system
+		if docs := numbered(req.Documents); docs != "" {
+			p.System += "\n\nDocuments:\n" + docs
+		} else {
+			p.System += "\n\nDocuments: none were found."
+		}
+		p.Messages = alternate(append(append([]Turn(nil), req.History...), Turn{Role: RoleUser, Content: req.Question}))
+	case TaskRephrase:
+		conv := conversation(req.History, req.Question)
+		if conv != "" {
+			conv = "Conversation so far:\n" + conv + "\n\n"
+		}
+		p.System = system
+		p.Messages = []Turn{{Role: RoleUser, Content: strings.NewReplacer(
+			"{conversation}", conv, "{question}", strings.TrimSpace(req.Question),
+		).Replace(DefaultPrompts[PromptRephrase])}}
+	case TaskGrade:
+		var b strings.Builder
+		b.WriteString("Question: ")
+		b.WriteString(strings.TrimSpace(req.Question))
+		b.WriteString("\n\nDocuments:\n")
+		if docs := numbered(req.Documents); docs != "" {
+			b.WriteString(docs)
+		} else {
+			b.WriteString("(none)")
+		}
+		b.WriteString("\n\nIs at least one document relevant to the question? Answer yes or no.")
+		p.System = system
+		p.Messages = []Turn{{Role: RoleUser, Content: b.String()}}
+	}
+	return p, nil
+}
+
+// Finish turns a model's raw reply to req into the [Generation] text the task
+// promises: the trimmed answer; the query alone, on one line, without quotes
+// or a label; "yes" or "no" for a grade. It fails when the reply cannot be
+// read as the task's output (an empty query, a grade that is neither yes nor
+// no), so a caller can fall back as the pipeline's degradation says.
+func Finish(task Task, reply string) (string, error) {
+	reply = strings.TrimSpace(reply)
+	switch task {
+	case TaskRephrase:
+		q := reply
+		if i := strings.IndexByte(q, '\n'); i >= 0 {
+			q = q[:i]
+		}
+		for _, label := range []string{"standalone search query:", "search query:", "query:"} {
+			if len(q) >= len(label) && strings.EqualFold(q[:len(label)], label) {
+				q = q[len(label):]
+				break
+			}
+		}
+		q = strings.Trim(strings.TrimSpace(q), "\"'`“”‘’")
+		q = strings.TrimSpace(q)
+		if q == "" {
+			return "", fmt.Errorf("provider: rephrase: the model returned no query")
+		}
+		return q, nil
+	case TaskGrade:
+		word, _, _ := strings.Cut(strings.ToLower(strings.TrimLeft(reply, "\"'`*([ ")), " ")
+		word = strings.TrimRight(word, ".,;:!*\"'`)]")
+		switch word {
+		case "yes":
+			return "yes", nil
+		case "no", "not", "none", "nope":
+			return "no", nil
+		}
+		return "", fmt.Errorf("provider: grade: the model replied %q, not yes or no", clip(reply, 80))
+	}
+	return reply, nil
+}
+
+// numbered lists documents as "[1] text", one block each.
+func numbered(docs []string) string {
+	var b strings.Builder
+	n := 0
+	for _, d := range docs {
+		d = strings.TrimSpace(d)
+		if d == "" {
+			continue
+		}
+		n++
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString("[" + strconv.Itoa(n) + "] ")
+		b.WriteString(d)
+	}
+	return b.String()
+}
+
+// conversation writes history as "User: ..." lines, leaving out a last user
+// turn that repeats the question (callers often pass the whole thread).
+func conversation(history []Turn, question string) string {
+	turns := alternate(history)
+	if n := len(turns); n > 0 && turns[n-1].Role == RoleUser && strings.TrimSpace(turns[n-1].Content) == strings.TrimSpace(question) {
+		turns = turns[:n-1]
+	}
+	var b strings.Builder
+	for _, t := range turns {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		if t.Role == RoleUser {
+			b.WriteString("User: ")
+		} else {
+			b.WriteString("Assistant: ")
+		}
+		b.WriteString(strings.Join(strings.Fields(t.Content), " "))
+	}
+	return b.String()
+}
+
+// alternate keeps the user and assistant turns of ts with content, merges
+// consecutive turns of one role, and drops assistant turns before the first
+// user turn. If ts ends with the same text twice (the history's last user turn
+// and the question), the repeat is dropped.
+func alternate(ts []Turn) []Turn {
+	var out []Turn
+	for _, t := range ts {
+		role := strings.ToLower(strings.TrimSpace(t.Role))
+		content := strings.TrimSpace(t.Content)
+		if (role != RoleUser && role != RoleAssistant) || content == "" {
+			continue
+		}
+		if len(out) == 0 && role == RoleAssistant {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			if !strings.HasSuffix(out[n-1].Content, content) {
+				out[n-1].Content += "\n\n" + content
+			}
+			continue
+		}
+		out = append(out, Turn{Role: role, Content: content})
+	}
+	return out
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

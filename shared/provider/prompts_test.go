@@ -1,0 +1,112 @@
+package provider_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-dev/switchboard/shared/provider"
+)
+
+func TestRenderGivesEachTaskItsPromptAndAlternatingMessages(t *testing.T) {
+	history := []provider.Turn{
+		{Role: "assistant", Content: "Welcome."}, // before any user turn: dropped
+		{Role: "user", Content: "Tell me about vector indexes."},
+		{Role: "tool", Content: `{"documents":[]}`}, // not a chat role: dropped
+		{Role: "assistant", Content: "They find nearest neighbours."},
+		{Role: "assistant", Content: "  "}, // empty: dropped
+		{Role: "user", Content: "How accurate are they?"},
+	}
+	for _, tc := range []struct {
+		name string
+		req  provider.GenerateRequest
+		want provider.Prompt
+	}{
+		{"AnswerPutsTheDocumentsInTheSystemPrompt",
+			provider.GenerateRequest{Task: provider.TaskAnswer, Question: "How accurate are they?", History: history, Documents: []string{"Accuracy is 95%.", " ", "Recall is measured."}},
+			provider.Prompt{
+				System: provider.DefaultPrompts[provider.PromptAnswer] + "\n\nDocuments:\n[1] Accuracy is 95%.\n\n[2] Recall is measured.",
+				Messages: []provider.Turn{
+					{Role: "user", Content: "Tell me about vector indexes."},
+					{Role: "assistant", Content: "They find nearest neighbours."},
+					{Role: "user", Content: "How accurate are they?"},
+				},
+			}},
+		{"AnswerWithoutDocumentsSaysSo",
+			provider.GenerateRequest{Task: provider.TaskAnswer, Question: "Why?", System: "Be brief."},
+			provider.Prompt{System: "Be brief.\n\nDocuments: none were found.", Messages: []provider.Turn{{Role: "user", Content: "Why?"}}}},
+		{"RephraseSendsTheConversationInOneMessage",
+			provider.GenerateRequest{Task: provider.TaskRephrase, Question: "How accurate are they?", History: history},
+			provider.Prompt{System: provider.DefaultPrompts[provider.PromptContext], Messages: []provider.Turn{{Role: "user", Content: "Conversation so far:\n" +
+				"User: Tell me about vector indexes.\nAssistant: They find nearest neighbours.\n\n" +
+				"Latest question: How accurate are they?\n\nStandalone search query:"}}}},
+		{"RephraseWithoutHistoryHasNoConversation",
+			provider.GenerateRequest{Task: provider.TaskRephrase, Question: "What is {conversation}?"},
+			provider.Prompt{System: provider.DefaultPrompts[provider.PromptContext], Messages: []provider.Turn{{Role: "user",
+				Content: "Latest question: What is {conversation}?\n\nStandalone search query:"}}}},
+		{"GradeNumbersTheDocuments",
+			provider.GenerateRequest{Task: provider.TaskGrade, Question: "Is PGA tunable?", Documents: []string{"PGA is tunable."}},
+			provider.Prompt{System: provider.DefaultPrompts[provider.PromptGrade], Messages: []provider.Turn{{Role: "user", Content: "Question: Is PGA tunable?\n\n" +
+				"Documents:\n[1] PGA is tunable.\n\nIs at least one document relevant to the question? Answer yes or no."}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := provider.Render(tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Render mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRenderRefusesAnUnknownTaskAndAnEmptyQuestion(t *testing.T) {
+	for _, req := range []provider.GenerateRequest{{Task: "poem", Question: "q"}, {Task: provider.TaskGrade, Question: "  "}} {
+		if _, err := provider.Render(req); err == nil {
+			t.Errorf("Render(%+v) succeeded, want an error", req)
+		}
+	}
+}
+
+func TestFinishReadsTheTaskOutputOrFails(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		task  provider.Task
+		reply string
+		want  string // "" means an error
+	}{
+		{"GradeYes", provider.TaskGrade, " Yes.", "yes"},
+		{"GradeNoInBold", provider.TaskGrade, "**No**, they are not.", "no"},
+		{"GradeOtherwiseFails", provider.TaskGrade, "Maybe", ""},
+		{"GradeReadsWholeWords", provider.TaskGrade, "Note: both are relevant", ""},
+		{"RephraseDropsQuotesAndLabel", provider.TaskRephrase, "Standalone search query: \"vector index accuracy\"\nBecause...", "vector index accuracy"},
+		{"RephraseEmptyFails", provider.TaskRephrase, " \"\" ", ""},
+		{"AnswerIsTrimmed", provider.TaskAnswer, "\n It is 95%. \n", "It is 95%."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := provider.Finish(tc.task, tc.reply)
+			if tc.want == "" {
+				if err == nil {
+					t.Errorf("Finish = %q, want an error", got)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("Finish = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestEveryTaskHasADefaultPromptAndTokenBound(t *testing.T) {
+	for _, task := range []provider.Task{provider.TaskAnswer, provider.TaskRephrase, provider.TaskGrade} {
+		if p := provider.DefaultPrompts[provider.PromptName(task)]; strings.TrimSpace(p) == "" {
+			t.Errorf("task %s has no default prompt", task)
+		}
+		if provider.DefaultMaxTokens(task) <= 0 {
+			t.Errorf("task %s has no default token bound", task)
+		}
+	}
+}
