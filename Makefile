@@ -44,7 +44,9 @@ FUNCTIONS = \
 	memory/get_summary \
 	memory/resource \
 	memory/set_summary \
-	operations/get_audit_trace
+	operations/get_audit_trace \
+	vector/grade \
+	vector/rephrase
 
 build-GatewayFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/gateway
@@ -84,4 +86,10 @@ build-MemorySetSummaryFunction:
 
 build-OperationsGetAuditTraceFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/operations/get_audit_trace
+
+build-VectorGradeFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/grade
+
+build-VectorRephraseFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/rephrase
 # generated:end

@@ -41,6 +41,8 @@ func All() map[string]Constructor {
 		"memory/delete":                MemoryDelete,
 		"memory/resource":              MemoryResource,
 		"operations/get_audit_trace":   GetAuditTrace,
+		"vector/rephrase":              VectorRephrase,
+		"vector/grade":                 VectorGrade,
 	}
 }
 

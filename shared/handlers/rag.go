@@ -5,19 +5,16 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/rag"
 )
 
-// ragFunctions are the rag stream's functions, by path.
-func ragFunctions() map[string]Constructor {
-	return map[string]Constructor{
-		"vector/rephrase": VectorRephrase,
-		"vector/grade":    VectorGrade,
-	}
-}
-
-// generator is the generator d names.
+// generator is the generator d names, or the offline one: a function run
+// without configuration (a test, sam local invoke) still generates.
 func generator(d lambdafn.Deps) provider.Generator {
+	if d.Generator == nil {
+		return offline.NewGenerator()
+	}
 	return d.Generator
 }
 
