@@ -37,16 +37,8 @@ func ragRequest(p map[string]*jsonschema.Schema) {
 	p["thread_id"].Pattern, p["thread_id"].MaxLength = memory.IDPattern, ptr(128)
 	p["stores"].MaxItems = ptr(rag.MaxStores)
 	p["stores"].Items.MinLength, p["stores"].Items.MaxLength = ptr(1), ptr(128)
-	p["mode"].Enum, p["mode"].Default = enum(rag.Modes), json.RawMessage(`"hybrid"`)
+	p["mode"].Enum, p["mode"].Default = enum(rag.Modes...), json.RawMessage(`"hybrid"`)
 	p["filter"].AdditionalProperties.MinItems = ptr(1)
-}
-
-func enum(vals []string) []any {
-	out := make([]any, len(vals))
-	for i, v := range vals {
-		out[i] = v
-	}
-	return out
 }
 
 // ragResponse is the output schema of a pipeline tool, its pipeline_name fixed.
@@ -56,7 +48,7 @@ func ragResponse(pipeline string) *jsonschema.Schema {
 		m["pipeline_name"].Enum = []any{pipeline}
 		m["relevant"].Enum = []any{"yes", "no"}
 		m["degraded"].Items.Enum = []any{rag.StepRephrase, rag.StepRetrieve, rag.StepGrade}
-		m["correction_strategy"].Enum = enum(rag.Strategies)
+		m["correction_strategy"].Enum = enum(rag.Strategies...)
 		for _, f := range []string{"execution_time_ms", "tokens_used", "discarded_documents"} {
 			m[f].Minimum = ptr(0.0)
 		}
@@ -100,7 +92,7 @@ func ragTools() []*Tool {
 				ragRequest(p)
 				p["confidence_threshold"].Minimum, p["confidence_threshold"].Maximum = ptr(0.0), ptr(1.0)
 				p["confidence_threshold"].Default = json.RawMessage(fmt.Sprint(rag.DefaultConfidenceThreshold))
-				p["correction_strategy"].Enum, p["correction_strategy"].Default = enum(rag.Strategies), json.RawMessage(`"rewrite"`)
+				p["correction_strategy"].Enum, p["correction_strategy"].Default = enum(rag.Strategies...), json.RawMessage(`"rewrite"`)
 			}), `{"query":"How often should I replace my toothbrush?","confidence_threshold":0.8,"correction_strategy":"rewrite"}`),
 		{
 			Name: "rag_health_check", Title: "Check the RAG pipelines' health",

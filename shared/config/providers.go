@@ -43,6 +43,11 @@ const (
 	DefaultOpenAIGenerationModel  = "gpt-4o-mini"
 )
 
+// MaxEmbeddingDims bounds SWITCHBOARD_EMBEDDING_DIMENSIONS: above every hosted
+// model's length (3072 for text-embedding-3-large), low enough that a typo
+// cannot make each vector of a store megabytes long.
+const MaxEmbeddingDims = 16384
+
 // Providers chooses the embedder and the generator.
 type Providers struct {
 	// Embedder is offline (if empty), bedrock or openai.
@@ -109,8 +114,8 @@ func (p Providers) validate() []error {
 	default:
 		errs = append(errs, fmt.Errorf("%s: %q is not a provider: use %s", EnvGenerator, p.Generator, choice))
 	}
-	if p.EmbeddingDims < 0 {
-		errs = append(errs, fmt.Errorf("%s must be a positive whole number of dimensions", EnvEmbeddingDimensions))
+	if p.EmbeddingDims < 0 || p.EmbeddingDims > MaxEmbeddingDims {
+		errs = append(errs, fmt.Errorf("%s must be a positive whole number of dimensions, at most %d", EnvEmbeddingDimensions, MaxEmbeddingDims))
 	}
 	if p.embedder() == ProviderOffline && p.EmbeddingModel != "" {
 		errs = append(errs, fmt.Errorf("%s: the offline embedder has no choice of model; set %s to %s or %s to use %q",

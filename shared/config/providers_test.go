@@ -79,6 +79,7 @@ func TestValidateNamesTheProviderVariableAtFault(t *testing.T) {
 		{"UnknownEmbedder", config.Providers{Embedder: "cohere"}, config.EnvEmbedder + `: "cohere" is not a provider`},
 		{"UnknownGenerator", config.Providers{Generator: "anthropic"}, config.EnvGenerator + `: "anthropic" is not a provider`},
 		{"DimensionsNotANumber", config.Providers{EmbeddingDims: -1}, config.EnvEmbeddingDimensions + " must be a positive whole number"},
+		{"DimensionsBeyondAnyModel", config.Providers{EmbeddingDims: 1 << 20}, config.EnvEmbeddingDimensions + " must be a positive whole number"},
 		{"OfflineEmbedderWithAModel", config.Providers{EmbeddingModel: "amazon.titan-embed-text-v2:0"}, config.EnvEmbeddingModel},
 		{"OfflineGeneratorWithAModel", config.Providers{GenerationModel: "gpt-4o-mini"}, config.EnvGenerationModel},
 		{"OpenAIEmbedderWithoutBaseURL", config.Providers{Embedder: "openai"}, config.EnvOpenAIBaseURL + " is required"},

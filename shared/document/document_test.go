@@ -3,8 +3,11 @@ package document
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"errors"
 	"flag"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,7 +29,6 @@ func TestExtractGolden(t *testing.T) {
 		name      string
 		data      []byte
 		format    string
-		title     string
 		wantTitle string
 	}
 	fixtures := []fixture{
@@ -129,7 +131,7 @@ func TestExtractRejectsDamagedFiles(t *testing.T) {
 	}
 	objs := testPDFObjects(true)
 	brokenStream := append([]string(nil), objs...)
-	good := flate([]byte("BT /F2 11 Tf (hello) Tj ET"))
+	good := zlibCompress([]byte("BT /F2 11 Tf (hello) Tj ET"))
 	bad := append([]byte(nil), good...)
 	for i := 2; i < len(bad)-4; i++ {
 		bad[i] ^= 0x5a // damage the deflate data, keep the zlib header
@@ -182,8 +184,8 @@ func TestExtractBoundsInput(t *testing.T) {
 	if _, err := Extract("big.txt", big); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "bytes, more than") {
 		t.Errorf("oversize input: error = %v, want ErrUnsupported", err)
 	}
-	// 80 MiB of spaces compress to under 100 KiB.
-	bomb := bytes.Repeat([]byte(" "), 80<<20)
+	// 65 MiB of spaces compress to well under MaxBytes.
+	bomb := bytes.Repeat([]byte(" "), 65<<20)
 	t.Run("a zip bomb is refused", func(t *testing.T) {
 		data := zipOf(t, map[string]string{"word/document.xml": string(bomb)})
 		if _, err := Extract("bomb.docx", data); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "decompresses to more than") {
@@ -293,6 +295,9 @@ func zipOf(t testing.TB, files map[string]string) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	w := zip.NewWriter(&b)
+	w.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
+		return flate.NewWriter(out, flate.BestSpeed) // fast for the 65 MiB bomb
+	})
 	for name, content := range files {
 		fw, err := w.Create(name)
 		if err != nil {
@@ -319,4 +324,36 @@ func TestExtractDamagedPDFsInLinearTime(t *testing.T) {
 			t.Errorf("%q repeated: error = %v, want ErrCorrupt", unit, err)
 		}
 	}
+}
+
+func BenchmarkExtract(b *testing.B) {
+	for _, name := range []string{"report.pdf", "report.docx"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := Extract(name, data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	objs := testPDFObjects(true)
+	var content strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&content, "BT /F2 11 Tf 72 %d Td (Line %d of a long page of text with words.) Tj ET\n", 700-i%50*14, i)
+	}
+	objs[9] = streamObj("", []byte(content.String()), true)
+	data := buildPDF(objs, "/Root 1 0 R")
+	b.Run("1MB-of-content.pdf", func(b *testing.B) {
+		b.SetBytes(int64(content.Len()))
+		for b.Loop() {
+			if _, err := Extract("big.pdf", data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

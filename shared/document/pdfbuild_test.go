@@ -11,10 +11,10 @@ import (
 // cover what it writes; these cover what other writers do (object streams,
 // composite fonts, kerned TJ arrays, escapes) and damaged files.
 
-// flate compresses data with zlib, as FlateDecode expects.
-func flate(data []byte) []byte {
+// zlibCompress compresses data with zlib, as FlateDecode expects.
+func zlibCompress(data []byte) []byte {
 	var b bytes.Buffer
-	w := zlib.NewWriter(&b)
+	w, _ := zlib.NewWriterLevel(&b, zlib.BestSpeed) // fast for the 65 MiB bomb
 	w.Write(data)
 	w.Close()
 	return b.Bytes()
@@ -24,7 +24,7 @@ func flate(data []byte) []byte {
 // and data, compressed with FlateDecode when compress is true.
 func streamObj(dict string, data []byte, compress bool) string {
 	if compress {
-		data = flate(data)
+		data = zlibCompress(data)
 		dict += " /Filter /FlateDecode"
 	}
 	return fmt.Sprintf("<< %s /Length %d >>\nstream\n%s\nendstream", dict, len(data), data)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -28,7 +29,7 @@ type Constructor func(lambdafn.Deps) lambda.Handler
 // All returns the constructor of every function in the default catalog,
 // keyed by function path.
 func All() map[string]Constructor {
-	return map[string]Constructor{
+	all := map[string]Constructor{
 		"memory/get_or_create":         MemoryGetOrCreate,
 		"memory/add_message":           MemoryAddMessage,
 		"memory/get_context":           MemoryGetContext,
@@ -44,6 +45,8 @@ func All() map[string]Constructor {
 		"vector/rephrase":              VectorRephrase,
 		"vector/grade":                 VectorGrade,
 	}
+	maps.Copy(all, careerFunctions())
+	return all
 }
 
 // Build returns the handlers of every function in constructors, built from d.

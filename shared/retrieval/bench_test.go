@@ -46,3 +46,26 @@ func BenchmarkSearchBM25(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeSegment100k is the CPU part of a cold load: decoding a
+// 100,000-chunk, 384-dimension segment (194 MB) already in memory.
+func BenchmarkDecodeSegment100k(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n, dims = 100_000, 384
+	chunks := make([]Chunk, n)
+	for i := range chunks {
+		chunks[i] = Chunk{ID: fmt.Sprintf("c%06d", i), DocID: fmt.Sprintf("d%06d", i), Vector: unit(rng, dims)}
+	}
+	s, err := NewSegment(chunks, dims)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, _ := s.MarshalBinary()
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := DecodeSegment(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"math"
 	"sort"
+	"unsafe"
 )
 
 // The segment format, version 1 (all integers little-endian; uvarint and
@@ -83,11 +84,13 @@ func (s *Segment) MarshalBinary() ([]byte, error) {
 		for _, sc := range s.scales {
 			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(sc))
 		}
-		for _, q := range s.qvecs {
-			b = append(b, byte(q))
-		}
-		for _, v := range s.vecs {
-			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+		b = append(b, int8Bytes(s.qvecs)...)
+		if littleEndian {
+			b = append(b, float32Bytes(s.vecs)...)
+		} else {
+			for _, v := range s.vecs {
+				b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+			}
 		}
 	}
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
@@ -250,13 +253,15 @@ func DecodeSegment(data []byte) (*Segment, error) {
 			}
 			q := r.b[4*n : 4*n+n*dims]
 			s.qvecs = make([]int8, n*dims)
-			for i, v := range q {
-				s.qvecs[i] = int8(v)
-			}
+			copy(int8Bytes(s.qvecs), q)
 			f := r.b[4*n+n*dims:]
 			s.vecs = make([]float32, n*dims)
-			for i := range s.vecs {
-				s.vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(f[4*i:]))
+			if littleEndian {
+				copy(float32Bytes(s.vecs), f)
+			} else {
+				for i := range s.vecs {
+					s.vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(f[4*i:]))
+				}
 			}
 			r.b = nil
 		}
@@ -268,6 +273,26 @@ func DecodeSegment(data []byte) (*Segment, error) {
 		return nil, r.err
 	}
 	return s, nil
+}
+
+// littleEndian is true on the machines Switchboard runs on (amd64, arm64),
+// where float32 slices are copied to and from the format as raw memory.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// float32Bytes views v's memory as bytes (native byte order).
+func float32Bytes(v []float32) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))
+}
+
+// int8Bytes views v's memory as bytes.
+func int8Bytes(v []int8) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v))
 }
 
 func crc32Castagnoli(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }

@@ -259,7 +259,7 @@ func Combine(q Query, parts ...Lists) []Hit {
 	t := q.tuning()
 	b := collapse(MergeHits(d*len(parts), bm...), q.PerDoc, d)
 	v := collapse(MergeHits(d*len(parts), vec...), q.PerDoc, d)
-	return FuseWeighted(k, t.RRFConstant, []float64{t.BM25Weight, t.VectorWeight}, b, v)
+	return fuse(k, t.RRFConstant, []float64{t.BM25Weight, t.VectorWeight}, q.PerDoc, b, v)
 }
 
 // collapse keeps the first (best) hit of each document when perDoc is set,
@@ -326,6 +326,13 @@ func Fuse(k int, lists ...[]Hit) []Hit {
 // may be nil (all 1). It returns at most k hits, best first; Segment and Index
 // come from the first list that holds the chunk.
 func FuseWeighted(k int, c float64, weights []float64, lists ...[]Hit) []Hit {
+	return fuse(k, c, weights, false, lists...)
+}
+
+// fuse is [FuseWeighted], identifying hits by document instead of chunk when
+// byDoc is set: a document's best chunk by BM25 and by vector may differ, and
+// it must still be fused as one.
+func fuse(k int, c float64, weights []float64, byDoc bool, lists ...[]Hit) []Hit {
 	byID := map[string]int{}
 	var out []Hit
 	for li, l := range lists {
@@ -335,11 +342,15 @@ func FuseWeighted(k int, c float64, weights []float64, lists ...[]Hit) []Hit {
 		}
 		for r, h := range l {
 			s := w / (c + float64(r+1))
-			if i, ok := byID[h.ChunkID]; ok {
+			id := h.ChunkID
+			if byDoc {
+				id = h.DocID
+			}
+			if i, ok := byID[id]; ok {
 				out[i].Score += s
 				continue
 			}
-			byID[h.ChunkID] = len(out)
+			byID[id] = len(out)
 			h.Score = s
 			out = append(out, h)
 		}

@@ -119,6 +119,9 @@ func TestSearchIsTheSameWhetherSegmentsAreOneOrFannedOut(t *testing.T) {
 				if err != nil || len(want) != 15 {
 					t.Fatalf("one segment: %d hits, %v", len(want), err)
 				}
+				if perDoc && len(ByDoc(want)) != len(want) {
+					t.Errorf("per document search returned a document twice: %v", ids(want))
+				}
 				// In one process over several segments.
 				got, _ := Search(shards, q)
 				if diff := cmp.Diff(want, got, ignore, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
@@ -203,5 +206,29 @@ func TestMergeHitsKeepsTheBestOfEachChunkAndBreaksTiesByID(t *testing.T) {
 	}
 	if got := MergeHits(5, a, b)[2].Score; got != 1.5 {
 		t.Errorf("chunk c kept score %v, want its best, 1.5", got)
+	}
+}
+
+func TestHybridPerDocFusesADocumentsChunksAsOne(t *testing.T) {
+	// Document "a": BM25 prefers chunk a#0, the vector prefers a#1.
+	chunks := []Chunk{
+		{ID: "a#0", DocID: "a", Text: "vitamin vitamin fracture", Vector: []float32{0, 1}},
+		{ID: "a#1", DocID: "a", Text: "unrelated words here", Vector: []float32{1, 0}},
+		{ID: "b#0", DocID: "b", Text: "vitamin", Vector: []float32{0.6, 0.8}},
+	}
+	s, err := NewSegment(chunks, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, err := Search([]*Segment{s}, Query{Text: "vitamin fracture", Vector: []float32{1, 0}, PerDoc: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []string
+	for _, h := range hits {
+		docs = append(docs, h.DocID)
+	}
+	if diff := cmp.Diff([]string{"a", "b"}, docs); diff != "" {
+		t.Errorf("documents mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -47,8 +47,9 @@ type Passage struct {
 // when one word is longer than o.Size inside it (at a character boundary,
 // never inside a UTF-8 sequence). A Markdown heading is not left at the end of
 // a passage when its paragraph follows. Each passage after the first repeats
-// at most o.Overlap characters of the one before, starting at a word
-// boundary (none when the end of the one before has no word boundary).
+// at most o.Overlap characters of the one before, from the first sentence
+// start within that reach, else from the first word boundary (nothing when
+// there is no word boundary, as inside a long word).
 //
 // Passages trims white space at both ends of each passage; every other
 // character of s is in at least one passage. The same s and o always give the
@@ -231,7 +232,8 @@ func sentenceEnds(before, after string) bool {
 }
 
 // overlapStart returns where the passage after s[start:end] starts: at the
-// first word boundary at most overlap runes before end, else just after end.
+// first sentence start at most overlap runes before end, else at the first
+// word boundary there, else just after end.
 func overlapStart(s string, start, end, overlap int) int {
 	p := end
 	for n := 0; n < overlap && p > start; n++ {
@@ -243,15 +245,32 @@ func overlapStart(s string, start, end, overlap int) int {
 		_, w := utf8.DecodeRuneInString(s[start:])
 		p = start + w
 	}
+	word := -1
 	for i := p; i < end; {
 		r, w := utf8.DecodeRuneInString(s[i:])
 		if !unicode.IsSpace(r) {
 			prev, _ := utf8.DecodeLastRuneInString(s[:i])
-			if unicode.IsSpace(prev) || spacelessScript(prev) || spacelessScript(r) {
+			switch {
+			case isFullWidthStop(prev):
 				return i
+			case unicode.IsSpace(prev):
+				ws := i - len(s[:i]) + len(strings.TrimRightFunc(s[:i], unicode.IsSpace))
+				if ws <= start || sentenceEnds(s[:ws], s[i:]) || strings.Count(s[ws:i], "\n") >= 2 {
+					return i
+				}
+				if word < 0 {
+					word = i
+				}
+			case spacelessScript(prev) || spacelessScript(r):
+				if word < 0 {
+					word = i
+				}
 			}
 		}
 		i += w
+	}
+	if word >= 0 {
+		return word
 	}
 	return nextNonSpace(s, end)
 }
@@ -324,6 +343,9 @@ func isMarkdownListItem(line string) bool {
 // spacelessScript reports whether r belongs to a script written without spaces between
 // words (Chinese, Japanese; Korean uses spaces).
 func spacelessScript(r rune) bool {
+	if r < 0x2E80 { // below the CJK blocks: most text, checked for every character
+		return false
+	}
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana) ||
 		(r >= 0x3000 && r <= 0x303f) || (r >= 0xff00 && r <= 0xffef)
 }

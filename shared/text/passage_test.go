@@ -133,6 +133,16 @@ func TestPassages(t *testing.T) {
 			},
 		},
 		{
+			name: "the overlap starts at a sentence start when one is in reach",
+			in:   "Alpha beta gamma delta epsilon zeta eta. Theta iota kappa lambda mu nu xi omicron pi rho.",
+			opts: PassageOptions{Size: 60, Overlap: 30},
+			want: []string{
+				"Alpha beta gamma delta epsilon zeta eta.",
+				"gamma delta epsilon zeta eta. Theta iota kappa lambda mu nu",
+				"Theta iota kappa lambda mu nu xi omicron pi rho.",
+			},
+		},
+		{
 			name: "a long run of white space after the overlap does not stall",
 			in:   "aaaa bbbb" + strings.Repeat(" ", 30) + "cccc",
 			opts: PassageOptions{Size: 12, Overlap: 6},
@@ -320,6 +330,20 @@ func checkPassages(t *testing.T, s string, o PassageOptions, ps []Passage) {
 	for i, r := range s {
 		if !unicode.IsSpace(r) && !covered[i] {
 			t.Fatalf("byte %d (%q) of the input is in no passage", i, r)
+		}
+	}
+}
+
+func BenchmarkPassages(b *testing.B) {
+	data, err := os.ReadFile("testdata/abstract.md")
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := strings.Repeat(string(data)+"\n\n", 100) // about 200 KB
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		if _, err := Passages(in, DefaultPassageOptions); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/switchboard-dev/switchboard/shared/provider"
@@ -96,56 +98,84 @@ func fnvByte(h uint64, b byte) uint64 {
 	return h * fnvPrime
 }
 
-// group accumulates one feature group's counts.
-type group map[uint64]float64
-
-// addTo adds weight × the group's normalised, signed-hashed vector to v.
-func (g group) addTo(v []float64, weight float64) {
-	if len(g) == 0 || weight == 0 {
+// addGroup adds weight × one feature group's normalised, signed-hashed
+// vector to v. feats holds the group's feature hashes, one per occurrence; it
+// is sorted in place, so equal features form runs whose lengths are the term
+// frequencies, and sums happen in a fixed order (the same vector every time).
+func addGroup(v []float64, feats []uint64, weight float64) {
+	if len(feats) == 0 || weight == 0 {
 		return
 	}
+	slices.Sort(feats)
 	var norm float64
-	for _, tf := range g {
-		w := 1 + math.Log(tf)
+	eachRun(feats, func(_ uint64, tf int) {
+		w := 1 + math.Log(float64(tf))
 		norm += w * w
-	}
+	})
 	scale := weight / math.Sqrt(norm)
-	for f, tf := range g {
+	eachRun(feats, func(f uint64, tf int) {
 		// Mix the bits so index and sign come from independent-looking parts.
 		x := f ^ f>>29
 		x *= 0xbf58476d1ce4e5b9
 		x ^= x >> 32
 		i := int(x % uint64(len(v)))
-		w := (1 + math.Log(tf)) * scale
+		w := (1 + math.Log(float64(tf))) * scale
 		if x>>63 == 1 {
 			w = -w
 		}
 		v[i] += w
+	})
+}
+
+// eachRun calls fn with each distinct value of sorted and its count.
+func eachRun(sorted []uint64, fn func(f uint64, n int)) {
+	for i := 0; i < len(sorted); {
+		j := i + 1
+		for j < len(sorted) && sorted[j] == sorted[i] {
+			j++
+		}
+		fn(sorted[i], j-i)
+		i = j
 	}
 }
 
+// buffers are one embedding's scratch space, pooled: texts of a few thousand
+// features would otherwise spend most of their time growing maps and slices.
+type buffers struct {
+	words, pairs, grams []uint64
+	v                   []float64
+}
+
+var scratch = sync.Pool{New: func() any { return new(buffers) }}
+
 func (h *hashing) embed(s string) []float32 {
+	b := scratch.Get().(*buffers)
+	defer scratch.Put(b)
+	b.words, b.pairs, b.grams = b.words[:0], b.pairs[:0], b.grams[:0]
 	terms := text.Terms(s)
-	words, pairs, grams := group{}, group{}, group{}
 	for i, t := range terms {
-		words[fnvString(fnvByte(fnvOffset, 'w'), t)]++
-		if i > 0 {
+		b.words = append(b.words, fnvString(fnvByte(fnvOffset, 'w'), t))
+		if i > 0 && h.pairs != 0 {
 			p := fnvString(fnvByte(fnvOffset, 'p'), terms[i-1])
-			pairs[fnvString(fnvByte(p, ' '), t)]++
+			b.pairs = append(b.pairs, fnvString(fnvByte(p, ' '), t))
 		}
 	}
-	if h.grams > 0 {
+	if h.grams != 0 {
 		for _, tok := range text.Tokens(s) {
 			if text.IsStopWord(tok) {
 				continue
 			}
-			addGrams(grams, tok, h.minN, h.maxN)
+			b.grams = appendGrams(b.grams, tok, h.minN, h.maxN)
 		}
 	}
-	v := make([]float64, h.dims)
-	words.addTo(v, h.words)
-	pairs.addTo(v, h.pairs)
-	grams.addTo(v, h.grams)
+	if cap(b.v) < h.dims {
+		b.v = make([]float64, h.dims)
+	}
+	v := b.v[:h.dims]
+	clear(v)
+	addGroup(v, b.words, h.words)
+	addGroup(v, b.pairs, h.pairs)
+	addGroup(v, b.grams, h.grams)
 	var norm float64
 	for _, x := range v {
 		norm += x * x
@@ -161,9 +191,9 @@ func (h *hashing) embed(s string) []float32 {
 	return out
 }
 
-// addGrams counts the character n-grams (minN..maxN runes) of "<tok>", the
-// angle brackets marking the word's start and end.
-func addGrams(g group, tok string, minN, maxN int) {
+// appendGrams appends the hashes of the character n-grams (minN..maxN runes)
+// of "<tok>", the angle brackets marking the word's start and end.
+func appendGrams(g []uint64, tok string, minN, maxN int) []uint64 {
 	// Rune boundaries of "<" + tok + ">": offsets into tok, -1 for "<".
 	var bounds [64]int
 	b := bounds[:0]
@@ -190,7 +220,8 @@ func addGrams(g group, tok string, minN, maxN int) {
 					f = fnvString(f, tok[off:off+size])
 				}
 			}
-			g[f]++
+			g = append(g, f)
 		}
 	}
+	return g
 }

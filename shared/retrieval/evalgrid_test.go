@@ -14,24 +14,45 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/retrieval/beir"
 )
 
+// TestFusionGrid prints nDCG@10 and recall@100 of other fusions of the same
+// BM25 and vector rankings: score interpolation (min-max normalised, alpha
+// on BM25) and weighted RRF over constants, vector weights and depths. It is
+// how the hybrid defaults were chosen (on train only):
+//
+//	go test -tags eval -run TestFusionGrid -v ./shared/retrieval/ -args -split train
 func TestFusionGrid(t *testing.T) {
-	ds, _ := beir.Load(*evalData, *evalSplit)
+	ds, err := beir.Load(*evalData, *evalSplit)
+	if err != nil {
+		t.Fatal(err)
+	}
 	emb := offline.NewEmbedder(*evalDims)
 	ctx := context.Background()
 	var chunks []retrieval.Chunk
 	for _, d := range ds.Corpus {
-		v, _ := emb.Embed(ctx, provider.EmbedRequest{Texts: []string{d.Title + " " + d.Text}})
+		v, err := emb.Embed(ctx, provider.EmbedRequest{Texts: []string{d.Title + " " + d.Text}})
+		if err != nil {
+			t.Fatal(err)
+		}
 		chunks = append(chunks, retrieval.Chunk{ID: d.ID, DocID: d.ID, Text: d.Title + " " + d.Text, Vector: v.Vectors[0]})
 	}
-	seg, _ := retrieval.NewSegment(chunks, *evalDims)
+	seg, err := retrieval.NewSegment(chunks, *evalDims)
+	if err != nil {
+		t.Fatal(err)
+	}
 	type ql struct {
 		id string
 		l  retrieval.Lists
 	}
 	var all []ql
 	for _, q := range ds.Queries {
-		qe, _ := emb.Embed(ctx, provider.EmbedRequest{Texts: []string{q.Text}})
-		l, _ := retrieval.SearchLists([]*retrieval.Segment{seg}, retrieval.Query{Text: q.Text, Vector: qe.Vectors[0], K: 100, PerDoc: true, Tuning: &retrieval.Tuning{Depth: 1000}}, nil)
+		qe, err := emb.Embed(ctx, provider.EmbedRequest{Texts: []string{q.Text}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := retrieval.SearchLists([]*retrieval.Segment{seg}, retrieval.Query{Text: q.Text, Vector: qe.Vectors[0], K: 100, PerDoc: true, Tuning: &retrieval.Tuning{Depth: 1000}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		all = append(all, ql{q.ID, l})
 	}
 	norm := func(h []retrieval.Hit) map[string]float64 {

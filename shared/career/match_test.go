@@ -1,0 +1,310 @@
+package career_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-dev/switchboard/shared/audit"
+	"github.com/switchboard-dev/switchboard/shared/career"
+	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/store/storetest"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+func TestMatching(t *testing.T) {
+	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+		for _, tc := range []struct {
+			name string
+			fn   func(t *testing.T, tbl store.Table)
+		}{
+			{"AtomsAndOpportunitiesUpdateOnlyFromTheVersionRead", testVersions},
+			{"MatchingGivesPerRequirementEvidenceAndTheSameReportTwice", testMatch},
+			{"ValidationRejectsReportsThatDoNotHoldUp", testValidate},
+			{"TenantsNeverSeeEachOthersCareerData", testCareerTenants},
+		} {
+			t.Run(tc.name, func(t *testing.T) { tc.fn(t, tbl) })
+		}
+	})
+}
+
+func testVersions(t *testing.T, tbl store.Table) {
+	ctx := context.Background()
+	svc, c := career.New(tbl, nil, nil), newCaller(t, tbl)
+	a, err := svc.CreateAtom(ctx, c, career.AtomCreateInput{Text: "Wrote Go", Section: "Skills"})
+	if err != nil || a.Atom.Version != 1 {
+		t.Fatalf("CreateAtom = %+v, %v", a, err)
+	}
+	up, err := svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: a.Atom.AtomID, ExpectedVersion: 1, Text: "Wrote a lot of Go"})
+	if err != nil || up.Atom.Version != 2 || up.Atom.SourceHash == a.Atom.SourceHash || !up.Atom.CreatedAt.Equal(a.Atom.CreatedAt) {
+		t.Fatalf("UpdateAtom = %+v, %v", up, err)
+	}
+	_, err = svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: a.Atom.AtomID, ExpectedVersion: 1, Text: "stale write"})
+	wantKind(t, err, fault.KindConflict, "")
+	_, err = svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: a.Atom.AtomID, ExpectedVersion: 0, Text: "create over it"})
+	wantKind(t, err, fault.KindConflict, "")
+	_, err = svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: "never", ExpectedVersion: 3, Text: "x"})
+	wantKind(t, err, fault.KindNotFound, "")
+	if made, err := svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: "mine", ExpectedVersion: 0, Text: "made by update"}); err != nil || made.Atom.Version != 1 {
+		t.Fatalf("UpdateAtom(version 0) = %+v, %v", made, err)
+	}
+	got, err := svc.GetAtoms(ctx, c, career.AtomGetInput{AtomIDs: []string{a.Atom.AtomID, "nope", "mine"}})
+	if err != nil || len(got.Atoms) != 2 || got.Atoms[0].Text != "Wrote a lot of Go" || !cmp.Equal(got.Missing, []string{"nope"}) {
+		t.Errorf("GetAtoms = %+v, %v", got, err)
+	}
+
+	o, err := svc.CreateOpportunity(ctx, c, career.OpportunityCreateInput{Title: "Go engineer", Requirements: []string{"Go"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.UpdateOpportunity(ctx, c, career.OpportunityUpdateInput{OpportunityID: o.Opportunity.OpportunityID, ExpectedVersion: 2, Title: "x", Requirements: []string{"y"}})
+	wantKind(t, err, fault.KindConflict, "")
+	up2, err := svc.UpdateOpportunity(ctx, c, career.OpportunityUpdateInput{OpportunityID: o.Opportunity.OpportunityID, ExpectedVersion: 1, Title: "Senior Go engineer", Requirements: []string{"Go", "AWS"}})
+	if err != nil || up2.Opportunity.Version != 2 || len(up2.Opportunity.Requirements) != 2 {
+		t.Fatalf("UpdateOpportunity = %+v, %v", up2, err)
+	}
+	list, err := svc.ListOpportunities(ctx, c, career.ListInput{})
+	if err != nil || len(list.Opportunities) != 1 || list.Opportunities[0].Title != "Senior Go engineer" {
+		t.Errorf("ListOpportunities = %+v, %v", list, err)
+	}
+	for name, call := range map[string]func() (error, string){
+		"EmptyText": func() (error, string) {
+			_, e := svc.CreateAtom(ctx, c, career.AtomCreateInput{Text: " "})
+			return e, "text"
+		},
+		"NoRequirement": func() (error, string) {
+			_, e := svc.CreateOpportunity(ctx, c, career.OpportunityCreateInput{Title: "x"})
+			return e, "requirements"
+		},
+		"BlankRequirement": func() (error, string) {
+			_, e := svc.CreateOpportunity(ctx, c, career.OpportunityCreateInput{Title: "x", Requirements: []string{"ok", " "}})
+			return e, "requirements[1]"
+		},
+		"BadID": func() (error, string) {
+			_, e := svc.GetAtoms(ctx, c, career.AtomGetInput{AtomIDs: []string{"a#b"}})
+			return e, "atom_ids[0]"
+		},
+		"BadCursor": func() (error, string) {
+			_, e := svc.ListAtoms(ctx, c, career.AtomListInput{Cursor: "!!!"})
+			return e, "cursor"
+		},
+		"NegativeVer": func() (error, string) {
+			_, e := svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: "a", ExpectedVersion: -1, Text: "x"})
+			return e, "expected_version"
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err, field := call()
+			wantKind(t, err, fault.KindInvalid, field)
+		})
+	}
+}
+
+// seedAtoms ingests the fixture resume for c.
+func seedAtoms(t *testing.T, svc *career.Service, c tenant.Caller) career.IngestResumeOutput {
+	t.Helper()
+	out, err := svc.IngestResume(context.Background(), c, career.IngestResumeInput{FileName: "dana.md", ContentBase64: b64(readFixture(t, "dana-lee.md")), Persist: new(bool)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range out.Atoms {
+		if _, err := svc.UpdateAtom(context.Background(), c, career.AtomUpdateInput{AtomID: a.AtomID, Text: a.Text, Section: a.Section, ResumeID: a.ResumeID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+var sampleOpportunity = career.InlineOpportunity{
+	Title:        "Senior Go engineer",
+	Company:      "Globex",
+	Requirements: []string{"Go services on AWS Lambda", "DynamoDB data modelling", "Mentoring engineers", "Kubernetes operators in Rust"},
+}
+
+func testMatch(t *testing.T, tbl store.Table) {
+	ctx := context.Background()
+	svc, c := career.New(tbl, nil, nil), newCaller(t, tbl)
+	seedAtoms(t, svc, c)
+	o, err := svc.CreateOpportunity(ctx, c, career.OpportunityCreateInput{Title: sampleOpportunity.Title, Company: sampleOpportunity.Company, Requirements: sampleOpportunity.Requirements})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace := audit.NewTraceID()
+	first, err := svc.MatchOpportunity(ctx, c, career.MatchInput{OpportunityID: o.Opportunity.OpportunityID, ResumeID: "resume-0", TraceID: trace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := first.MatchReport
+	var got []string
+	for _, e := range r.Requirements {
+		got = append(got, e.Requirement+" -> "+map[bool]string{true: "satisfied", false: "unsatisfied"}[e.Satisfied])
+		if e.Satisfied && (e.AtomID == "" || len(e.MatchedTerms) == 0) {
+			t.Errorf("requirement %d satisfied without evidence: %+v", e.Index, e)
+		}
+	}
+	want := []string{"Go services on AWS Lambda -> satisfied", "DynamoDB data modelling -> satisfied", "Mentoring engineers -> satisfied", "Kubernetes operators in Rust -> unsatisfied"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("evidence mismatch (-want +got):\n%s", diff)
+	}
+	if !cmp.Equal(r.Unsatisfied, []int{3}) || len(r.MatchedAtoms) == 0 || r.OverallScore <= 0 || r.OverallScore >= 1 || r.Strategy != career.StrategyLexical {
+		t.Errorf("report = %+v", r)
+	}
+	if first.ValidationReport.Status != career.Accepted {
+		t.Errorf("the fresh report validates as %+v", first.ValidationReport)
+	}
+	// The same inputs give the same report, byte for byte; only the trace differs.
+	second, err := svc.MatchOpportunity(ctx, c, career.MatchInput{OpportunityID: o.Opportunity.OpportunityID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b1, _ := json.Marshal(first.MatchReport)
+	b2, _ := json.Marshal(second.MatchReport)
+	if string(b1) != string(b2) || second.TraceID == first.TraceID {
+		t.Errorf("two runs differ:\n%s\n%s", b1, b2)
+	}
+	// Inline, the same opportunity matches the same atoms.
+	inline, err := svc.MatchOpportunity(ctx, c, career.MatchInput{Opportunity: &sampleOpportunity})
+	if err != nil || !cmp.Equal(inline.MatchReport.MatchedAtoms, r.MatchedAtoms) || inline.MatchReport.OverallScore != r.OverallScore {
+		t.Errorf("inline match = %+v, %v", inline.MatchReport, err)
+	}
+	var types []string
+	for _, e := range events(t, tbl, c, trace) {
+		types = append(types, e.Type)
+		if e.Type == audit.RunStarted && e.Detail["resume_id"] != "resume-0" {
+			t.Errorf("RunStarted lacks the resume id: %+v", e.Detail)
+		}
+	}
+	if diff := cmp.Diff([]string{audit.RunStarted, audit.MatchCompleted, audit.ValidationCompleted, audit.RunCompleted}, types); diff != "" {
+		t.Errorf("audit trail mismatch (-want +got):\n%s", diff)
+	}
+	for name, in := range map[string]career.MatchInput{
+		"opportunity_id":              {},
+		"strategy":                    {OpportunityID: "x", Strategy: "magic"},
+		"k_lex":                       {OpportunityID: "x", KLex: 1000},
+		"opportunity.requirements":    {Opportunity: &career.InlineOpportunity{Title: "x"}},
+		"opportunity.title":           {Opportunity: &career.InlineOpportunity{Requirements: []string{"x"}}},
+		"resume_id":                   {OpportunityID: "x", ResumeID: "../r"},
+		"opportunity.requirements[0]": {Opportunity: &career.InlineOpportunity{Title: "x", Requirements: []string{""}}},
+	} {
+		_, err := svc.MatchOpportunity(ctx, c, in)
+		wantKind(t, err, fault.KindInvalid, name)
+	}
+	_, err = svc.MatchOpportunity(ctx, c, career.MatchInput{OpportunityID: "missing"})
+	wantKind(t, err, fault.KindNotFound, "")
+	_, err = svc.MatchOpportunity(ctx, c, career.MatchInput{OpportunityID: "missing", Strategy: career.StrategyHybrid})
+	if fault.KindOf(err) != fault.KindNotFound && fault.KindOf(err) != fault.KindUnavailable {
+		t.Errorf("hybrid without an embedder: %v", err)
+	}
+}
+
+func testValidate(t *testing.T, tbl store.Table) {
+	ctx := context.Background()
+	svc, c := career.New(tbl, nil, nil), newCaller(t, tbl)
+	seedAtoms(t, svc, c)
+	m, err := svc.MatchOpportunity(ctx, c, career.MatchInput{Opportunity: &sampleOpportunity})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := m.MatchReport
+	byID, err := svc.ValidateMatchReport(ctx, c, career.ValidateInput{ReportID: good.ReportID})
+	if err != nil || byID.ValidationReport.Status != career.Accepted || byID.ValidationReport.FindingCount != 0 {
+		t.Fatalf("validating the stored report = %+v, %v", byID, err)
+	}
+	tamper := func(f func(r *career.MatchReport)) *career.MatchReport {
+		b, _ := json.Marshal(good)
+		var r career.MatchReport
+		json.Unmarshal(b, &r)
+		f(&r)
+		return &r
+	}
+	for _, tc := range []struct {
+		name   string
+		report *career.MatchReport
+		status string
+		code   string
+	}{
+		{"AsMatched", tamper(func(r *career.MatchReport) {}), career.Accepted, ""},
+		{"ScoreOutOfRange", tamper(func(r *career.MatchReport) { r.Requirements[0].Score = 1.5 }), career.Rejected, "score_range"},
+		{"OverallDisagrees", tamper(func(r *career.MatchReport) { r.OverallScore = 0.99 }), career.Rejected, "score_mismatch"},
+		{"AtomFromNowhere", tamper(func(r *career.MatchReport) { r.Requirements[0].AtomID = "atom_other_tenant" }), career.Rejected, "atom_missing"},
+		{"ClaimWithoutEvidence", tamper(func(r *career.MatchReport) {
+			r.Requirements[3].Satisfied = true
+			r.Unsatisfied = nil
+		}), career.Rejected, "no_evidence"},
+		{"MatchedAtomNothingSupports", tamper(func(r *career.MatchReport) { r.MatchedAtoms = append(r.MatchedAtoms, r.Requirements[3].AtomID) }), career.Rejected, "no_evidence"},
+		{"InventedTerms", tamper(func(r *career.MatchReport) {
+			r.Requirements[0].MatchedTerms = append(r.Requirements[0].MatchedTerms, "kubernetes")
+		}), career.Rejected, "evidence_mismatch"},
+		{"UnknownStrategy", tamper(func(r *career.MatchReport) { r.Strategy = "vibes" }), career.Rejected, "schema"},
+		{"UnlistedAtom", tamper(func(r *career.MatchReport) { r.MatchedAtoms = r.MatchedAtoms[1:] }), career.NeedsReview, "unlisted_atom"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := svc.ValidateMatchReport(ctx, c, career.ValidateInput{MatchReport: tc.report})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := out.ValidationReport
+			found := tc.code == ""
+			for _, f := range v.Findings {
+				found = found || f.Code == tc.code
+			}
+			if v.Status != tc.status || !found || v.FindingCount != len(v.Findings) {
+				t.Errorf("validation = %+v, want %s with a %s finding", v, tc.status, tc.code)
+			}
+		})
+	}
+	// Editing an atom after the match sends the report to review.
+	e := good.Requirements[0]
+	atoms, _ := svc.GetAtoms(ctx, c, career.AtomGetInput{AtomIDs: []string{e.AtomID}})
+	a := atoms.Atoms[0]
+	if _, err := svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: a.AtomID, ExpectedVersion: a.Version, Text: a.Text + " Also on call.", Section: a.Section}); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := svc.ValidateMatchReport(ctx, c, career.ValidateInput{ReportID: good.ReportID})
+	if err != nil || stale.ValidationReport.Status != career.NeedsReview {
+		t.Errorf("after editing a cited atom: %+v, %v; want needs_review", stale.ValidationReport, err)
+	}
+	_, err = svc.ValidateMatchReport(ctx, c, career.ValidateInput{})
+	wantKind(t, err, fault.KindInvalid, "report_id")
+	_, err = svc.ValidateMatchReport(ctx, c, career.ValidateInput{ReportID: "mr_missing"})
+	wantKind(t, err, fault.KindNotFound, "")
+}
+
+func testCareerTenants(t *testing.T, tbl store.Table) {
+	ctx := context.Background()
+	svc := career.New(tbl, nil, nil)
+	a, b := newCaller(t, tbl), newCaller(t, tbl)
+	seedAtoms(t, svc, a)
+	m, err := svc.MatchOpportunity(ctx, a, career.MatchInput{Opportunity: &sampleOpportunity})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustInteraction(t, svc, a, "int-a")
+	// B sees none of A's atoms, reports or interactions.
+	if got, _ := svc.GetAtoms(ctx, b, career.AtomGetInput{AtomIDs: m.MatchReport.MatchedAtoms}); len(got.Atoms) != 0 {
+		t.Errorf("tenant B reads A's atoms: %v", got.Atoms)
+	}
+	if list, _ := svc.ListAtoms(ctx, b, career.AtomListInput{}); len(list.Atoms) != 0 {
+		t.Errorf("tenant B lists A's atoms: %v", list.Atoms)
+	}
+	_, err = svc.ValidateMatchReport(ctx, b, career.ValidateInput{ReportID: m.MatchReport.ReportID})
+	wantKind(t, err, fault.KindNotFound, "")
+	inline, err := svc.ValidateMatchReport(ctx, b, career.ValidateInput{MatchReport: &m.MatchReport})
+	if err != nil || inline.ValidationReport.Status != career.Rejected {
+		t.Errorf("tenant B validating A's report inline: %+v, %v; want rejected (atoms not B's)", inline.ValidationReport, err)
+	}
+	bm, err := svc.MatchOpportunity(ctx, b, career.MatchInput{Opportunity: &sampleOpportunity})
+	if err != nil || len(bm.MatchReport.MatchedAtoms) != 0 || bm.MatchReport.AtomsConsidered != 0 {
+		t.Errorf("tenant B's match used A's atoms: %+v, %v", bm.MatchReport, err)
+	}
+	if r := apply(t, svc, b, "int-a", "Prepare", "k"); r.Outcome != career.NotFound {
+		t.Errorf("tenant B moved A's interaction: %+v", r)
+	}
+	got, _ := svc.GetInteractions(ctx, a, career.InteractionGetInput{InteractionIDs: []string{"int-a"}})
+	if got.Interactions[0].State != career.Draft {
+		t.Errorf("A's interaction is now %s", got.Interactions[0].StateName)
+	}
+}
