@@ -53,3 +53,20 @@ start_gateway() {
 	done
 	die "the gateway did not start"
 }
+
+# start_steps BINARY starts scripts/stepfunctions/serve (the real step
+# handlers behind the Lambda Invoke API, on a port of its choosing, seeded
+# from scripts/stepfunctions/seed.json) and sets STEPS_URL and STEPS_PID.
+start_steps() {
+	local bin=$1 log=$WORK/steps.log
+	start_bg "$log" "$bin" --seed "$SWITCHBOARD_ROOT/scripts/stepfunctions/seed.json"
+	STEPS_PID=$BG_PID
+	for _ in $(seq 150); do
+		STEPS_URL=$(sed -n 's/^serving the Lambda Invoke API at //p' "$log")
+		[[ -z $STEPS_URL ]] || return 0
+		kill -0 "$STEPS_PID" 2>/dev/null || break
+		sleep 0.2
+	done
+	tail -n 20 "$log" >&2
+	die "scripts/stepfunctions/serve did not start"
+}

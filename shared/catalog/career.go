@@ -115,7 +115,7 @@ func careerTools() []*Tool {
 			traceField(p)
 		}), schemaFor[career.MatchOutput](nil), true, additive,
 		`{"opportunity":{"title":"Senior Go engineer","company":"Globex","requirements":["Go services on AWS Lambda","DynamoDB data modelling","Mentoring engineers"]},"strategy":"deterministic_lexical_v0.1"}`)
-	match.Limits = careerHeavyLimits
+	match.Limits, match.Embeds = careerHeavyLimits, true // hybrid matching embeds requirements
 
 	validate := careerTool("validate_match_report", "validate_match_report", "Validate a match report",
 		"Checks a match report, stored (report_id) or inline (match_report): its schema, that every score lies in range and the overall score agrees with the requirements', that every atom it cites exists in your tenant and contains the terms claimed, and that every claimed match has evidence. Returns accepted, rejected (an error finding) or needs_review (warnings only, such as evidence from an atom changed since), with the findings.",
@@ -132,7 +132,7 @@ func careerTools() []*Tool {
 			p["scope"].Enum = enum(career.Scopes...)
 			traceField(p)
 		}), schemaFor[career.IndexBuildOutput](nil), true, idempotent, `{"scope":"all"}`)
-	index.Limits, index.Blobs = careerIndexLimits, Read
+	index.Limits, index.Blobs, index.Embeds = careerIndexLimits, Read, true
 
 	return []*Tool{
 		ingest,

@@ -77,6 +77,39 @@ type Tool struct {
 	// Compat is the tool's method name on the compatibility JSON-RPC endpoint
 	// of the memory server seed ("memory/add_message"), if it has one there.
 	Compat string
+	// Pipeline marks a tool that runs the RAG pipeline state machine
+	// (Deps.Pipeline): the template gives its function the state machine's
+	// ARN and lets it start executions of that one state machine.
+	Pipeline bool
+	// Embeds and Generates mark a tool that calls the configured embedder or
+	// generator: the template gives its function the provider settings and,
+	// when the provider is Bedrock, bedrock:InvokeModel on that model.
+	Embeds, Generates bool
+}
+
+// Trigger is a function that no host calls: an event source invokes it, as
+// S3 uploads invoke the vector indexer. Families list theirs next to their
+// tools; [Default] adds them with [Catalog.WithTriggers].
+type Trigger struct {
+	// Function is its path under functions/.
+	Function    string
+	Family      string
+	Description string
+	Limits      Limits
+	// Table and Blobs are its store access.
+	Table, Blobs      Access
+	Embeds, Generates bool
+	// S3 names the events of the template's bucket that invoke it.
+	S3 *S3Events
+}
+
+// S3Events are object events of the template's bucket: Events (such as
+// "s3:ObjectCreated:*") on keys that begin with Prefix and end with Suffix.
+// S3 filters cannot match the middle of a key, so a handler must ignore keys
+// it was not meant for.
+type S3Events struct {
+	Events         []string
+	Prefix, Suffix string
 }
 
 // Resource is one MCP resource, or a template for a family of them.
@@ -118,9 +151,13 @@ type Function struct {
 	Limits Limits
 	Table  Access
 	Blobs  Access
-	// Tools and Resources are what it serves.
+	// Tools and Resources are what it serves; both are empty for a trigger.
 	Tools     []string
 	Resources []string
+	// Pipeline, Embeds and Generates: see [Tool]; true if any entry it serves says so.
+	Pipeline, Embeds, Generates bool
+	// Trigger is set for a function an event source invokes.
+	Trigger *Trigger
 }
 
 // Catalog is a set of tools, resources and prompts. It is immutable and safe
@@ -130,6 +167,7 @@ type Catalog struct {
 	resources []*Resource
 	prompts   []*Prompt
 	byName    map[string]*Tool
+	triggers  []*Trigger
 	functions []Function
 	timeouts  map[string]time.Duration
 }
@@ -187,6 +225,44 @@ func checkTool(t *Tool) error {
 	return nil
 }
 
+// WithTriggers returns a catalog of c's entries and triggers. A trigger's
+// function serves no tool or resource: an event source is its only caller.
+func (c *Catalog) WithTriggers(triggers ...*Trigger) (*Catalog, error) {
+	out, err := New(c.tools, c.resources, c.prompts)
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]bool{}
+	for _, f := range out.functions {
+		used[f.Path] = true
+	}
+	for _, t := range c.triggers {
+		used[t.Function] = true
+	}
+	for _, t := range triggers {
+		switch {
+		case t.Function == "" || t.Family == "" || t.Description == "":
+			return nil, fmt.Errorf("catalog: trigger %q needs a function, a family and a description", t.Function)
+		case used[t.Function]:
+			return nil, fmt.Errorf("catalog: trigger %q: the function also serves tools or another trigger", t.Function)
+		case t.Limits.Timeout <= 0 || t.Limits.MemoryMB <= 0:
+			return nil, fmt.Errorf("catalog: trigger %q needs a timeout and a memory size", t.Function)
+		case t.S3 == nil || len(t.S3.Events) == 0:
+			return nil, fmt.Errorf("catalog: trigger %q needs its events", t.Function)
+		}
+		used[t.Function] = true
+	}
+	out.triggers = append(append([]*Trigger(nil), c.triggers...), triggers...)
+	out.functions = out.buildFunctions()
+	for _, f := range out.functions {
+		out.timeouts[f.Path] = f.Limits.Timeout
+	}
+	return out, nil
+}
+
+// Triggers returns every trigger.
+func (c *Catalog) Triggers() []*Trigger { return c.triggers }
+
 // Tools returns every tool, in catalog order.
 func (c *Catalog) Tools() []*Tool { return c.tools }
 
@@ -236,6 +312,13 @@ func (c *Catalog) buildFunctions() []Function {
 		f := get(t.Function, t.Family)
 		f.Tools = append(f.Tools, t.Name)
 		merge(f, t.Limits, t.Table, t.Blobs)
+		f.Pipeline, f.Embeds, f.Generates = f.Pipeline || t.Pipeline, f.Embeds || t.Embeds, f.Generates || t.Generates
+	}
+	for _, t := range c.triggers {
+		f := get(t.Function, t.Family)
+		f.Trigger = t
+		merge(f, t.Limits, t.Table, t.Blobs)
+		f.Embeds, f.Generates = f.Embeds || t.Embeds, f.Generates || t.Generates
 	}
 	for _, r := range c.resources {
 		f := get(r.Function, r.Family)
@@ -315,6 +398,11 @@ var Default = sync.OnceValue(func() *Catalog {
 	)
 	if err != nil {
 		panic(err) // the entries above are fixed; TestDefaultCatalogIsValid catches this
+	}
+	// The functions event sources invoke, family by family (vectorTriggers()...).
+	triggers := []*Trigger{}
+	if c, err = c.WithTriggers(triggers...); err != nil {
+		panic(err)
 	}
 	return c
 })

@@ -39,7 +39,7 @@ func TestDefaultCatalogIsValid(t *testing.T) {
 			}
 		})
 	}
-	if len(cat.Functions()) != len(cat.Tools())+len(cat.Resources()) {
+	if len(cat.Functions()) != len(cat.Tools())+len(cat.Resources())+len(cat.Triggers()) {
 		t.Errorf("%d functions for %d tools and %d resources: some function serves two entries", len(cat.Functions()), len(cat.Tools()), len(cat.Resources()))
 	}
 }

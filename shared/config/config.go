@@ -64,6 +64,8 @@ type Config struct {
 	InLambda bool
 	// Providers chooses the embedder and generator (providers.go).
 	Providers Providers
+	// PipelineARN is the RAG pipeline state machine's ARN (config/pipeline.go).
+	PipelineARN string
 
 	aws *aws.Config // loaded once, by AWS
 }
@@ -77,6 +79,7 @@ func FromEnv(getenv func(string) string) Config {
 		AnonymousTenant: getenv(EnvAnonymousTenant),
 		InLambda:        getenv("AWS_LAMBDA_FUNCTION_NAME") != "",
 		Providers:       providersFromEnv(getenv),
+		PipelineARN:     getenv(EnvPipelineARN),
 	}
 	for _, o := range strings.Split(getenv(EnvAllowedOrigins), ",") {
 		if o = strings.TrimSpace(o); o != "" {
@@ -115,6 +118,7 @@ func (c Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.Providers.validate()...)
+	errs = append(errs, c.validatePipeline())
 	return errors.Join(errs...)
 }
 
@@ -195,6 +199,11 @@ func (c *Config) Open(ctx context.Context, warn io.Writer) (lambdafn.Deps, func(
 		closeFn()
 		return lambdafn.Deps{}, nil, err
 	}
+	runner, err := c.OpenPipeline(ctx)
+	if err != nil {
+		closeFn()
+		return lambdafn.Deps{}, nil, err
+	}
 	fmt.Fprintf(warn, "WARNING: summaries come from the offline extractive summariser (provider %q, model %q): no language model is configured\n", offline.Name, offline.Model)
-	return lambdafn.Deps{Table: table, Blobs: blobs, Summarizer: offline.Summarizer{}, Embedder: embedder, Generator: generator}, closeFn, nil
+	return lambdafn.Deps{Table: table, Blobs: blobs, Summarizer: offline.Summarizer{}, Embedder: embedder, Generator: generator, Pipeline: runner}, closeFn, nil
 }

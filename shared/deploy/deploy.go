@@ -10,12 +10,18 @@
 // The tests of this package fail when a generated file differs from what
 // Generate produces now, and check the template against the catalog: the
 // functions, their limits, and IAM access that is exactly what each function's
-// catalog entry says it needs.
+// catalog entry says it needs; the RAG pipeline's state machine (Express,
+// infra/statemachines/rag_pipeline.asl.json, allowed to invoke exactly its
+// three step functions, and started only by the functions of tools marked
+// Pipeline); the S3 events of triggers; Bedrock only for functions that embed
+// or generate.
 package deploy
 
 import (
 	"bytes"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"text/template"
 	"time"
@@ -25,6 +31,9 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/provider/bedrock"
+	"github.com/switchboard-dev/switchboard/shared/statemachine"
 	"github.com/switchboard-dev/switchboard/shared/store"
 )
 
@@ -84,8 +93,12 @@ type Function struct {
 	Limits catalog.Limits
 	// Table and Blobs are its store access; the gateway's is special (it reads API keys only).
 	Table, Blobs catalog.Access
-	// Serves names the tools and resources it serves; empty for the gateway.
+	// Serves names the tools and resources it serves; empty for the gateway
+	// and for triggers.
 	Serves []string
+	// Pipeline, Embeds, Generates and Trigger are the catalog's, see [catalog.Function].
+	Pipeline, Embeds, Generates bool
+	Trigger                     *catalog.Trigger
 }
 
 // Functions returns every function the template deploys: the gateway first,
@@ -99,7 +112,8 @@ func Functions(cat *catalog.Catalog) []Function {
 		out = append(out, Function{
 			Path: f.Path, LogicalID: invoke.LogicalID(f.Path), Name: invoke.FunctionName(f.Path),
 			Limits: f.Limits, Table: f.Table, Blobs: f.Blobs,
-			Serves: append(append([]string(nil), f.Tools...), f.Resources...),
+			Serves:   append(append([]string(nil), f.Tools...), f.Resources...),
+			Pipeline: f.Pipeline, Embeds: f.Embeds, Generates: f.Generates, Trigger: f.Trigger,
 		})
 	}
 	return out
@@ -122,6 +136,9 @@ type statement struct {
 	Actions     []string
 	Resources   []string
 	LeadingKeys []string
+	// Condition, if set, names the template condition under which the
+	// statement exists (Fn::If with AWS::NoValue otherwise).
+	Condition string
 }
 
 type templateFunction struct {
@@ -130,14 +147,75 @@ type templateFunction struct {
 	Env                                               []envVar
 	Statements                                        []statement
 	Routes                                            []Route
+	S3                                                *catalog.S3Events
 }
 
 type templateData struct {
 	Functions                     []templateFunction
+	Pipeline                      *templatePipeline
 	PK, SK, ExpiresAt             string
 	OriginsPattern, TenantPattern string
 	DefaultRetention              int
 	RetentionValues               []string
+	BucketName                    string
+}
+
+// The RAG pipeline's state machine in the template.
+const (
+	// PipelineLogicalID is the state machine's logical ID; Ref gives its ARN.
+	PipelineLogicalID = "RagPipeline"
+	// PipelineName is its name after "<stack>-".
+	PipelineName       = "rag-pipeline"
+	pipelineLogGroupID = "RagPipelineLogGroup"
+)
+
+type templatePipeline struct {
+	LogicalID, Name, LogGroupID, DefinitionURI string
+	Substitutions                              []substitution
+}
+
+type substitution struct{ Name, LogicalID string }
+
+// bucketName is the bucket's name: fixed from the stack's id, so that a
+// function an S3 event of the bucket invokes can name the bucket without a
+// reference to it. A reference would make a cycle: the bucket's
+// notification needs the function, the function its role, the role the
+// bucket.
+const (
+	stackUUID  = `{Id: !Select [2, !Split ["/", !Ref "AWS::StackId"]]}`
+	bucketName = `!Sub ["switchboard-${Id}", ` + stackUUID + `]`
+	bucketArn  = `!Sub ["arn:${AWS::Partition}:s3:::switchboard-${Id}", ` + stackUUID + `]`
+	bucketObjs = `!Sub ["arn:${AWS::Partition}:s3:::switchboard-${Id}/*", ` + stackUUID + `]`
+)
+
+// The provider settings the template passes to functions that embed or
+// generate, and the Bedrock models the providers default to.
+const (
+	envEmbedder          = config.EnvEmbedder
+	envEmbeddingModel    = config.EnvEmbeddingModel
+	envGenerator         = config.EnvGenerator
+	envGenerationModel   = config.EnvGenerationModel
+	envOpenAIBaseURL     = config.EnvOpenAIBaseURL
+	envOpenAIAPIKey      = config.EnvOpenAIAPIKey
+	defaultEmbedModel    = bedrock.DefaultEmbeddingModel
+	defaultGenerateModel = bedrock.DefaultGenerationModel
+)
+
+// ifSet is the value of parameter param when the condition cond holds, else
+// no value (the variable is left unset).
+func ifSet(cond, param string) string {
+	return fmt.Sprintf(`!If [%s, !Ref %s, !Ref "AWS::NoValue"]`, cond, param)
+}
+
+// bedrockModel is the ARN of a Bedrock model of kind ("foundation-model" or
+// "inference-profile"): the parameter's model when set, else the default.
+func bedrockModel(kind, cond, param, def string) string {
+	account := ""
+	if kind == "inference-profile" {
+		account = "${AWS::AccountId}"
+	}
+	arn := "arn:${AWS::Partition}:bedrock:${AWS::Region}:" + account + ":" + kind + "/"
+	return fmt.Sprintf(`!If [%s, !Sub "%s${%s}", !Sub "%s%s"]`, cond, arn, param, arn, def)
 }
 
 // logGroupID returns the logical ID of the log group of the function whose
@@ -162,7 +240,7 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 		)
 		var arns []string
 		for _, t := range targets {
-			if t.Path != GatewayPath {
+			if t.Path != GatewayPath && t.Trigger == nil {
 				arns = append(arns, "!Sub arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${AWS::StackName}-"+t.Name)
 			}
 		}
@@ -175,6 +253,13 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 	}
 	tf.Comment = fmt.Sprintf("functions/%s serves %s.", f.Path, strings.Join(f.Serves, ", "))
 	tf.Description = "Switchboard " + strings.Join(f.Serves, ", ")
+	bucket, bucketARN, objects := "!Ref Bucket", "!GetAtt Bucket.Arn", "!Sub ${Bucket.Arn}/*"
+	if f.Trigger != nil {
+		tf.Comment = fmt.Sprintf("functions/%s: %s", f.Path, f.Trigger.Description)
+		tf.Description = "Switchboard " + f.Path
+		tf.S3 = f.Trigger.S3
+		bucket, bucketARN, objects = bucketName, bucketArn, bucketObjs
+	}
 	switch f.Table {
 	case catalog.Read:
 		tf.Statements = append(tf.Statements, statement{Sid: "TableRead", Actions: tableRead, Resources: []string{"!GetAtt Table.Arn"}})
@@ -182,15 +267,111 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 		tf.Statements = append(tf.Statements, statement{Sid: "TableReadWrite", Actions: concat(tableRead, tableWrite), Resources: []string{"!GetAtt Table.Arn"}})
 	}
 	if f.Blobs != catalog.NoAccess {
-		tf.Env = append(tf.Env, envVar{config.EnvBucket, "!Ref Bucket"})
-		tf.Statements = append(tf.Statements, statement{Sid: "BucketList", Actions: []string{"s3:ListBucket"}, Resources: []string{"!GetAtt Bucket.Arn"}})
-		objects := statement{Sid: "BucketObjectsRead", Actions: bucketObjectRead, Resources: []string{"!Sub ${Bucket.Arn}/*"}}
+		tf.Env = append(tf.Env, envVar{config.EnvBucket, bucket})
+		tf.Statements = append(tf.Statements, statement{Sid: "BucketList", Actions: []string{"s3:ListBucket"}, Resources: []string{bucketARN}})
+		objects := statement{Sid: "BucketObjectsRead", Actions: bucketObjectRead, Resources: []string{objects}}
 		if f.Blobs == catalog.ReadWrite {
 			objects.Sid, objects.Actions = "BucketObjectsReadWrite", concat(bucketObjectRead, bucketObjectRW)
 		}
 		tf.Statements = append(tf.Statements, objects)
 	}
+	if f.Pipeline {
+		tf.Env = append(tf.Env, envVar{config.EnvPipelineARN, "!Ref " + PipelineLogicalID})
+		tf.Statements = append(tf.Statements, statement{Sid: "RunPipeline", Actions: []string{"states:StartSyncExecution"}, Resources: []string{"!Ref " + PipelineLogicalID}})
+	}
+	if f.Embeds {
+		tf.Env = append(tf.Env, envVar{envEmbedder, "!Ref Embedder"}, envVar{envEmbeddingModel, ifSet("HasEmbeddingModel", "EmbeddingModel")})
+		tf.Statements = append(tf.Statements, statement{Sid: "BedrockEmbed", Condition: "EmbedderIsBedrock", Actions: []string{"bedrock:InvokeModel"},
+			Resources: []string{bedrockModel("foundation-model", "HasEmbeddingModel", "EmbeddingModel", defaultEmbedModel)}})
+	}
+	if f.Generates {
+		tf.Env = append(tf.Env, envVar{envGenerator, "!Ref Generator"}, envVar{envGenerationModel, ifSet("HasGenerationModel", "GenerationModel")})
+		tf.Statements = append(tf.Statements, statement{Sid: "BedrockGenerate", Condition: "GeneratorIsBedrock", Actions: []string{"bedrock:InvokeModel"},
+			Resources: []string{
+				bedrockModel("foundation-model", "HasGenerationModel", "GenerationModel", defaultGenerateModel),
+				bedrockModel("inference-profile", "HasGenerationModel", "GenerationModel", defaultGenerateModel),
+			}})
+	}
+	if f.Embeds || f.Generates {
+		tf.Env = append(tf.Env, envVar{envOpenAIBaseURL, ifSet("HasOpenAIBaseUrl", "OpenAIBaseUrl")}, envVar{envOpenAIAPIKey, ifSet("HasOpenAIApiKey", "OpenAIApiKey")})
+	}
 	return tf
+}
+
+// pipelineOf describes the state machine for the template, or returns nil
+// when the catalog has none of its step functions (the families that serve
+// them are not built yet). Some but not all of them, or a function that runs
+// the pipeline without them, is an error.
+func pipelineOf(all []Function) (*templatePipeline, error) {
+	byPath := map[string]Function{}
+	runs := ""
+	for _, f := range all {
+		byPath[f.Path] = f
+		if f.Pipeline {
+			runs = f.Path
+		}
+	}
+	p := &templatePipeline{LogicalID: PipelineLogicalID, Name: PipelineName, LogGroupID: pipelineLogGroupID, DefinitionURI: infra.RAGPipelineFile}
+	var missing []string
+	for _, t := range pipeline.Tasks {
+		f, ok := byPath[t.Function]
+		if !ok {
+			missing = append(missing, t.Function)
+			continue
+		}
+		p.Substitutions = append(p.Substitutions, substitution{Name: t.Substitution, LogicalID: f.LogicalID})
+	}
+	switch {
+	case len(missing) == len(pipeline.Tasks) && runs == "":
+		return nil, nil
+	case len(missing) > 0:
+		return nil, fmt.Errorf("deploy: the pipeline state machine needs the functions %s, which the catalog lacks", strings.Join(missing, ", "))
+	}
+	names := statemachine.Substitutions(infra.RAGPipeline)
+	var have []string
+	for _, s := range p.Substitutions {
+		have = append(have, s.Name)
+	}
+	sort.Strings(have)
+	if !slices.Equal(names, have) {
+		return nil, fmt.Errorf("deploy: %s uses the substitutions %v, but pipeline.Tasks defines %v", infra.RAGPipelineFile, names, have)
+	}
+	return p, nil
+}
+
+// renderStatements writes statements as the YAML items of a policy's
+// Statement list, indented by indent spaces.
+func renderStatements(statements []statement, indent int) string {
+	var b strings.Builder
+	for _, st := range statements {
+		pad := strings.Repeat(" ", indent)
+		first := pad + "- "
+		if st.Condition != "" {
+			fmt.Fprintf(&b, "%s- !If\n%s  - %s\n", pad, pad, st.Condition)
+			pad += "  "
+			first = pad + "- "
+		}
+		fmt.Fprintf(&b, "%sSid: %s\n", first, st.Sid)
+		in := pad + "  "
+		fmt.Fprintf(&b, "%sEffect: Allow\n%sAction:\n", in, in)
+		for _, a := range st.Actions {
+			fmt.Fprintf(&b, "%s  - %s\n", in, a)
+		}
+		fmt.Fprintf(&b, "%sResource:\n", in)
+		for _, r := range st.Resources {
+			fmt.Fprintf(&b, "%s  - %s\n", in, r)
+		}
+		if len(st.LeadingKeys) > 0 {
+			fmt.Fprintf(&b, "%sCondition:\n%s  ForAllValues:StringEquals:\n%s    dynamodb:LeadingKeys:\n", in, in, in)
+			for _, k := range st.LeadingKeys {
+				fmt.Fprintf(&b, "%s      - %s\n", in, quote(k))
+			}
+		}
+		if st.Condition != "" {
+			fmt.Fprintf(&b, "%s- !Ref AWS::NoValue\n", pad)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func concat(a, b []string) []string { return append(append([]string(nil), a...), b...) }
@@ -210,8 +391,9 @@ func quote(s string) string {
 }
 
 var samTemplate = template.Must(template.New("template.yaml").Funcs(template.FuncMap{
-	"quote": quote,
-	"join":  strings.Join,
+	"quote":      quote,
+	"join":       strings.Join,
+	"statements": renderStatements,
 }).Parse(infra.Template))
 
 // Template renders template.yaml for cat.
@@ -219,7 +401,7 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 	data := templateData{
 		PK: store.AttrPK, SK: store.AttrSK, ExpiresAt: store.AttrExpiresAt,
 		OriginsPattern: originsPattern, TenantPattern: tenantPattern,
-		DefaultRetention: DefaultLogRetentionDays,
+		DefaultRetention: DefaultLogRetentionDays, BucketName: bucketName,
 	}
 	for _, d := range logRetentionValues {
 		data.RetentionValues = append(data.RetentionValues, fmt.Sprint(d))
@@ -234,6 +416,10 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 			seen[key] = f.Path
 		}
 		data.Functions = append(data.Functions, templateFunctionOf(f, all))
+	}
+	var err error
+	if data.Pipeline, err = pipelineOf(all); err != nil {
+		return nil, err
 	}
 	var b bytes.Buffer
 	if err := samTemplate.Execute(&b, data); err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -58,6 +60,14 @@ func Events(cat *catalog.Catalog) ([]Event, error) {
 		return nil, err
 	}
 	for _, f := range cat.Functions() {
+		if f.Trigger != nil {
+			ev, err := s3Event(f)
+			if err != nil {
+				return nil, err
+			}
+			evs = append(evs, ev)
+			continue
+		}
 		var mine []pendingEvent
 		for _, t := range cat.Tools() {
 			if t.Function != f.Path {
@@ -96,6 +106,39 @@ func Events(cat *catalog.Catalog) ([]Event, error) {
 		}
 	}
 	return evs, nil
+}
+
+// SampleS3Key is the object key of the sample S3 event of a trigger: a
+// document of the sample tenant, under its prefix.
+const SampleS3Key = "tenants/" + SampleTenant + "/documents/kb/sample.md"
+
+// MethodS3 is the Method of a sample S3 event.
+const MethodS3 = "s3:ObjectCreated:Put"
+
+// s3Event is the sample event of a trigger: an S3 notification of an upload
+// of SampleS3Key, as S3 delivers it to Lambda (aws-lambda-go's events.S3Event).
+func s3Event(f catalog.Function) (Event, error) {
+	key := SampleS3Key
+	if f.Trigger.S3 == nil || !strings.HasPrefix(key, f.Trigger.S3.Prefix) || !strings.HasSuffix(key, f.Trigger.S3.Suffix) {
+		return Event{}, fmt.Errorf("deploy: trigger %s has no S3 events that %s matches", f.Path, key)
+	}
+	ev := events.S3Event{Records: []events.S3EventRecord{{
+		EventVersion: "2.1", EventSource: "aws:s3", AWSRegion: "us-east-1",
+		EventTime: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), EventName: strings.TrimPrefix(MethodS3, "s3:"),
+		PrincipalID:       events.S3UserIdentity{PrincipalID: "AWS:AIDAEXAMPLE"},
+		RequestParameters: events.S3RequestParameters{SourceIPAddress: "192.0.2.1"},
+		ResponseElements:  map[string]string{"x-amz-request-id": "C3D13FE58DE4C810", "x-amz-id-2": "FMyUVURIY8/IgAtTv8xRjskZQpcIZ9KG4V5Wp6S7S/JRWeUWerMUE5JgHvANOjpD"},
+		S3: events.S3Entity{
+			SchemaVersion: "1.0", ConfigurationID: "BucketObjects",
+			Bucket: events.S3Bucket{Name: "switchboard-sample", OwnerIdentity: events.S3UserIdentity{PrincipalID: "A3NL1KOZZKExample"}, Arn: "arn:aws:s3:::switchboard-sample"},
+			Object: events.S3Object{Key: key, Size: 1024, ETag: "d41d8cd98f00b204e9800998ecf8427e", Sequencer: "0055AED6DCD90281E5"},
+		},
+	}}}
+	b, err := marshalIndent(ev)
+	if err != nil {
+		return Event{}, fmt.Errorf("deploy: encoding the S3 event of %s: %w", f.Path, err)
+	}
+	return Event{Path: EventsDir + "/" + f.Path + ".json", Function: f.Path, Method: MethodS3, Name: key, Payload: b}, nil
 }
 
 type pendingEvent struct {

@@ -106,6 +106,9 @@ func checkAnswer(t *testing.T, ev Event, payload []byte) {
 		checkGatewayAnswer(t, ev, payload)
 		return
 	}
+	if ev.Method == MethodS3 {
+		return // S3 discards what a function answers; the error, if any, is what counts
+	}
 	var resp invoke.Response
 	if err := json.Unmarshal(payload, &resp); err != nil {
 		t.Fatalf("%s: answer is not an invoke.Response: %v\n%s", ev.Path, err, payload)
@@ -420,6 +423,12 @@ func TestEventsAreInTheShapesLambdaDelivers(t *testing.T) {
 				json.Unmarshal([]byte(body), &rpc)
 				if rpc.Method != ev.Method {
 					t.Errorf("body carries %q, want %q", rpc.Method, ev.Method)
+				}
+			} else if ev.Method == MethodS3 {
+				var e events.S3Event
+				err = dec.Decode(&e)
+				if len(e.Records) != 1 || e.Records[0].S3.Object.Key != ev.Name {
+					t.Errorf("S3 event %+v, want one record of %s", e, ev.Name)
 				}
 			} else {
 				var r invoke.Request

@@ -139,6 +139,53 @@ func wantToolFunction(f catalog.Function) map[string]any {
 			map[string]any{"Sid": sid, "Effect": "Allow", "Action": strs(g.bucketObjects...), "Resource": []any{sub("${Bucket.Arn}/*")}},
 		)
 	}
+	bucketEnv, bucketArn, bucketObjs := ref("Bucket"), getAtt("Bucket.Arn"), sub("${Bucket.Arn}/*")
+	if f.Trigger != nil {
+		bucketEnv, bucketArn, bucketObjs = bucketNameRaw, bucketArnRaw, bucketObjsRaw
+	}
+	for _, st := range statements {
+		st := st.(map[string]any)
+		switch st["Sid"] {
+		case "BucketList":
+			st["Resource"] = []any{bucketArn}
+		case "BucketObjectsRead", "BucketObjectsReadWrite":
+			st["Resource"] = []any{bucketObjs}
+		}
+	}
+	if _, ok := env[config.EnvBucket]; ok {
+		env[config.EnvBucket] = bucketEnv
+	}
+	if f.Pipeline {
+		env[config.EnvPipelineARN] = ref(PipelineLogicalID)
+		statements = append(statements, map[string]any{"Sid": "RunPipeline", "Effect": "Allow", "Action": strs("states:StartSyncExecution"), "Resource": []any{ref(PipelineLogicalID)}})
+	}
+	model := func(kind, cond, param, def string) any {
+		account := ""
+		if kind == "inference-profile" {
+			account = "${AWS::AccountId}"
+		}
+		arn := "arn:${AWS::Partition}:bedrock:${AWS::Region}:" + account + ":" + kind + "/"
+		return ifv(cond, sub(arn+"${"+param+"}"), sub(arn+def))
+	}
+	if f.Embeds {
+		env[config.EnvEmbedder] = ref("Embedder")
+		env[config.EnvEmbeddingModel] = ifv("HasEmbeddingModel", ref("EmbeddingModel"), noValue)
+		statements = append(statements, ifv("EmbedderIsBedrock", map[string]any{"Sid": "BedrockEmbed", "Effect": "Allow", "Action": strs("bedrock:InvokeModel"),
+			"Resource": []any{model("foundation-model", "HasEmbeddingModel", "EmbeddingModel", "amazon.titan-embed-text-v2:0")}}, noValue))
+	}
+	if f.Generates {
+		env[config.EnvGenerator] = ref("Generator")
+		env[config.EnvGenerationModel] = ifv("HasGenerationModel", ref("GenerationModel"), noValue)
+		statements = append(statements, ifv("GeneratorIsBedrock", map[string]any{"Sid": "BedrockGenerate", "Effect": "Allow", "Action": strs("bedrock:InvokeModel"),
+			"Resource": []any{
+				model("foundation-model", "HasGenerationModel", "GenerationModel", "amazon.nova-micro-v1:0"),
+				model("inference-profile", "HasGenerationModel", "GenerationModel", "amazon.nova-micro-v1:0"),
+			}}, noValue))
+	}
+	if f.Embeds || f.Generates {
+		env[config.EnvOpenAIBaseURL] = ifv("HasOpenAIBaseUrl", ref("OpenAIBaseUrl"), noValue)
+		env[config.EnvOpenAIAPIKey] = ifv("HasOpenAIApiKey", ref("OpenAIApiKey"), noValue)
+	}
 	want := map[string]any{
 		"FunctionName": sub("${AWS::StackName}-" + name),
 		"Timeout":      f.Limits.Timeout.Seconds(),
@@ -250,7 +297,7 @@ func TestEveryToolFunctionHasItsCatalogLimitsAndExactlyItsAccess(t *testing.T) {
 			if _, ok := got["ReservedConcurrentExecutions"]; ok && f.Limits.ReservedConcurrency == 0 {
 				t.Errorf("ReservedConcurrentExecutions is set, but the catalog leaves the function on the shared pool")
 			}
-			if got["Role"] != nil || got["Events"] != nil {
+			if got["Role"] != nil || got["Events"] != nil && f.Trigger == nil {
 				t.Errorf("a tool function has its own Role or Events: %v %v", got["Role"], got["Events"])
 			}
 		})
@@ -524,14 +571,24 @@ func TestFunctionNamesLeaveRoomForTheStackName(t *testing.T) {
 	}
 }
 
-// invokeTargets is what the gateway may invoke: every catalog function, by
-// its exact name, and nothing else (not itself, not another stack's).
+// invokeTargets is what the gateway may invoke: every catalog function that
+// serves a tool or resource, by its exact name, and nothing else (not
+// itself, not a trigger, not another stack's).
 func invokeTargets() []any {
 	var out []any
 	for _, f := range Functions(catalog.Default()) {
-		if f.Path != GatewayPath {
+		if f.Path != GatewayPath && f.Trigger == nil {
 			out = append(out, sub("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${AWS::StackName}-"+f.Name))
 		}
 	}
 	return out
+}
+
+func jsonText(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -45,6 +46,8 @@ type Deps struct {
 	Summarizer provider.Summarizer
 	Embedder   provider.Embedder
 	Generator  provider.Generator
+	// Pipeline runs the RAG pipeline state machine; nil where none is configured.
+	Pipeline pipeline.Runner
 	// Logger receives one line per call. If nil, logs are discarded.
 	Logger *slog.Logger
 	// Metrics adds CloudWatch embedded-metric fields to each call's log line.

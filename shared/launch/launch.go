@@ -31,6 +31,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -160,10 +161,19 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 	}
 	constructors := handlers.All()
 	maps.Copy(constructors, extras.Functions)
+	// The pipeline's steps are functions too: the Local runner invokes them
+	// through the invoker built from the handlers it is itself a dependency of.
+	steps := &lateInvoker{}
+	if deps.Pipeline == nil {
+		if deps.Pipeline, err = pipeline.NewLocal(steps); err != nil {
+			return err
+		}
+	}
+	steps.Invoker = invoke.NewLocal(handlers.Build(constructors, deps), cat.Timeout)
 	keys := apikey.New(deps.Table, nil)
 	opts := gateway.Options{
 		Catalog:           cat,
-		Invoker:           invoke.NewLocal(handlers.Build(constructors, deps), cat.Timeout),
+		Invoker:           steps.Invoker,
 		Keys:              keys,
 		AllowLocalOrigins: true,
 		Logger:            logger,
@@ -217,3 +227,7 @@ Press Ctrl-C to stop.
 	defer cancel()
 	return srv.Shutdown(shutdown)
 }
+
+// lateInvoker is an [invoke.Invoker] set after it is handed out: the local
+// pipeline runner needs the invoker of the handlers that are built with it.
+type lateInvoker struct{ invoke.Invoker }

@@ -1,0 +1,146 @@
+// Executes the RAG pipeline state machine with aws-local-stepfunctions
+// against Switchboard's real step handlers, served by
+// scripts/stepfunctions/serve, in every scenario of scenarios.json (each
+// failure path included), and checks that
+//
+//   - the steps that fell back ("degraded") are the ones the scenario broke,
+//     plus those whose function this build does not have yet;
+//   - each fallback gave the seed's value (the original question, no
+//     documents, relevant "yes");
+//   - the Go interpreter (shared/statemachine, via the server's /run-local)
+//     gives exactly the same output.
+//
+// Usage: LOCAL_SFN=.../aws-local-stepfunctions/build/main.node.esm.js node run.mjs DEFINITION.asl.json SERVE_URL SCENARIOS.json
+// Lambda's lambda:invoke integration is emulated here: aws-local-stepfunctions
+// runs each Task through a local handler that POSTs the Payload to the Invoke
+// API and wraps the answer as Step Functions does ({Payload, StatusCode}), or
+// throws the function's errorType (a function error) or Lambda.<code> (an
+// API error) as the ASL error name.
+import { readFile } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
+
+// The package lives in the test tools' cache (scripts/lib/tools.sh), not
+// beside this script: LOCAL_SFN names its entry point.
+const { StateMachine } = await import(process.env.LOCAL_SFN ? pathToFileURL(process.env.LOCAL_SFN).href : 'aws-local-stepfunctions');
+
+const [definitionFile, serveURL, scenariosFile] = process.argv.slice(2);
+if (!definitionFile || !serveURL || !scenariosFile) {
+  console.error('usage: node run.mjs DEFINITION.asl.json SERVE_URL SCENARIOS.json');
+  process.exit(2);
+}
+
+const STEPS = { 'vector/rephrase': 'rephrase', 'vector/retriever': 'retrieve', 'vector/grade': 'grade' };
+const ORDER = ['rephrase', 'retrieve', 'grade'];
+
+async function call(path, body) {
+  const res = await fetch(serveURL + path, body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`${path}: HTTP ${res.status}: ${await res.text()}`);
+  return res.status === 204 ? null : res.json();
+}
+
+// Task timeouts of one second, in both engines, so the timeout scenarios are quick.
+const raw = JSON.parse(await readFile(definitionFile, 'utf8'));
+for (const state of Object.values(raw.States)) {
+  if (state.Type === 'Task') state.TimeoutSeconds = 1;
+}
+const { tasks, functions, prefix } = await call('/tasks');
+const taskOf = {}; // substitution -> task
+for (const t of tasks) taskOf[t.Substitution] = t;
+let text = JSON.stringify(raw);
+for (const t of tasks) {
+  const arn = `arn:aws:lambda:us-east-1:123456789012:function:${prefix}${t.Function.replaceAll('/', '-').replaceAll('_', '-')}`;
+  text = text.replaceAll('${' + t.Substitution + '}', arn);
+}
+const definition = JSON.parse(text);
+const missing = tasks.map((t) => t.Function).filter((f) => !functions.includes(f));
+
+class TaskError extends Error {
+  constructor(name, cause) {
+    super(cause);
+    this.name = name;
+  }
+}
+
+async function lambdaInvoke({ FunctionName, Payload }) {
+  const res = await fetch(`${serveURL}/2015-03-31/functions/${encodeURIComponent(FunctionName)}/invocations`, {
+    method: 'POST',
+    body: JSON.stringify(Payload),
+  });
+  const body = await res.text();
+  if (res.status !== 200) {
+    throw new TaskError('Lambda.' + (res.headers.get('x-amzn-errortype') || 'Unknown'), body);
+  }
+  if (res.headers.get('x-amz-function-error')) {
+    let type = 'Lambda.Unknown';
+    try {
+      type = JSON.parse(body).errorType || type;
+    } catch {}
+    throw new TaskError(type, body);
+  }
+  return { ExecutedVersion: '$LATEST', Payload: JSON.parse(body), StatusCode: 200 };
+}
+
+const handlers = {};
+const noWait = {};
+for (const [name, state] of Object.entries(definition.States)) {
+  if (state.Type !== 'Task') continue;
+  if (state.Resource !== 'arn:aws:states:::lambda:invoke') {
+    console.error(`state ${name}: resource ${state.Resource} is not lambda:invoke, which this harness emulates`);
+    process.exit(1);
+  }
+  handlers[name] = lambdaInvoke;
+  noWait[name] = 0;
+}
+const machine = new StateMachine(definition);
+
+const { input, scenarios } = JSON.parse(await readFile(scenariosFile, 'utf8'));
+if (missing.length) {
+  console.log(`stepfunctions: this build has no ${missing.join(', ')}: those steps fall back in every scenario`);
+}
+let failures = 0;
+for (const sc of scenarios) {
+  const problems = [];
+  await call('/faults', sc.faults);
+  let node;
+  try {
+    node = await machine.run(input, {
+      overrides: { taskResourceLocalHandlers: handlers, retryIntervalOverrides: noWait },
+    }).result;
+  } catch (err) {
+    problems.push(`aws-local-stepfunctions: execution failed: ${err.name}: ${err.message}`);
+  }
+  await call('/faults', sc.faults); // afresh: throttle-once counts calls
+  const go = await call('/run-local', { definition: JSON.parse(JSON.stringify(raw)), input });
+  if (go.error) problems.push(`Go interpreter: ${go.error}`);
+
+  const broken = new Set([...(sc.degraded || []), ...missing.map((f) => STEPS[f])]);
+  const want = ORDER.filter((s) => broken.has(s));
+  if (node) {
+    if (!isDeepStrictEqual(node.degraded, want)) {
+      problems.push(`degraded ${JSON.stringify(node.degraded)}, want ${JSON.stringify(want)}`);
+    }
+    if (broken.has('rephrase') && (node.context_input !== input.question || node.rephrased !== false)) {
+      problems.push(`rephrase fell back, but context_input is ${JSON.stringify(node.context_input)}`);
+    }
+    if (broken.has('retrieve') && (node.documents.length !== 0 || node.searched_stores.length !== 0)) {
+      problems.push('retrieve fell back, but there are documents');
+    }
+    if (broken.has('grade') && (node.relevant !== 'yes' || node.graded !== false)) {
+      problems.push(`grade fell back, but relevant is ${node.relevant}, graded ${node.graded}`);
+    }
+    if (node.question !== input.question) problems.push(`question ${JSON.stringify(node.question)} is not the input's`);
+    if (go.output && !isDeepStrictEqual(node, go.output)) {
+      problems.push(`the engines disagree:\n  aws-local-stepfunctions: ${JSON.stringify(node)}\n  Go interpreter:          ${JSON.stringify(go.output)}`);
+    }
+  }
+  if (problems.length) {
+    failures++;
+    console.log(`stepfunctions FAIL ${sc.name}:\n  ${problems.join('\n  ')}`);
+  } else {
+    console.log(`stepfunctions ok   ${sc.name} (degraded ${JSON.stringify(want)})`);
+  }
+}
+
+console.log(`stepfunctions: ${scenarios.length - failures} of ${scenarios.length} scenarios agree and degrade as the seed says`);
+process.exit(failures ? 1 : 0);

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/smithy-go"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-dev/switchboard/infra"
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+type echoIn struct {
+	Question string `json:"question"`
+}
+
+type echoOut struct {
+	Question  string `json:"question"`
+	Rephrased bool   `json:"rephrased"`
+	Provider  string `json:"provider"`
+	Model     string `json:"model"`
+}
+
+// testServer serves one stand-in function, vector/rephrase, which echoes
+// the question.
+func testServer(t *testing.T) (*server, *invoke.Lambda) {
+	t.Helper()
+	tool := &catalog.Tool{
+		Name: "optimizer_vs-rephrase", Title: "r", Description: "A stand-in.", Family: "vector", Function: "vector/rephrase",
+		Input: catalog.SchemaFor[echoIn](nil), Output: catalog.SchemaFor[echoOut](nil),
+		Visibility: catalog.Internal, Limits: catalog.Limits{Timeout: 5 * time.Second, MemoryMB: 128},
+	}
+	h := lambdafn.Tool(tool, lambdafn.Deps{}, func(_ context.Context, _ tenant.Caller, in echoIn) (echoOut, error) {
+		return echoOut{Question: in.Question + "?", Rephrased: true, Provider: "echo", Model: "e1"}, nil
+	})
+	s := newServer(map[string]lambda.Handler{"vector/rephrase": h}, nil, 100*time.Millisecond)
+	srv := httptest.NewServer(s.handler())
+	t.Cleanup(srv.Close)
+	s.self = srv.URL
+	client := awslambda.New(awslambda.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), RetryMaxAttempts: 1,
+		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
+	})
+	return s, invoke.NewLambda(client, Prefix)
+}
+
+func setFaults(t *testing.T, s *server, faults map[string]string) int {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	body, _ := json.Marshal(faults)
+	s.handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/faults", bytes.NewReader(body)))
+	return rec.Code
+}
+
+func TestTheServerAnswersAsTheLambdaInvokeApiWithItsFaults(t *testing.T) {
+	req := &invoke.Request{Method: invoke.MethodCallTool, Tool: "optimizer_vs-rephrase", Arguments: json.RawMessage(`{"question":"q"}`),
+		Caller: tenant.Caller{Tenant: "demo", Principal: "ci"}, RequestID: "r", TraceID: "t"}
+	tests := []struct {
+		name     string
+		function string
+		fault    string
+		check    func(t *testing.T, resp *invoke.Response, err error)
+	}{
+		{"a call answers the real handler's response", "vector/rephrase", "", func(t *testing.T, resp *invoke.Response, err error) {
+			if err != nil || resp.Error != nil || !bytes.Contains(resp.Result, []byte(`"structuredContent":{"question":"q?"`)) {
+				t.Errorf("Invoke = %+v, %v; want the echoed question", resp, err)
+			}
+		}},
+		{"function-error fails the function outright", "vector/rephrase", FunctionError, func(t *testing.T, resp *invoke.Response, err error) {
+			var fe *invoke.FunctionError
+			if !errors.As(err, &fe) || fe.Type != "Runtime.ExitError" {
+				t.Errorf("Invoke = %+v, %v; want a Runtime.ExitError function error", resp, err)
+			}
+		}},
+		{"tool-error makes the real tool refuse its arguments", "vector/rephrase", ToolError, func(t *testing.T, resp *invoke.Response, err error) {
+			if err != nil || resp.Error == nil || resp.Error.Kind != "invalid_argument" || !bytes.Contains(resp.Result, []byte(`"isError":true`)) {
+				t.Errorf("Invoke = %+v, %v; want an isError answer classified invalid_argument", resp, err)
+			}
+		}},
+		{"throttle-once refuses the first call with TooManyRequestsException", "vector/rephrase", ThrottleOnce, func(t *testing.T, resp *invoke.Response, err error) {
+			var api smithy.APIError
+			if !errors.As(err, &api) || api.ErrorCode() != "TooManyRequestsException" {
+				t.Errorf("Invoke = %+v, %v; want TooManyRequestsException", resp, err)
+			}
+		}},
+		{"a function the build lacks is ResourceNotFoundException", "vector/grade", "", func(t *testing.T, resp *invoke.Response, err error) {
+			var api smithy.APIError
+			if !errors.As(err, &api) || api.ErrorCode() != "ResourceNotFoundException" {
+				t.Errorf("Invoke = %+v, %v; want ResourceNotFoundException", resp, err)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, inv := testServer(t)
+			faults := map[string]string{}
+			if tc.fault != "" {
+				faults[tc.function] = tc.fault
+			}
+			if code := setFaults(t, s, faults); code != http.StatusNoContent {
+				t.Fatalf("POST /faults: %d", code)
+			}
+			resp, err := inv.Invoke(context.Background(), tc.function, req)
+			tc.check(t, resp, err)
+		})
+	}
+	s, _ := testServer(t)
+	if code := setFaults(t, s, map[string]string{"vector/rephrase": "explode"}); code != http.StatusBadRequest {
+		t.Errorf("POST /faults with an unknown fault: %d, want 400", code)
+	}
+}
+
+func TestRunLocalRunsTheGoInterpreterThroughTheServer(t *testing.T) {
+	s, _ := testServer(t)
+	input := `{"request":{"caller":{"tenant":"demo","principal":"ci"},"trace_id":"t","request_id":"r"},"question":"q","top_k":3,"mode":"hybrid"}`
+	body, _ := json.Marshal(map[string]any{"definition": json.RawMessage(infra.RAGPipeline), "input": json.RawMessage(input)})
+	rec := httptest.NewRecorder()
+	s.handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/run-local", bytes.NewReader(body)))
+	var got struct {
+		Output pipeline.Output
+		Error  string
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.Error != "" {
+		t.Fatalf("POST /run-local: %v %s", err, rec.Body)
+	}
+	// The rephrase step answers through the server; the two it lacks fall back.
+	want := pipeline.Output{
+		Question: "q", ContextInput: "q?", Rephrased: true, Documents: []pipeline.Document{}, SearchedStores: []string{},
+		Relevant: "yes", Degraded: []string{"retrieve", "grade"}, Steps: pipeline.Steps{Rephrase: pipeline.StepModel{Provider: "echo", Model: "e1"}},
+	}
+	if diff := cmp.Diff(want, got.Output); diff != "" {
+		t.Errorf("output mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,131 @@
+// Package pipeline runs the RAG pipeline (rephrase -> retrieve -> grade) that
+// infra/statemachines/rag_pipeline.asl.json defines: on AWS by starting a
+// synchronous execution of the deployed Express state machine
+// ([StepFunctions]), on a laptop and in tests by running that same
+// definition with shared/statemachine, each step invoked through an
+// [invoke.Invoker] ([Local]). There is no second, hand-kept copy of the
+// pipeline: both runners execute the one ASL file.
+//
+//	var r pipeline.Runner = deps.Pipeline // set up by config (AWS) or launch (local)
+//	out, err := r.Run(ctx, pipeline.Input{
+//		Request:  pipeline.Request{Caller: caller, TraceID: traceID, RequestID: requestID},
+//		Question: "how do I rotate keys?", ThreadID: "chat_1", TopK: 5, Mode: "hybrid",
+//	})
+//	// out.ContextInput is the query used; out.Degraded names the steps that fell back.
+//
+// Every step failure degrades rather than fails (rephrase -> the original
+// question; retrieve -> no documents; grade -> relevant "yes"), so Run
+// returns an error only when the execution itself fails: the state machine
+// cannot be started, times out, or meets a States.Runtime error.
+package pipeline
+
+import (
+	"context"
+
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// Runner runs the pipeline once. Implementations are safe for concurrent use.
+type Runner interface {
+	Run(ctx context.Context, in Input) (Output, error)
+}
+
+// Request identifies the call the pipeline runs for; every step receives it
+// in its invoke.Request.
+type Request struct {
+	Caller    tenant.Caller `json:"caller"`
+	TraceID   string        `json:"trace_id"`
+	RequestID string        `json:"request_id"`
+}
+
+// Input is the state machine's input.
+type Input struct {
+	Request  Request `json:"request"`
+	Question string  `json:"question"`
+	// ThreadID names the conversation the rephrase step reads; if empty, it
+	// does not rephrase.
+	ThreadID string `json:"thread_id,omitempty"`
+	// Stores are the vector store aliases to search; if empty, the retriever
+	// selects stores itself.
+	Stores []string `json:"stores,omitempty"`
+	// TopK and Mode are the retriever's top_k and mode. If zero, Run uses
+	// [DefaultTopK] and [DefaultMode]: the state machine needs both.
+	TopK   int                 `json:"top_k"`
+	Mode   string              `json:"mode"`
+	Filter map[string][]string `json:"filter,omitempty"`
+}
+
+// The defaults of Input.TopK and Input.Mode, as the retriever's.
+const (
+	DefaultTopK = 5
+	DefaultMode = "hybrid"
+)
+
+func (in Input) withDefaults() Input {
+	if in.TopK == 0 {
+		in.TopK = DefaultTopK
+	}
+	if in.Mode == "" {
+		in.Mode = DefaultMode
+	}
+	return in
+}
+
+// Document is one retrieved passage, as the retriever returns it.
+type Document struct {
+	DocID    string            `json:"doc_id"`
+	ChunkID  string            `json:"chunk_id"`
+	Content  string            `json:"content"`
+	Score    float64           `json:"score"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+	Store    string            `json:"store,omitempty"`
+}
+
+// Output is the state machine's output.
+type Output struct {
+	// Question is the original question; ContextInput the query actually
+	// used (the rephrased question, or the original one).
+	Question       string     `json:"question"`
+	ContextInput   string     `json:"context_input"`
+	Rephrased      bool       `json:"rephrased"`
+	Documents      []Document `json:"documents"`
+	SearchedStores []string   `json:"searched_stores"`
+	// Relevant is "yes" or "no"; Graded is false when grading fell back.
+	Relevant string `json:"relevant"`
+	Graded   bool   `json:"graded"`
+	// Degraded names the steps that fell back, in pipeline order:
+	// "rephrase", "retrieve", "grade".
+	Degraded []string `json:"degraded"`
+	Steps    Steps    `json:"steps"`
+}
+
+// Steps says which provider and model the generating steps used; both are
+// empty for a step that fell back.
+type Steps struct {
+	Rephrase StepModel `json:"rephrase"`
+	Grade    StepModel `json:"grade"`
+}
+
+// StepModel is a provider and model.
+type StepModel struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+}
+
+// Task is one Task state of the state machine: the definition substitution
+// that names its Lambda, the function (its path under functions/) and the
+// tool it calls.
+type Task struct {
+	Substitution string
+	Function     string
+	Tool         string
+}
+
+// Tasks are the state machine's Task states, in pipeline order. The template
+// fills each Substitution with its function's ARN and lets the state machine
+// invoke exactly these functions; [Local] maps them back to function paths.
+var Tasks = []Task{
+	{Substitution: "RephraseFunctionArn", Function: "vector/rephrase", Tool: "optimizer_vs-rephrase"},
+	{Substitution: "RetrieverFunctionArn", Function: "vector/retriever", Tool: "optimizer_vs-retriever"},
+	{Substitution: "GradeFunctionArn", Function: "vector/grade", Tool: "optimizer_vs-grade"},
+}

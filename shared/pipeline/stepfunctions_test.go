@@ -1,0 +1,132 @@
+package pipeline_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/google/go-cmp/cmp"
+)
+
+const testARN = "arn:aws:states:us-east-1:123456789012:stateMachine:switchboard-rag-pipeline"
+
+// sfnServer speaks the Step Functions JSON 1.0 protocol for
+// StartSyncExecution, answering with status, output, error and cause, or
+// with an API error when apiError is set. It records each request's input.
+func sfnServer(t *testing.T, answer map[string]any, status int) (*httptest.Server, *[]map[string]any) {
+	t.Helper()
+	var seen []map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/" ||
+			r.Header.Get("X-Amz-Target") != "AWSStepFunctions.StartSyncExecution" ||
+			r.Header.Get("Content-Type") != "application/x-amz-json-1.0" ||
+			!strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") {
+			t.Errorf("unexpected request %s %s target %q type %q", r.Method, r.URL.Path, r.Header.Get("X-Amz-Target"), r.Header.Get("Content-Type"))
+		}
+		body, _ := io.ReadAll(r.Body)
+		var req map[string]any
+		if err := json.Unmarshal(body, &req); err != nil {
+			t.Errorf("request body is not JSON: %s", body)
+		}
+		seen = append(seen, req)
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.WriteHeader(status)
+		json.NewEncoder(w).Encode(answer)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &seen
+}
+
+func sfnClient(url string) *sfn.Client {
+	return sfn.New(sfn.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(url),
+		Credentials:      credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
+		RetryMaxAttempts: 1,
+	}, pipeline.WithoutHostPrefix) // else the client posts to sync-127.0.0.1
+}
+
+func TestStepFunctionsStartsASyncExecutionAndDecodesItsOutput(t *testing.T) {
+	want := pipeline.Output{
+		Question: "q?", ContextInput: "q?", Documents: []pipeline.Document{doc}, SearchedStores: []string{"kb"},
+		Relevant: "yes", Graded: true, Degraded: []string{},
+		Steps: pipeline.Steps{Grade: pipeline.StepModel{"offline", "lexical-v1"}},
+	}
+	out, _ := json.Marshal(want)
+	srv, seen := sfnServer(t, map[string]any{
+		"executionArn": testARN + ":x", "stateMachineArn": testARN, "status": "SUCCEEDED",
+		"output": string(out), "startDate": 1.7e9, "stopDate": 1.7e9,
+	}, http.StatusOK)
+	r := pipeline.NewStepFunctions(sfnClient(srv.URL), testARN)
+	in := pipeline.Input{Request: pipeline.Request{Caller: caller, TraceID: "t", RequestID: "r"}, Question: "q?"}
+	got, err := r.Run(context.Background(), in)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("output mismatch (-want +got):\n%s", diff)
+	}
+	if len(*seen) != 1 {
+		t.Fatalf("%d requests, want 1", len(*seen))
+	}
+	req := (*seen)[0]
+	if req["stateMachineArn"] != testARN {
+		t.Errorf("stateMachineArn = %v, want %s", req["stateMachineArn"], testARN)
+	}
+	var sent map[string]any
+	if err := json.Unmarshal([]byte(req["input"].(string)), &sent); err != nil {
+		t.Fatal(err)
+	}
+	wantSent := map[string]any{
+		"request":  map[string]any{"caller": map[string]any{"tenant": "acme", "principal": "alice"}, "trace_id": "t", "request_id": "r"},
+		"question": "q?", "top_k": float64(pipeline.DefaultTopK), "mode": pipeline.DefaultMode,
+	}
+	if diff := cmp.Diff(wantSent, sent); diff != "" {
+		t.Errorf("execution input mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestStepFunctionsReportsFailedExecutionsAndApiErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		answer map[string]any
+		status int
+		check  func(t *testing.T, err error)
+	}{
+		{"a failed execution", map[string]any{"executionArn": testARN + ":x", "status": "FAILED", "error": "States.Runtime", "cause": "bad path", "startDate": 1.7e9, "stopDate": 1.7e9}, http.StatusOK,
+			func(t *testing.T, err error) {
+				var e *pipeline.ExecutionError
+				if !errors.As(err, &e) || *e != (pipeline.ExecutionError{Status: "FAILED", Err: "States.Runtime", Cause: "bad path"}) {
+					t.Errorf("err = %v, want the FAILED execution's error and cause", err)
+				}
+			}},
+		{"a timed-out execution", map[string]any{"executionArn": testARN + ":x", "status": "TIMED_OUT", "startDate": 1.7e9, "stopDate": 1.7e9}, http.StatusOK,
+			func(t *testing.T, err error) {
+				var e *pipeline.ExecutionError
+				if !errors.As(err, &e) || e.Status != "TIMED_OUT" {
+					t.Errorf("err = %v, want a TIMED_OUT pipeline.ExecutionError", err)
+				}
+			}},
+		{"a state machine that does not exist", map[string]any{"__type": "com.amazonaws.swf.service.v2.model#StateMachineDoesNotExist", "message": "no such machine"}, http.StatusBadRequest,
+			func(t *testing.T, err error) {
+				if err == nil || !strings.Contains(err.Error(), "StateMachineDoesNotExist") || !strings.Contains(err.Error(), testARN) {
+					t.Errorf("err = %v, want the API error naming the state machine", err)
+				}
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, _ := sfnServer(t, tc.answer, tc.status)
+			_, err := pipeline.NewStepFunctions(sfnClient(srv.URL), testARN).Run(context.Background(), pipeline.Input{Question: "q"})
+			tc.check(t, err)
+		})
+	}
+}
