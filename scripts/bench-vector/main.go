@@ -124,7 +124,7 @@ func run(n, dims, queries, k, rescore int, seed uint64) error {
 	}
 	fmt.Printf("vectors=%d dims=%d queries=%d k=%d GOMAXPROCS=1 %s/%s\n", n, dims, queries, k, runtime.GOOS, runtime.GOARCH)
 	fmt.Printf("segment: build %s, encode %s, decode %s, %.1f MB\n", ms(build), ms(encode), ms(decode), float64(len(data))/1e6)
-	fmt.Printf("int8 scan + float32 rescoring: p50 %s  p90 %s  recall@%d vs float32 %.4f\n",
+	fmt.Printf("retrieval.Search (int8 SIMD scan + float32 rescoring; float32 scan under purego): p50 %s  p90 %s  recall@%d vs float32 %.4f\n",
 		ms(percentile(took, 0.5)), ms(percentile(took, 0.9)), k, float64(found)/float64(k*len(qs)))
 	fmt.Printf("float32 brute force (plain Go): p50 %s  p90 %s\n", ms(percentile(flatTook, 0.5)), ms(percentile(flatTook, 0.9)))
 	return nil

@@ -54,10 +54,11 @@ func (c *candidates) push(x candidate) {
 }
 
 // searchVector returns the depth chunks (documents, if q.PerDoc) with the
-// highest dot product with q.Vector. An int8 scan of every vector keeps the
-// best candidates by approximate score; their float32 vectors then decide the
-// ranking, so the result is the float32 ranking unless a true top hit's
-// approximate score fell below that many others.
+// highest dot product with q.Vector. An int8 scan of every vector (AVX2 or
+// NEON) keeps the best candidates by approximate score; their float32 vectors
+// then decide the ranking, so the result is the float32 ranking unless a true
+// top hit's approximate score fell below that many others. Where no SIMD
+// kernel exists (other architectures, the purego tag) the scan is float32.
 func searchVector(segs []*Segment, q Query, depth int) []Hit {
 	dims := len(q.Vector)
 	total := 0
@@ -71,16 +72,28 @@ func searchVector(segs []*Segment, q Query, depth int) []Hit {
 	qq := make([]int16, dims)
 	quantize(qq, q.Vector, queryLimit(dims))
 	out := make([]int32, scanBlock)
+	approx := make([]float32, scanBlock)
 	for {
 		cands := candidates{k: rescore, h: make([]candidate, 0, rescore)}
 		for si, s := range segs {
 			n := s.Len()
 			for lo := 0; lo < n; lo += scanBlock {
 				m := min(scanBlock, n-lo)
-				dots(qq, s.qvecs[lo*dims:(lo+m)*dims], dims, out[:m])
-				sc := s.scales[lo : lo+m]
-				for j, d := range out[:m] {
-					a := float32(d) * sc[j]
+				a := approx[:m]
+				if useAsm {
+					dots(qq, s.qvecs[lo*dims:(lo+m)*dims], dims, out[:m])
+					sc := s.scales[lo : lo+m]
+					for j, d := range out[:m] {
+						a[j] = float32(d) * sc[j]
+					}
+				} else {
+					// Without a SIMD kernel an int8 dot product costs more
+					// than a float32 one: score exactly.
+					for j := range a {
+						a[j] = dotFloat(q.Vector, s.vecs[(lo+j)*dims:(lo+j+1)*dims])
+					}
+				}
+				for j, a := range a {
 					if len(cands.h) == cands.k && a <= cands.min() {
 						continue
 					}
