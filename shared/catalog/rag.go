@@ -67,6 +67,7 @@ func ragTool(name, pipeline, title, description string, in *jsonschema.Schema, e
 		// not a change the caller asked for: to a host the tool only reads.
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 		Visibility:  Public, Limits: ragLimits, Table: ReadWrite,
+		Pipeline: true, Generates: true,
 		Example: json.RawMessage(example),
 	}
 }
@@ -130,7 +131,7 @@ func ragStepTools() []*Tool {
 			}),
 			Output:      schemaFor[rag.RephraseOutput](nil),
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-			Visibility:  Internal, Limits: stepLimits, Table: Read,
+			Visibility:  Internal, Limits: stepLimits, Table: Read, Generates: true,
 			Example: json.RawMessage(`{"question":"How often should I replace it?","thread_id":"chat_demo"}`),
 		},
 		{
@@ -145,7 +146,7 @@ func ragStepTools() []*Tool {
 				p["relevant"].Enum = []any{"yes", "no"}
 			}),
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-			Visibility:  Internal, Limits: stepLimits,
+			Visibility:  Internal, Limits: stepLimits, Generates: true,
 			Example: json.RawMessage(`{"question":"How often should I replace my toothbrush?","documents":[{"doc_id":"dental-guide","chunk_id":"dental-guide#0","content":"Replace your toothbrush every three months, or sooner if the bristles fray.","score":0.83,"metadata":{"source":"dental-guide.md"},"store":"health"}]}`),
 		},
 	}
