@@ -60,9 +60,7 @@ FUNCTIONS = \
 	memory/get_summary \
 	memory/resource \
 	memory/set_summary \
-	operations/get_audit_trace \
-	vector/grade \
-	vector/rephrase
+	operations/get_audit_trace
 
 build-GatewayFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/gateway
@@ -150,10 +148,4 @@ build-MemorySetSummaryFunction:
 
 build-OperationsGetAuditTraceFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/operations/get_audit_trace
-
-build-VectorGradeFunction:
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/grade
-
-build-VectorRephraseFunction:
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/rephrase
 # generated:end

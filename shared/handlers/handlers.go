@@ -42,12 +42,6 @@ func All() map[string]Constructor {
 		"memory/delete":                MemoryDelete,
 		"memory/resource":              MemoryResource,
 		"operations/get_audit_trace":   GetAuditTrace,
-		"vector/rephrase":              VectorRephrase,
-		"vector/grade":                 VectorGrade,
-		"rag/basic":                    RAGBasic,
-		"rag/basic_rerank":             RAGBasicRerank,
-		"rag/crag":                     RAGCRAG,
-		"rag/health_check":             RAGHealthCheck,
 	}
 	maps.Copy(all, careerFunctions())
 	return all
