@@ -392,15 +392,15 @@ func ptr[T any](v T) *T { return &v }
 // family. It is built once; the catalog is immutable.
 var Default = sync.OnceValue(func() *Catalog {
 	c, err := New(
-		slices.Concat(memoryTools(), operationsTools(), careerTools()),
+		slices.Concat(memoryTools(), operationsTools(), vectorTools(), careerTools()),
 		memoryResources(),
 		nil,
 	)
 	if err != nil {
 		panic(err) // the entries above are fixed; TestDefaultCatalogIsValid catches this
 	}
-	// The functions event sources invoke, family by family (vectorTriggers()...).
-	triggers := []*Trigger{}
+	// The functions event sources invoke, family by family.
+	triggers := slices.Concat(vectorTriggers())
 	if c, err = c.WithTriggers(triggers...); err != nil {
 		panic(err)
 	}

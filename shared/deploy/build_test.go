@@ -216,13 +216,13 @@ func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			dir := t.TempDir()
-			env := append(awsEnv(t, prefix+f.Name), config.EnvTable+"="+config.FilePrefix+filepath.Join(dir, "t.db"))
+			env := append(awsEnv(t, prefix+f.Name), config.EnvTable+"="+config.FilePrefix+filepath.Join(dir, "t.db"), blobsEnv(dir))
 			var lam *fakeLambda
 			if f.Path == GatewayPath {
 				// The tool functions the gateway invokes run in this process, on their own table.
-				tbl := openTable(t, filepath.Join(dir, "functions.db"))
-				seed(t, tbl)
-				lam = &fakeLambda{t: t, prefix: prefix, handlers: handlers.Build(handlers.All(), deps(tbl))}
+				tbl, blobs := openTable(t, filepath.Join(dir, "functions.db")), openBlobs(t, filepath.Join(dir, "functions"))
+				seed(t, tbl, blobs)
+				lam = &fakeLambda{t: t, prefix: prefix, handlers: handlers.Build(handlers.All(), deps(tbl, blobs))}
 				mux := http.NewServeMux()
 				mux.Handle("POST /2015-03-31/functions/{name}/invocations", lam)
 				srv := httptest.NewServer(mux)
@@ -234,7 +234,7 @@ func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
 				)
 			} else {
 				tbl := openTable(t, filepath.Join(dir, "t.db"))
-				seed(t, tbl)
+				seed(t, tbl, openBlobs(t, dir))
 				tbl.Close() // the bootstrap opens it; the embedded store allows one process at a time
 			}
 			rt := lambdatest.NewRuntime(&lambdatest.Options{FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:" + prefix + f.Name})

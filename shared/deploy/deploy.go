@@ -299,9 +299,9 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 }
 
 // pipelineOf describes the state machine for the template, or returns nil
-// when the catalog has none of its step functions (the families that serve
-// them are not built yet). Some but not all of them, or a function that runs
-// the pipeline without them, is an error.
+// when the catalog lacks some of its step functions and no function runs the
+// pipeline (the families that serve them are not built yet). A function that
+// runs the pipeline without all of them is an error.
 func pipelineOf(all []Function) (*templatePipeline, error) {
 	byPath := map[string]Function{}
 	runs := ""
@@ -322,7 +322,9 @@ func pipelineOf(all []Function) (*templatePipeline, error) {
 		p.Substitutions = append(p.Substitutions, substitution{Name: t.Substitution, LogicalID: f.LogicalID})
 	}
 	switch {
-	case len(missing) == len(pipeline.Tasks) && runs == "":
+	case len(missing) > 0 && runs == "":
+		// Nothing runs the pipeline yet: the families that serve its other
+		// steps are not built (or not merged) yet.
 		return nil, nil
 	case len(missing) > 0:
 		return nil, fmt.Errorf("deploy: the pipeline state machine needs the functions %s, which the catalog lacks", strings.Join(missing, ", "))

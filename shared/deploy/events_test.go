@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apigw"
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
@@ -27,7 +28,9 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/embedded"
+	"github.com/switchboard-dev/switchboard/shared/store/localfs"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
+	"github.com/switchboard-dev/switchboard/shared/vector"
 )
 
 // openTable opens an embedded table at path, closed when the test ends.
@@ -41,9 +44,23 @@ func openTable(t *testing.T, path string) *embedded.Table {
 	return tbl
 }
 
-// deps returns the dependencies of in-process handlers over table.
-func deps(table store.Table) lambdafn.Deps {
-	return lambdafn.Deps{Table: table, Summarizer: offline.Summarizer{}}
+// deps returns the dependencies of in-process handlers over table and blobs.
+func deps(table store.Table, blobs store.Blobs) lambdafn.Deps {
+	return lambdafn.Deps{Table: table, Blobs: blobs, Summarizer: offline.Summarizer{}}
+}
+
+// openBlobs opens a local blob store in dir/blobs, where the bootstraps find it
+// through [blobsEnv].
+func openBlobs(t *testing.T, dir string) store.Blobs {
+	t.Helper()
+	b := localfs.New(filepath.Join(dir, "blobs"))
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// blobsEnv configures a bootstrap to use the blob store of [openBlobs].
+func blobsEnv(dir string) string {
+	return config.EnvBucket + "=" + config.FilePrefix + filepath.Join(dir, "blobs")
 }
 
 // readEvent reads the event file of ev from events/, as sam local invoke would.
@@ -70,13 +87,19 @@ func eventByPath(t *testing.T, path string) Event {
 	return evs[i]
 }
 
-// seed prepares table for the sample events: it replays the events of
-// memory_get_or_create and memory_add_message, so that the sample conversation
-// exists with a message, and the sample trace has audit events.
-func seed(t *testing.T, table store.Table) {
+// seed prepares table and blobs for the sample events: it replays the events
+// of memory_get_or_create and memory_add_message, so that the sample
+// conversation exists with a message, and the sample trace has audit events;
+// and it creates the sample vector store and replays vector_document_ingest
+// into it.
+func seed(t *testing.T, table store.Table, blobs store.Blobs) {
 	t.Helper()
-	hs := handlers.Build(handlers.All(), deps(table))
-	for _, path := range []string{"events/memory/get_or_create.json", "events/memory/add_message.json"} {
+	hs := handlers.Build(handlers.All(), deps(table, blobs))
+	sample := tenant.Caller{Tenant: SampleTenant, Principal: SamplePrincipal}
+	if _, err := vector.New(table, blobs, nil, nil).CreateStore(context.Background(), sample, vector.CreateStoreInput{Alias: "manuals"}); err != nil {
+		t.Fatalf("seeding the sample vector store: %v", err)
+	}
+	for _, path := range []string{"events/memory/get_or_create.json", "events/memory/add_message.json", "events/vector/document_ingest.json"} {
 		ev := eventByPath(t, path)
 		out, err := hs[ev.Function].Invoke(context.Background(), readEvent(t, ev))
 		if err != nil {
@@ -168,6 +191,7 @@ func checkGatewayAnswer(t *testing.T, ev Event, payload []byte) {
 		Error  json.RawMessage `json:"error"`
 	}
 	sc := bufio.NewScanner(strings.NewReader(resp.Body))
+	sc.Buffer(nil, 16<<20) // tools/list outgrew the default 64 KB line
 	for sc.Scan() {
 		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
 			if err := json.Unmarshal([]byte(data), &msg); err != nil {
@@ -302,12 +326,12 @@ func grantedTableActions(t *testing.T, p parsed, path string) []string {
 // localGateway returns the gateway's Lambda handler with every function in
 // process, as launch runs it locally, acting for the sample tenant when a
 // request has no API key.
-func localGateway(t *testing.T, functions, keys store.Table) lambda.Handler {
+func localGateway(t *testing.T, functions, keys store.Table, blobs store.Blobs) lambda.Handler {
 	t.Helper()
 	cat := catalog.Default()
 	gw, err := gateway.New(gateway.Options{
 		Catalog:   cat,
-		Invoker:   invoke.NewLocal(handlers.Build(handlers.All(), deps(functions)), cat.Timeout),
+		Invoker:   invoke.NewLocal(handlers.Build(handlers.All(), deps(functions, blobs)), cat.Timeout),
 		Keys:      apikey.New(keys, nil),
 		Anonymous: &tenant.Caller{Tenant: SampleTenant, Principal: SamplePrincipal},
 	})
@@ -331,18 +355,19 @@ func TestEveryEventReplaysThroughItsHandler(t *testing.T) {
 	for _, ev := range evs {
 		t.Run(ev.Path, func(t *testing.T) {
 			t.Parallel()
-			tbl := openTable(t, filepath.Join(t.TempDir(), "t.db"))
-			seed(t, tbl)
+			dir := t.TempDir()
+			tbl, blobs := openTable(t, filepath.Join(dir, "t.db")), openBlobs(t, dir)
+			seed(t, tbl, blobs)
 			rec := newRecordingTable(tbl)
 			var h lambda.Handler
 			if ev.Function == GatewayPath {
-				h = localGateway(t, tbl, rec)
+				h = localGateway(t, tbl, rec, blobs)
 			} else {
 				ctor, ok := ctors[ev.Function]
 				if !ok {
 					t.Fatalf("handlers.All has no constructor for %s", ev.Function)
 				}
-				h = ctor(deps(rec))
+				h = ctor(deps(rec, blobs))
 			}
 			out, err := h.Invoke(context.Background(), readEvent(t, ev))
 			if err != nil {
@@ -375,7 +400,7 @@ func TestTheGatewayReadsOnlyApiKeysFromItsTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := newRecordingTable(tbl)
-	h := localGateway(t, tbl, rec)
+	h := localGateway(t, tbl, rec, nil)
 	ev := eventByPath(t, "events/gateway/tools-list.json")
 	var req events.APIGatewayV2HTTPRequest
 	if err := json.Unmarshal(readEvent(t, ev), &req); err != nil {

@@ -42,7 +42,7 @@ func newHarness(t *testing.T, configure func(*gateway.Options)) *harness {
 	t.Helper()
 	tbl := storetest.OpenEmbedded(t)
 	cat := catalog.Default()
-	deps := lambdafn.Deps{Table: tbl, Summarizer: offline.Summarizer{}}
+	deps := lambdafn.Deps{Table: tbl, Blobs: storetest.OpenLocalFS(t), Summarizer: offline.Summarizer{}}
 	opts := gateway.Options{
 		Catalog:           cat,
 		Invoker:           invoke.NewLocal(handlers.Build(handlers.All(), deps), cat.Timeout),
@@ -421,6 +421,7 @@ func TestEveryToolResultMatchesItsOutputSchema(t *testing.T) {
 	h := newHarness(t, nil)
 	cs := h.connect(t, "", nil)
 	mustCall(t, cs, "memory_get_or_create", map[string]any{"conversation_id": "chat_demo"})
+	mustCall(t, cs, "vector_store_create", map[string]any{"alias": "manuals"}) // the vector examples' store
 	for _, tool := range catalog.Default().Tools() {
 		t.Run(tool.Name, func(t *testing.T) {
 			var args map[string]any

@@ -42,6 +42,16 @@ func All() map[string]Constructor {
 		"memory/delete":                MemoryDelete,
 		"memory/resource":              MemoryResource,
 		"operations/get_audit_trace":   GetAuditTrace,
+		"vector/retriever":             VectorRetriever,
+		"vector/storage":               VectorStorage,
+		"vector/store_create":          VectorStoreCreate,
+		"vector/store_get":             VectorStoreGet,
+		"vector/store_list":            VectorStoreList,
+		"vector/store_delete":          VectorStoreDelete,
+		"vector/document_ingest":       VectorDocumentIngest,
+		"vector/document_list":         VectorDocumentList,
+		"vector/document_delete":       VectorDocumentDelete,
+		"vector/indexer":               VectorIndexer,
 	}
 	maps.Copy(all, careerFunctions())
 	return all

@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -19,7 +20,10 @@ import (
 // The in-memory quality harness (the real one, through ingestion, is the
 // vector stream's scripts/retrieval-eval):
 //
-//	go test -tags eval -run TestBEIR -v ./shared/retrieval/ -args -data /work/shared/eval/scifact -split train
+//	go test -tags eval -run 'TestBEIR$' -v ./shared/retrieval/ -args -data /work/shared/eval/scifact -split train
+//
+// With no tuning flags it searches exactly as a zero Query.Tuning does, over
+// text.DefaultPassageOptions passages of title + "\n\n" + text.
 var (
 	evalData  = flag.String("data", "/work/shared/eval/scifact", "BEIR folder")
 	evalSplit = flag.String("split", "train", "qrels split")
@@ -31,6 +35,8 @@ var (
 	evalDepth = flag.Int("depth", 0, "hybrid depth (0: default)")
 	evalVW    = flag.Float64("vw", 0, "vector weight (0: default)")
 	evalBW    = flag.Float64("bw", 0, "bm25 weight (0: default)")
+	evalFB    = flag.Int("feedback", 0, "hybrid feedback hits (0: default, -1: off)")
+	evalQW    = flag.Float64("qw", 0, "query vector weight in feedback (0: default)")
 )
 
 // chunkText cuts s into pieces of about size runes at spaces: a stand-in for
@@ -69,38 +75,49 @@ func TestBEIR(t *testing.T) {
 	emb := offline.NewEmbedder(*evalDims)
 	ctx := context.Background()
 	start := time.Now()
-	var chunks []retrieval.Chunk
-	for _, d := range ds.Corpus {
-		for i, c := range chunkText(d.Title+" "+d.Text, *evalChunk) {
-			chunks = append(chunks, retrieval.Chunk{ID: fmt.Sprintf("%s#%d", d.ID, i), DocID: d.ID, Text: c})
+	var seg *retrieval.Segment
+	if *evalChunk == 0 {
+		// Default ingestion: text.DefaultPassageOptions passages.
+		seg = passageSegment(t, ds, emb)
+	} else {
+		var chunks []retrieval.Chunk
+		for _, d := range ds.Corpus {
+			for i, c := range chunkText(d.Title+" "+d.Text, *evalChunk) {
+				chunks = append(chunks, retrieval.Chunk{ID: fmt.Sprintf("%s#%d", d.ID, i), DocID: d.ID, Text: c})
+			}
+		}
+		texts := make([]string, len(chunks))
+		for i := range chunks {
+			texts[i] = chunks[i].Text
+		}
+		e, err := emb.Embed(ctx, provider.EmbedRequest{Texts: texts, Purpose: provider.ForDocument})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range chunks {
+			chunks[i].Vector = e.Vectors[i]
+		}
+		if seg, err = retrieval.NewSegment(chunks, *evalDims); err != nil {
+			t.Fatal(err)
 		}
 	}
-	texts := make([]string, len(chunks))
-	for i := range chunks {
-		texts[i] = chunks[i].Text
+	t.Logf("%d docs, %d chunks, indexed in %v", len(ds.Corpus), seg.Len(), time.Since(start).Round(time.Millisecond))
+	tuning := &retrieval.Tuning{K1: *evalK1, B: *evalB, RRFConstant: *evalRRF, Depth: *evalDepth, VectorWeight: *evalVW, BM25Weight: *evalBW, Feedback: *evalFB, QueryWeight: *evalQW}
+	if *tuning == (retrieval.Tuning{}) {
+		tuning = retrieval.TuningFor("offline") // exactly what default search does
 	}
-	e, err := emb.Embed(ctx, provider.EmbedRequest{Texts: texts, Purpose: provider.ForDocument})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range chunks {
-		chunks[i].Vector = e.Vectors[i]
-	}
-	seg, err := retrieval.NewSegment(chunks, *evalDims)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d docs, %d chunks, indexed in %v", len(ds.Corpus), len(chunks), time.Since(start).Round(time.Millisecond))
-	tuning := &retrieval.Tuning{K1: *evalK1, B: *evalB, RRFConstant: *evalRRF, Depth: *evalDepth, VectorWeight: *evalVW, BM25Weight: *evalBW}
 	for _, mode := range []retrieval.Mode{retrieval.ModeBM25, retrieval.ModeVector, retrieval.ModeHybrid} {
 		run := beir.Run{}
+		var took []time.Duration
 		for _, q := range ds.Queries {
 			qe, err := emb.Embed(ctx, provider.EmbedRequest{Texts: []string{q.Text}, Purpose: provider.ForQuery})
 			if err != nil {
 				t.Fatal(err)
 			}
+			t0 := time.Now()
 			hits, err := retrieval.Search([]*retrieval.Segment{seg}, retrieval.Query{
 				Text: q.Text, Vector: qe.Vectors[0], Mode: mode, K: 100, PerDoc: true, Tuning: tuning})
+			took = append(took, time.Since(t0))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +125,9 @@ func TestBEIR(t *testing.T) {
 				run[q.ID] = append(run[q.ID], h.DocID)
 			}
 		}
-		fmt.Printf("split=%s mode=%-6s ndcg@10=%.4f recall@100=%.4f (chunk=%d dims=%d %+v)\n", *evalSplit, mode,
-			beir.MeanNDCG(run, ds.Qrels, 10), beir.MeanRecall(run, ds.Qrels, 100), *evalChunk, *evalDims, *tuning)
+		slices.Sort(took)
+		fmt.Printf("split=%s mode=%-6s search p50 %v\n", *evalSplit, mode, took[len(took)/2])
+		fmt.Printf("split=%s mode=%-6s ndcg@10=%.4f recall@100=%.4f (chunk=%d dims=%d tuning %+v)\n", *evalSplit, mode,
+			beir.MeanNDCG(run, ds.Qrels, 10), beir.MeanRecall(run, ds.Qrels, 100), *evalChunk, *evalDims, tuning)
 	}
 }

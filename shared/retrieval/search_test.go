@@ -3,6 +3,7 @@ package retrieval
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"testing"
@@ -127,7 +128,60 @@ func TestSearchIsTheSameWhetherSegmentsAreOneOrFannedOut(t *testing.T) {
 				if diff := cmp.Diff(want, got, ignore, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
 					t.Errorf("several segments mismatch (-want +got):\n%s", diff)
 				}
-				// Fanned out: global statistics first, then one SearchLists per shard.
+				// Fanned out: global statistics first, then one SearchLists per
+				// shard. In hybrid mode pseudo-relevance feedback needs the
+				// global top BM25 hits: a BM25 round, then the expanded vector
+				// (ExpandVector) in a vector round.
+				if mode == ModeHybrid {
+					terms := QueryTerms(q.Text)
+					var st Stats
+					for _, s := range shards {
+						st.Add(s.TermStats(terms))
+					}
+					bq := q
+					bq.Mode, bq.K = ModeBM25, q.Depth()
+					var bms [][]Hit
+					for i, s := range shards {
+						l, err := SearchLists([]*Segment{s}, bq, &st)
+						if err != nil {
+							t.Fatal(err)
+						}
+						for j := range l.BM25 {
+							l.BM25[j].Segment = i // the coordinator's numbering
+						}
+						bms = append(bms, l.BM25)
+					}
+					merged := Combine(bq, func() []Lists {
+						var p []Lists
+						for _, b := range bms {
+							p = append(p, Lists{BM25: b})
+						}
+						return p
+					}()...)
+					var vecs [][]float32
+					for _, h := range merged[:min(DefaultFeedback, len(merged))] {
+						vecs = append(vecs, shards[h.Segment].Chunk(h.Index).Vector)
+					}
+					vq := q
+					vq.Mode, vq.K, vq.Vector = ModeVector, q.Depth(), ExpandVector(q, vecs)
+					var parts []Lists
+					for i, s := range shards {
+						l, err := SearchLists([]*Segment{s}, vq, nil)
+						if err != nil {
+							t.Fatal(err)
+						}
+						parts = append(parts, Lists{BM25: bms[i], Vector: l.Vector})
+					}
+					got = Combine(q, parts...)
+					if diff := cmp.Diff(want, got, ignore, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+						t.Errorf("fan-out with feedback mismatch (-want +got):\n%s", diff)
+					}
+					// One round, feedback off: also exact.
+					q.Tuning = &Tuning{Feedback: -1}
+					if want, err = Search([]*Segment{whole}, q); err != nil {
+						t.Fatal(err)
+					}
+				}
 				terms := QueryTerms(q.Text)
 				var st Stats
 				for _, s := range shards {
@@ -230,5 +284,56 @@ func TestHybridPerDocFusesADocumentsChunksAsOne(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"a", "b"}, docs); diff != "" {
 		t.Errorf("documents mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestHybridFeedbackExpandsTheVectorQuery(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const dims = 24
+	seg, _ := NewSegment(randomChunks(rng, 300, dims), dims)
+	segs := []*Segment{seg}
+	q := Query{Text: "protein cancer growth receptor", Vector: unit(rng, dims), K: 20, PerDoc: true}
+	bm, _ := Search(segs, Query{Text: q.Text, Mode: ModeBM25, K: 100, PerDoc: true})
+	if len(bm) < DefaultFeedback {
+		t.Fatalf("%d BM25 hits", len(bm))
+	}
+	// The expanded query by hand: 0.4 q + 0.6 mean(top 3), normalised.
+	x := make([]float64, dims)
+	for i := range x {
+		x[i] = DefaultQueryWeight * float64(q.Vector[i])
+		for _, h := range bm[:DefaultFeedback] {
+			x[i] += (1 - DefaultQueryWeight) / DefaultFeedback * float64(seg.Chunk(h.Index).Vector[i])
+		}
+	}
+	var ss float64
+	for _, f := range x {
+		ss += f * f
+	}
+	ev := make([]float32, dims)
+	for i := range x {
+		ev[i] = float32(x[i] / math.Sqrt(ss))
+	}
+	l, err := SearchLists(segs, q, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantVec, _ := Search(segs, Query{Vector: ev, Mode: ModeVector, K: q.Depth(), PerDoc: true})
+	if diff := cmp.Diff(wantVec, l.Vector, cmpopts.EquateApprox(0, 1e-6)); diff != "" {
+		t.Errorf("hybrid's vector list is not the expanded query's (-want +got):\n%s", diff)
+	}
+	// Feedback off: the plain query vector.
+	q.Tuning = &Tuning{Feedback: -1}
+	l, _ = SearchLists(segs, q, nil)
+	plain, _ := Search(segs, Query{Vector: q.Vector, Mode: ModeVector, K: q.Depth(), PerDoc: true})
+	if diff := cmp.Diff(plain, l.Vector); diff != "" {
+		t.Errorf("feedback off changed the vector list (-want +got):\n%s", diff)
+	}
+	// Vector mode never uses feedback.
+	got, _ := Search(segs, Query{Vector: q.Vector, Mode: ModeVector, K: q.Depth(), PerDoc: true, Tuning: &Tuning{Feedback: 5}})
+	if diff := cmp.Diff(plain, got); diff != "" {
+		t.Errorf("vector mode used feedback (-want +got):\n%s", diff)
+	}
+	if tu := TuningFor("bedrock"); tu.Feedback >= 0 {
+		t.Errorf("hosted embedders get feedback %d; want off", tu.Feedback)
 	}
 }

@@ -1,0 +1,87 @@
+package handlers
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/vector"
+)
+
+func vectorService(d lambdafn.Deps) *vector.Service {
+	return vector.New(d.Table, d.Blobs, d.Embedder, &vector.Options{Logger: d.Logger, Progress: lambdafn.ReportProgress})
+}
+
+// VectorStorage builds the optimizer_vs-storage function.
+func VectorStorage(d lambdafn.Deps) lambda.Handler {
+	return lambdafn.Tool(tool("optimizer_vs-storage"), d, vectorService(d).Storage)
+}
+
+// VectorStoreCreate builds the vector_store_create function.
+func VectorStoreCreate(d lambdafn.Deps) lambda.Handler {
+	return lambdafn.Tool(tool("vector_store_create"), d, vectorService(d).CreateStore)
+}
+
+// VectorStoreGet builds the vector_store_get function.
+func VectorStoreGet(d lambdafn.Deps) lambda.Handler {
+	return lambdafn.Tool(tool("vector_store_get"), d, vectorService(d).GetStore)
+}
+
+// VectorStoreList builds the vector_store_list function.
+func VectorStoreList(d lambdafn.Deps) lambda.Handler {
+	return lambdafn.Tool(tool("vector_store_list"), d, vectorService(d).ListStores)
+}
+
+// VectorStoreDelete builds the vector_store_delete function.
+func VectorStoreDelete(d lambdafn.Deps) lambda.Handler {
+	return lambdafn.Tool(tool("vector_store_delete"), d, vectorService(d).DeleteStore)
+}
+
+// VectorDocumentList builds the vector_document_list function.
+func VectorDocumentList(d lambdafn.Deps) lambda.Handler {
+	return lambdafn.Tool(tool("vector_document_list"), d, vectorService(d).ListDocuments)
+}
+
+// VectorDocumentDelete builds the vector_document_delete function.
+func VectorDocumentDelete(d lambdafn.Deps) lambda.Handler {
+	return lambdafn.Tool(tool("vector_document_delete"), d, vectorService(d).DeleteDocument)
+}
+
+// VectorRetriever builds the optimizer_vs-retriever function: the
+// pipeline's retrieve step and a public tool.
+func VectorRetriever(d lambdafn.Deps) lambda.Handler {
+	return lambdafn.Tool(tool("optimizer_vs-retriever"), d, vectorService(d).Retrieve)
+}
+
+// VectorDocumentIngest builds the vector_document_ingest function.
+func VectorDocumentIngest(d lambdafn.Deps) lambda.Handler {
+	return lambdafn.Tool(tool("vector_document_ingest"), d, vectorService(d).Ingest)
+}
+
+// VectorIndexer builds the vector/indexer function. It is not a tool: S3
+// invokes it with ObjectCreated and ObjectRemoved notifications for keys under
+// tenants/, and it ingests or removes the documents uploaded under
+// tenants/<tenant>/documents/<store>/ (see [vector.Service.Index]). It
+// returns an error, so that Lambda retries the event, only when retrying may
+// help.
+func VectorIndexer(d lambdafn.Deps) lambda.Handler {
+	svc := vectorService(d)
+	log := d.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("function", "vector/indexer")
+	return lambda.NewHandler(func(ctx context.Context, ev events.S3Event) (vector.IndexReport, error) {
+		rep, err := svc.Index(ctx, ev)
+		level := slog.LevelInfo
+		if err != nil {
+			level = slog.LevelError
+		}
+		log.Log(ctx, level, "indexed", "records", len(ev.Records), "ingested", len(rep.Ingested),
+			"deleted", len(rep.Deleted), "skipped", rep.Skipped, "error", err)
+		return rep, err
+	})
+}

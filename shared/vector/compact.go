@@ -1,0 +1,219 @@
+package vector
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/retrieval"
+	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// Compaction settings. Every ingest writes a shard of its own, so a store
+// fed one document at a time would soon be thousands of tiny objects, each a
+// request per cold search; and replaced or deleted documents leave dead
+// chunks in their shards. Compaction runs in the ingestion path, after the
+// commit, when a store has more than [MaxShards] shards or much dead weight:
+// it merges the smallest shards, size-tiered (and those much dead) into
+// one, dropping dead chunks, and commits the swap like any other change. A compaction that
+// loses a race to another one gives up; the next ingest tries again.
+const (
+	// MaxShards is how many shards a store may have before compaction merges
+	// the smallest; after it, the store has about half as many.
+	MaxShards = 16
+	// MaxShardChunks bounds the chunks a merged shard holds (about 150 MB
+	// decoded at 384 dimensions), so compaction fits a Lambda's memory.
+	MaxShardChunks = 50_000
+	// deadShare is the share of dead chunks in a shard, or in a store, past
+	// which compaction rewrites it.
+	deadShare = 0.3
+)
+
+// needsCompaction reports whether m has too many shards or too many dead chunks.
+func (s *Service) needsCompaction(m *manifest) bool {
+	if len(m.Shards) > s.maxShards {
+		return true
+	}
+	var total, dead int
+	for _, sh := range m.Shards {
+		total += sh.Chunks
+	}
+	for _, d := range m.Dead {
+		dead += d.Chunks
+	}
+	return dead > 0 && float64(dead) > deadShare*float64(total)
+}
+
+// pickShards chooses the shards a compaction merges: those whose known dead
+// share passes deadShare; and, when the store has more than maxShards
+// shards, the smallest, size-tiered: the smallest two, then each next one as
+// long as it is no larger than those picked together. A chunk is therefore
+// copied only into a shard at least twice the size of the one it leaves, so
+// it is copied O(log n) times over a store's life; taking a fixed number of
+// the smallest instead kept re-copying one growing shard, quadratic in the
+// store's size (SciFact's 5,183 single-passage ingests copied ten times the
+// chunks). Everything stays within [MaxShardChunks]. When dead chunks whose
+// shard is unknown (their shard was compacted since) pass deadShare of the
+// store, every shard is picked, size permitting.
+func pickShards(m *manifest, maxShards int) []shardRef {
+	deadIn := map[string]int{}
+	unknown, total := 0, 0
+	for _, d := range m.Dead {
+		if m.shard(d.Shard) >= 0 {
+			deadIn[d.Shard] += d.Chunks
+		} else {
+			unknown += d.Chunks
+		}
+	}
+	for _, sh := range m.Shards {
+		total += sh.Chunks
+	}
+	shards := slices.Clone(m.Shards)
+	slices.SortFunc(shards, func(a, b shardRef) int { return cmp.Or(cmp.Compare(a.Chunks, b.Chunks), cmp.Compare(a.ID, b.ID)) })
+	picked := map[string]bool{}
+	var out []shardRef
+	chunks := 0
+	take := func(sh shardRef) bool {
+		live := sh.Chunks - deadIn[sh.ID]
+		if picked[sh.ID] {
+			return true
+		}
+		if chunks+live > MaxShardChunks && len(out) >= 2 {
+			return false
+		}
+		picked[sh.ID] = true
+		out = append(out, sh)
+		chunks += live
+		return true
+	}
+	everything := unknown > 0 && float64(unknown) > deadShare*float64(total)
+	for _, sh := range shards {
+		if everything || float64(deadIn[sh.ID]) > deadShare*float64(sh.Chunks) {
+			take(sh)
+		}
+	}
+	if len(m.Shards) > maxShards {
+		tier, n := 0, 0
+		for _, sh := range shards {
+			if n >= 2 && sh.Chunks > tier || !take(sh) {
+				break
+			}
+			tier += sh.Chunks
+			n++
+		}
+	}
+	if len(out) == 1 && deadIn[out[0].ID] == 0 {
+		return nil // rewriting one shard with nothing dead in it gains nothing
+	}
+	return out
+}
+
+// errStale ends a compaction whose shards another change removed meanwhile.
+var errStale = errors.New("shards changed during compaction")
+
+// compact merges shards of a store as [pickShards] chooses, dropping dead
+// chunks, and commits the result.
+func (s *Service) compact(ctx context.Context, c tenant.Caller, alias string) error {
+	r, m, err := s.snapshot(ctx, c, alias)
+	if err != nil {
+		return err
+	}
+	picked := pickShards(m, s.maxShards)
+	if len(picked) == 0 {
+		return nil
+	}
+	var live []retrieval.Chunk
+	found := map[string]bool{} // first chunk id of each dead version met in picked shards
+	firsts := map[string]bool{}
+	for _, d := range m.Dead {
+		if d.Chunks > 0 {
+			firsts[chunkID(alias, d.DocID, d.Hash, 0)] = true
+		}
+	}
+	for _, sh := range picked {
+		seg, err := s.segment(ctx, sh)
+		if err != nil {
+			return err
+		}
+		for i := range seg.Len() {
+			ch := seg.Chunk(i)
+			if firsts[ch.ID] {
+				found[ch.ID] = true
+			}
+			if !m.isDead(ch.ID) {
+				live = append(live, ch)
+			}
+		}
+	}
+	var merged shardRef
+	if len(live) > 0 {
+		if merged, err = s.writeShard(ctx, c, alias, r.Dims, live); err != nil {
+			return err
+		}
+	}
+	pickedIDs := map[string]bool{}
+	for _, sh := range picked {
+		pickedIDs[sh.ID] = true
+	}
+	_, _, err = s.commit(ctx, c, alias, func(_ *storeRec, cur *manifest) ([]store.Write, error) {
+		for id := range pickedIDs {
+			if cur.shard(id) < 0 {
+				return nil, errStale
+			}
+		}
+		cur.Shards = slices.DeleteFunc(cur.Shards, func(sh shardRef) bool { return pickedIDs[sh.ID] })
+		if merged.ID != "" {
+			cur.Shards = append(cur.Shards, merged)
+		}
+		var dead []deadDoc
+		for _, d := range cur.Dead {
+			if d.Chunks == 0 || !found[chunkID(alias, d.DocID, d.Hash, 0)] {
+				dead = append(dead, d) // not in the merged shards: untouched
+				continue
+			}
+			if m.isDead(chunkID(alias, d.DocID, d.Hash, 0)) {
+				continue // dropped from the merged shard
+			}
+			// Killed while we merged: its chunks were copied, so it stays dead, in the new shard.
+			d.Shard = merged.ID
+			dead = append(dead, d)
+		}
+		cur.Dead = dead
+		return nil, nil
+	})
+	if errors.Is(err, errStale) {
+		s.removeObjects(ctx, merged.Key)
+		return nil
+	}
+	if err != nil {
+		s.removeObjects(ctx, merged.Key)
+		return err
+	}
+	for _, sh := range picked {
+		s.removeObjects(ctx, sh.Key)
+	}
+	return nil
+}
+
+// segment returns a shard, decoded, from the cache when its ETag is unchanged.
+func (s *Service) segment(ctx context.Context, sh shardRef) (*retrieval.Segment, error) {
+	seg, err := cached(ctx, s.cache, s.blobs, sh.Key, s.revalidate, decodeSegment)
+	if isNotFound(err) {
+		return nil, err
+	}
+	if errors.Is(err, retrieval.ErrCorrupt) {
+		return nil, fault.Unavailable(err, "shard %s is corrupt: %v; re-ingest its documents, or delete and rebuild the store", sh.Key, err)
+	}
+	if err != nil {
+		return nil, fault.Unavailable(err, "reading shard %s failed; retry", sh.Key)
+	}
+	if seg.Len() != sh.Chunks {
+		return nil, fault.Unavailable(fmt.Errorf("shard %s holds %d chunks, its manifest says %d", sh.Key, seg.Len(), sh.Chunks),
+			"shard %s does not match the store's manifest; re-ingest its documents, or delete and rebuild the store", sh.Key)
+	}
+	return seg, nil
+}

@@ -1,0 +1,370 @@
+package vector
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/document"
+	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/retrieval"
+	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+	"github.com/switchboard-dev/switchboard/shared/text"
+)
+
+// Ingestion settings.
+const (
+	// EmbedBatch is how many passages one embedding call carries.
+	EmbedBatch = 64
+	// ShardProfileTerms bounds the term profile a shard's manifest entry keeps.
+	ShardProfileTerms = 64
+)
+
+// Metadata keys every chunk gets from its document, unless the caller's
+// metadata sets them.
+const (
+	MetaSource = "source"
+	MetaTitle  = "title"
+	MetaFormat = "format"
+)
+
+// source is a document's bytes and the name its format is read from.
+type source struct {
+	name  string // file name, for the format
+	from  string // the file name or object key, for the source metadata
+	data  []byte
+	field string // the argument that gave it, for errors
+}
+
+// Ingest adds a document to a store, or replaces the stored document with
+// the same id: it extracts the text (document.Extract), cuts it into
+// passages (text.Passages with the store's chunking), embeds them in
+// batches, writes them as a new immutable shard and commits it to the
+// store's manifest, removing the document's previous chunks from search in
+// the same commit. A document whose text and metadata are unchanged is
+// skipped before anything is embedded.
+func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (IngestOutput, error) {
+	if err := ValidateAlias("store", in.Store); err != nil {
+		return IngestOutput{}, err
+	}
+	if err := validateMetadata(in.Metadata); err != nil {
+		return IngestOutput{}, err
+	}
+	given := 0
+	for _, v := range []string{in.Content, in.ContentBase64, in.Key} {
+		if v != "" {
+			given++
+		}
+	}
+	if given != 1 {
+		return IngestOutput{}, fault.Invalid("content", "give the document exactly one way: content (text), content_base64 (binary) or key (an object under your tenant)")
+	}
+	if in.Format != "" && !slices.Contains(Formats, in.Format) {
+		return IngestOutput{}, fault.Invalid("format", "%q is not a format: use txt, md, pdf or docx", in.Format)
+	}
+	r, err := s.loadStore(ctx, c, in.Store, false)
+	if err != nil {
+		return IngestOutput{}, err
+	}
+	if err := s.checkEmbedder(r); err != nil {
+		return IngestOutput{}, err
+	}
+	src, err := s.readSource(ctx, c, in)
+	if err != nil {
+		return IngestOutput{}, err
+	}
+	docID := in.DocID
+	if docID == "" {
+		docID = defaultDocID(c, in)
+	}
+	if docID == "" {
+		return IngestOutput{}, fault.Invalid("doc_id", "is required when there is no file_name or key to take it from")
+	}
+	if err := ValidateDocID("doc_id", docID); err != nil {
+		return IngestOutput{}, err
+	}
+	doc, err := document.Extract(src.name, src.data)
+	switch {
+	case errors.Is(err, document.ErrUnsupported):
+		field := "file_name"
+		if in.FileName == "" && in.Format != "" {
+			field = "format"
+		}
+		return IngestOutput{}, fault.Invalid(field, "%v", err)
+	case err != nil:
+		return IngestOutput{}, fault.Invalid(src.field, "cannot be read as %s: %v", path.Ext(src.name), err)
+	}
+	md := chunkMetadata(in.Metadata, src.from, doc)
+	hash := contentHash(doc.Markdown, md)
+	out := IngestOutput{Store: in.Store, DocID: docID, Status: "unchanged", ContentHash: hash, Format: doc.Format,
+		Title: doc.Title, Provider: r.Provider, Model: r.Model, Dims: r.Dims}
+
+	old, found, err := s.loadDoc(ctx, c, in.Store, docID)
+	if err != nil {
+		return IngestOutput{}, err
+	}
+	if found && old.Hash == hash {
+		out.Chunks = old.Chunks
+		return out, nil
+	}
+	passages, err := text.Passages(doc.Markdown, text.PassageOptions{Size: r.ChunkSize, Overlap: r.ChunkOverlap})
+	if err != nil {
+		return IngestOutput{}, fmt.Errorf("cutting passages: %w", err)
+	}
+	if len(passages) == 0 {
+		return IngestOutput{}, fault.Invalid(src.field, "holds no text to index")
+	}
+	chunks := make([]retrieval.Chunk, len(passages))
+	for i, p := range passages {
+		chunks[i] = retrieval.Chunk{ID: chunkID(in.Store, docID, hash, i), DocID: docID, Text: p.Text, Metadata: md}
+	}
+	if err := s.embedChunks(ctx, r, chunks); err != nil {
+		return IngestOutput{}, err
+	}
+	ref, err := s.writeShard(ctx, c, in.Store, r.Dims, chunks)
+	if err != nil {
+		return IngestOutput{}, err
+	}
+	rec := docRec{DocID: docID, Hash: hash, Chunks: len(chunks), Shard: ref.ID, Format: doc.Format, Title: doc.Title,
+		Source: src.from, Metadata: in.Metadata, Ingested: s.now()}
+	var dropped string
+	_, m, err := s.commit(ctx, c, in.Store, func(r *storeRec, m *manifest) ([]store.Write, error) {
+		cur, found, err := s.loadDoc(ctx, c, in.Store, docID)
+		if err != nil {
+			return nil, err
+		}
+		dropped, out.Removed, out.Status = "", 0, "added"
+		switch {
+		case found && cur.Hash == hash:
+			out.Status = "unchanged" // a concurrent ingest of the same text won
+			return nil, errNoChange
+		case found:
+			dropped = m.kill(deadDoc{Shard: cur.Shard, DocID: cur.DocID, Hash: cur.Hash, Chunks: cur.Chunks})
+			out.Removed, out.Status = cur.Chunks, "replaced"
+		default:
+			r.Documents++
+		}
+		m.Shards = append(m.Shards, ref)
+		return []store.Write{store.Put(rec.item(c, in.Store), store.Condition{})}, nil
+	})
+	if err != nil || out.Status == "unchanged" {
+		s.removeObjects(ctx, ref.Key)
+		return out, err
+	}
+	s.removeObjects(ctx, dropped)
+	out.Chunks = len(chunks)
+	if s.needsCompaction(m) {
+		if err := s.compact(ctx, c, in.Store); err != nil {
+			// The document is in; the next ingest tries again.
+			s.log.WarnContext(ctx, "compaction failed", "store", in.Store, "error", err)
+		}
+	}
+	return out, nil
+}
+
+// readSource returns the document's bytes from whichever argument gave them.
+// An object key is checked against the caller's tenant before anything is read.
+func (s *Service) readSource(ctx context.Context, c tenant.Caller, in IngestInput) (source, error) {
+	name := in.FileName
+	if name == "" && in.Format != "" {
+		name = "document." + in.Format
+	}
+	switch {
+	case in.Content != "":
+		if len(in.Content) > MaxInlineBytes {
+			return source{}, fault.Invalid("content", "is %d bytes, more than %d; upload larger documents to documents/%s/ in the bucket, or pass their key", len(in.Content), MaxInlineBytes, in.Store)
+		}
+		if name == "" {
+			name = "document.txt"
+		}
+		return source{name: name, from: in.FileName, data: []byte(in.Content), field: "content"}, nil
+	case in.ContentBase64 != "":
+		if name == "" {
+			return source{}, fault.Invalid("file_name", "is required with content_base64 (or give format): its extension says how to read the bytes")
+		}
+		data, err := base64.StdEncoding.DecodeString(in.ContentBase64)
+		if err != nil {
+			return source{}, fault.Invalid("content_base64", "is not standard base64: %v", err)
+		}
+		if len(data) > MaxInlineBytes {
+			return source{}, fault.Invalid("content_base64", "is %d bytes decoded, more than %d; pass larger documents by key", len(data), MaxInlineBytes)
+		}
+		return source{name: name, from: in.FileName, data: data, field: "content_base64"}, nil
+	}
+	if err := tenant.OwnBlobKey(c, in.Key); err != nil {
+		return source{}, fault.Invalid("key", "%v", err)
+	}
+	if name == "" {
+		name = path.Base(in.Key)
+	}
+	info, err := s.blobs.Head(ctx, in.Key)
+	if isNotFound(err) {
+		return source{}, fault.NotFound("no object %q: upload it first", in.Key)
+	}
+	if err != nil {
+		return source{}, fault.Unavailable(err, "reading object %q failed; retry", in.Key)
+	}
+	if info.Size > document.MaxBytes {
+		return source{}, fault.Invalid("key", "object %q is %d bytes, more than %d", in.Key, info.Size, document.MaxBytes)
+	}
+	rc, _, err := s.blobs.Get(ctx, in.Key, &store.GetOptions{Length: document.MaxBytes + 1})
+	if isNotFound(err) {
+		return source{}, fault.NotFound("no object %q: upload it first", in.Key)
+	}
+	if err != nil {
+		return source{}, fault.Unavailable(err, "reading object %q failed; retry", in.Key)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		return source{}, fault.Unavailable(err, "reading object %q failed; retry", in.Key)
+	}
+	if len(data) > document.MaxBytes {
+		return source{}, fault.Invalid("key", "object %q is more than %d bytes", in.Key, document.MaxBytes)
+	}
+	return source{name: name, from: in.Key, data: data, field: "key"}, nil
+}
+
+// defaultDocID is the document id when the caller gives none: the part of
+// the key after documents/<store>/ (what the indexer uses for an upload
+// there, so both name it alike), else the key's or the file's base name.
+func defaultDocID(c tenant.Caller, in IngestInput) string {
+	if in.Key != "" {
+		if rest, ok := strings.CutPrefix(in.Key, documentsPrefix(c, in.Store)); ok && rest != "" {
+			return rest
+		}
+		return path.Base(in.Key)
+	}
+	return in.FileName
+}
+
+// documentsPrefix is where uploads to a store go: the indexer ingests objects
+// created under it.
+func documentsPrefix(c tenant.Caller, alias string) string {
+	return tenant.BlobPrefix(c.Tenant) + "documents/" + alias + "/"
+}
+
+// chunkMetadata is the metadata every chunk of a document carries: the
+// caller's, plus the document's source, title and format where the caller set
+// none of those keys.
+func chunkMetadata(user map[string]string, from string, doc document.Document) map[string]string {
+	md := maps.Clone(user)
+	if md == nil {
+		md = map[string]string{}
+	}
+	for k, v := range map[string]string{MetaSource: from, MetaTitle: doc.Title, MetaFormat: doc.Format} {
+		if _, set := md[k]; !set && v != "" {
+			md[k] = v
+		}
+	}
+	return md
+}
+
+// contentHash fingerprints what a document's chunks are made of: its
+// metadata and its text.
+func contentHash(markdown string, md map[string]string) string {
+	b, _ := json.Marshal(md) // encoding/json sorts map keys
+	return text.Hash64Hex(string(b) + "\x00" + markdown)
+}
+
+// embedChunks fills in the chunks' vectors, a batch at a time, reporting
+// progress when there is more than one batch.
+func (s *Service) embedChunks(ctx context.Context, r storeRec, chunks []retrieval.Chunk) error {
+	for start := 0; start < len(chunks); start += EmbedBatch {
+		end := min(start+EmbedBatch, len(chunks))
+		texts := make([]string, end-start)
+		for i := range texts {
+			texts[i] = chunks[start+i].Text
+		}
+		e, err := s.emb.Embed(ctx, provider.EmbedRequest{Texts: texts, Purpose: provider.ForDocument})
+		if err != nil {
+			return fault.Unavailable(err, "embedding passages with %s/%s failed; retry", r.Provider, r.Model)
+		}
+		if e.Dims != r.Dims || len(e.Vectors) != len(texts) {
+			return fault.Unavailable(nil, "embedder %s/%s returned %d vectors of %d dimensions for %d passages; the store needs %d dimensions",
+				e.Provider, e.Model, len(e.Vectors), e.Dims, len(texts), r.Dims)
+		}
+		for i, v := range e.Vectors {
+			chunks[start+i].Vector = v
+		}
+		if len(chunks) > EmbedBatch {
+			s.progress(ctx, float64(end), float64(len(chunks)), fmt.Sprintf("embedded %d of %d passages", end, len(chunks)))
+		}
+	}
+	return nil
+}
+
+// writeShard writes chunks as a new shard object and returns its manifest
+// entry. The decoded shard goes into the cache, so this process's next
+// search does not read it back.
+func (s *Service) writeShard(ctx context.Context, c tenant.Caller, alias string, dims int, chunks []retrieval.Chunk) (shardRef, error) {
+	seg, err := retrieval.NewSegment(chunks, dims)
+	if err != nil {
+		return shardRef{}, fmt.Errorf("building a shard: %w", err)
+	}
+	data, err := seg.MarshalBinary()
+	if err != nil {
+		return shardRef{}, fmt.Errorf("encoding a shard: %w", err)
+	}
+	id := randomID(8)
+	key := shardKey(c, alias, id)
+	info, err := s.blobs.Put(ctx, key, data, &store.PutOptions{IfAbsent: true})
+	if err != nil {
+		return shardRef{}, fault.Unavailable(err, "writing a shard of vector store %q failed; retry", alias)
+	}
+	s.cache.add(&cacheEntry{key: key, etag: info.ETag, size: segmentBytes(data), value: seg, checked: time.Now()})
+	docs := map[string]bool{}
+	for _, ch := range chunks {
+		docs[ch.DocID] = true
+	}
+	return shardRef{ID: id, Key: key, ETag: info.ETag, Size: info.Size, Chunks: len(chunks), Docs: len(docs),
+		Terms: termProfile(chunks)}, nil
+}
+
+// termProfile counts, for the most frequent terms of chunks, the chunks that
+// hold them.
+func termProfile(chunks []retrieval.Chunk) map[string]int {
+	counts := map[string]int{}
+	for _, ch := range chunks {
+		seen := map[string]bool{}
+		for _, t := range text.Terms(ch.Text) {
+			if !seen[t] && len(t) > 1 {
+				seen[t] = true
+				counts[t]++
+			}
+		}
+	}
+	terms := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(terms, func(a, b string) int { return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b)) })
+	out := make(map[string]int, min(len(terms), ShardProfileTerms))
+	for _, t := range terms[:min(len(terms), ShardProfileTerms)] {
+		out[t] = counts[t]
+	}
+	return out
+}
+
+// segmentBytes estimates the memory a decoded shard of data holds. The
+// encoding holds what the decoded shard does (float32 and int8 vectors,
+// texts, postings), mostly as flat arrays; a quarter more covers the
+// strings' and maps' headers. Twice the size, as first estimated, made a
+// 100,000-chunk store overflow a 512 MB cache and reload on every query.
+func segmentBytes(data []byte) int64 { return int64(len(data)) * 5 / 4 }
+
+func decodeSegment(data []byte) (*retrieval.Segment, int64, error) {
+	seg, err := retrieval.DecodeSegment(data)
+	if err != nil {
+		return nil, 0, err
+	}
+	return seg, segmentBytes(data), nil
+}

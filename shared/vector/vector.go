@@ -1,0 +1,163 @@
+// Package vector keeps vector stores: documents cut into overlapping
+// passages (chunks), embedded, and written to S3 as immutable shards that a
+// warm function keeps decoded in memory; and retrieval over them by BM25,
+// exact vector search or both fused (the default), across one store or
+// several picked to fit the question. It is the vector-search family of the
+// Oracle AI Optimizer seed, serverless.
+//
+// A store's record in the table points at its current manifest, the list of
+// live shards; every change (an ingest, a delete, a compaction) writes a new
+// manifest and moves the pointer with a write conditional on the record's
+// version, so concurrent writers never lose each other's shards:
+//
+//	t#<tenant>#vs           <alias>        settings, embedder, counts, ver, manifest key, term profile
+//	t#<tenant>#vs#<alias>   doc#<doc id>   content hash, chunks, shard, format, title, source, metadata
+//	tenants/<tenant>/vector/<alias>/shards/<id>.seg              immutable shards (retrieval.Segment)
+//	tenants/<tenant>/vector/<alias>/manifests/<ver>-<rand>.json  manifests
+//
+//	svc := vector.New(table, blobs, embedder, nil)
+//	_, _ = svc.CreateStore(ctx, caller, vector.CreateStoreInput{Alias: "docs", Description: "product manuals"})
+//	_, _ = svc.Ingest(ctx, caller, vector.IngestInput{Store: "docs", FileName: "guide.md", Content: md})
+//	res, _ := svc.Retrieve(ctx, caller, vector.RetrieveInput{Question: "how do I reset it?"})
+//	// res.Documents: best chunks first, each naming its store
+package vector
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/provider/offline"
+	"github.com/switchboard-dev/switchboard/shared/store"
+)
+
+// Options configures [New]. A nil *Options uses the defaults.
+type Options struct {
+	// Cache keeps decoded shards and manifests. If nil, defaults to one cache
+	// shared by the whole process, [DefaultCacheBytes] large.
+	Cache *Cache
+	// Now returns the current time. If nil, defaults to time.Now.
+	Now func() time.Time
+	// Logger receives warnings. If nil, logs are discarded.
+	Logger *slog.Logger
+	// Searcher runs the workers of a search over groups of shards. If nil,
+	// defaults to the service's [LocalSearcher].
+	Searcher Searcher
+	// GroupBytes bounds the encoded shard bytes one worker searches. If zero,
+	// defaults to [DefaultGroupBytes].
+	GroupBytes int64
+	// Revalidate is how long a cached shard is trusted after a Head showed
+	// its ETag unchanged. If zero, defaults to [DefaultRevalidate]; a
+	// negative duration checks on every use.
+	Revalidate time.Duration
+	// MaxShards is how many shards a store may have before an ingest compacts
+	// it. If zero, defaults to [MaxShards].
+	MaxShards int
+	// Progress, if set, receives an ingest's progress (chunks embedded out
+	// of the total) while it runs; the tool functions pass
+	// lambdafn.ReportProgress, which relays it to the client.
+	Progress func(ctx context.Context, done, total float64, message string)
+}
+
+// Service implements the vector store tools on a [store.Table] and a
+// [store.Blobs]. It is safe for concurrent use.
+type Service struct {
+	table    store.Table
+	blobs    store.Blobs
+	emb      provider.Embedder
+	cache    *Cache
+	now      func() time.Time
+	log      *slog.Logger
+	progress func(ctx context.Context, done, total float64, message string)
+
+	searcher   Searcher
+	groupBytes int64
+	maxShards  int
+	revalidate time.Duration
+}
+
+// New returns a Service keeping records in table and shards in blobs, and
+// embedding with emb; a nil emb means the offline hashing embedder of
+// [offline.DefaultDims] dimensions.
+func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Options) *Service {
+	if emb == nil {
+		emb = offline.NewEmbedder(offline.DefaultDims)
+	}
+	s := &Service{table: table, blobs: blobs, emb: emb, cache: sharedCache, now: time.Now, log: slog.New(slog.DiscardHandler),
+		progress: func(context.Context, float64, float64, string) {}, groupBytes: DefaultGroupBytes, maxShards: MaxShards,
+		revalidate: DefaultRevalidate}
+	if opts != nil {
+		if opts.Cache != nil {
+			s.cache = opts.Cache
+		}
+		if opts.Now != nil {
+			s.now = opts.Now
+		}
+		if opts.Logger != nil {
+			s.log = opts.Logger
+		}
+		if opts.Progress != nil {
+			s.progress = opts.Progress
+		}
+		s.searcher = opts.Searcher
+		if opts.GroupBytes > 0 {
+			s.groupBytes = opts.GroupBytes
+		}
+		if opts.MaxShards > 0 {
+			s.maxShards = opts.MaxShards
+		}
+		switch {
+		case opts.Revalidate < 0:
+			s.revalidate = 0
+		case opts.Revalidate > 0:
+			s.revalidate = opts.Revalidate
+		}
+	}
+	if s.searcher == nil {
+		s.searcher = s.LocalSearcher()
+	}
+	s.log = s.log.With("component", "vector")
+	return s
+}
+
+// embedderName names the configured embedder.
+func (s *Service) embedderName() (providerName, model string, dims int) {
+	return s.emb.Provider(), s.emb.Model(), s.emb.Dims()
+}
+
+func randomID(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+
+// Limits of the retriever's and the ingestion tool's arguments.
+const (
+	// MaxQuestionChars bounds a question, as seed 002 bounds a query.
+	MaxQuestionChars = 8000
+	// DefaultTopK and MaxTopK bound how many documents a search returns.
+	DefaultTopK = 5
+	MaxTopK     = 50
+	// MaxSearchStores bounds the stores one search names.
+	MaxSearchStores = 20
+	// MaxFilterKeys and MaxFilterValues bound a metadata filter.
+	MaxFilterKeys   = 16
+	MaxFilterValues = 64
+	// MaxInlineBytes bounds a document passed inline (content or
+	// content_base64, decoded): the gateway takes request bodies up to 1 MiB.
+	// Larger documents go through S3 (the key argument, or an upload under
+	// documents/<store>/).
+	MaxInlineBytes = 1 << 20
+)
+
+// Modes are the search modes; hybrid is the default.
+var Modes = []string{"bm25", "vector", "hybrid"}
+
+// Formats are the document formats the format argument names.
+var Formats = []string{"txt", "md", "pdf", "docx"}
