@@ -108,6 +108,7 @@ func (h *toolHandler[In, Out]) handle(ctx context.Context, req invoke.Request) (
 		return invoke.Response{}, fmt.Errorf("envelope has no valid caller: %w", err)
 	}
 	ctx, notes := withNotifications(ctx)
+	ctx = context.WithValue(ctx, callKey{}, [2]string{req.TraceID, req.RequestID})
 	out, err := h.call(ctx, req)
 	resp := toolResponse(out, err, req.TraceID)
 	resp.Notifications = notes.drain()
@@ -407,4 +408,13 @@ func LogToClient(ctx context.Context, level, logger string, data any) {
 	if n, ok := ctx.Value(notificationsKey{}).(*notifications); ok {
 		n.add(invoke.Notification{Level: level, Logger: logger, Data: data})
 	}
+}
+
+type callKey struct{}
+
+// CallIDs returns the trace id and request id of the tool call ctx serves,
+// for domain code that starts work of its own under them (the RAG pipeline).
+func CallIDs(ctx context.Context) (traceID, requestID string) {
+	ids, _ := ctx.Value(callKey{}).([2]string)
+	return ids[0], ids[1]
 }

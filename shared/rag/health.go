@@ -1,0 +1,243 @@
+package rag
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// Health recording: every pipeline call past validation adds to a counter
+// item of its tenant, pipeline and five-minute bucket,
+//
+//	t#<tenant>#rag#health  <pipeline>#<bucket start, 20060102T1504>  ok, errors, degraded, last_success, seen, samples, ver
+//
+// expiring two hours after the bucket starts. A write reads the item and puts
+// it back on condition that its ver is unchanged (or that it is still absent),
+// retrying a lost race with [store.Retry], so concurrent calls never lose a
+// count. samples holds up to [SampleSize] latencies of successful calls (in
+// milliseconds, 4 bytes each) chosen by reservoir sampling over the seen
+// ones, so percentiles stay unbiased at any traffic while an item stays small.
+const (
+	// Bucket is the width of a health counter's time bucket.
+	Bucket = 5 * time.Minute
+	// Window is how far back rag_health_check looks.
+	Window = time.Hour
+	// SampleSize bounds the latencies kept per bucket.
+	SampleSize = 64
+	// keep is how long a bucket lives; past Window it is never read.
+	keep = 2 * time.Hour
+	// HealthyBelow and DegradedBelow are the error-rate thresholds of a
+	// pipeline's status: healthy below 0.1 (or with no calls), degraded below
+	// 0.5, else unavailable.
+	HealthyBelow  = 0.1
+	DegradedBelow = 0.5
+)
+
+const (
+	healthSuffix = "rag#health"
+	probeSK      = "probe"
+	bucketLayout = "20060102T1504"
+)
+
+func healthPK(c tenant.Caller) string { return tenant.Key(c.Tenant) + healthSuffix }
+
+// outcome is what one call contributes to the health counters.
+type outcome struct {
+	ok, degraded bool
+	latency      time.Duration
+}
+
+// recorder writes and reads the health counters.
+type recorder struct {
+	table store.Table
+	now   func() time.Time
+}
+
+func (r *recorder) record(ctx context.Context, c tenant.Caller, pipeline string, o outcome) error {
+	now := r.now().UTC()
+	start := now.Truncate(Bucket)
+	pk, sk := healthPK(c), pipeline+"#"+start.Format(bucketLayout)
+	return store.Retry(ctx, func() error {
+		cur, err := r.table.Get(ctx, pk, sk)
+		cond := store.IfEquals("ver", cur.Int("ver"))
+		if errors.Is(err, store.ErrNotFound) {
+			cur, cond = store.Item{PK: pk, SK: sk, Attrs: store.Attrs{}}, store.IfAbsent()
+		} else if err != nil {
+			return err
+		}
+		a := store.Attrs{
+			"ok": cur.Int("ok"), "errors": cur.Int("errors"), "degraded": cur.Int("degraded"),
+			"last_success": cur.String("last_success"), "seen": cur.Int("seen"), "ver": cur.Int("ver") + 1,
+		}
+		samples := slices.Clone(cur.Bytes("samples"))
+		if o.ok {
+			a["ok"] = cur.Int("ok") + 1
+			a["last_success"] = now.Format(time.RFC3339Nano)
+			if o.degraded {
+				a["degraded"] = cur.Int("degraded") + 1
+			}
+			seen := cur.Int("seen") + 1
+			a["seen"] = seen
+			ms := uint32(min(max(o.latency.Milliseconds(), 0), 1<<31))
+			if n := len(samples) / 4; n < SampleSize {
+				samples = binary.LittleEndian.AppendUint32(samples, ms)
+			} else if j := rand.Int64N(seen); j < SampleSize {
+				binary.LittleEndian.PutUint32(samples[4*j:], ms)
+			}
+		} else {
+			a["errors"] = cur.Int("errors") + 1
+		}
+		if len(samples) > 0 {
+			a["samples"] = samples
+		}
+		return r.table.Put(ctx, store.Item{PK: pk, SK: sk, Attrs: a, ExpiresAt: start.Add(keep)}, cond)
+	})
+}
+
+// stats are one pipeline's counters over the window.
+type stats struct {
+	ok, errors, degraded int64
+	lastSuccess          string
+	samples              []int64
+}
+
+// read returns each pipeline's counters over the window ending now.
+func (r *recorder) read(ctx context.Context, c tenant.Caller, now time.Time) (map[string]*stats, error) {
+	from := now.UTC().Add(-Window).Truncate(Bucket)
+	out := map[string]*stats{}
+	for _, p := range Pipelines {
+		out[p] = &stats{}
+	}
+	q := store.Query{Limit: store.MaxQueryLimit}
+	for {
+		page, err := r.table.Query(ctx, healthPK(c), q)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range page.Items {
+			pipeline, bucket, ok := strings.Cut(it.SK, "#")
+			st := out[pipeline]
+			t, err := time.Parse(bucketLayout, bucket)
+			if !ok || st == nil || err != nil || t.Before(from) {
+				continue
+			}
+			st.ok += it.Int("ok")
+			st.errors += it.Int("errors")
+			st.degraded += it.Int("degraded")
+			st.lastSuccess = max(st.lastSuccess, it.String("last_success"))
+			b := it.Bytes("samples")
+			for i := 0; i+4 <= len(b); i += 4 {
+				st.samples = append(st.samples, int64(binary.LittleEndian.Uint32(b[i:])))
+			}
+		}
+		if page.Next == "" {
+			return out, nil
+		}
+		q.Cursor = page.Next
+	}
+}
+
+// pipelineStatus is a pipeline's status from its calls and failures in the
+// window: no calls is healthy; else by error rate against [HealthyBelow] and
+// [DegradedBelow].
+func pipelineStatus(calls, errors int64) (string, float64) {
+	if calls == 0 {
+		return Healthy, 0
+	}
+	rate := float64(errors) / float64(calls)
+	switch {
+	case rate < HealthyBelow:
+		return Healthy, rate
+	case rate < DegradedBelow:
+		return Degraded, rate
+	}
+	return Unavailable, rate
+}
+
+// overallStatus is seed 002's status computation, exactly.
+func overallStatus(connected bool, pipelines map[string]PipelineHealth) string {
+	all := func(status string) bool {
+		for _, p := range pipelines {
+			if p.Status != status {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case !connected:
+		return Unavailable
+	case all(Healthy):
+		return Healthy
+	case all(Unavailable):
+		return Unavailable
+	}
+	return Degraded
+}
+
+// percentile returns the p-th percentile (nearest rank) of sorted.
+func percentile(sorted []int64, p float64) int64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(p/100*float64(len(sorted))+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// Health serves rag_health_check: seed 002's health status for the caller's
+// pipelines, from their recorded calls in the last hour, and the table's
+// health from one timed read. Without the table nothing can be measured, so
+// every pipeline is then reported unavailable, as is the whole.
+func (s *Service) Health(ctx context.Context, c tenant.Caller, _ HealthInput) (HealthOutput, error) {
+	now := s.now()
+	out := HealthOutput{PipelineStatuses: map[string]PipelineHealth{}, LastUpdated: now.UTC().Format(time.RFC3339Nano)}
+	db := DatabaseHealth{ConnectionPoolUsage: "n/a"}
+	t0 := time.Now()
+	_, err := s.table.Get(ctx, healthPK(c), probeSK)
+	db.ResponseTimeMS = time.Since(t0).Milliseconds()
+	var byPipeline map[string]*stats
+	if err == nil || errors.Is(err, store.ErrNotFound) {
+		byPipeline, err = s.health.read(ctx, c, now)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return HealthOutput{}, fault.Unavailable(err, "the health check ran out of time")
+		}
+		db.Error = "the table did not answer; the server log has the details"
+		s.log.ErrorContext(ctx, "health probe failed", "tenant", c.Tenant, "error", err)
+		for _, p := range Pipelines {
+			out.PipelineStatuses[p] = PipelineHealth{Status: Unavailable}
+		}
+	} else {
+		db.Connected = true
+		var all []int64
+		var calls, failed int64
+		for _, p := range Pipelines {
+			st := byPipeline[p]
+			n := st.ok + st.errors
+			status, rate := pipelineStatus(n, st.errors)
+			slices.Sort(st.samples)
+			out.PipelineStatuses[p] = PipelineHealth{Status: status, LastSuccess: st.lastSuccess, ErrorRate: rate,
+				Queries: n, Degraded: st.degraded, P50MS: percentile(st.samples, 50), P95MS: percentile(st.samples, 95)}
+			all = append(all, st.samples...)
+			calls, failed = calls+n, failed+st.errors
+		}
+		slices.Sort(all)
+		out.PerformanceMetrics = HealthMetrics{AverageResponseTimeMS: percentile(all, 50), P95ResponseTimeMS: percentile(all, 95),
+			QueriesPerMinute: float64(calls) / Window.Minutes()}
+		if calls > 0 {
+			out.PerformanceMetrics.ErrorRate = float64(failed) / float64(calls)
+		}
+	}
+	out.DatabaseStatus = db
+	out.OverallStatus = overallStatus(db.Connected, out.PipelineStatuses)
+	return out, nil
+}

@@ -1,0 +1,228 @@
+package rag
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/store/storetest"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+func TestPipelineStatusFromItsErrorRate(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		calls, errors int64
+		want          string
+	}{
+		{"NoTrafficIsHealthy", 0, 0, Healthy},
+		{"NoErrors", 10, 0, Healthy},
+		{"JustBelowATenth", 100, 9, Healthy},
+		{"ATenthIsDegraded", 10, 1, Degraded},
+		{"JustBelowHalf", 100, 49, Degraded},
+		{"HalfIsUnavailable", 10, 5, Unavailable},
+		{"AllFailed", 3, 3, Unavailable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, _ := pipelineStatus(tc.calls, tc.errors); got != tc.want {
+				t.Errorf("pipelineStatus(%d, %d) = %s, want %s", tc.calls, tc.errors, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestOverallStatusFollowsTheSeed(t *testing.T) {
+	ps := func(statuses ...string) map[string]PipelineHealth {
+		m := map[string]PipelineHealth{}
+		for i, s := range statuses {
+			m[Pipelines[i]] = PipelineHealth{Status: s}
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name      string
+		connected bool
+		pipelines map[string]PipelineHealth
+		want      string
+	}{
+		{"DatabaseDisconnected", false, ps(Healthy, Healthy, Healthy), Unavailable},
+		{"AllHealthy", true, ps(Healthy, Healthy, Healthy), Healthy},
+		{"AllUnavailable", true, ps(Unavailable, Unavailable, Unavailable), Unavailable},
+		{"OneDegraded", true, ps(Healthy, Degraded, Healthy), Degraded},
+		{"OneUnavailable", true, ps(Unavailable, Healthy, Healthy), Degraded},
+		{"AllDegraded", true, ps(Degraded, Degraded, Degraded), Degraded},
+		{"MixedUnhealthy", true, ps(Unavailable, Degraded, Unavailable), Degraded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := overallStatus(tc.connected, tc.pipelines); got != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// clock is a settable time source.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
+func TestHealthCountsTheLastHourOfCalls(t *testing.T) {
+	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+		ctx := context.Background()
+		// Times near the real now: the table hides items past their real expiry.
+		clk := &clock{t: time.Now().UTC().Add(-80 * time.Minute).Truncate(Bucket).Add(3 * time.Minute)}
+		svc := New(tbl, Options{Now: clk.now, Generator: &testGen{}, Runner: &corpusRunner{}})
+		c := tenant.Caller{Tenant: storetest.NewPrefix(t, tbl)[:8] + "x", Principal: "p"}
+		t.Cleanup(func() { storetest.PurgePartition(t, tbl, healthPK(c)) })
+		rec := func(pipeline string, ok, degraded bool, ms int) {
+			if err := svc.health.record(ctx, c, pipeline, outcome{ok: ok, degraded: degraded, latency: time.Duration(ms) * time.Millisecond}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Out of the window: 70 minutes before the check.
+		rec(PipelineBasic, false, false, 0)
+		clk.set(clk.now().Add(70 * time.Minute))
+		for i := 1; i <= 20; i++ {
+			rec(PipelineBasic, true, i%10 == 0, i*10) // 10..200 ms
+		}
+		rec(PipelineCRAG, true, false, 50)
+		rec(PipelineCRAG, false, false, 0)
+		clk.set(clk.now().Add(10 * time.Minute)) // another bucket, still inside the hour
+		rec(PipelineBasic, false, false, 0)
+		lastCRAG := clk.now()
+		rec(PipelineCRAG, true, false, 70)
+
+		h, err := svc.Health(ctx, c, HealthInput{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]PipelineHealth{
+			PipelineBasic:       {Status: Healthy, ErrorRate: 1.0 / 21, Queries: 21, Degraded: 2, P50MS: 100, P95MS: 190},
+			PipelineBasicRerank: {Status: Healthy},
+			PipelineCRAG:        {Status: Degraded, ErrorRate: 1.0 / 3, Queries: 3, P50MS: 50, P95MS: 70, LastSuccess: lastCRAG.Format(time.RFC3339Nano)},
+		}
+		got := h.PipelineStatuses
+		if got[PipelineBasic].LastSuccess == "" {
+			t.Errorf("basic has no last_success")
+		}
+		b := got[PipelineBasic]
+		b.LastSuccess = ""
+		got[PipelineBasic] = b
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("pipeline statuses mismatch (-want +got):\n%s", diff)
+		}
+		if h.OverallStatus != Degraded || !h.DatabaseStatus.Connected || h.DatabaseStatus.ResponseTimeMS < 0 || h.DatabaseStatus.ConnectionPoolUsage != "n/a" {
+			t.Errorf("overall %s, database %+v", h.OverallStatus, h.DatabaseStatus)
+		}
+		pm := h.PerformanceMetrics
+		if pm.ErrorRate != 2.0/24 || pm.QueriesPerMinute != 24.0/60 || pm.AverageResponseTimeMS != 90 || pm.P95ResponseTimeMS != 190 {
+			t.Errorf("performance metrics %+v", pm)
+		}
+		if h.LastUpdated != clk.now().UTC().Format(time.RFC3339Nano) {
+			t.Errorf("last_updated %s", h.LastUpdated)
+		}
+	})
+}
+
+func TestConcurrentCallsNeverLoseACount(t *testing.T) {
+	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+		ctx := context.Background()
+		svc := New(tbl, Options{Generator: &testGen{}, Runner: &corpusRunner{}})
+		c := tenant.Caller{Tenant: storetest.NewPrefix(t, tbl)[:8] + "y", Principal: "p"}
+		t.Cleanup(func() { storetest.PurgePartition(t, tbl, healthPK(c)) })
+		const n = 100
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				if err := svc.health.record(ctx, c, PipelineBasic, outcome{ok: i%4 != 0, latency: time.Duration(i) * time.Millisecond}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		h, err := svc.Health(ctx, c, HealthInput{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := h.PipelineStatuses[PipelineBasic]
+		if st.Queries != n || st.ErrorRate != 0.25 {
+			t.Errorf("%+v, want %d queries with error rate 0.25 (unless they straddled a bucket boundary, which still sums)", st, n)
+		}
+		if got := storetest.CountItems(t, tbl, healthPK(c), PipelineBasic+"#"); got < 1 || got > 2 {
+			t.Errorf("%d bucket items", got)
+		}
+	})
+}
+
+func TestLatencySamplesStayBounded(t *testing.T) {
+	tbl := storetest.OpenEmbedded(t)
+	svc := New(tbl, Options{Generator: &testGen{}, Runner: &corpusRunner{}})
+	clk := time.Now().UTC().Truncate(Bucket)
+	svc.health.now = func() time.Time { return clk }
+	for i := range 3 * SampleSize {
+		if err := svc.health.record(context.Background(), alice, PipelineBasic, outcome{ok: true, latency: time.Duration(i) * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	it, err := tbl.Get(context.Background(), healthPK(alice), PipelineBasic+"#"+clk.Format(bucketLayout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(it.Bytes("samples")); got != 4*SampleSize || it.Int("seen") != 3*SampleSize || it.Int("ok") != 3*SampleSize {
+		t.Errorf("%d sample bytes, seen %d, ok %d", got, it.Int("seen"), it.Int("ok"))
+	}
+	if want := clk.Add(2 * time.Hour); !it.ExpiresAt.Equal(want) {
+		t.Errorf("expires at %v, want %v", it.ExpiresAt, want)
+	}
+}
+
+// brokenTable fails every call, as an unreachable DynamoDB does.
+type brokenTable struct{ store.Table }
+
+var errUnreachable = errors.New("dial tcp: connection refused")
+
+func (brokenTable) Get(context.Context, string, string) (store.Item, error) {
+	return store.Item{}, errUnreachable
+}
+func (brokenTable) Query(context.Context, string, store.Query) (store.Page, error) {
+	return store.Page{}, errUnreachable
+}
+func (brokenTable) Put(context.Context, store.Item, store.Condition) error { return errUnreachable }
+
+func TestHealthWithoutTheTableIsUnavailable(t *testing.T) {
+	svc := New(brokenTable{}, Options{Generator: &testGen{}, Runner: &corpusRunner{}})
+	h, err := svc.Health(context.Background(), alice, HealthInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.OverallStatus != Unavailable || h.DatabaseStatus.Connected || h.DatabaseStatus.Error == "" || len(h.PipelineStatuses) != len(Pipelines) {
+		t.Errorf("got %+v", h)
+	}
+	// A pipeline call still answers when its outcome cannot be recorded.
+	tbl := storetest.OpenEmbedded(t)
+	gen := &testGen{}
+	runner := &corpusRunner{steps: NewSteps(tbl, gen)}
+	runner.add(alice.Tenant, medical...)
+	svc = New(brokenTable{}, Options{Generator: gen, Runner: runner})
+	if _, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}}); err != nil {
+		t.Errorf("the call failed because recording did: %v", err)
+	}
+}

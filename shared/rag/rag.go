@@ -1,0 +1,416 @@
+// Package rag answers questions from a tenant's vector stores: the RAG
+// pipeline tools rag_basic, rag_basic_rerank and rag_crag with seed 002's
+// request and response, the internal steps optimizer_vs-rephrase and
+// optimizer_vs-grade the pipeline invokes, and rag_health_check.
+//
+// Every pipeline tool runs the rephrase -> retrieve -> grade pipeline through
+// a [Runner] (the Step Functions state machine on AWS, the same definition
+// interpreted locally), then writes the answer with the generator from the
+// documents graded relevant; documents graded not relevant are dropped and the
+// answer is written without them, as if retrieval had not happened (seed 000's
+// "transparent" completion). rag_basic_rerank retrieves a larger candidate
+// pool and reranks it; rag_crag scores its confidence in the retrieval and,
+// below a threshold, corrects the query and retrieves again.
+//
+//	svc := rag.New(table, rag.Options{Generator: gen, Runner: runner})
+//	resp, err := svc.Basic(ctx, caller, rag.BasicInput{Request: rag.Request{Query: "What are the symptoms of diabetes?"}})
+//	// resp.Answer, resp.RetrievedDocuments, resp.Sources, resp.Metadata.PipelineName == "basic"
+//
+// Each pipeline has resource limits (seed 002: 5 concurrent queries, 30 s,
+// 4096 tokens): reserved concurrency and the timeout in the template on AWS;
+// in process, a per-pipeline limiter that refuses a call beyond the limit at
+// once, a deadline, and the generator's token bound. Every call past
+// validation records its outcome and latency in the table, from which
+// [Service.Health] computes seed 002's health status.
+package rag
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/memory"
+	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// The pipelines, by seed 002's pipeline_name.
+const (
+	PipelineBasic       = "basic"
+	PipelineBasicRerank = "basic_rerank"
+	PipelineCRAG        = "crag"
+)
+
+// Pipelines lists every pipeline, in the order health reports them.
+var Pipelines = []string{PipelineBasic, PipelineBasicRerank, PipelineCRAG}
+
+// Seed 002's request limits and defaults.
+const (
+	MaxQueryChars              = 8000
+	DefaultTopK                = 5
+	MaxTopK                    = 50
+	DefaultConfidenceThreshold = 0.8
+	// MaxCandidatePool bounds basic_rerank's candidates: the retriever's own top_k limit.
+	MaxCandidatePool = 50
+	// MaxStores bounds the stores one request may name.
+	MaxStores = 20
+)
+
+// The correction strategies rag_crag supports.
+const (
+	StrategyRewrite = "rewrite"
+	StrategyExpand  = "expand"
+)
+
+// Strategies lists the correction strategies, the default first.
+var Strategies = []string{StrategyRewrite, StrategyExpand}
+
+// Modes lists the retrieval modes a request may ask for.
+var Modes = []string{"hybrid", "bm25", "vector"}
+
+// UUIDv4Pattern is what a request_id must match.
+const UUIDv4Pattern = `^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$`
+
+var uuidRE = regexp.MustCompile(UUIDv4Pattern)
+
+// Limits are a pipeline's resource limits (seed 002's ResourceLimits).
+type Limits struct {
+	// MaxConcurrent is how many calls a pipeline serves at once in this
+	// process. If zero, defaults to 5.
+	MaxConcurrent int
+	// Timeout bounds one call. If zero, defaults to 30 s.
+	Timeout time.Duration
+	// MaxTokens bounds the answer's generation. If zero, defaults to 4096.
+	MaxTokens int
+}
+
+// DefaultLimits are seed 002's resource limits.
+var DefaultLimits = Limits{MaxConcurrent: 5, Timeout: 30 * time.Second, MaxTokens: 4096}
+
+func (l Limits) withDefaults() Limits {
+	l.MaxConcurrent = cmp.Or(l.MaxConcurrent, DefaultLimits.MaxConcurrent)
+	l.Timeout = cmp.Or(l.Timeout, DefaultLimits.Timeout)
+	l.MaxTokens = cmp.Or(l.MaxTokens, DefaultLimits.MaxTokens)
+	return l
+}
+
+// Options configures [New].
+type Options struct {
+	// Generator writes answers and crag's query rewrites. Required for the pipelines.
+	Generator provider.Generator
+	// Runner runs the rephrase -> retrieve -> grade pipeline. Required for the pipelines.
+	Runner Runner
+	// Limits apply to each pipeline. Zero fields take [DefaultLimits].
+	Limits Limits
+	// Now returns the current time. If nil, defaults to time.Now.
+	Now func() time.Time
+	// Logger receives warnings (outcomes that could not be recorded). If nil, logs are discarded.
+	Logger *slog.Logger
+}
+
+// Service implements the RAG pipeline tools and rag_health_check on a
+// [store.Table]. It is safe for concurrent use; its limiters count the calls
+// in flight in this process.
+type Service struct {
+	table  store.Table
+	gen    provider.Generator
+	runner Runner
+	limits Limits
+	slots  map[string]*limiter
+	health *recorder
+	now    func() time.Time
+	log    *slog.Logger
+}
+
+// New returns a Service recording pipeline outcomes in table.
+func New(table store.Table, opts Options) *Service {
+	s := &Service{table: table, gen: opts.Generator, runner: opts.Runner, limits: opts.Limits.withDefaults(),
+		now: opts.Now, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.log = s.log.With("component", "rag")
+	s.slots = map[string]*limiter{}
+	for _, p := range Pipelines {
+		s.slots[p] = newLimiter(p, s.limits.MaxConcurrent)
+	}
+	s.health = &recorder{table: table, now: s.now}
+	return s
+}
+
+// Limits returns the limits the service applies to each pipeline.
+func (s *Service) Limits() Limits { return s.limits }
+
+// params are a validated [Request] with its defaults filled in.
+type params struct {
+	Request
+	topK            int
+	includeSources  bool
+	includeMetadata bool
+}
+
+// validate checks r against seed 002's rules, naming the field at fault.
+func validate(r Request) (params, error) {
+	p := params{Request: r, topK: DefaultTopK, includeSources: true, includeMetadata: true}
+	if err := validateQuestion("query", r.Query); err != nil {
+		return params{}, err
+	}
+	if r.TopK != nil {
+		if *r.TopK < 1 || *r.TopK > MaxTopK {
+			return params{}, fault.Invalid("top_k", "%d is outside 1..%d", *r.TopK, MaxTopK)
+		}
+		p.topK = *r.TopK
+	}
+	if r.IncludeSources != nil {
+		p.includeSources = *r.IncludeSources
+	}
+	if r.IncludeMetadata != nil {
+		p.includeMetadata = *r.IncludeMetadata
+	}
+	if r.RequestID == "" {
+		p.RequestID = newUUID()
+	} else if !uuidRE.MatchString(r.RequestID) {
+		return params{}, fault.Invalid("request_id", "%q is not a UUID v4 (like 550e8400-e29b-41d4-a716-446655440000); omit it to have one generated", truncate(r.RequestID, 60))
+	}
+	if r.ThreadID != "" && memory.ValidateID(r.ThreadID) != nil {
+		return params{}, fault.Invalid("thread_id", "%q is not a conversation id: use 1-128 letters, digits, '_', '-', '.' or ':', starting with a letter or digit", truncate(r.ThreadID, 60))
+	}
+	if r.Mode != "" && !slices.Contains(Modes, r.Mode) {
+		return params{}, fault.Invalid("mode", "%q is not a retrieval mode: use %s", r.Mode, strings.Join(Modes, ", "))
+	}
+	if len(r.Stores) > MaxStores {
+		return params{}, fault.Invalid("stores", "names %d stores, more than %d", len(r.Stores), MaxStores)
+	}
+	for _, st := range r.Stores {
+		if strings.TrimSpace(st) == "" {
+			return params{}, fault.Invalid("stores", "holds an empty store alias")
+		}
+	}
+	for k, vs := range r.Filter {
+		if k == "" || len(vs) == 0 {
+			return params{}, fault.Invalid("filter", "key %q needs a name and at least one accepted value", k)
+		}
+	}
+	return p, nil
+}
+
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// call is one pipeline call in progress.
+type call struct {
+	pipeline   string
+	caller     tenant.Caller
+	p          params
+	received   time.Time
+	retrieval  time.Duration
+	generation time.Duration
+	tokens     int
+	degraded   bool
+}
+
+// serve runs body as a call of pipeline: it validates, takes a slot from the
+// pipeline's limiter, bounds the call by the pipeline's timeout, records the
+// outcome, and fills in the response's common fields.
+func (s *Service) serve(ctx context.Context, c tenant.Caller, pipeline string, r Request, body func(ctx context.Context, cl *call) (Response, error)) (Response, error) {
+	received := s.now()
+	p, err := validate(r)
+	if err != nil {
+		return Response{}, err
+	}
+	if s.runner == nil || s.gen == nil {
+		return Response{}, fault.Unavailable(nil, "pipeline %s is not configured: it needs the pipeline runner and a generator", pipeline)
+	}
+	cl := &call{pipeline: pipeline, caller: c, p: p, received: received}
+	resp, err := s.run(ctx, cl, body)
+	elapsed := s.now().Sub(received)
+	if fault.KindOf(err) != fault.KindInvalid { // the caller's mistake says nothing of the pipeline's health
+		s.record(ctx, c, pipeline, err, cl.degraded, elapsed)
+	}
+	if err != nil {
+		return Response{}, err
+	}
+	ms := max(elapsed.Milliseconds(), 0)
+	resp.ResponseID = p.RequestID
+	resp.Metadata.PipelineName = pipeline
+	resp.Metadata.ExecutionTimeMS = ms
+	resp.Metadata.TokensUsed = cl.tokens
+	resp.Metadata.Timestamp = received.UTC().Format(time.RFC3339Nano)
+	resp.PerformanceMetrics = PerformanceMetrics{
+		ExecutionTimeMS:  ms,
+		RetrievalTimeMS:  max(cl.retrieval.Milliseconds(), 0),
+		GenerationTimeMS: max(cl.generation.Milliseconds(), 0),
+		TokensUsed:       cl.tokens,
+	}
+	return resp, nil
+}
+
+func (s *Service) run(ctx context.Context, cl *call, body func(ctx context.Context, cl *call) (Response, error)) (Response, error) {
+	release, err := s.slots[cl.pipeline].acquire()
+	if err != nil {
+		return Response{}, err
+	}
+	defer release()
+	// The pipeline's limit, or less when the invocation's own deadline comes
+	// sooner: the call then still ends with an answer that says why, in time
+	// to record it, rather than being cut off by the runtime.
+	limit := s.limits.Timeout
+	if deadline, ok := ctx.Deadline(); ok {
+		limit = min(limit, max(time.Until(deadline)-deadlineMargin, 0))
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, limit, errTimeout)
+	defer cancel()
+	resp, err := body(ctx, cl)
+	if err != nil && ctx.Err() != nil {
+		if errors.Is(context.Cause(ctx), errTimeout) {
+			return Response{}, fault.Unavailable(err, "pipeline %s did not finish within its limit of %s; retry, or narrow the query", cl.pipeline, limit.Round(time.Millisecond))
+		}
+		return Response{}, fault.Unavailable(err, "pipeline %s stopped: %v", cl.pipeline, context.Cause(ctx))
+	}
+	return resp, err
+}
+
+var errTimeout = errors.New("pipeline timeout")
+
+// deadlineMargin is the time kept back from an invocation's deadline to
+// record the call's outcome and answer.
+const deadlineMargin = time.Second
+
+// record stores the outcome of a call for rag_health_check. It must not fail
+// the call, and it runs after the call's own deadline may have passed.
+func (s *Service) record(ctx context.Context, c tenant.Caller, pipeline string, err error, degraded bool, latency time.Duration) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	o := outcome{ok: err == nil, degraded: degraded, latency: latency}
+	if rerr := s.health.record(ctx, c, pipeline, o); rerr != nil {
+		s.log.WarnContext(ctx, "recording the outcome of a pipeline call failed", "pipeline", pipeline, "tenant", c.Tenant, "error", rerr)
+	}
+}
+
+// retrieve runs the pipeline once for question and accounts for its time.
+func (s *Service) retrieve(ctx context.Context, cl *call, question, threadID string, topK int) (PipelineOutput, error) {
+	t0 := s.now()
+	out, err := s.runner.Run(ctx, PipelineInput{
+		Request:  PipelineRequest{Caller: cl.caller, TraceID: traceID(ctx), RequestID: cl.p.RequestID},
+		Question: question, ThreadID: threadID, Stores: cl.p.Stores, TopK: topK, Mode: cl.p.Mode, Filter: cl.p.Filter,
+	})
+	cl.retrieval += s.now().Sub(t0)
+	if err != nil {
+		if fault.KindOf(err) != fault.KindInternal {
+			return PipelineOutput{}, err
+		}
+		return PipelineOutput{}, fault.Unavailable(err, "the %s pipeline could not run; retry", cl.pipeline)
+	}
+	if len(out.Degraded) > 0 {
+		cl.degraded = true
+	}
+	if out.ContextInput == "" {
+		out.ContextInput = question
+	}
+	return out, nil
+}
+
+// generate calls the generator and accounts for its time and tokens.
+func (s *Service) generate(ctx context.Context, cl *call, req provider.GenerateRequest, doing string) (provider.Generation, error) {
+	t0 := s.now()
+	g, err := s.gen.Generate(ctx, req)
+	cl.generation += s.now().Sub(t0)
+	if err != nil {
+		return provider.Generation{}, generatorFault(err, doing)
+	}
+	cl.tokens += max(g.InputTokens, 0) + max(g.OutputTokens, 0)
+	return g, nil
+}
+
+// respond writes the answer to question from out's documents (docs, already
+// ordered and cut to top_k) and builds the response.
+func (s *Service) respond(ctx context.Context, cl *call, out PipelineOutput, docs []Document) (Response, error) {
+	relevant := out.Relevant != "no"
+	discarded := 0
+	if !relevant {
+		discarded, docs = len(docs), nil
+	}
+	contents := make([]string, len(docs))
+	for i, d := range docs {
+		contents[i] = d.Content
+	}
+	g, err := s.generate(ctx, cl, provider.GenerateRequest{Task: provider.TaskAnswer, Question: out.ContextInput, Documents: contents, MaxTokens: s.limits.MaxTokens}, "answering")
+	if err != nil {
+		return Response{}, err
+	}
+	resp := Response{
+		Answer:             strings.TrimSpace(g.Text),
+		RetrievedDocuments: make([]RetrievedDocument, len(docs)),
+		Sources:            []string{},
+		Metadata: Metadata{
+			Provider: g.Provider, Model: g.Model, ContextInput: out.ContextInput, Rephrased: out.Rephrased,
+			Relevant: cmp.Or(out.Relevant, "yes"), Graded: out.Graded, Degraded: nonNil(out.Degraded),
+			SearchedStores: nonNil(out.SearchedStores), Steps: out.Steps, Discarded: discarded,
+		},
+	}
+	for i, d := range docs {
+		md := map[string]string{}
+		if cl.p.includeMetadata && d.Metadata != nil {
+			md = d.Metadata
+		}
+		resp.RetrievedDocuments[i] = RetrievedDocument{DocID: d.DocID, Content: d.Content, Score: d.Score, Metadata: md}
+	}
+	if cl.p.includeSources {
+		resp.Sources = sources(docs)
+	}
+	return resp, nil
+}
+
+// sources returns where docs came from, deduplicated in order: each
+// document's metadata "source", else its doc_id.
+func sources(docs []Document) []string {
+	out := []string{}
+	for _, d := range docs {
+		src := cmp.Or(d.Metadata["source"], d.DocID)
+		if src != "" && !slices.Contains(out, src) {
+			out = append(out, src)
+		}
+	}
+	return out
+}
+
+// byScore orders documents by descending score, keeping the retriever's
+// order among equals, and cuts them to k.
+func byScore(docs []Document, k int) []Document {
+	docs = slices.Clone(docs)
+	slices.SortStableFunc(docs, func(a, b Document) int { return cmp.Compare(b.Score, a.Score) })
+	return docs[:min(k, len(docs))]
+}
+
+// Basic serves rag_basic: one pipeline run for top_k documents, then the answer.
+func (s *Service) Basic(ctx context.Context, c tenant.Caller, in BasicInput) (Response, error) {
+	return s.serve(ctx, c, PipelineBasic, in.Request, func(ctx context.Context, cl *call) (Response, error) {
+		out, err := s.retrieve(ctx, cl, cl.p.Query, cl.p.ThreadID, cl.p.topK)
+		if err != nil {
+			return Response{}, err
+		}
+		return s.respond(ctx, cl, out, byScore(out.Documents, cl.p.topK))
+	})
+}
+
+// nonNil returns s, or an empty slice for nil: lists in responses are never null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

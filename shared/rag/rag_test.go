@@ -1,0 +1,502 @@
+package rag
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/store/storetest"
+)
+
+// newService returns a service on a fresh embedded table with the test
+// generator and a corpus runner holding the medical corpus for alice.
+func newService(t *testing.T, opts Options) (*Service, *corpusRunner, *testGen, store.Table) {
+	t.Helper()
+	tbl := storetest.OpenEmbedded(t)
+	gen := &testGen{}
+	runner := &corpusRunner{steps: NewSteps(tbl, gen)}
+	runner.add(alice.Tenant, medical...)
+	if opts.Generator == nil {
+		opts.Generator = gen
+	}
+	if opts.Runner == nil {
+		opts.Runner = runner
+	}
+	return New(tbl, opts), runner, gen, tbl
+}
+
+func TestInvalidRequestsNameTheField(t *testing.T) {
+	svc, _, _, _ := newService(t, Options{})
+	ctx := context.Background()
+	q := "What are the symptoms of diabetes?"
+	for _, tc := range []struct {
+		name  string
+		call  func() error
+		field string
+	}{
+		{"EmptyQuery", func() error { _, err := svc.Basic(ctx, alice, BasicInput{Request{Query: ""}}); return err }, "query"},
+		{"BlankQuery", func() error { _, err := svc.Basic(ctx, alice, BasicInput{Request{Query: "  \n"}}); return err }, "query"},
+		{"QueryOf8001Characters", func() error {
+			_, err := svc.Basic(ctx, alice, BasicInput{Request{Query: strings.Repeat("é", 8001)}})
+			return err
+		}, "query"},
+		{"TopKZero", func() error {
+			_, err := svc.Basic(ctx, alice, BasicInput{Request{Query: q, TopK: intp(0)}})
+			return err
+		}, "top_k"},
+		{"TopK51", func() error {
+			_, err := svc.Basic(ctx, alice, BasicInput{Request{Query: q, TopK: intp(51)}})
+			return err
+		}, "top_k"},
+		{"RequestIDNotAUUIDv4", func() error {
+			_, err := svc.Basic(ctx, alice, BasicInput{Request{Query: q, RequestID: "550e8400-e29b-11d4-a716-446655440000"}})
+			return err
+		}, "request_id"},
+		{"UnknownMode", func() error {
+			_, err := svc.Basic(ctx, alice, BasicInput{Request{Query: q, Mode: "fuzzy"}})
+			return err
+		}, "mode"},
+		{"BadThreadID", func() error {
+			_, err := svc.Basic(ctx, alice, BasicInput{Request{Query: q, ThreadID: "a#b"}})
+			return err
+		}, "thread_id"},
+		{"ConfidenceBelowZero", func() error {
+			_, err := svc.CRAG(ctx, alice, CRAGInput{Request: Request{Query: q}, ConfidenceThreshold: floatp(-0.1)})
+			return err
+		}, "confidence_threshold"},
+		{"ConfidenceAboveOne", func() error {
+			_, err := svc.CRAG(ctx, alice, CRAGInput{Request: Request{Query: q}, ConfidenceThreshold: floatp(1.5)})
+			return err
+		}, "confidence_threshold"},
+		{"UnknownCorrectionStrategy", func() error {
+			_, err := svc.CRAG(ctx, alice, CRAGInput{Request: Request{Query: q}, CorrectionStrategy: "pray"})
+			return err
+		}, "correction_strategy"},
+		{"CandidatePoolBelowTopK", func() error {
+			_, err := svc.BasicRerank(ctx, alice, RerankInput{Request: Request{Query: q, TopK: intp(10)}, CandidatePool: intp(5)})
+			return err
+		}, "candidate_pool"},
+		{"CandidatePoolAbove50", func() error {
+			_, err := svc.BasicRerank(ctx, alice, RerankInput{Request: Request{Query: q}, CandidatePool: intp(51)})
+			return err
+		}, "candidate_pool"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call()
+			var fe *fault.Error
+			if !errors.As(err, &fe) || fe.Kind != fault.KindInvalid || fe.Field != tc.field {
+				t.Fatalf("got %v, want an invalid-argument error naming %s", err, tc.field)
+			}
+			if !strings.HasPrefix(err.Error(), tc.field+": ") {
+				t.Errorf("message %q does not begin with the field", err)
+			}
+		})
+	}
+	t.Run("InvalidCallsAreNotRecordedAsFailures", func(t *testing.T) {
+		h, err := svc.Health(ctx, alice, HealthInput{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p, st := range h.PipelineStatuses {
+			if st.Queries != 0 {
+				t.Errorf("%s counts %d queries after only invalid calls", p, st.Queries)
+			}
+		}
+	})
+}
+
+func TestTheLongestQueryIsAccepted(t *testing.T) {
+	svc, _, _, _ := newService(t, Options{})
+	if _, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: strings.Repeat("é", MaxQueryChars)}}); err != nil {
+		t.Fatalf("a query of exactly %d characters: %v", MaxQueryChars, err)
+	}
+}
+
+var uuidV4 = regexp.MustCompile(UUIDv4Pattern)
+
+func TestBasicAnswersFromTheRelevantDocumentsWithSources(t *testing.T) {
+	svc, runner, gen, _ := newService(t, Options{})
+	const id = "550e8400-e29b-41d4-a716-446655440000"
+	resp, err := svc.Basic(WithTraceID(context.Background(), "trace-1"), alice, BasicInput{Request{Query: "What are the symptoms of diabetes?", TopK: intp(3), RequestID: id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ResponseID != id {
+		t.Errorf("response_id %q, want the request_id %q", resp.ResponseID, id)
+	}
+	if want := "Common symptoms of diabetes include increased thirst, frequent urination and fatigue"; resp.Answer != want {
+		t.Errorf("answer %q, want %q", resp.Answer, want)
+	}
+	var ids []string
+	for i, d := range resp.RetrievedDocuments {
+		ids = append(ids, d.DocID)
+		if i > 0 && d.Score > resp.RetrievedDocuments[i-1].Score {
+			t.Errorf("documents are not in descending score order: %+v", resp.RetrievedDocuments)
+		}
+	}
+	if diff := cmp.Diff([]string{"d1", "d2", "d4"}, ids); diff != "" {
+		t.Errorf("documents mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"source": "medical_textbook_ch5.pdf", "page": "127"}, resp.RetrievedDocuments[0].Metadata); diff != "" {
+		t.Errorf("metadata mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"medical_textbook_ch5.pdf", "d4"}, resp.Sources); diff != "" {
+		t.Errorf("sources (deduplicated, doc_id without a source) mismatch (-want +got):\n%s", diff)
+	}
+	m := resp.Metadata
+	if m.PipelineName != "basic" || m.Relevant != "yes" || !m.Graded || m.Provider != "test" || m.Model != "extractive" ||
+		m.ContextInput != "What are the symptoms of diabetes?" || len(m.Degraded) != 0 || m.Steps.Grade.Provider != "test" || m.CorrectionApplied != nil || m.Reranker != "" {
+		t.Errorf("metadata %+v", m)
+	}
+	pm := resp.PerformanceMetrics
+	if pm.ExecutionTimeMS < 0 || pm.RetrievalTimeMS < 0 || pm.GenerationTimeMS < 0 || pm.TokensUsed != 15 || m.TokensUsed != 15 || m.ExecutionTimeMS != pm.ExecutionTimeMS {
+		t.Errorf("performance metrics %+v, metadata %+v", pm, m)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, m.Timestamp); err != nil {
+		t.Errorf("timestamp %q: %v", m.Timestamp, err)
+	}
+	if got := runner.runs[0]; got.TopK != 3 || !cmp.Equal(got.Request.Caller, alice) || got.Request.RequestID != id || got.Request.TraceID != "trace-1" {
+		t.Errorf("the pipeline ran with %+v", got)
+	}
+	if diff := cmp.Diff([]provider.Task{provider.TaskGrade, provider.TaskAnswer}, gen.tasks()); diff != "" {
+		t.Errorf("generator calls mismatch (-want +got):\n%s", diff)
+	}
+	if ans := gen.calls[len(gen.calls)-1]; ans.MaxTokens != DefaultLimits.MaxTokens || len(ans.Documents) != 3 {
+		t.Errorf("the answer was asked with max tokens %d and %d documents", ans.MaxTokens, len(ans.Documents))
+	}
+}
+
+func TestRequestOptionsShapeTheResponse(t *testing.T) {
+	svc, runner, _, _ := newService(t, Options{})
+	resp, err := svc.Basic(context.Background(), alice, BasicInput{Request{
+		Query: "diabetes symptoms", IncludeSources: boolp(false), IncludeMetadata: boolp(false),
+		Stores: []string{"medical"}, Mode: "bm25", Filter: map[string][]string{"lang": {"en"}}, ThreadID: "chat_1",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !uuidV4.MatchString(resp.ResponseID) {
+		t.Errorf("generated response_id %q is not a UUID v4", resp.ResponseID)
+	}
+	if resp.Sources == nil || len(resp.Sources) != 0 {
+		t.Errorf("sources %#v, want an empty list", resp.Sources)
+	}
+	for _, d := range resp.RetrievedDocuments {
+		if d.Metadata == nil || len(d.Metadata) != 0 {
+			t.Errorf("document metadata %#v, want an empty object", d.Metadata)
+		}
+	}
+	in := runner.runs[0]
+	if in.Mode != "bm25" || !cmp.Equal(in.Stores, []string{"medical"}) || !cmp.Equal(in.Filter, map[string][]string{"lang": {"en"}}) || in.ThreadID != "chat_1" || in.TopK != DefaultTopK {
+		t.Errorf("the pipeline ran with %+v", in)
+	}
+}
+
+func TestDocumentsGradedNotRelevantAreNotUsed(t *testing.T) {
+	svc, _, gen, _ := newService(t, Options{})
+	resp, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "how do I patch the kernel?"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Answer != "" || len(resp.RetrievedDocuments) != 0 || len(resp.Sources) != 0 || resp.Metadata.Relevant != "no" {
+		t.Errorf("response %+v, want an answer written without documents", resp)
+	}
+	// With documents retrieved but graded irrelevant, the answer is asked without them.
+	gen.fn = map[provider.Task]func(provider.GenerateRequest) (provider.Generation, error){
+		provider.TaskGrade: func(provider.GenerateRequest) (provider.Generation, error) {
+			return provider.Generation{Text: "No."}, nil
+		},
+		provider.TaskAnswer: func(r provider.GenerateRequest) (provider.Generation, error) {
+			return provider.Generation{Text: "from general knowledge"}, nil
+		},
+	}
+	resp, err = svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := gen.calls[len(gen.calls)-1]; last.Task != provider.TaskAnswer || len(last.Documents) != 0 {
+		t.Errorf("the answer was asked with %d documents", len(last.Documents))
+	}
+	if resp.Answer != "from general knowledge" || len(resp.RetrievedDocuments) != 0 || resp.Metadata.Discarded != 2 || resp.Metadata.Relevant != "no" {
+		t.Errorf("response %+v", resp)
+	}
+}
+
+func TestFailingStepsDegradeAsTheSeedSays(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		fail     []string
+		relevant string
+		graded   bool
+		docs     int
+	}{
+		{"RephraseFailsTheOriginalQuestionIsUsed", []string{StepRephrase}, "yes", true, 2},
+		{"RetrievalFailsNoDocuments", []string{StepRetrieve}, "no", true, 0},
+		{"GradingFailsTheDocumentsAreKept", []string{StepGrade}, "yes", false, 2},
+		{"EverythingFails", []string{StepRephrase, StepRetrieve, StepGrade}, "yes", false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc, runner, _, _ := newService(t, Options{})
+			runner.fail = map[string]bool{}
+			for _, s := range tc.fail {
+				runner.fail[s] = true
+			}
+			resp, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}})
+			if err != nil {
+				t.Fatalf("a failing step failed the call: %v", err)
+			}
+			m := resp.Metadata
+			if diff := cmp.Diff(tc.fail, m.Degraded); diff != "" {
+				t.Errorf("degraded mismatch (-want +got):\n%s", diff)
+			}
+			if m.Relevant != tc.relevant || m.Graded != tc.graded || len(resp.RetrievedDocuments) != tc.docs || m.ContextInput != "diabetes" {
+				t.Errorf("metadata %+v with %d documents", m, len(resp.RetrievedDocuments))
+			}
+			h, _ := svc.Health(context.Background(), alice, HealthInput{})
+			if st := h.PipelineStatuses[PipelineBasic]; st.Queries != 1 || st.Degraded != 1 || st.ErrorRate != 0 {
+				t.Errorf("health recorded %+v, want one degraded success", st)
+			}
+		})
+	}
+}
+
+func TestAFailedRunOrAnswerFailsTheCall(t *testing.T) {
+	boom := errors.New("states.Runtime: execution failed")
+	svc, _, _, _ := newService(t, Options{Runner: RunnerFunc(func(context.Context, PipelineInput) (PipelineOutput, error) { return PipelineOutput{}, boom })})
+	_, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}})
+	if fault.KindOf(err) != fault.KindUnavailable || !errors.Is(err, boom) {
+		t.Errorf("got %v, want unavailable wrapping the runner's error", err)
+	}
+	svc, _, gen, _ := newService(t, Options{})
+	gen.fn = map[provider.Task]func(provider.GenerateRequest) (provider.Generation, error){
+		provider.TaskAnswer: func(provider.GenerateRequest) (provider.Generation, error) { return provider.Generation{}, boom },
+	}
+	_, err = svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}})
+	if fault.KindOf(err) != fault.KindUnavailable {
+		t.Errorf("got %v, want unavailable", err)
+	}
+	h, _ := svc.Health(context.Background(), alice, HealthInput{})
+	if st := h.PipelineStatuses[PipelineBasic]; st.Queries != 1 || st.ErrorRate != 1 || st.Status != Unavailable {
+		t.Errorf("health %+v after one failed call", st)
+	}
+	if _, err := New(storetest.OpenEmbedded(t), Options{}).Basic(context.Background(), alice, BasicInput{Request{Query: "x"}}); fault.KindOf(err) != fault.KindUnavailable {
+		t.Errorf("an unconfigured service answered %v", err)
+	}
+}
+
+func TestOneTenantNeverRetrievesAnothersDocuments(t *testing.T) {
+	svc, runner, _, _ := newService(t, Options{})
+	runner.add(bob.Tenant, Document{DocID: "b1", Content: "Globex sells diabetes test strips.", Metadata: map[string]string{"source": "globex.pdf"}})
+	resp, err := svc.Basic(context.Background(), bob, BasicInput{Request{Query: "diabetes symptoms"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range resp.RetrievedDocuments {
+		if d.DocID != "b1" {
+			t.Errorf("bob retrieved %s", d.DocID)
+		}
+	}
+	if got := runner.runs[0].Request.Caller; !cmp.Equal(got, bob) {
+		t.Errorf("the pipeline ran for %+v", got)
+	}
+	h, _ := svc.Health(context.Background(), alice, HealthInput{})
+	if q := h.PipelineStatuses[PipelineBasic].Queries; q != 0 {
+		t.Errorf("alice's health counts bob's call: %d queries", q)
+	}
+}
+
+// blockingRunner holds every run until release is closed, announcing each on started.
+type blockingRunner struct {
+	started chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingRunner) Run(ctx context.Context, in PipelineInput) (PipelineOutput, error) {
+	b.started <- struct{}{}
+	select {
+	case <-b.release:
+		return PipelineOutput{Question: in.Question, ContextInput: in.Question, Relevant: "no", Graded: true}, nil
+	case <-ctx.Done():
+		return PipelineOutput{}, ctx.Err()
+	}
+}
+
+func TestTheSixthConcurrentQueryIsRefused(t *testing.T) {
+	br := &blockingRunner{started: make(chan struct{}, 10), release: make(chan struct{})}
+	svc, _, _, _ := newService(t, Options{Runner: br})
+	var wg sync.WaitGroup
+	errs := make(chan error, 6)
+	for range 5 {
+		wg.Go(func() {
+			_, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}})
+			errs <- err
+		})
+	}
+	for range 5 {
+		<-br.started // five calls hold the five slots
+	}
+	_, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}})
+	if fault.KindOf(err) != fault.KindUnavailable || !strings.Contains(err.Error(), "pipeline basic is at its limit of 5 concurrent queries") {
+		t.Errorf("the sixth call got %v, want refused at the limit", err)
+	}
+	// Other pipelines have their own slots.
+	go svc.CRAG(context.Background(), alice, CRAGInput{Request: Request{Query: "diabetes"}})
+	<-br.started
+	close(br.release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("a call within the limit failed: %v", err)
+		}
+	}
+	if _, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}}); err != nil {
+		t.Errorf("after the others finished: %v", err)
+	}
+}
+
+func TestACallPastItsTimeoutFailsClearly(t *testing.T) {
+	br := &blockingRunner{started: make(chan struct{}, 2), release: make(chan struct{})}
+	svc, _, _, _ := newService(t, Options{Runner: br, Limits: Limits{Timeout: 20 * time.Millisecond}})
+	_, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}})
+	if fault.KindOf(err) != fault.KindUnavailable || !strings.Contains(err.Error(), "did not finish within its limit of 20ms") {
+		t.Errorf("got %v", err)
+	}
+	if got := svc.slots[PipelineBasic].inFlight(); got != 0 {
+		t.Errorf("%d slots still taken", got)
+	}
+	// An invocation deadline sooner than the limit shortens it, keeping a margin to answer.
+	svc, _, _, _ = newService(t, Options{Runner: br})
+	ctx, cancel := context.WithTimeout(context.Background(), deadlineMargin+30*time.Millisecond)
+	defer cancel()
+	_, err = svc.Basic(ctx, alice, BasicInput{Request{Query: "diabetes"}})
+	if fault.KindOf(err) != fault.KindUnavailable || !strings.Contains(err.Error(), "did not finish within its limit of") || ctx.Err() != nil {
+		t.Errorf("got %v with the invocation's context %v", err, ctx.Err())
+	}
+}
+
+func TestRerankPutsDocumentsWithMoreQueryTermsCloserTogetherFirst(t *testing.T) {
+	docs := []Document{
+		{DocID: "a", Content: "diabetes diabetes diabetes diabetes", Score: 0.9},
+		{DocID: "b", Content: "thirst is common; much later in the text, unrelated words, then diabetes", Score: 0.8},
+		{DocID: "c", Content: "nothing relevant here", Score: 0.7},
+		{DocID: "d", Content: "diabetes causes thirst", Score: 0.6},
+	}
+	got := rerank("does diabetes cause thirst", docs)
+	var ids []string
+	for i, d := range got {
+		ids = append(ids, d.DocID)
+		if i > 0 && d.Score > got[i-1].Score {
+			t.Errorf("scores not descending: %+v", got)
+		}
+	}
+	// d holds the most query terms ("causes" matches "cause"), closest
+	// together, and rises from last to first; a repeats one term and falls
+	// behind both documents holding several.
+	if diff := cmp.Diff([]string{"d", "b", "a", "c"}, ids); diff != "" {
+		t.Errorf("order mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestBasicRerankRetrievesAPoolAndKeepsTopK(t *testing.T) {
+	svc, runner, _, _ := newService(t, Options{})
+	resp, err := svc.BasicRerank(context.Background(), alice, RerankInput{Request: Request{Query: "symptoms of diabetes", TopK: intp(2)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runner.runs[0].TopK; got != 20 {
+		t.Errorf("retrieved a pool of %d, want max(4*2, 20)", got)
+	}
+	m := resp.Metadata
+	if m.PipelineName != "basic_rerank" || m.Reranker != RerankerName || m.Candidates == nil || *m.Candidates != 3 || len(resp.RetrievedDocuments) != 2 || resp.RetrievedDocuments[0].DocID != "d1" {
+		t.Errorf("response %+v", resp)
+	}
+	if _, err := svc.BasicRerank(context.Background(), alice, RerankInput{Request: Request{Query: "diabetes", TopK: intp(3)}, CandidatePool: intp(3)}); err != nil || runner.runs[1].TopK != 3 {
+		t.Errorf("candidate_pool 3: %v, pool %d", err, runner.runs[1].TopK)
+	}
+}
+
+func TestCRAGCorrectsALowConfidenceRetrieval(t *testing.T) {
+	t.Run("ConfidentRetrievalIsNotCorrected", func(t *testing.T) {
+		svc, runner, _, _ := newService(t, Options{})
+		resp, err := svc.CRAG(context.Background(), alice, CRAGInput{Request: Request{Query: "symptoms of diabetes"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := resp.Metadata
+		if m.PipelineName != "crag" || *m.CorrectionApplied || *m.ConfidenceScore != 1 || *m.InitialConfidenceScore != 1 || *m.ConfidenceThreshold != 0.8 || m.CorrectionStrategy != "rewrite" || len(runner.runs) != 1 {
+			t.Errorf("metadata %+v after %d runs", m, len(runner.runs))
+		}
+	})
+	t.Run("RewriteRetrievesAgain", func(t *testing.T) {
+		svc, runner, gen, _ := newService(t, Options{})
+		gen.fn = map[provider.Task]func(provider.GenerateRequest) (provider.Generation, error){
+			provider.TaskRephrase: func(r provider.GenerateRequest) (provider.Generation, error) {
+				if r.System != rewriteSystem || len(r.History) != 2 {
+					t.Errorf("rewrite asked with system %q and history %v", r.System, r.History)
+				}
+				return provider.Generation{Text: "diabetes symptoms", Provider: "test", InputTokens: 7, OutputTokens: 3}, nil
+			},
+		}
+		resp, err := svc.CRAG(context.Background(), alice, CRAGInput{Request: Request{Query: "signs of sugar sickness"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := resp.Metadata
+		if !*m.CorrectionApplied || *m.InitialConfidenceScore != 0 || m.CorrectedQuery != "diabetes symptoms" || len(runner.runs) != 2 || runner.runs[1].Question != "diabetes symptoms" {
+			t.Errorf("metadata %+v after runs %+v", m, runner.runs)
+		}
+		// Judged against the user's question, both runs score 0: the tie goes to the correction. Tokens: the rewrite's and the answer's.
+		if len(resp.RetrievedDocuments) == 0 || m.ContextInput != "signs of sugar sickness" || resp.PerformanceMetrics.TokensUsed != 10+15 {
+			t.Errorf("response %+v", resp)
+		}
+	})
+	t.Run("ExpandAddsTermsFromTheDocuments", func(t *testing.T) {
+		svc, runner, _, _ := newService(t, Options{})
+		resp, err := svc.CRAG(context.Background(), alice, CRAGInput{Request: Request{Query: "diabetes thirst insulin"}, CorrectionStrategy: "expand", ConfidenceThreshold: floatp(1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := resp.Metadata
+		if !*m.CorrectionApplied || !strings.HasPrefix(m.CorrectedQuery, "diabetes thirst insulin ") || len(runner.runs) != 2 {
+			t.Errorf("metadata %+v", m)
+		}
+	})
+	t.Run("ThresholdZeroNeverCorrects", func(t *testing.T) {
+		svc, runner, _, _ := newService(t, Options{})
+		resp, err := svc.CRAG(context.Background(), alice, CRAGInput{Request: Request{Query: "kernel patches"}, ConfidenceThreshold: floatp(0)})
+		if err != nil || *resp.Metadata.CorrectionApplied || len(runner.runs) != 1 {
+			t.Errorf("%v, %+v", err, resp.Metadata)
+		}
+	})
+}
+
+func TestConfidence(t *testing.T) {
+	docs := []Document{{Content: "diabetes thirst"}, {Content: "diabetes"}}
+	for _, tc := range []struct {
+		name string
+		out  PipelineOutput
+		docs []Document
+		want float64
+	}{
+		{"NoDocuments", PipelineOutput{Relevant: "no", Graded: true}, nil, 0},
+		{"GradedNotRelevant", PipelineOutput{Relevant: "no", Graded: true}, docs, 0},
+		{"BestDocumentsCoverage", PipelineOutput{Relevant: "yes", Graded: true}, docs, 2.0 / 3},
+		{"FailedGradeCountsAsRelevant", PipelineOutput{Relevant: "yes", Graded: false}, docs, 2.0 / 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := confidence("diabetes thirst insulin", tc.out, tc.docs); got != tc.want {
+				t.Errorf("confidence = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

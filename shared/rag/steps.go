@@ -1,0 +1,189 @@
+package rag
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/memory"
+	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// Limits of the step tools.
+const (
+	// RephraseAfter is how many messages a conversation must exceed before a
+	// question in it is rephrased (seed 000: "only runs if >2 messages").
+	RephraseAfter = 2
+	// HistoryMessages is how many of the conversation's newest messages the
+	// rephrase reads, besides its rolling summary.
+	HistoryMessages = 10
+	// MaxGradeDocuments bounds the documents one grade call takes.
+	MaxGradeDocuments = 100
+	// rephraseTokens and gradeTokens bound the steps' generations.
+	rephraseTokens = 256
+	gradeTokens    = 8
+)
+
+// Steps serves the two internal steps of the RAG pipeline that call the
+// generator: optimizer_vs-rephrase and optimizer_vs-grade. It is safe for
+// concurrent use.
+type Steps struct {
+	memory *memory.Service
+	gen    provider.Generator
+}
+
+// NewSteps returns the steps, reading conversations from table through the
+// memory family and generating with gen.
+func NewSteps(table store.Table, gen provider.Generator) *Steps {
+	return &Steps{memory: memory.New(table, nil), gen: gen}
+}
+
+// Rephrase turns a question asked inside a conversation into a standalone
+// one, with the conversation's rolling summary and newest messages as
+// history. It rephrases only when the conversation holds more than
+// [RephraseAfter] messages; with no conversation named, or one that does not
+// exist (a thread the memory family never stored), it returns the question
+// unchanged: there is no history to resolve it against, which is not an error.
+func (s *Steps) Rephrase(ctx context.Context, c tenant.Caller, in RephraseInput) (RephraseOutput, error) {
+	if err := validateQuestion("question", in.Question); err != nil {
+		return RephraseOutput{}, err
+	}
+	id, field := in.ThreadID, "thread_id"
+	switch {
+	case id == "":
+		id, field = in.ConversationID, "conversation_id"
+	case in.ConversationID != "" && in.ConversationID != id:
+		return RephraseOutput{}, fault.Invalid("conversation_id", "names %q but thread_id names %q: give one of the two", in.ConversationID, id)
+	}
+	out := RephraseOutput{Question: in.Question}
+	if id == "" {
+		return out, nil
+	}
+	if memory.ValidateID(id) != nil {
+		return RephraseOutput{}, fault.Invalid(field, "%q is not a conversation id: use 1-128 letters, digits, '_', '-', '.' or ':', starting with a letter or digit", id)
+	}
+	window, err := s.memory.GetContext(ctx, c, memory.GetContextInput{ConversationID: id, MaxMessages: HistoryMessages})
+	if fault.KindOf(err) == fault.KindNotFound {
+		return out, nil
+	}
+	if err != nil {
+		return RephraseOutput{}, err
+	}
+	msgs := window.Messages
+	out.Messages = len(msgs)
+	if len(msgs) <= RephraseAfter && window.Summary == "" {
+		return out, nil
+	}
+	// A client that stored the question before asking has it as the last
+	// message; it is the question, not its history.
+	if last := msgs[len(msgs)-1]; last.Role == "user" && strings.TrimSpace(last.Content) == strings.TrimSpace(in.Question) {
+		msgs = msgs[:len(msgs)-1]
+	}
+	var history []provider.Turn
+	if window.Summary != "" {
+		history = append(history, provider.Turn{Role: "system", Content: "Summary of the earlier conversation: " + window.Summary})
+	}
+	for _, m := range msgs {
+		history = append(history, provider.Turn{Role: m.Role, Content: m.Content})
+	}
+	if s.gen == nil {
+		return RephraseOutput{}, fault.Unavailable(nil, "no generator is configured to rephrase with")
+	}
+	g, err := s.gen.Generate(ctx, provider.GenerateRequest{Task: provider.TaskRephrase, Question: in.Question, History: history, MaxTokens: rephraseTokens})
+	if err != nil {
+		return RephraseOutput{}, generatorFault(err, "rephrasing")
+	}
+	q := strings.TrimSpace(g.Text)
+	if q == "" {
+		return RephraseOutput{}, fault.Unavailable(nil, "the generator (%s %s) returned an empty rephrasing", g.Provider, g.Model)
+	}
+	if utf8.RuneCountInString(q) > MaxQueryChars {
+		q = string([]rune(q)[:MaxQueryChars])
+	}
+	out.Question, out.Rephrased, out.Provider, out.Model = q, q != in.Question, g.Provider, g.Model
+	return out, nil
+}
+
+// Grade judges whether the documents, taken together, help answer the
+// question: a binary "yes" or "no" (seed 000's grading). No documents grade
+// "no" without asking the generator. An answer other than yes or no is an
+// error, so the pipeline falls back to keeping the documents.
+func (s *Steps) Grade(ctx context.Context, c tenant.Caller, in GradeInput) (GradeOutput, error) {
+	if err := validateQuestion("question", in.Question); err != nil {
+		return GradeOutput{}, err
+	}
+	if len(in.Documents) > MaxGradeDocuments {
+		return GradeOutput{}, fault.Invalid("documents", "has %d documents, more than %d", len(in.Documents), MaxGradeDocuments)
+	}
+	var docs []string
+	for _, d := range in.Documents {
+		if strings.TrimSpace(d.Content) != "" {
+			docs = append(docs, d.Content)
+		}
+	}
+	if len(docs) == 0 {
+		return GradeOutput{Relevant: "no", Graded: true}, nil
+	}
+	if s.gen == nil {
+		return GradeOutput{}, fault.Unavailable(nil, "no generator is configured to grade with")
+	}
+	g, err := s.gen.Generate(ctx, provider.GenerateRequest{Task: provider.TaskGrade, Question: in.Question, Documents: docs, MaxTokens: gradeTokens})
+	if err != nil {
+		return GradeOutput{}, generatorFault(err, "grading")
+	}
+	verdict, ok := parseVerdict(g.Text)
+	if !ok {
+		return GradeOutput{}, fault.Unavailable(nil, "the grader (%s %s) answered %q, not yes or no", g.Provider, g.Model, truncate(g.Text, 80))
+	}
+	return GradeOutput{Relevant: verdict, Graded: true, Provider: g.Provider, Model: g.Model}, nil
+}
+
+// parseVerdict reads a grader's answer: its first word, yes or no, in any case
+// and with any punctuation.
+func parseVerdict(text string) (string, bool) {
+	word := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) })
+	if len(word) == 0 {
+		return "", false
+	}
+	switch word[0] {
+	case "yes":
+		return "yes", true
+	case "no":
+		return "no", true
+	}
+	return "", false
+}
+
+// generatorFault classifies a generator failure: classified errors pass
+// through, anything else is the dependency being unavailable.
+func generatorFault(err error, doing string) error {
+	var fe *fault.Error
+	if errors.As(err, &fe) {
+		return err
+	}
+	return fault.Unavailable(err, "%s failed: the generator did not answer (%v)", doing, err)
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// validateQuestion checks a query or question: 1..MaxQueryChars characters, not blank.
+func validateQuestion(field, q string) error {
+	n := utf8.RuneCountInString(q)
+	switch {
+	case strings.TrimSpace(q) == "":
+		return fault.Invalid(field, "must not be empty")
+	case n > MaxQueryChars:
+		return fault.Invalid(field, "has %d characters, more than %d", n, MaxQueryChars)
+	}
+	return nil
+}

@@ -1,0 +1,177 @@
+package rag
+
+// Document is one retrieved passage, as the optimizer_vs-retriever step
+// returns it and the pipeline passes it on.
+type Document struct {
+	DocID    string            `json:"doc_id"`
+	ChunkID  string            `json:"chunk_id,omitempty"`
+	Content  string            `json:"content"`
+	Score    float64           `json:"score"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+	Store    string            `json:"store,omitempty"`
+}
+
+// RephraseInput is the input of optimizer_vs-rephrase.
+type RephraseInput struct {
+	Question       string `json:"question" jsonschema:"the question to make standalone"`
+	ThreadID       string `json:"thread_id,omitempty" jsonschema:"the conversation (a memory family conversation id) the question belongs to"`
+	ConversationID string `json:"conversation_id,omitempty" jsonschema:"the same as thread_id, under the memory family's name; give one of the two"`
+}
+
+// RephraseOutput is the output of optimizer_vs-rephrase.
+type RephraseOutput struct {
+	Question  string `json:"question" jsonschema:"the rephrased question, or the original one when it was not rephrased"`
+	Rephrased bool   `json:"rephrased" jsonschema:"true if the generator rewrote the question"`
+	Messages  int    `json:"messages" jsonschema:"how many messages the conversation holds (0 if there is none); the question is rephrased only when there are more than two"`
+	Provider  string `json:"provider,omitempty" jsonschema:"who rephrased the question, when a generator ran"`
+	Model     string `json:"model,omitempty"`
+}
+
+// GradeInput is the input of optimizer_vs-grade.
+type GradeInput struct {
+	Question  string     `json:"question" jsonschema:"the question the documents were retrieved for"`
+	Documents []Document `json:"documents" jsonschema:"the retrieved documents, as optimizer_vs-retriever returns them"`
+}
+
+// GradeOutput is the output of optimizer_vs-grade.
+type GradeOutput struct {
+	Relevant string `json:"relevant" jsonschema:"yes if the documents help answer the question, else no"`
+	Graded   bool   `json:"graded" jsonschema:"always true: the grade is a judgement, not a fallback"`
+	Provider string `json:"provider,omitempty" jsonschema:"who graded, when a generator ran (not when there were no documents to grade)"`
+	Model    string `json:"model,omitempty"`
+}
+
+// Request holds the parameters every RAG pipeline tool takes (seed 002's
+// Tool Request); each tool's input adds its own.
+type Request struct {
+	Query           string              `json:"query" jsonschema:"the question to answer from the tenant's vector stores"`
+	TopK            *int                `json:"top_k,omitempty" jsonschema:"how many documents to answer from (default 5)"`
+	IncludeSources  *bool               `json:"include_sources,omitempty" jsonschema:"return the deduplicated sources of the documents (default true)"`
+	IncludeMetadata *bool               `json:"include_metadata,omitempty" jsonschema:"return each document's metadata (default true)"`
+	RequestID       string              `json:"request_id,omitempty" jsonschema:"a UUID v4 for tracing; generated when absent; the response's response_id equals it"`
+	ThreadID        string              `json:"thread_id,omitempty" jsonschema:"a memory conversation the query belongs to: with more than two messages, the query is first rephrased into a standalone question"`
+	Stores          []string            `json:"stores,omitempty" jsonschema:"vector store aliases to search; absent: the stores that best fit the query"`
+	Mode            string              `json:"mode,omitempty" jsonschema:"retrieval mode: hybrid (default), bm25 or vector"`
+	Filter          map[string][]string `json:"filter,omitempty" jsonschema:"metadata filter: every key must have one of its listed values"`
+}
+
+// BasicInput is the input of rag_basic.
+type BasicInput struct {
+	Request
+}
+
+// RerankInput is the input of rag_basic_rerank.
+type RerankInput struct {
+	Request
+	CandidatePool *int `json:"candidate_pool,omitempty" jsonschema:"how many candidates to retrieve before reranking down to top_k (default max(4*top_k, 20), capped at 50; at least top_k)"`
+}
+
+// CRAGInput is the input of rag_crag.
+type CRAGInput struct {
+	Request
+	ConfidenceThreshold *float64 `json:"confidence_threshold,omitempty" jsonschema:"below this retrieval confidence (0..1, default 0.8) the query is corrected and retrieved again"`
+	CorrectionStrategy  string   `json:"correction_strategy,omitempty" jsonschema:"how to correct a low-confidence retrieval: rewrite (default: the generator rewrites the query) or expand (terms from the retrieved documents are added to it)"`
+}
+
+// Response is what every RAG pipeline tool returns (seed 002's Tool Response).
+type Response struct {
+	Answer             string              `json:"answer" jsonschema:"the generated answer; empty when the generator had nothing to say"`
+	RetrievedDocuments []RetrievedDocument `json:"retrieved_documents" jsonschema:"the documents the answer used, most relevant first; empty when retrieval found nothing relevant"`
+	Sources            []string            `json:"sources" jsonschema:"where the documents came from (metadata source, else doc_id), deduplicated, for citations"`
+	Metadata           Metadata            `json:"metadata"`
+	PerformanceMetrics PerformanceMetrics  `json:"performance_metrics"`
+	ResponseID         string              `json:"response_id" jsonschema:"equal to the request's request_id"`
+}
+
+// RetrievedDocument is one document of a [Response].
+type RetrievedDocument struct {
+	DocID    string            `json:"doc_id"`
+	Content  string            `json:"content"`
+	Score    float64           `json:"score" jsonschema:"relevance score; documents come in descending order"`
+	Metadata map[string]string `json:"metadata" jsonschema:"the document's metadata; empty when include_metadata is false"`
+}
+
+// Metadata describes how a pipeline produced a [Response]. The fields after
+// the common ones are set only by the pipelines they name.
+type Metadata struct {
+	PipelineName    string        `json:"pipeline_name" jsonschema:"basic, basic_rerank or crag"`
+	ExecutionTimeMS int64         `json:"execution_time_ms"`
+	TokensUsed      int           `json:"tokens_used" jsonschema:"tokens the answer (and crag's rewrite) consumed, input plus output, as the generator reported them"`
+	Timestamp       string        `json:"timestamp" jsonschema:"when the request was received (RFC 3339)"`
+	Provider        string        `json:"provider,omitempty" jsonschema:"the generator that wrote the answer"`
+	Model           string        `json:"model,omitempty"`
+	ContextInput    string        `json:"context_input" jsonschema:"the query actually used for retrieval"`
+	Rephrased       bool          `json:"rephrased" jsonschema:"true if the query was rephrased from the conversation"`
+	Relevant        string        `json:"relevant" jsonschema:"the grade of the retrieved documents: yes or no; with no, the answer was written without them"`
+	Graded          bool          `json:"graded" jsonschema:"false if grading failed and the documents were kept by default"`
+	Degraded        []string      `json:"degraded" jsonschema:"pipeline steps that failed and fell back: rephrase (original query used), retrieve (no documents), grade (documents kept)"`
+	SearchedStores  []string      `json:"searched_stores" jsonschema:"the vector stores searched"`
+	Steps           PipelineSteps `json:"steps" jsonschema:"the provider and model of the rephrase and grade steps (empty where a step fell back or needed no model)"`
+	Discarded       int           `json:"discarded_documents" jsonschema:"documents retrieved but graded not relevant, so not used"`
+
+	// rag_basic_rerank
+	Reranker   string `json:"reranker,omitempty" jsonschema:"basic_rerank: the reranking method"`
+	Candidates *int   `json:"candidates,omitempty" jsonschema:"basic_rerank: how many candidates were reranked"`
+
+	// rag_crag
+	CorrectionApplied      *bool    `json:"correction_applied,omitempty" jsonschema:"crag: true if the query was corrected and retrieved again"`
+	ConfidenceScore        *float64 `json:"confidence_score,omitempty" jsonschema:"crag: confidence of the retrieval the answer used (0..1)"`
+	InitialConfidenceScore *float64 `json:"initial_confidence_score,omitempty" jsonschema:"crag: confidence of the first retrieval"`
+	ConfidenceThreshold    *float64 `json:"confidence_threshold,omitempty" jsonschema:"crag: the threshold applied"`
+	CorrectionStrategy     string   `json:"correction_strategy,omitempty" jsonschema:"crag: rewrite or expand"`
+	CorrectedQuery         string   `json:"corrected_query,omitempty" jsonschema:"crag: the query of the second retrieval"`
+}
+
+// PerformanceMetrics are a [Response]'s timings; all are non-negative.
+type PerformanceMetrics struct {
+	ExecutionTimeMS  int64 `json:"execution_time_ms" jsonschema:"the whole call"`
+	RetrievalTimeMS  int64 `json:"retrieval_time_ms" jsonschema:"the rephrase, retrieve and grade pipeline runs (crag: both runs)"`
+	GenerationTimeMS int64 `json:"generation_time_ms" jsonschema:"generating the answer (crag: and rewriting the query)"`
+	TokensUsed       int   `json:"tokens_used"`
+}
+
+// HealthInput is the input of rag_health_check.
+type HealthInput struct{}
+
+// The values of a health status.
+const (
+	Healthy     = "healthy"
+	Degraded    = "degraded"
+	Unavailable = "unavailable"
+)
+
+// HealthOutput is the output of rag_health_check (seed 002's Health Status).
+type HealthOutput struct {
+	OverallStatus      string                    `json:"overall_status" jsonschema:"healthy: every pipeline healthy and the table reachable; unavailable: the table unreachable or every pipeline unavailable; else degraded"`
+	PipelineStatuses   map[string]PipelineHealth `json:"pipeline_statuses" jsonschema:"basic, basic_rerank and crag, from the caller's own calls in the last hour"`
+	DatabaseStatus     DatabaseHealth            `json:"database_status"`
+	PerformanceMetrics HealthMetrics             `json:"performance_metrics"`
+	LastUpdated        string                    `json:"last_updated" jsonschema:"when this check ran (RFC 3339)"`
+}
+
+// PipelineHealth is one pipeline's health.
+type PipelineHealth struct {
+	Status      string  `json:"status" jsonschema:"healthy (error rate below 0.1, or no calls), degraded (below 0.5) or unavailable"`
+	LastSuccess string  `json:"last_success,omitempty" jsonschema:"when a call last succeeded (RFC 3339), if one did in the last hour"`
+	ErrorRate   float64 `json:"error_rate" jsonschema:"failed calls / calls, last hour"`
+	Queries     int64   `json:"queries" jsonschema:"calls in the last hour"`
+	Degraded    int64   `json:"degraded_queries" jsonschema:"calls in the last hour that succeeded with a pipeline step falling back"`
+	P50MS       int64   `json:"p50_response_time_ms"`
+	P95MS       int64   `json:"p95_response_time_ms"`
+}
+
+// DatabaseHealth is the table's health, from one timed read.
+type DatabaseHealth struct {
+	Connected           bool   `json:"connected"`
+	ResponseTimeMS      int64  `json:"response_time_ms" jsonschema:"latency of the probe read"`
+	ConnectionPoolUsage string `json:"connection_pool_usage" jsonschema:"n/a: the table is reached over HTTPS requests, not pooled connections"`
+	Error               string `json:"error,omitempty" jsonschema:"why the probe failed, when it did"`
+}
+
+// HealthMetrics are the recent performance of all pipelines together.
+type HealthMetrics struct {
+	AverageResponseTimeMS int64   `json:"average_response_time_ms" jsonschema:"p50 latency across all pipelines, last hour"`
+	P95ResponseTimeMS     int64   `json:"p95_response_time_ms"`
+	ErrorRate             float64 `json:"error_rate" jsonschema:"failed calls / calls, last hour"`
+	QueriesPerMinute      float64 `json:"queries_per_minute" jsonschema:"calls in the last hour / 60"`
+}
