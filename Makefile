@@ -61,10 +61,16 @@ FUNCTIONS = \
 	memory/resource \
 	memory/set_summary \
 	operations/get_audit_trace \
+	rag/basic \
+	rag/basic_rerank \
+	rag/crag \
+	rag/health_check \
 	vector/document_delete \
 	vector/document_ingest \
 	vector/document_list \
+	vector/grade \
 	vector/indexer \
+	vector/rephrase \
 	vector/retriever \
 	vector/storage \
 	vector/store_create \
@@ -159,6 +165,18 @@ build-MemorySetSummaryFunction:
 build-OperationsGetAuditTraceFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/operations/get_audit_trace
 
+build-RagBasicFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/rag/basic
+
+build-RagBasicRerankFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/rag/basic_rerank
+
+build-RagCragFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/rag/crag
+
+build-RagHealthCheckFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/rag/health_check
+
 build-VectorDocumentDeleteFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/document_delete
 
@@ -168,8 +186,14 @@ build-VectorDocumentIngestFunction:
 build-VectorDocumentListFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/document_list
 
+build-VectorGradeFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/grade
+
 build-VectorIndexerFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/indexer
+
+build-VectorRephraseFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/rephrase
 
 build-VectorRetrieverFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/retriever

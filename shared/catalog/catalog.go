@@ -392,7 +392,7 @@ func ptr[T any](v T) *T { return &v }
 // family. It is built once; the catalog is immutable.
 var Default = sync.OnceValue(func() *Catalog {
 	c, err := New(
-		slices.Concat(memoryTools(), operationsTools(), vectorTools(), careerTools()),
+		slices.Concat(memoryTools(), operationsTools(), vectorTools(), careerTools(), ragTools(), ragStepTools()),
 		memoryResources(),
 		nil,
 	)

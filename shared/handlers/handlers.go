@@ -52,6 +52,12 @@ func All() map[string]Constructor {
 		"vector/document_list":         VectorDocumentList,
 		"vector/document_delete":       VectorDocumentDelete,
 		"vector/indexer":               VectorIndexer,
+		"vector/rephrase":              VectorRephrase,
+		"vector/grade":                 VectorGrade,
+		"rag/basic":                    RAGBasic,
+		"rag/basic_rerank":             RAGBasicRerank,
+		"rag/crag":                     RAGCRAG,
+		"rag/health_check":             RAGHealthCheck,
 	}
 	maps.Copy(all, careerFunctions())
 	return all
