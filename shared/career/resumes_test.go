@@ -155,17 +155,22 @@ func testForeignKeys(t *testing.T, tbl store.Table, blobs store.Blobs) {
 	cb := &countingBlobs{Blobs: blobs}
 	svc, c := career.New(tbl, cb, nil), newCaller(t, tbl)
 	other := "tenants/someone-else/resumes/cv.md"
-	if _, err := blobs.Put(ctx, other, []byte("## Skills\n- secrets\n"), nil); err != nil {
-		t.Fatal(err)
+	// Objects that exist under the refused keys: refusing must not depend on
+	// a failed read.
+	dotted := []string{tenant.BlobPrefix(c.Tenant) + "resumes/cv..md", tenant.BlobPrefix(c.Tenant) + "resumes/..cv.md", tenant.BlobPrefix(c.Tenant) + "resumes...md"}
+	for _, key := range append([]string{other}, dotted...) {
+		if _, err := blobs.Put(ctx, key, []byte("## Skills\n- secrets\n"), nil); err != nil {
+			t.Fatal(err)
+		}
 	}
-	for _, key := range []string{
+	for _, key := range append([]string{
 		other,
 		tenant.BlobPrefix(c.Tenant) + "../someone-else/resumes/cv.md",
 		tenant.BlobPrefix(c.Tenant) + "resumes/../../someone-else/resumes/cv.md",
 		tenant.BlobPrefix(c.Tenant),
 		"/" + tenant.BlobPrefix(c.Tenant) + "cv.md",
 		"resumes/cv.md",
-	} {
+	}, dotted...) {
 		_, err := svc.IngestResume(ctx, c, career.IngestResumeInput{S3Key: key})
 		wantKind(t, err, fault.KindInvalid, "s3_key")
 	}
