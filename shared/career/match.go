@@ -131,6 +131,16 @@ func (s *Service) MatchOpportunity(ctx context.Context, c tenant.Caller, in Matc
 			return MatchOutput{}, err
 		}
 	}
+	// A missing embedder is the server's configuration, found before any read.
+	var emb provider.Embedder
+	if strategy == StrategyHybrid {
+		if s.embedder == nil {
+			return MatchOutput{}, fault.Unavailable(nil, "strategy %s needs an embedder and none is configured", StrategyHybrid)
+		}
+		emb = s.embedder
+	} else {
+		kEmb = 0
+	}
 	var opp Opportunity
 	switch {
 	case (in.OpportunityID == "") == (in.Opportunity == nil):
@@ -147,15 +157,6 @@ func (s *Service) MatchOpportunity(ctx context.Context, c tenant.Caller, in Matc
 		if opp, err = s.loadOpportunity(ctx, c, in.OpportunityID); err != nil {
 			return MatchOutput{}, err
 		}
-	}
-	var emb provider.Embedder
-	if strategy == StrategyHybrid {
-		if s.embedder == nil {
-			return MatchOutput{}, fault.Unavailable(nil, "strategy %s needs an embedder and none is configured", StrategyHybrid)
-		}
-		emb = s.embedder
-	} else {
-		kEmb = 0
 	}
 	const tool = "match_opportunity"
 	s.record(ctx, c, trace, audit.RunStarted, tool, "ok", map[string]any{"source": "career", "operation": "match_pipeline",

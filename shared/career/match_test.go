@@ -3,6 +3,7 @@ package career_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -194,9 +195,18 @@ func testMatch(t *testing.T, tbl store.Table) {
 	}
 	_, err = svc.MatchOpportunity(ctx, c, career.MatchInput{OpportunityID: "missing"})
 	wantKind(t, err, fault.KindNotFound, "")
-	_, err = svc.MatchOpportunity(ctx, c, career.MatchInput{OpportunityID: "missing", Strategy: career.StrategyHybrid})
-	if fault.KindOf(err) != fault.KindNotFound && fault.KindOf(err) != fault.KindUnavailable {
-		t.Errorf("hybrid without an embedder: %v", err)
+	// Without an embedder the hybrid strategy is unavailable, whatever the
+	// opportunity: the server's configuration is checked before any read.
+	for _, in := range []career.MatchInput{
+		{OpportunityID: o.Opportunity.OpportunityID, Strategy: career.StrategyHybrid},
+		{Opportunity: &sampleOpportunity, Strategy: career.StrategyHybrid},
+		{OpportunityID: "missing", Strategy: career.StrategyHybrid},
+	} {
+		_, err = svc.MatchOpportunity(ctx, c, in)
+		wantKind(t, err, fault.KindUnavailable, "")
+		if !strings.Contains(err.Error(), "embedder") {
+			t.Errorf("hybrid without an embedder: %v, want it to name the missing embedder", err)
+		}
 	}
 }
 
