@@ -174,6 +174,18 @@ func (s *Service) record(ctx context.Context, c tenant.Caller, trace, typ, tool,
 	}
 }
 
+// auditWrite returns the transaction write that records an event of type typ
+// for c under trace, so that a change and its audit record land together or
+// not at all.
+func (s *Service) auditWrite(c tenant.Caller, trace, typ, tool string, detail map[string]any) (store.Write, error) {
+	it, err := s.audit.Item(audit.Event{Tenant: c.Tenant, TraceID: trace, Type: typ, Tool: tool,
+		Principal: c.Principal, Outcome: "ok", Detail: detail})
+	if err != nil {
+		return store.Write{}, err
+	}
+	return store.Put(it, store.IfAbsent()), nil
+}
+
 // unavailable wraps a store failure as a retryable error.
 func unavailable(err error, format string, args ...any) error {
 	if err == nil || fault.KindOf(err) != fault.KindInternal {

@@ -3,6 +3,7 @@ package career_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -35,21 +36,22 @@ func TestMatching(t *testing.T) {
 func testVersions(t *testing.T, tbl store.Table) {
 	ctx := context.Background()
 	svc, c := career.New(tbl, nil, nil), newCaller(t, tbl)
-	a, err := svc.CreateAtom(ctx, c, career.AtomCreateInput{Text: "Wrote Go", Section: "Skills"})
+	trace := audit.NewTraceID()
+	a, err := svc.CreateAtom(ctx, c, career.AtomCreateInput{Text: "Wrote Go", Section: "Skills", TraceID: trace})
 	if err != nil || a.Atom.Version != 1 {
 		t.Fatalf("CreateAtom = %+v, %v", a, err)
 	}
-	up, err := svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: a.Atom.AtomID, ExpectedVersion: 1, Text: "Wrote a lot of Go"})
+	up, err := svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: a.Atom.AtomID, ExpectedVersion: 1, Text: "Wrote a lot of Go", TraceID: trace})
 	if err != nil || up.Atom.Version != 2 || up.Atom.SourceHash == a.Atom.SourceHash || !up.Atom.CreatedAt.Equal(a.Atom.CreatedAt) {
 		t.Fatalf("UpdateAtom = %+v, %v", up, err)
 	}
-	_, err = svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: a.Atom.AtomID, ExpectedVersion: 1, Text: "stale write"})
+	_, err = svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: a.Atom.AtomID, ExpectedVersion: 1, Text: "stale write", TraceID: trace})
 	wantKind(t, err, fault.KindConflict, "")
-	_, err = svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: a.Atom.AtomID, ExpectedVersion: 0, Text: "create over it"})
+	_, err = svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: a.Atom.AtomID, ExpectedVersion: 0, Text: "create over it", TraceID: trace})
 	wantKind(t, err, fault.KindConflict, "")
-	_, err = svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: "never", ExpectedVersion: 3, Text: "x"})
+	_, err = svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: "never", ExpectedVersion: 3, Text: "x", TraceID: trace})
 	wantKind(t, err, fault.KindNotFound, "")
-	if made, err := svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: "mine", ExpectedVersion: 0, Text: "made by update"}); err != nil || made.Atom.Version != 1 {
+	if made, err := svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: "mine", ExpectedVersion: 0, Text: "made by update", TraceID: trace}); err != nil || made.Atom.Version != 1 {
 		t.Fatalf("UpdateAtom(version 0) = %+v, %v", made, err)
 	}
 	got, err := svc.GetAtoms(ctx, c, career.AtomGetInput{AtomIDs: []string{a.Atom.AtomID, "nope", "mine"}})
@@ -57,15 +59,36 @@ func testVersions(t *testing.T, tbl store.Table) {
 		t.Errorf("GetAtoms = %+v, %v", got, err)
 	}
 
-	o, err := svc.CreateOpportunity(ctx, c, career.OpportunityCreateInput{Title: "Go engineer", Requirements: []string{"Go"}})
+	o, err := svc.CreateOpportunity(ctx, c, career.OpportunityCreateInput{Title: "Go engineer", Requirements: []string{"Go"}, TraceID: trace})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = svc.UpdateOpportunity(ctx, c, career.OpportunityUpdateInput{OpportunityID: o.Opportunity.OpportunityID, ExpectedVersion: 2, Title: "x", Requirements: []string{"y"}})
+	_, err = svc.UpdateOpportunity(ctx, c, career.OpportunityUpdateInput{OpportunityID: o.Opportunity.OpportunityID, ExpectedVersion: 2, Title: "x", Requirements: []string{"y"}, TraceID: trace})
 	wantKind(t, err, fault.KindConflict, "")
-	up2, err := svc.UpdateOpportunity(ctx, c, career.OpportunityUpdateInput{OpportunityID: o.Opportunity.OpportunityID, ExpectedVersion: 1, Title: "Senior Go engineer", Requirements: []string{"Go", "AWS"}})
+	up2, err := svc.UpdateOpportunity(ctx, c, career.OpportunityUpdateInput{OpportunityID: o.Opportunity.OpportunityID, ExpectedVersion: 1, Title: "Senior Go engineer", Requirements: []string{"Go", "AWS"}, TraceID: trace})
 	if err != nil || up2.Opportunity.Version != 2 || len(up2.Opportunity.Requirements) != 2 {
 		t.Fatalf("UpdateOpportunity = %+v, %v", up2, err)
+	}
+	// Every change, and only the changes that landed, is in the audit trail
+	// with the id and the versions it moved between.
+	var changes []string
+	for _, e := range events(t, tbl, c, trace) {
+		id := e.Detail["atom_id"]
+		if id == nil {
+			id = e.Detail["opportunity_id"]
+		}
+		changes = append(changes, fmt.Sprintf("%s %v %v->%v %v", e.Type, id, e.Detail["previous_version"], e.Detail["version"], e.Detail["source_hash"] != nil))
+	}
+	oid := o.Opportunity.OpportunityID
+	want := []string{
+		"AtomCreated " + a.Atom.AtomID + " 0->1 true",
+		"AtomUpdated " + a.Atom.AtomID + " 1->2 true",
+		"AtomCreated mine 0->1 true",
+		"OpportunityCreated " + oid + " 0->1 true",
+		"OpportunityUpdated " + oid + " 1->2 true",
+	}
+	if diff := cmp.Diff(want, changes); diff != "" {
+		t.Errorf("audit trail mismatch (-want +got):\n%s", diff)
 	}
 	list, err := svc.ListOpportunities(ctx, c, career.ListInput{})
 	if err != nil || len(list.Opportunities) != 1 || list.Opportunities[0].Title != "Senior Go engineer" {

@@ -188,14 +188,14 @@ func careerTools() []*Tool {
 			"Returns your index_build runs, newest first, with their scope, provider, model, prompt scope, status and counts.",
 			schemaFor[career.ListInput](listFields), schemaFor[career.IndexRunListOutput](nil), false, readOnly, `{"limit":20}`),
 		careerTool("interaction_create", "interaction_create", "Create an interaction",
-			"Starts an interaction (a contact about an opportunity) in state draft (0). Move it with interaction_apply_event: Prepare (draft to ready), Send (ready to sent), ReceiveReply (sent to replied), Close (any state but closed to closed).",
+			"Starts an interaction (a contact about an opportunity) in state draft (0); opportunity_id, if given, must name one of your opportunities (else not_found). Move it with interaction_apply_event: Prepare (draft to ready), Send (ready to sent), ReceiveReply (sent to replied), Close (any state but closed to closed).",
 			schemaFor[career.InteractionCreateInput](func(p map[string]*jsonschema.Schema) {
 				idField(p["interaction_id"])
 				idField(p["opportunity_id"])
 				p["contact"].MaxLength, p["channel"].MaxLength = ptr(career.MaxContactChars), ptr(career.MaxContactChars)
 				traceField(p)
 			}), schemaFor[career.InteractionOutput](nil), true, additive,
-			`{"opportunity_id":"opp_demo","contact":"Sam Rivera, hiring manager","channel":"email"}`),
+			`{"contact":"Sam Rivera, hiring manager","channel":"email"}`),
 		careerTool("interaction_get", "interaction_get", "Get interactions",
 			"Returns the interactions with the given ids (1 to 100), each with its state and applied transitions; ids you have no interaction with are listed in missing.",
 			schemaFor[career.InteractionGetInput](func(p map[string]*jsonschema.Schema) { idList(p["interaction_ids"]) }),
