@@ -96,7 +96,7 @@ type InteractionCreateInput struct {
 	OpportunityID string `json:"opportunity_id,omitempty" jsonschema:"the opportunity the interaction is about"`
 	Contact       string `json:"contact,omitempty" jsonschema:"who the interaction is with"`
 	Channel       string `json:"channel,omitempty" jsonschema:"email, phone, referral, ..."`
-	TraceID       string `json:"trace_id,omitempty" jsonschema:"trace for the audit events; the call's own if omitted"`
+	TraceID       string `json:"trace_id,omitempty" jsonschema:"the call's trace: its audit events and the result's _meta use it; the call's own if omitted"`
 }
 
 // InteractionOutput is the output of interaction_create.
@@ -122,7 +122,7 @@ type ApplyEventInput struct {
 	Event          string `json:"event" jsonschema:"Prepare, Send, ReceiveReply or Close"`
 	IdempotencyKey string `json:"idempotency_key" jsonschema:"unique per intended transition: a retry with the same key returns the original result as already_applied"`
 	ExpectedState  *int   `json:"expected_state,omitempty" jsonschema:"the state (0-4) you decided on; if the interaction is in another, the outcome is conflict and nothing changes"`
-	TraceID        string `json:"trace_id,omitempty" jsonschema:"trace for the audit events; the call's own if omitted"`
+	TraceID        string `json:"trace_id,omitempty" jsonschema:"the call's trace: its audit events and the result's _meta use it; the call's own if omitted"`
 }
 
 // ApplyResult is what an event did.

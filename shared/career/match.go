@@ -49,7 +49,7 @@ type MatchInput struct {
 	KLex          int                `json:"k_lex,omitempty" jsonschema:"lexical candidates per requirement (default 25)"`
 	KEmb          int                `json:"k_emb,omitempty" jsonschema:"embedding candidates per requirement, hybrid only (default 25)"`
 	ResumeID      string             `json:"resume_id,omitempty" jsonschema:"carried into the audit trail; does not alter matching"`
-	TraceID       string             `json:"trace_id,omitempty" jsonschema:"trace for the audit events; the call's own if omitted"`
+	TraceID       string             `json:"trace_id,omitempty" jsonschema:"the call's trace: its audit events and the result's _meta use it; the call's own if omitted"`
 }
 
 // Evidence is what satisfied one requirement, or came closest.

@@ -31,7 +31,7 @@ type IngestResumeInput struct {
 	ContentBase64 string `json:"content_base64,omitempty" jsonschema:"the file's bytes, base64; give this or s3_key"`
 	FileName      string `json:"file_name,omitempty" jsonschema:"the file's name, whose extension (.md, .txt, .docx, .pdf) says its format; required with content_base64"`
 	Persist       *bool  `json:"persist,omitempty" jsonschema:"store the resume and its atoms (default true); false only extracts"`
-	TraceID       string `json:"trace_id,omitempty" jsonschema:"trace for the audit events; the call's own if omitted"`
+	TraceID       string `json:"trace_id,omitempty" jsonschema:"the call's trace: its audit events and the result's _meta use it; the call's own if omitted"`
 }
 
 // IngestResumeOutput is the output of ingest_resume.

@@ -36,7 +36,7 @@ type Finding struct {
 type ValidateInput struct {
 	ReportID    string       `json:"report_id,omitempty" jsonschema:"a stored report, as match_opportunity returned it; give this or match_report"`
 	MatchReport *MatchReport `json:"match_report,omitempty" jsonschema:"a report given inline; give this or report_id"`
-	TraceID     string       `json:"trace_id,omitempty" jsonschema:"trace for the audit events; the call's own if omitted"`
+	TraceID     string       `json:"trace_id,omitempty" jsonschema:"the call's trace: its audit events and the result's _meta use it; the call's own if omitted"`
 }
 
 // ValidateOutput is the output of validate_match_report.
