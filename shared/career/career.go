@@ -6,7 +6,7 @@
 //
 // Each collection is a partition of the tenant, so a listing is one query:
 //
-//	t#<tenant>#career#atoms          <atom id>           text, section, resume_id, source_hash, ver, created_at, updated_at
+//	t#<tenant>#career#atoms          <atom id>           text, section, resume_id, source_hash, ver, extracted, created_at, updated_at
 //	t#<tenant>#career#opps           <opportunity id>    title, company, description, requirements (JSON), source_hash, ver, ...
 //	t#<tenant>#career#resumes        <resume id>         file_name, format, title, object_key, canonical_key, resume_hash, source_hash, atoms, created_at
 //	t#<tenant>#career#reports        <report id>         report (JSON), trace_id, created_at

@@ -89,7 +89,7 @@ func careerTools() []*Tool {
 	overwrite := &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}
 
 	ingest := careerTool("ingest_resume", "ingest_resume", "Ingest a resume",
-		"Reads a resume (.md, .txt, .docx or .pdf), either an object key under your tenant's storage prefix (s3_key) or the file inline (content_base64 with file_name), normalises it to canonical Markdown, and extracts experience atoms: one per accomplishment or skill statement, with the section it came from. Returns resume_id, resume_hash (SHA-256 of the canonical Markdown), source_hash (its stable 64-bit hash, for index drift) and the atoms. With persist (the default) the resume is stored and its atoms become matchable; the same content always gets the same resume_id.",
+		"Reads a resume (.md, .txt, .docx or .pdf), either an object key under your tenant's storage prefix (s3_key) or the file inline (content_base64 with file_name), normalises it to canonical Markdown, and extracts experience atoms: one per accomplishment or skill statement, with the section it came from. Returns resume_id, resume_hash (SHA-256 of the canonical Markdown), source_hash (its stable 64-bit hash, for index drift) and the atoms. With persist (the default) the resume is stored and its atoms become matchable; the same content always gets the same resume_id, and ingesting it again keeps its atoms as they are (your edits and versions included). warnings says when no atoms were found.",
 		SchemaFor[career.IngestResumeInput](func(s *jsonschema.Schema) {
 			p := s.Properties
 			p["s3_key"].MaxLength = ptr(store.MaxBlobKeyBytes)
