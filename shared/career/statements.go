@@ -15,26 +15,18 @@ type statement struct{ section, text string }
 // a section name when, without the qualifiers below and a final colon, it is
 // one of these or two joined by "and" or "&" ("Skills & Tools").
 var (
-	atomSectionNames = words("experience", "experiences", "employment", "employment history", "work history",
+	atomSectionNames = set("experience", "experiences", "employment", "employment history", "work history",
 		"career history", "history", "project", "projects", "open source", "portfolio", "skill", "skills",
 		"competence", "competencies", "expertise", "qualification", "qualifications", "technology",
 		"technologies", "tools", "tech stack", "stack", "leadership", "accomplishment", "accomplishments",
 		"achievement", "achievements", "highlight", "highlights", "contributions")
-	otherSectionNames = words("education", "summary", "profile", "objective", "about", "about me", "contact",
+	otherSectionNames = set("education", "summary", "profile", "objective", "about", "about me", "contact",
 		"contact details", "contact information", "personal details", "interests", "hobbies", "languages",
 		"certification", "certifications", "certificates", "award", "awards", "honors", "honours",
 		"publications", "references", "volunteering", "volunteer work", "training", "courses", "activities")
-	sectionQualifiers = words("work", "professional", "relevant", "technical", "core", "key", "selected", "other",
+	sectionQualifiers = set("work", "professional", "relevant", "technical", "core", "key", "selected", "other",
 		"additional", "career", "industry", "research", "teaching", "personal", "recent")
 )
-
-func words(ws ...string) map[string]bool {
-	m := make(map[string]bool, len(ws))
-	for _, w := range ws {
-		m[w] = true
-	}
-	return m
-}
 
 // atomWords finds, in a heading that is not a section name ("Engineering
 // Leadership at Acme"), a word that marks it as holding atoms.

@@ -118,7 +118,7 @@ func careerTools() []*Tool {
 	match.Limits, match.Embeds = careerHeavyLimits, true // hybrid matching embeds requirements
 
 	validate := careerTool("validate_match_report", "validate_match_report", "Validate a match report",
-		"Checks a match report, stored (report_id) or inline (match_report): its schema, that every score lies in range and the overall score agrees with the requirements', that every atom it cites exists in your tenant and contains the terms claimed, and that every claimed match has evidence. Returns accepted, rejected (an error finding) or needs_review (warnings only, such as evidence from an atom changed since), with the findings.",
+		"Checks a match report, stored (report_id) or inline (match_report), by recomputing it: its schema and score ranges; every matched term is a term of its requirement and of the cited atom, which exists in your tenant; each requirement's coverage, similarity (hybrid) and score follow from the strategy's rules, and satisfied agrees with the threshold; the overall score agrees with the requirements'; a stored opportunity it names has the requirements and source_hash it claims. Returns accepted, rejected (an error finding: the report does not hold up) or needs_review (warnings only, such as a report this server made whose atoms or opportunity changed since), with the findings.",
 		SchemaFor[career.ValidateInput](func(s *jsonschema.Schema) {
 			idField(s.Properties["report_id"])
 			traceField(s.Properties)
