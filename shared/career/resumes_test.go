@@ -89,21 +89,10 @@ func testIngest(t *testing.T, tbl store.Table, blobs store.Blobs) {
 	if !strings.HasPrefix(out.ResumeHash, "sha256:") || len(out.ResumeHash) != 7+64 || len(out.SourceHash) != 16 || !out.Persisted || out.TraceID != trace {
 		t.Errorf("IngestResume = %+v", out)
 	}
-	var got []string
-	for _, a := range out.Atoms {
-		got = append(got, a.Section+" | "+a.Text)
-	}
-	want := []string{
-		"Dana Lee > Experience > Staff Engineer, Acme Payments (2021-2025) | Cut p99 latency of the payments API by 40% by moving it to AWS Lambda and DynamoDB.",
-		"Dana Lee > Experience > Staff Engineer, Acme Payments (2021-2025) | Led a team of five engineers through a zero-downtime migration of the ledger.",
-		"Dana Lee > Experience > Staff Engineer, Acme Payments (2021-2025) | Designed the single-table DynamoDB data model for the card authorisation service.",
-		"Dana Lee > Experience > Software Engineer, Initech (2017-2021) | Built the Go billing service that invoices 2 million customers a month.",
-		"Dana Lee > Experience > Software Engineer, Initech (2017-2021) | Introduced contract tests between services.",
-		"Dana Lee > Skills | Go, Python, Terraform, AWS Lambda, DynamoDB",
-		"Dana Lee > Skills | Mentoring engineers and running design reviews",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("atoms mismatch (-want +got):\n%s", diff)
+	// The atoms' texts and sections are testFormats' business.
+	const atoms = 7
+	if len(out.Atoms) != atoms {
+		t.Errorf("IngestResume yields %d atoms, want %d", len(out.Atoms), atoms)
 	}
 	// Stored: the canonical Markdown, the original, the record and the atoms.
 	r, _, err := blobs.Get(ctx, out.ObjectKey, nil)
@@ -116,8 +105,8 @@ func testIngest(t *testing.T, tbl store.Table, blobs store.Blobs) {
 		t.Errorf("canonical object %s holds %q", out.ObjectKey, stored)
 	}
 	list, err := svc.ListAtoms(ctx, c, career.AtomListInput{ResumeID: out.ResumeID})
-	if err != nil || len(list.Atoms) != len(want) {
-		t.Errorf("ListAtoms(resume) = %d atoms, %v; want %d", len(list.Atoms), err, len(want))
+	if err != nil || len(list.Atoms) != atoms {
+		t.Errorf("ListAtoms(resume) = %d atoms, %v; want %d", len(list.Atoms), err, atoms)
 	}
 	// The same content is the same resume, its atoms kept as stored.
 	again, err := svc.IngestResume(ctx, c, career.IngestResumeInput{FileName: "copy.md", ContentBase64: b64(md)})
@@ -125,8 +114,8 @@ func testIngest(t *testing.T, tbl store.Table, blobs store.Blobs) {
 		t.Errorf("re-ingesting = %+v, %v; want the same ids and hashes", again, err)
 	}
 	all, _ := svc.ListAtoms(ctx, c, career.AtomListInput{})
-	if len(all.Atoms) != len(want) {
-		t.Errorf("after re-ingesting there are %d atoms, want %d", len(all.Atoms), len(want))
+	if len(all.Atoms) != atoms {
+		t.Errorf("after re-ingesting there are %d atoms, want %d", len(all.Atoms), atoms)
 	}
 	// From a key under the tenant's prefix.
 	key := tenant.BlobPrefix(c.Tenant) + "uploads/cv.txt"
