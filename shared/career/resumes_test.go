@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -70,6 +71,7 @@ func TestResumes(t *testing.T) {
 				{"EveryFormatYieldsItsAtomsWithTheirSections", testFormats},
 				{"ReingestingKeepsEditsAndVersions", testReingest},
 				{"AFailedIngestionLeavesNothingARetryDoesNotFinish", testFailedIngest},
+				{"ConcurrentIngestionsOfOneResumeAgree", testConcurrentIngest},
 			} {
 				t.Run(tc.name, func(t *testing.T) { tc.fn(t, tbl, blobs) })
 			}
@@ -456,5 +458,40 @@ func testFailedIngest(t *testing.T, tbl store.Table, blobs store.Blobs) {
 	}
 	if diff := cmp.Diff([]string{"error: unavailable false", "ok true"}, outcomes); diff != "" {
 		t.Errorf("IngestCompleted events mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func testConcurrentIngest(t *testing.T, tbl store.Table, blobs store.Blobs) {
+	const callers = 8
+	ctx := context.Background()
+	svc, c := career.New(tbl, blobs, nil), newCaller(t, tbl)
+	in := career.IngestResumeInput{FileName: "sam-ortiz.txt", ContentBase64: b64(readFixture(t, "sam-ortiz.txt"))}
+	outs := make([]career.IngestResumeOutput, callers)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range callers {
+		wg.Go(func() {
+			<-start
+			var err error
+			if outs[i], err = svc.IngestResume(ctx, c, in); err != nil {
+				t.Errorf("IngestResume: %v", err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for _, out := range outs[1:] {
+		if diff := cmp.Diff(outs[0].Atoms, out.Atoms); diff != "" || !out.Persisted {
+			t.Errorf("concurrent ingestions disagree (-first +other):\n%s", diff)
+		}
+	}
+	all, err := svc.ListAtoms(ctx, c, career.AtomListInput{})
+	if err != nil || len(all.Atoms) != len(outs[0].Atoms) || len(all.Atoms) == 0 {
+		t.Errorf("%d atoms stored (%v), want %d", len(all.Atoms), err, len(outs[0].Atoms))
+	}
+	for _, a := range all.Atoms {
+		if a.Version != 1 {
+			t.Errorf("atom %s is at version %d after concurrent ingestions, want 1", a.AtomID, a.Version)
+		}
 	}
 }
