@@ -98,33 +98,45 @@ func (l *Log) stamp() int64 {
 // Append adds e to the log. It never overwrites: each event gets a key of its
 // own and is written only if that key is free.
 func (l *Log) Append(ctx context.Context, e Event) error {
+	return store.Retry(ctx, func() error {
+		it, err := l.Item(e)
+		if err != nil {
+			return err
+		}
+		return l.table.Put(ctx, it, store.IfAbsent())
+	})
+}
+
+// Item returns the item that records e under a fresh key, without writing
+// it, for a change that lands in one transaction with its audit record. Put it
+// with [store.IfAbsent], as [Append] does: if the transaction fails on that
+// condition, retry with a new Item.
+func (l *Log) Item(e Event) (store.Item, error) {
 	if err := tenant.Validate(e.Tenant); err != nil {
-		return fmt.Errorf("audit: %w", err)
+		return store.Item{}, fmt.Errorf("audit: %w", err)
 	}
 	if !traceRE.MatchString(e.TraceID) || e.Type == "" || e.Outcome == "" {
-		return fmt.Errorf("audit: event needs a valid trace id, a type and an outcome: %+v", e)
+		return store.Item{}, fmt.Errorf("audit: event needs a valid trace id, a type and an outcome: %+v", e)
 	}
 	detail := ""
 	if len(e.Detail) > 0 {
 		b, err := json.Marshal(e.Detail)
 		if err != nil {
-			return fmt.Errorf("audit: encoding detail: %w", err)
+			return store.Item{}, fmt.Errorf("audit: encoding detail: %w", err)
 		}
 		detail = string(b)
 	}
-	return store.Retry(ctx, func() error {
-		var r [4]byte
-		rand.Read(r[:])
-		ts := l.stamp()
-		return l.table.Put(ctx, store.Item{
-			PK: tracePK(e.Tenant, e.TraceID),
-			SK: fmt.Sprintf("%019d#%s", ts, hex.EncodeToString(r[:])),
-			Attrs: store.Attrs{
-				"type": e.Type, "tool": e.Tool, "principal": e.Principal, "request_id": e.RequestID,
-				"outcome": e.Outcome, "detail": detail, "at": ts,
-			},
-		}, store.IfAbsent())
-	})
+	var r [4]byte
+	rand.Read(r[:])
+	ts := l.stamp()
+	return store.Item{
+		PK: tracePK(e.Tenant, e.TraceID),
+		SK: fmt.Sprintf("%019d#%s", ts, hex.EncodeToString(r[:])),
+		Attrs: store.Attrs{
+			"type": e.Type, "tool": e.Tool, "principal": e.Principal, "request_id": e.RequestID,
+			"outcome": e.Outcome, "detail": detail, "at": ts,
+		},
+	}, nil
 }
 
 // ValidateTraceID checks a trace id against [TracePattern].

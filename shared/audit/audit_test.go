@@ -2,11 +2,14 @@ package audit_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-dev/switchboard/shared/audit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
@@ -89,6 +92,52 @@ func TestAuditLog(t *testing.T) {
 		}
 		if _, err := log.GetTrace(ctx, tenant.Caller{Tenant: tn}, audit.TraceInput{TraceID: "bad id!"}); fault.KindOf(err) != fault.KindInvalid {
 			t.Errorf("GetTrace(bad id) error = %v, want invalid", err)
+		}
+	})
+}
+
+// TestItemLandsOnlyWithTheChangeItRecords writes events built by Item in
+// transactions with the change they record: a transaction that fails leaves
+// no event, one that commits leaves its event in order with appended ones.
+func TestItemLandsOnlyWithTheChangeItRecords(t *testing.T) {
+	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+		ctx := context.Background()
+		pk := storetest.NewPrefix(t, tbl)
+		tn := strings.TrimPrefix(pk, "test#")
+		trace := tn
+		t.Cleanup(func() { storetest.PurgePartition(t, tbl, tenant.Key(tn)+"trace#"+trace) })
+		log := audit.New(tbl, nil)
+		change := store.Item{PK: pk, SK: "thing", Attrs: store.Attrs{"ver": int64(1)}}
+		record := func(typ string) store.Write {
+			t.Helper()
+			it, err := log.Item(audit.Event{Tenant: tn, TraceID: trace, Type: typ, Outcome: "ok", Detail: map[string]any{"ver": 1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return store.Put(it, store.IfAbsent())
+		}
+		if err := log.Append(ctx, audit.Event{Tenant: tn, TraceID: trace, Type: "Attempted", Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tbl.Transact(ctx, store.Put(change, store.IfExists()), record("Lost")); !errors.Is(err, store.ErrConditionFailed) {
+			t.Fatalf("transaction on a missing item: %v, want a failed condition", err)
+		}
+		if err := tbl.Transact(ctx, store.Put(change, store.IfAbsent()), record("Created")); err != nil {
+			t.Fatal(err)
+		}
+		events, _, err := log.Trace(ctx, tn, trace, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range events {
+			got = append(got, fmt.Sprint(e.Type, " ", e.Detail["ver"]))
+		}
+		if diff := cmp.Diff([]string{"Attempted <nil>", "Created 1"}, got); diff != "" {
+			t.Errorf("events mismatch (-want +got):\n%s", diff)
+		}
+		if _, err := log.Item(audit.Event{Tenant: tn, TraceID: "a b", Type: "x", Outcome: "ok"}); err == nil {
+			t.Error("Item(bad trace) succeeded")
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/switchboard-dev/switchboard/shared/audit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -27,6 +28,13 @@ func toAtom(it store.Item) Atom {
 	return Atom{AtomID: it.SK, Text: it.String("text"), Section: it.String("section"), ResumeID: it.String("resume_id"),
 		SourceHash: it.String("source_hash"), Version: it.Int("ver"),
 		CreatedAt: parseTime(it.String("created_at")), UpdatedAt: parseTime(it.String("updated_at"))}
+}
+
+// atomDetail is the audit detail of a change that left a at its version,
+// from previous (0 for a new atom).
+func atomDetail(a Atom, previous int64) map[string]any {
+	return map[string]any{"atom_id": a.AtomID, "version": a.Version, "previous_version": previous,
+		"source_hash": a.SourceHash, "resume_id": a.ResumeID}
 }
 
 // checkText validates a required text argument named field of at most max characters.
@@ -81,7 +89,11 @@ func (s *Service) CreateAtom(ctx context.Context, c tenant.Caller, in AtomCreate
 	a.AtomID, a.Version = s.newID("atom"), 1
 	a.CreatedAt = s.now()
 	a.UpdatedAt = a.CreatedAt
-	if err := s.table.Put(ctx, atomItem(c, a), store.IfAbsent()); err != nil {
+	rec, err := s.auditWrite(c, trace, audit.AtomCreated, "atom_create", atomDetail(a, 0))
+	if err != nil {
+		return AtomOutput{}, err
+	}
+	if err := s.table.Transact(ctx, store.Put(atomItem(c, a), store.IfAbsent()), rec); err != nil {
 		return AtomOutput{}, unavailable(err, "storing the atom failed; retry")
 	}
 	return AtomOutput{Atom: a, TraceID: trace}, nil
@@ -124,7 +136,15 @@ func (s *Service) UpdateAtom(ctx context.Context, c tenant.Caller, in AtomUpdate
 		cond = store.IfEquals("ver", in.ExpectedVersion)
 	}
 	a.Version, a.UpdatedAt = in.ExpectedVersion+1, now
-	err = s.table.Put(ctx, atomItem(c, a), cond)
+	typ := audit.AtomUpdated
+	if in.ExpectedVersion == 0 {
+		typ = audit.AtomCreated
+	}
+	rec, err := s.auditWrite(c, trace, typ, "atom_update", atomDetail(a, in.ExpectedVersion))
+	if err != nil {
+		return AtomOutput{}, err
+	}
+	err = s.table.Transact(ctx, store.Put(atomItem(c, a), cond), rec)
 	if lostRace(err) {
 		if in.ExpectedVersion == 0 {
 			return AtomOutput{}, fault.Conflict(err, "atom %q already exists: read it and update it with its version", in.AtomID)

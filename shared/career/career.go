@@ -6,7 +6,7 @@
 //
 // Each collection is a partition of the tenant, so a listing is one query:
 //
-//	t#<tenant>#career#atoms          <atom id>           text, section, resume_id, source_hash, ver, created_at, updated_at
+//	t#<tenant>#career#atoms          <atom id>           text, section, resume_id, source_hash, ver, extracted, created_at, updated_at
 //	t#<tenant>#career#opps           <opportunity id>    title, company, description, requirements (JSON), source_hash, ver, ...
 //	t#<tenant>#career#resumes        <resume id>         file_name, format, title, object_key, canonical_key, resume_hash, source_hash, atoms, created_at
 //	t#<tenant>#career#reports        <report id>         report (JSON), trace_id, created_at
@@ -172,6 +172,18 @@ func (s *Service) record(ctx context.Context, c tenant.Caller, trace, typ, tool,
 		Principal: c.Principal, Outcome: outcome, Detail: detail}); err != nil {
 		s.log.ErrorContext(ctx, "audit append failed", "trace_id", trace, "type", typ, "error", err)
 	}
+}
+
+// auditWrite returns the transaction write that records an event of type typ
+// for c under trace, so that a change and its audit record land together or
+// not at all.
+func (s *Service) auditWrite(c tenant.Caller, trace, typ, tool string, detail map[string]any) (store.Write, error) {
+	it, err := s.audit.Item(audit.Event{Tenant: c.Tenant, TraceID: trace, Type: typ, Tool: tool,
+		Principal: c.Principal, Outcome: "ok", Detail: detail})
+	if err != nil {
+		return store.Write{}, err
+	}
+	return store.Put(it, store.IfAbsent()), nil
 }
 
 // unavailable wraps a store failure as a retryable error.

@@ -44,7 +44,7 @@ const (
 // IndexBuildInput is the input of index_build.
 type IndexBuildInput struct {
 	Scope   string `json:"scope,omitempty" jsonschema:"atoms, resumes, opps or all (default all)"`
-	TraceID string `json:"trace_id,omitempty" jsonschema:"trace for the audit events; the call's own if omitted"`
+	TraceID string `json:"trace_id,omitempty" jsonschema:"the call's trace: its audit events and the result's _meta use it; the call's own if omitted"`
 }
 
 // IndexCounts are what a run did.

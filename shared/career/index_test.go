@@ -3,6 +3,9 @@ package career_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
 	"sync"
 	"testing"
 
@@ -126,7 +129,7 @@ func testHybrid(t *testing.T, tbl store.Table, blobs store.Blobs) {
 		t.Fatal(err)
 	}
 	r := before.MatchReport
-	if r.EmbeddingProvider != "offline" || r.KEmb != 5 || before.ValidationReport.Status == career.Rejected {
+	if r.EmbeddingProvider != "offline" || r.EmbeddingDims != offline.DefaultDims || r.KEmb != 5 || before.ValidationReport.Status != career.Accepted {
 		t.Errorf("hybrid report = %+v, validation %+v", r, before.ValidationReport)
 	}
 	for _, e := range r.Requirements {
@@ -147,7 +150,30 @@ func testHybrid(t *testing.T, tbl store.Table, blobs store.Blobs) {
 	}
 	b1, _ := json.Marshal(before.MatchReport)
 	b2, _ := json.Marshal(after.MatchReport)
-	if string(b1) != string(b2) {
+	if string(b1) != string(b2) || after.ValidationReport.Status != career.Accepted {
 		t.Errorf("hybrid reports differ:\n%s\n%s", b1, b2)
 	}
+	// Validation recomputes the similarities: a changed one is found, and a
+	// server with another embedder says it could not check them.
+	i := slices.IndexFunc(r.Requirements, func(e career.Evidence) bool { return e.AtomID != "" })
+	forged := r
+	forged.Requirements = slices.Clone(r.Requirements)
+	cos := *forged.Requirements[i].Cosine + 0.2
+	forged.Requirements[i].Cosine = &cos
+	forged.Requirements[i].Score = math.Round((forged.Requirements[i].Coverage+cos)/2*1e4) / 1e4
+	sum := 0.0
+	for _, e := range forged.Requirements {
+		sum += e.Score
+	}
+	forged.OverallScore = math.Round(sum/float64(len(forged.Requirements))*1e4) / 1e4
+	v, err := svc.ValidateMatchReport(ctx, c, career.ValidateInput{MatchReport: &forged})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFinding(t, v.ValidationReport, career.Rejected, "evidence_mismatch", fmt.Sprintf("requirements[%d].cosine", i))
+	v, err = career.New(tbl, blobs, &career.Options{Embedder: offline.NewEmbedder(64)}).ValidateMatchReport(ctx, c, career.ValidateInput{ReportID: r.ReportID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFinding(t, v.ValidationReport, career.NeedsReview, "unverified", "embedding_model")
 }

@@ -96,7 +96,7 @@ type InteractionCreateInput struct {
 	OpportunityID string `json:"opportunity_id,omitempty" jsonschema:"the opportunity the interaction is about"`
 	Contact       string `json:"contact,omitempty" jsonschema:"who the interaction is with"`
 	Channel       string `json:"channel,omitempty" jsonschema:"email, phone, referral, ..."`
-	TraceID       string `json:"trace_id,omitempty" jsonschema:"trace for the audit events; the call's own if omitted"`
+	TraceID       string `json:"trace_id,omitempty" jsonschema:"the call's trace: its audit events and the result's _meta use it; the call's own if omitted"`
 }
 
 // InteractionOutput is the output of interaction_create.
@@ -122,7 +122,7 @@ type ApplyEventInput struct {
 	Event          string `json:"event" jsonschema:"Prepare, Send, ReceiveReply or Close"`
 	IdempotencyKey string `json:"idempotency_key" jsonschema:"unique per intended transition: a retry with the same key returns the original result as already_applied"`
 	ExpectedState  *int   `json:"expected_state,omitempty" jsonschema:"the state (0-4) you decided on; if the interaction is in another, the outcome is conflict and nothing changes"`
-	TraceID        string `json:"trace_id,omitempty" jsonschema:"trace for the audit events; the call's own if omitted"`
+	TraceID        string `json:"trace_id,omitempty" jsonschema:"the call's trace: its audit events and the result's _meta use it; the call's own if omitted"`
 }
 
 // ApplyResult is what an event did.
@@ -202,11 +202,29 @@ func (s *Service) CreateInteraction(ctx context.Context, c tenant.Caller, in Int
 	now := stamp(s.now())
 	x := Interaction{InteractionID: id, OpportunityID: in.OpportunityID, Contact: contact, Channel: channel,
 		State: Draft, StateName: Draft.String(), Version: 1, CreatedAt: now, UpdatedAt: now}
-	err = s.table.Transact(ctx,
+	rec, err := s.auditWrite(c, trace, audit.InteractionCreated, "interaction_create", map[string]any{
+		"interaction_id": id, "opportunity_id": in.OpportunityID, "version": x.Version, "state": int(x.State)})
+	if err != nil {
+		return InteractionOutput{}, err
+	}
+	writes := []store.Write{
 		store.Put(interactionMeta(c, x), store.IfAbsent()),
 		store.Put(store.Item{PK: interactionsPK(c), SK: id, Attrs: store.Attrs{"created_at": now}}, store.IfAbsent()),
-	)
+		rec,
+	}
+	if in.OpportunityID != "" {
+		// The opportunity must exist when the interaction is made, checked in
+		// the same transaction.
+		writes = append(writes, store.Check(oppsPK(c), in.OpportunityID, store.IfExists()))
+	}
+	err = s.table.Transact(ctx, writes...)
 	if lostRace(err) {
+		if in.OpportunityID != "" {
+			if _, oerr := s.loadOpportunity(ctx, c, in.OpportunityID); fault.KindOf(oerr) == fault.KindNotFound {
+				return InteractionOutput{}, &fault.Error{Kind: fault.KindNotFound, Field: "opportunity_id",
+					Message: fmt.Sprintf("opportunity %q does not exist; create it with opportunity_create, or leave opportunity_id out", in.OpportunityID)}
+			}
+		}
 		return InteractionOutput{}, fault.Conflict(err, "interaction %q already exists; read it with interaction_get", id)
 	}
 	if err != nil {
@@ -258,10 +276,11 @@ func result(outcome, event string, before, after State, index int64, msg string)
 
 // ApplyEvent serves interaction_apply_event. The transition lands in one
 // transaction that puts the idempotency record if absent, moves the
-// interaction if its version is the one read, and puts the transition record
-// if its slot is free; so exactly one of any number of concurrent calls with
-// one key applies it, and the others find its record and answer
-// already_applied with the original result. A different event that lost the
+// interaction if its version is the one read, puts the transition record if
+// its slot is free and appends InteractionTransitionCompleted to the audit
+// log, so no applied transition is ever left unaudited. Exactly one of any
+// number of concurrent calls with one key applies it, and the others find its
+// record and answer already_applied with the original result. A different event that lost the
 // race to a transition answers conflict rather than being applied to a state
 // its caller never saw.
 func (s *Service) ApplyEvent(ctx context.Context, c tenant.Caller, in ApplyEventInput) (ApplyEventOutput, error) {
@@ -282,19 +301,23 @@ func (s *Service) ApplyEvent(ctx context.Context, c tenant.Caller, in ApplyEvent
 		return ApplyEventOutput{}, fault.Invalid("expected_state", "%d is not a state: use 0 (draft) to 4 (closed)", *in.ExpectedState)
 	}
 	detail := map[string]any{"interaction_id": in.InteractionID, "event": in.Event, "idempotency_key": in.IdempotencyKey}
-	s.record(ctx, c, trace, audit.InteractionTransitionAttempted, "interaction_apply_event", "ok", detail)
+	s.record(ctx, c, trace, audit.InteractionTransitionAttempted, applyTool, "ok", detail)
 	res := s.apply(ctx, c, in, trace)
-	d := map[string]any{"interaction_id": in.InteractionID, "event": in.Event, "idempotency_key": in.IdempotencyKey,
-		"outcome": res.Outcome, "before_state": int(res.BeforeState), "after_state": int(res.AfterState), "transition_index": res.TransitionIndex}
 	switch res.Outcome {
-	case Applied:
-		s.record(ctx, c, trace, audit.InteractionTransitionCompleted, "interaction_apply_event", "ok", d)
-	case AlreadyApplied:
-		// The transition was recorded as completed by the call that applied it.
+	case Applied, AlreadyApplied:
+		// InteractionTransitionCompleted landed with the transition itself.
 	default:
-		s.record(ctx, c, trace, audit.InteractionTransitionRejected, "interaction_apply_event", res.Outcome, d)
+		s.record(ctx, c, trace, audit.InteractionTransitionRejected, applyTool, res.Outcome, transitionDetail(in, res))
 	}
 	return ApplyEventOutput{InteractionID: in.InteractionID, TraceID: trace, Result: res}, nil
+}
+
+const applyTool = "interaction_apply_event"
+
+// transitionDetail is the audit detail of the outcome res of event in.
+func transitionDetail(in ApplyEventInput, res ApplyResult) map[string]any {
+	return map[string]any{"interaction_id": in.InteractionID, "event": in.Event, "idempotency_key": in.IdempotencyKey,
+		"outcome": res.Outcome, "before_state": int(res.BeforeState), "after_state": int(res.AfterState), "transition_index": res.TransitionIndex}
 }
 
 func (s *Service) apply(ctx context.Context, c tenant.Caller, in ApplyEventInput, trace string) ApplyResult {
@@ -338,13 +361,19 @@ func (s *Service) apply(ctx context.Context, c tenant.Caller, in ApplyEventInput
 		moved.State, moved.Version, moved.Transitions, moved.UpdatedAt = after, x.Version+1, idx, now
 		rec := store.Attrs{"event": in.Event, "before": int64(x.State), "after": int64(after), "index": idx,
 			"trace_id": trace, "idempotency_key": in.IdempotencyKey, "at": now}
+		res := result(Applied, in.Event, x.State, after, idx, "")
+		completed, err := s.auditWrite(c, trace, audit.InteractionTransitionCompleted, applyTool, transitionDetail(in, res))
+		if err != nil {
+			return result(BackendError, in.Event, x.State, x.State, 0, "recording the transition failed; retry with the same key")
+		}
 		err = s.table.Transact(ctx,
 			store.Put(store.Item{PK: p, SK: idemSK, Attrs: rec}, store.IfAbsent()),
 			store.Put(interactionMeta(c, moved), store.IfEquals("ver", x.Version)),
 			store.Put(store.Item{PK: p, SK: transSK(idx), Attrs: rec}, store.IfAbsent()),
+			completed,
 		)
 		if err == nil {
-			return result(Applied, in.Event, x.State, after, idx, "")
+			return res
 		}
 		if !lostRace(err) {
 			return result(BackendError, in.Event, x.State, x.State, 0, "storing the transition failed; retry with the same key")

@@ -78,6 +78,8 @@ func TestInteractions(t *testing.T) {
 			{"TheStateMachineMovesOnlyAlongItsTransitions", testStateMachine},
 			{"FiftyConcurrentCallsWithOneKeyApplyOnce", testConcurrentSameKey},
 			{"TwoDifferentEventsRacingLeaveOneLegalState", testRacingEvents},
+			{"AnAppliedTransitionIsNeverWithoutItsCompletedEvent", testCompletedWithTransition},
+			{"InteractionsAreCreatedOnlyForOpportunitiesThatExist", testCreateInteraction},
 		} {
 			t.Run(tc.name, func(t *testing.T) { tc.fn(t, tbl) })
 		}
@@ -258,5 +260,84 @@ func testRacingEvents(t *testing.T, tbl store.Table) {
 		default:
 			t.Errorf("round %d: Prepare %s, Close %s", round, prep.Outcome, closing.Outcome)
 		}
+	}
+}
+
+// lostAppends is a store.Table on which every single-item Put fails, as if the
+// process died after each transaction: only what a transaction wrote lands.
+type lostAppends struct{ store.Table }
+
+func (lostAppends) Put(context.Context, store.Item, store.Condition) error {
+	return errors.New("process died")
+}
+
+func testCompletedWithTransition(t *testing.T, tbl store.Table) {
+	ctx := context.Background()
+	c := newCaller(t, tbl)
+	mustInteraction(t, career.New(tbl, nil, nil), c, "int-crash")
+	svc := career.New(lostAppends{tbl}, nil, nil)
+	trace := audit.NewTraceID()
+	in := career.ApplyEventInput{InteractionID: "int-crash", Event: "Prepare", IdempotencyKey: "k1", TraceID: trace}
+	out, err := svc.ApplyEvent(ctx, c, in)
+	if err != nil || out.Result.Outcome != career.Applied {
+		t.Fatalf("ApplyEvent = %+v, %v", out, err)
+	}
+	// The retry after the "crash" answers already_applied; the one Completed
+	// event is the one written with the transition.
+	retry, err := career.New(tbl, nil, nil).ApplyEvent(ctx, c, in)
+	if err != nil || retry.Result.Outcome != career.AlreadyApplied {
+		t.Fatalf("retry = %+v, %v", retry, err)
+	}
+	var got []audit.Event
+	for _, e := range events(t, tbl, c, trace) {
+		if e.Type == audit.InteractionTransitionCompleted {
+			got = append(got, e)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d InteractionTransitionCompleted events, want 1", len(got))
+	}
+	want := map[string]any{"interaction_id": "int-crash", "event": "Prepare", "idempotency_key": "k1", "outcome": career.Applied,
+		"before_state": float64(career.Draft), "after_state": float64(career.Ready), "transition_index": float64(1)}
+	if diff := cmp.Diff(want, got[0].Detail); diff != "" {
+		t.Errorf("Completed detail mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func testCreateInteraction(t *testing.T, tbl store.Table) {
+	ctx := context.Background()
+	svc, c := career.New(tbl, nil, nil), newCaller(t, tbl)
+	_, err := svc.CreateInteraction(ctx, c, career.InteractionCreateInput{InteractionID: "int-ghost", OpportunityID: "opp-ghost"})
+	wantKind(t, err, fault.KindNotFound, "opportunity_id")
+	if got, _ := svc.GetInteractions(ctx, c, career.InteractionGetInput{InteractionIDs: []string{"int-ghost"}}); len(got.Missing) != 1 {
+		t.Errorf("a refused interaction was stored: %+v", got)
+	}
+	// Another tenant's opportunity is as unknown as none.
+	other := newCaller(t, tbl)
+	o, err := svc.CreateOpportunity(ctx, other, career.OpportunityCreateInput{Title: "Go engineer", Requirements: []string{"Go"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.CreateInteraction(ctx, c, career.InteractionCreateInput{OpportunityID: o.Opportunity.OpportunityID})
+	wantKind(t, err, fault.KindNotFound, "opportunity_id")
+
+	mine, err := svc.CreateOpportunity(ctx, c, career.OpportunityCreateInput{Title: "Go engineer", Requirements: []string{"Go"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace := audit.NewTraceID()
+	x, err := svc.CreateInteraction(ctx, c, career.InteractionCreateInput{InteractionID: "int-real", OpportunityID: mine.Opportunity.OpportunityID, TraceID: trace})
+	if err != nil || x.Interaction.OpportunityID != mine.Opportunity.OpportunityID {
+		t.Fatalf("CreateInteraction = %+v, %v", x, err)
+	}
+	_, err = svc.CreateInteraction(ctx, c, career.InteractionCreateInput{InteractionID: "int-real", OpportunityID: mine.Opportunity.OpportunityID})
+	wantKind(t, err, fault.KindConflict, "")
+	var got []string
+	for _, e := range events(t, tbl, c, trace) {
+		got = append(got, fmt.Sprint(e.Type, " ", e.Detail["interaction_id"], " ", e.Detail["opportunity_id"], " v", e.Detail["version"]))
+	}
+	want := []string{fmt.Sprint(audit.InteractionCreated, " int-real ", mine.Opportunity.OpportunityID, " v1")}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("audit trail mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -70,3 +70,12 @@ func unique(s []string) []string {
 	}
 	return out
 }
+
+// set returns the strings of ws as a set.
+func set(ws ...string) map[string]bool {
+	m := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		m[w] = true
+	}
+	return m
+}

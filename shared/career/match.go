@@ -49,7 +49,7 @@ type MatchInput struct {
 	KLex          int                `json:"k_lex,omitempty" jsonschema:"lexical candidates per requirement (default 25)"`
 	KEmb          int                `json:"k_emb,omitempty" jsonschema:"embedding candidates per requirement, hybrid only (default 25)"`
 	ResumeID      string             `json:"resume_id,omitempty" jsonschema:"carried into the audit trail; does not alter matching"`
-	TraceID       string             `json:"trace_id,omitempty" jsonschema:"trace for the audit events; the call's own if omitted"`
+	TraceID       string             `json:"trace_id,omitempty" jsonschema:"the call's trace: its audit events and the result's _meta use it; the call's own if omitted"`
 }
 
 // Evidence is what satisfied one requirement, or came closest.
@@ -79,6 +79,7 @@ type MatchReport struct {
 	KEmb                  int        `json:"k_emb,omitempty"`
 	EmbeddingProvider     string     `json:"embedding_provider,omitempty"`
 	EmbeddingModel        string     `json:"embedding_model,omitempty"`
+	EmbeddingDims         int        `json:"embedding_dims,omitempty"`
 	AtomsConsidered       int        `json:"atoms_considered"`
 	OverallScore          float64    `json:"overall_score" jsonschema:"mean of the requirements' evidence scores, in [0, 1]"`
 	MatchedAtoms          []string   `json:"matched_atoms" jsonschema:"atoms that satisfied at least one requirement, in requirement order"`
@@ -131,6 +132,16 @@ func (s *Service) MatchOpportunity(ctx context.Context, c tenant.Caller, in Matc
 			return MatchOutput{}, err
 		}
 	}
+	// A missing embedder is the server's configuration, found before any read.
+	var emb provider.Embedder
+	if strategy == StrategyHybrid {
+		if s.embedder == nil {
+			return MatchOutput{}, fault.Unavailable(nil, "strategy %s needs an embedder and none is configured", StrategyHybrid)
+		}
+		emb = s.embedder
+	} else {
+		kEmb = 0
+	}
 	var opp Opportunity
 	switch {
 	case (in.OpportunityID == "") == (in.Opportunity == nil):
@@ -147,15 +158,6 @@ func (s *Service) MatchOpportunity(ctx context.Context, c tenant.Caller, in Matc
 		if opp, err = s.loadOpportunity(ctx, c, in.OpportunityID); err != nil {
 			return MatchOutput{}, err
 		}
-	}
-	var emb provider.Embedder
-	if strategy == StrategyHybrid {
-		if s.embedder == nil {
-			return MatchOutput{}, fault.Unavailable(nil, "strategy %s needs an embedder and none is configured", StrategyHybrid)
-		}
-		emb = s.embedder
-	} else {
-		kEmb = 0
 	}
 	const tool = "match_opportunity"
 	s.record(ctx, c, trace, audit.RunStarted, tool, "ok", map[string]any{"source": "career", "operation": "match_pipeline",
@@ -245,10 +247,7 @@ func (s *Service) match(ctx context.Context, c tenant.Caller, opp Opportunity, s
 	atomTerms := make([]map[string]bool, len(atoms))
 	for i, a := range atoms {
 		texts[i], ids[i] = a.Text, a.AtomID
-		atomTerms[i] = map[string]bool{}
-		for _, w := range terms(a.Text) {
-			atomTerms[i][w] = true
-		}
+		atomTerms[i] = set(terms(a.Text)...)
 	}
 	ix, err := newBM25(ids, texts)
 	if err != nil {
@@ -259,7 +258,7 @@ func (s *Service) match(ctx context.Context, c tenant.Caller, opp Opportunity, s
 	report := MatchReport{OpportunityID: opp.OpportunityID, OpportunitySourceHash: opp.SourceHash, Strategy: strategy,
 		KLex: kLex, KEmb: kEmb, AtomsConsidered: len(atoms), MatchedAtoms: []string{}, Unsatisfied: []int{}}
 	if emb != nil {
-		report.EmbeddingProvider, report.EmbeddingModel = emb.Provider(), emb.Model()
+		report.EmbeddingProvider, report.EmbeddingModel, report.EmbeddingDims = emb.Provider(), emb.Model(), emb.Dims()
 		if atomVecs, err = s.atomVectors(ctx, c, emb, atoms); err != nil {
 			return MatchReport{}, err
 		}
@@ -296,21 +295,8 @@ func (s *Service) match(ctx context.Context, c tenant.Caller, opp Opportunity, s
 		ev := Evidence{Index: ri, Requirement: req, MatchedTerms: []string{}}
 		bestScore := -1.0
 		for _, cd := range cands {
-			var matched []string
-			for _, w := range rterms {
-				if atomTerms[cd.atom][w] {
-					matched = append(matched, w)
-				}
-			}
-			cov := 0.0
-			if len(rterms) > 0 {
-				cov = float64(len(matched)) / float64(len(rterms))
-			}
-			score := cov
-			if cd.cosine != nil {
-				score = (cov + math.Max(*cd.cosine, 0)) / 2
-			}
-			score = round(score)
+			matched, cov := coverage(rterms, atomTerms[cd.atom])
+			score := round(evidenceScore(cov, cd.cosine))
 			if score > bestScore { // candidates come best-ranked first, so ties keep the better rank
 				bestScore = score
 				a := atoms[cd.atom]
@@ -331,6 +317,31 @@ func (s *Service) match(ctx context.Context, c tenant.Caller, opp Opportunity, s
 	report.OverallScore = round(total / float64(len(opp.Requirements)))
 	report.ReportID = reportID(report)
 	return report, nil
+}
+
+// coverage returns the terms of a requirement (reqTerms, without repeats)
+// that an atom holds, in the requirement's order, and their share.
+func coverage(reqTerms []string, atomTerms map[string]bool) ([]string, float64) {
+	var matched []string
+	for _, w := range reqTerms {
+		if atomTerms[w] {
+			matched = append(matched, w)
+		}
+	}
+	if len(reqTerms) == 0 {
+		return matched, 0
+	}
+	return matched, float64(len(matched)) / float64(len(reqTerms))
+}
+
+// evidenceScore is the score of evidence: its coverage for the lexical
+// strategy; for the hybrid one, which has a similarity, the mean of coverage
+// and the similarity (negative counts as 0).
+func evidenceScore(cov float64, cosine *float64) float64 {
+	if cosine == nil {
+		return cov
+	}
+	return (cov + math.Max(*cosine, 0)) / 2
 }
 
 // reportID derives a report's id from its content.
@@ -410,13 +421,26 @@ func cosine(a, b []float32) float64 {
 // atomVectors returns a vector for every atom: the one index_build stored for
 // this embedder if the atom has not changed since, else a fresh embedding.
 func (s *Service) atomVectors(ctx context.Context, c tenant.Caller, emb provider.Embedder, atoms []Atom) ([][]float32, error) {
-	items, err := s.queryAll(ctx, vecPK(c, emb), kindAtoms+"#")
-	if err != nil {
-		return nil, unavailable(err, "reading the atom index failed; retry")
-	}
 	stored := map[string]store.Item{}
-	for _, it := range items {
-		stored[it.SK] = it
+	if len(atoms) <= MaxBatchIDs {
+		// A few atoms (the ones a report cites) are read one by one.
+		for _, a := range atoms {
+			it, err := s.table.Get(ctx, vecPK(c, emb), kindAtoms+"#"+a.AtomID)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return nil, unavailable(err, "reading the atom index failed; retry")
+			}
+			if err == nil {
+				stored[it.SK] = it
+			}
+		}
+	} else {
+		items, err := s.queryAll(ctx, vecPK(c, emb), kindAtoms+"#")
+		if err != nil {
+			return nil, unavailable(err, "reading the atom index failed; retry")
+		}
+		for _, it := range items {
+			stored[it.SK] = it
+		}
 	}
 	out := make([][]float32, len(atoms))
 	var missing []int

@@ -3,6 +3,9 @@ package career_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -34,21 +37,22 @@ func TestMatching(t *testing.T) {
 func testVersions(t *testing.T, tbl store.Table) {
 	ctx := context.Background()
 	svc, c := career.New(tbl, nil, nil), newCaller(t, tbl)
-	a, err := svc.CreateAtom(ctx, c, career.AtomCreateInput{Text: "Wrote Go", Section: "Skills"})
+	trace := audit.NewTraceID()
+	a, err := svc.CreateAtom(ctx, c, career.AtomCreateInput{Text: "Wrote Go", Section: "Skills", TraceID: trace})
 	if err != nil || a.Atom.Version != 1 {
 		t.Fatalf("CreateAtom = %+v, %v", a, err)
 	}
-	up, err := svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: a.Atom.AtomID, ExpectedVersion: 1, Text: "Wrote a lot of Go"})
+	up, err := svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: a.Atom.AtomID, ExpectedVersion: 1, Text: "Wrote a lot of Go", TraceID: trace})
 	if err != nil || up.Atom.Version != 2 || up.Atom.SourceHash == a.Atom.SourceHash || !up.Atom.CreatedAt.Equal(a.Atom.CreatedAt) {
 		t.Fatalf("UpdateAtom = %+v, %v", up, err)
 	}
-	_, err = svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: a.Atom.AtomID, ExpectedVersion: 1, Text: "stale write"})
+	_, err = svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: a.Atom.AtomID, ExpectedVersion: 1, Text: "stale write", TraceID: trace})
 	wantKind(t, err, fault.KindConflict, "")
-	_, err = svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: a.Atom.AtomID, ExpectedVersion: 0, Text: "create over it"})
+	_, err = svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: a.Atom.AtomID, ExpectedVersion: 0, Text: "create over it", TraceID: trace})
 	wantKind(t, err, fault.KindConflict, "")
-	_, err = svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: "never", ExpectedVersion: 3, Text: "x"})
+	_, err = svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: "never", ExpectedVersion: 3, Text: "x", TraceID: trace})
 	wantKind(t, err, fault.KindNotFound, "")
-	if made, err := svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: "mine", ExpectedVersion: 0, Text: "made by update"}); err != nil || made.Atom.Version != 1 {
+	if made, err := svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: "mine", ExpectedVersion: 0, Text: "made by update", TraceID: trace}); err != nil || made.Atom.Version != 1 {
 		t.Fatalf("UpdateAtom(version 0) = %+v, %v", made, err)
 	}
 	got, err := svc.GetAtoms(ctx, c, career.AtomGetInput{AtomIDs: []string{a.Atom.AtomID, "nope", "mine"}})
@@ -56,15 +60,36 @@ func testVersions(t *testing.T, tbl store.Table) {
 		t.Errorf("GetAtoms = %+v, %v", got, err)
 	}
 
-	o, err := svc.CreateOpportunity(ctx, c, career.OpportunityCreateInput{Title: "Go engineer", Requirements: []string{"Go"}})
+	o, err := svc.CreateOpportunity(ctx, c, career.OpportunityCreateInput{Title: "Go engineer", Requirements: []string{"Go"}, TraceID: trace})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = svc.UpdateOpportunity(ctx, c, career.OpportunityUpdateInput{OpportunityID: o.Opportunity.OpportunityID, ExpectedVersion: 2, Title: "x", Requirements: []string{"y"}})
+	_, err = svc.UpdateOpportunity(ctx, c, career.OpportunityUpdateInput{OpportunityID: o.Opportunity.OpportunityID, ExpectedVersion: 2, Title: "x", Requirements: []string{"y"}, TraceID: trace})
 	wantKind(t, err, fault.KindConflict, "")
-	up2, err := svc.UpdateOpportunity(ctx, c, career.OpportunityUpdateInput{OpportunityID: o.Opportunity.OpportunityID, ExpectedVersion: 1, Title: "Senior Go engineer", Requirements: []string{"Go", "AWS"}})
+	up2, err := svc.UpdateOpportunity(ctx, c, career.OpportunityUpdateInput{OpportunityID: o.Opportunity.OpportunityID, ExpectedVersion: 1, Title: "Senior Go engineer", Requirements: []string{"Go", "AWS"}, TraceID: trace})
 	if err != nil || up2.Opportunity.Version != 2 || len(up2.Opportunity.Requirements) != 2 {
 		t.Fatalf("UpdateOpportunity = %+v, %v", up2, err)
+	}
+	// Every change, and only the changes that landed, is in the audit trail
+	// with the id and the versions it moved between.
+	var changes []string
+	for _, e := range events(t, tbl, c, trace) {
+		id := e.Detail["atom_id"]
+		if id == nil {
+			id = e.Detail["opportunity_id"]
+		}
+		changes = append(changes, fmt.Sprintf("%s %v %v->%v %v", e.Type, id, e.Detail["previous_version"], e.Detail["version"], e.Detail["source_hash"] != nil))
+	}
+	oid := o.Opportunity.OpportunityID
+	want := []string{
+		"AtomCreated " + a.Atom.AtomID + " 0->1 true",
+		"AtomUpdated " + a.Atom.AtomID + " 1->2 true",
+		"AtomCreated mine 0->1 true",
+		"OpportunityCreated " + oid + " 0->1 true",
+		"OpportunityUpdated " + oid + " 1->2 true",
+	}
+	if diff := cmp.Diff(want, changes); diff != "" {
+		t.Errorf("audit trail mismatch (-want +got):\n%s", diff)
 	}
 	list, err := svc.ListOpportunities(ctx, c, career.ListInput{})
 	if err != nil || len(list.Opportunities) != 1 || list.Opportunities[0].Title != "Senior Go engineer" {
@@ -194,9 +219,18 @@ func testMatch(t *testing.T, tbl store.Table) {
 	}
 	_, err = svc.MatchOpportunity(ctx, c, career.MatchInput{OpportunityID: "missing"})
 	wantKind(t, err, fault.KindNotFound, "")
-	_, err = svc.MatchOpportunity(ctx, c, career.MatchInput{OpportunityID: "missing", Strategy: career.StrategyHybrid})
-	if fault.KindOf(err) != fault.KindNotFound && fault.KindOf(err) != fault.KindUnavailable {
-		t.Errorf("hybrid without an embedder: %v", err)
+	// Without an embedder the hybrid strategy is unavailable, whatever the
+	// opportunity: the server's configuration is checked before any read.
+	for _, in := range []career.MatchInput{
+		{OpportunityID: o.Opportunity.OpportunityID, Strategy: career.StrategyHybrid},
+		{Opportunity: &sampleOpportunity, Strategy: career.StrategyHybrid},
+		{OpportunityID: "missing", Strategy: career.StrategyHybrid},
+	} {
+		_, err = svc.MatchOpportunity(ctx, c, in)
+		wantKind(t, err, fault.KindUnavailable, "")
+		if !strings.Contains(err.Error(), "embedder") {
+			t.Errorf("hybrid without an embedder: %v, want it to name the missing embedder", err)
+		}
 	}
 }
 
@@ -204,7 +238,11 @@ func testValidate(t *testing.T, tbl store.Table) {
 	ctx := context.Background()
 	svc, c := career.New(tbl, nil, nil), newCaller(t, tbl)
 	seedAtoms(t, svc, c)
-	m, err := svc.MatchOpportunity(ctx, c, career.MatchInput{Opportunity: &sampleOpportunity})
+	o, err := svc.CreateOpportunity(ctx, c, career.OpportunityCreateInput{Title: sampleOpportunity.Title, Company: sampleOpportunity.Company, Requirements: sampleOpportunity.Requirements})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := svc.MatchOpportunity(ctx, c, career.MatchInput{OpportunityID: o.Opportunity.OpportunityID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,6 +251,14 @@ func testValidate(t *testing.T, tbl store.Table) {
 	if err != nil || byID.ValidationReport.Status != career.Accepted || byID.ValidationReport.FindingCount != 0 {
 		t.Fatalf("validating the stored report = %+v, %v", byID, err)
 	}
+	// An atom of another tenant, with the same text as the one cited.
+	other := newCaller(t, tbl)
+	cited := good.Requirements[0]
+	got, _ := svc.GetAtoms(ctx, c, career.AtomGetInput{AtomIDs: []string{cited.AtomID}})
+	foreign, err := svc.CreateAtom(ctx, other, career.AtomCreateInput{Text: got.Atoms[0].Text, Section: got.Atoms[0].Section})
+	if err != nil {
+		t.Fatal(err)
+	}
 	tamper := func(f func(r *career.MatchReport)) *career.MatchReport {
 		b, _ := json.Marshal(good)
 		var r career.MatchReport
@@ -220,43 +266,77 @@ func testValidate(t *testing.T, tbl store.Table) {
 		f(&r)
 		return &r
 	}
+	// recount keeps a tampered report's overall score consistent, so that
+	// only the tampering is found.
+	recount := func(r *career.MatchReport) {
+		sum := 0.0
+		for _, e := range r.Requirements {
+			sum += e.Score
+		}
+		r.OverallScore = math.Round(sum/float64(len(r.Requirements))*1e4) / 1e4
+	}
 	for _, tc := range []struct {
-		name   string
-		report *career.MatchReport
-		status string
-		code   string
+		name       string
+		report     *career.MatchReport
+		status     string
+		code, path string // a finding the report must get
 	}{
-		{"AsMatched", tamper(func(r *career.MatchReport) {}), career.Accepted, ""},
-		{"ScoreOutOfRange", tamper(func(r *career.MatchReport) { r.Requirements[0].Score = 1.5 }), career.Rejected, "score_range"},
-		{"OverallDisagrees", tamper(func(r *career.MatchReport) { r.OverallScore = 0.99 }), career.Rejected, "score_mismatch"},
-		{"AtomFromNowhere", tamper(func(r *career.MatchReport) { r.Requirements[0].AtomID = "atom_other_tenant" }), career.Rejected, "atom_missing"},
+		{"AsMatched", tamper(func(r *career.MatchReport) {}), career.Accepted, "", ""},
+		{"ScoreOutOfRange", tamper(func(r *career.MatchReport) { r.Requirements[0].Score = 1.5 }), career.Rejected, "score_range", "requirements[0].score"},
+		{"OverallDisagrees", tamper(func(r *career.MatchReport) { r.OverallScore = 0.99 }), career.Rejected, "score_mismatch", "overall_score"},
+		{"AtomThatDoesNotExist", tamper(func(r *career.MatchReport) { r.Requirements[0].AtomID = "atom_nowhere" }), career.Rejected, "atom_missing", "requirements[0].atom_id"},
+		{"AtomOfAnotherTenant", tamper(func(r *career.MatchReport) {
+			r.Requirements[0].AtomID = foreign.Atom.AtomID
+			r.MatchedAtoms[0] = foreign.Atom.AtomID
+		}), career.Rejected, "atom_missing", "requirements[0].atom_id"},
 		{"ClaimWithoutEvidence", tamper(func(r *career.MatchReport) {
 			r.Requirements[3].Satisfied = true
 			r.Unsatisfied = nil
-		}), career.Rejected, "no_evidence"},
-		{"MatchedAtomNothingSupports", tamper(func(r *career.MatchReport) { r.MatchedAtoms = append(r.MatchedAtoms, r.Requirements[3].AtomID) }), career.Rejected, "no_evidence"},
-		{"InventedTerms", tamper(func(r *career.MatchReport) {
+		}), career.Rejected, "no_evidence", "requirements[3]"},
+		{"SatisfiedBelowTheThreshold", tamper(func(r *career.MatchReport) {
+			r.Requirements[0].Score, r.Requirements[0].Coverage = 0.4, 0.4
+			recount(r)
+		}), career.Rejected, "threshold_mismatch", "requirements[0].satisfied"},
+		{"CoverageOneWithALowScore", tamper(func(r *career.MatchReport) { r.Requirements[0].Coverage = 1 }), career.Rejected, "score_mismatch", "requirements[0].score"},
+		{"CoverageAndScoreInflatedTogether", tamper(func(r *career.MatchReport) {
+			r.Requirements[0].Coverage, r.Requirements[0].Score = 1, 1
+			recount(r)
+		}), career.Rejected, "evidence_mismatch", "requirements[0].coverage"},
+		{"MatchedAtomNothingSupports", tamper(func(r *career.MatchReport) { r.MatchedAtoms = append(r.MatchedAtoms, r.Requirements[3].AtomID) }), career.Rejected, "no_evidence", "matched_atoms[3]"},
+		{"TermTheAtomLacks", tamper(func(r *career.MatchReport) {
 			r.Requirements[0].MatchedTerms = append(r.Requirements[0].MatchedTerms, "kubernetes")
-		}), career.Rejected, "evidence_mismatch"},
-		{"UnknownStrategy", tamper(func(r *career.MatchReport) { r.Strategy = "vibes" }), career.Rejected, "schema"},
-		{"UnlistedAtom", tamper(func(r *career.MatchReport) { r.MatchedAtoms = r.MatchedAtoms[1:] }), career.NeedsReview, "unlisted_atom"},
+		}), career.Rejected, "evidence_mismatch", "requirements[0].matched_terms"},
+		{"TermTheRequirementLacks", tamper(func(r *career.MatchReport) {
+			// "dynamodb" is in the atom, not in "Go services on AWS Lambda".
+			r.Requirements[0].MatchedTerms = append(r.Requirements[0].MatchedTerms, "dynamodb")
+		}), career.Rejected, "evidence_mismatch", "requirements[0].matched_terms"},
+		{"RequirementTextSwapped", tamper(func(r *career.MatchReport) {
+			r.Requirements[0].Requirement, r.Requirements[1].Requirement = r.Requirements[1].Requirement, r.Requirements[0].Requirement
+		}), career.Rejected, "opportunity_mismatch", "requirements[0].requirement"},
+		{"ExtraRequirement", tamper(func(r *career.MatchReport) {
+			r.Requirements = append(r.Requirements, career.Evidence{Index: 4, Requirement: "Rust", MatchedTerms: []string{}})
+			r.Unsatisfied = append(r.Unsatisfied, 4)
+			recount(r)
+		}), career.Rejected, "opportunity_mismatch", "requirements"},
+		{"WrongOpportunitySourceHash", tamper(func(r *career.MatchReport) { r.OpportunitySourceHash = "0123456789abcdef" }), career.Rejected, "opportunity_mismatch", "opportunity_source_hash"},
+		{"OpportunityOfNobody", tamper(func(r *career.MatchReport) { r.OpportunityID = "opp_nowhere" }), career.Rejected, "opportunity_missing", "opportunity_id"},
+		{"CosineInALexicalReport", tamper(func(r *career.MatchReport) {
+			cos := 0.9
+			r.Requirements[0].Cosine = &cos
+		}), career.Rejected, "schema", "requirements[0].cosine"},
+		{"UnknownStrategy", tamper(func(r *career.MatchReport) { r.Strategy = "vibes" }), career.Rejected, "schema", "strategy"},
+		{"UnlistedAtom", tamper(func(r *career.MatchReport) { r.MatchedAtoms = r.MatchedAtoms[1:] }), career.NeedsReview, "unlisted_atom", "matched_atoms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := svc.ValidateMatchReport(ctx, c, career.ValidateInput{MatchReport: tc.report})
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := out.ValidationReport
-			found := tc.code == ""
-			for _, f := range v.Findings {
-				found = found || f.Code == tc.code
-			}
-			if v.Status != tc.status || !found || v.FindingCount != len(v.Findings) {
-				t.Errorf("validation = %+v, want %s with a %s finding", v, tc.status, tc.code)
-			}
+			wantFinding(t, out.ValidationReport, tc.status, tc.code, tc.path)
 		})
 	}
-	// Editing an atom after the match sends the report to review.
+	// Changes after the match send the stored report (by id or given back
+	// unchanged) to review: stale, not forged.
 	e := good.Requirements[0]
 	atoms, _ := svc.GetAtoms(ctx, c, career.AtomGetInput{AtomIDs: []string{e.AtomID}})
 	a := atoms.Atoms[0]
@@ -264,13 +344,41 @@ func testValidate(t *testing.T, tbl store.Table) {
 		t.Fatal(err)
 	}
 	stale, err := svc.ValidateMatchReport(ctx, c, career.ValidateInput{ReportID: good.ReportID})
-	if err != nil || stale.ValidationReport.Status != career.NeedsReview {
-		t.Errorf("after editing a cited atom: %+v, %v; want needs_review", stale.ValidationReport, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFinding(t, stale.ValidationReport, career.NeedsReview, "stale_evidence", "requirements[0].atom_source_hash")
+	if _, err := svc.UpdateOpportunity(ctx, c, career.OpportunityUpdateInput{OpportunityID: o.Opportunity.OpportunityID, ExpectedVersion: 1,
+		Title: sampleOpportunity.Title, Requirements: append([]string{"Terraform"}, sampleOpportunity.Requirements...)}); err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range map[string]career.ValidateInput{"ByID": {ReportID: good.ReportID}, "Inline": {MatchReport: tamper(func(*career.MatchReport) {})}} {
+		t.Run("StaleOpportunity"+name, func(t *testing.T) {
+			out, err := svc.ValidateMatchReport(ctx, c, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantFinding(t, out.ValidationReport, career.NeedsReview, "stale_opportunity", "opportunity_source_hash")
+			wantFinding(t, out.ValidationReport, career.NeedsReview, "stale_opportunity", "requirements")
+		})
 	}
 	_, err = svc.ValidateMatchReport(ctx, c, career.ValidateInput{})
 	wantKind(t, err, fault.KindInvalid, "report_id")
 	_, err = svc.ValidateMatchReport(ctx, c, career.ValidateInput{ReportID: "mr_missing"})
 	wantKind(t, err, fault.KindNotFound, "")
+}
+
+// wantFinding checks that v has status and, unless code is empty, a finding
+// with code at path; with code empty, that it has no finding at all.
+func wantFinding(t *testing.T, v career.ValidationSummary, status, code, path string) {
+	t.Helper()
+	found := false
+	for _, f := range v.Findings {
+		found = found || f.Code == code && f.Path == path
+	}
+	if v.Status != status || v.FindingCount != len(v.Findings) || (code == "" && len(v.Findings) > 0) || (code != "" && !found) {
+		t.Errorf("validation = %+v, want %s with a %s finding at %s", v, status, code, path)
+	}
 }
 
 func testCareerTenants(t *testing.T, tbl store.Table) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/switchboard-dev/switchboard/shared/audit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -34,6 +35,13 @@ func toOpportunity(it store.Item) Opportunity {
 		o.Requirements = []string{}
 	}
 	return o
+}
+
+// oppDetail is the audit detail of a change that left o at its version, from
+// previous (0 for a new opportunity).
+func oppDetail(o Opportunity, previous int64) map[string]any {
+	return map[string]any{"opportunity_id": o.OpportunityID, "version": o.Version, "previous_version": previous,
+		"source_hash": o.SourceHash, "requirements": len(o.Requirements)}
 }
 
 // canonicalText is the text of an opportunity that its source hash covers
@@ -92,7 +100,11 @@ func (s *Service) CreateOpportunity(ctx context.Context, c tenant.Caller, in Opp
 	o.OpportunityID, o.Version = s.newID("opp"), 1
 	o.CreatedAt = s.now()
 	o.UpdatedAt = o.CreatedAt
-	if err := s.table.Put(ctx, oppItem(c, o), store.IfAbsent()); err != nil {
+	rec, err := s.auditWrite(c, trace, audit.OpportunityCreated, "opportunity_create", oppDetail(o, 0))
+	if err != nil {
+		return OpportunityOutput{}, err
+	}
+	if err := s.table.Transact(ctx, store.Put(oppItem(c, o), store.IfAbsent()), rec); err != nil {
 		return OpportunityOutput{}, unavailable(err, "storing the opportunity failed; retry")
 	}
 	return OpportunityOutput{Opportunity: o, TraceID: trace}, nil
@@ -136,7 +148,15 @@ func (s *Service) UpdateOpportunity(ctx context.Context, c tenant.Caller, in Opp
 		cond = store.IfEquals("ver", in.ExpectedVersion)
 	}
 	o.Version, o.UpdatedAt = in.ExpectedVersion+1, now
-	err = s.table.Put(ctx, oppItem(c, o), cond)
+	typ := audit.OpportunityUpdated
+	if in.ExpectedVersion == 0 {
+		typ = audit.OpportunityCreated
+	}
+	rec, err := s.auditWrite(c, trace, typ, "opportunity_update", oppDetail(o, in.ExpectedVersion))
+	if err != nil {
+		return OpportunityOutput{}, err
+	}
+	err = s.table.Transact(ctx, store.Put(oppItem(c, o), cond), rec)
 	if lostRace(err) {
 		if in.ExpectedVersion == 0 {
 			return OpportunityOutput{}, fault.Conflict(err, "opportunity %q already exists: read it and update it with its version", in.OpportunityID)

@@ -6,11 +6,11 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"path"
-	"regexp"
+	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/switchboard-dev/switchboard/shared/audit"
 	"github.com/switchboard-dev/switchboard/shared/document"
@@ -31,21 +31,26 @@ type IngestResumeInput struct {
 	ContentBase64 string `json:"content_base64,omitempty" jsonschema:"the file's bytes, base64; give this or s3_key"`
 	FileName      string `json:"file_name,omitempty" jsonschema:"the file's name, whose extension (.md, .txt, .docx, .pdf) says its format; required with content_base64"`
 	Persist       *bool  `json:"persist,omitempty" jsonschema:"store the resume and its atoms (default true); false only extracts"`
-	TraceID       string `json:"trace_id,omitempty" jsonschema:"trace for the audit events; the call's own if omitted"`
+	TraceID       string `json:"trace_id,omitempty" jsonschema:"the call's trace: its audit events and the result's _meta use it; the call's own if omitted"`
 }
 
 // IngestResumeOutput is the output of ingest_resume.
 type IngestResumeOutput struct {
-	ResumeID     string `json:"resume_id" jsonschema:"derived from resume_hash: the same content is the same resume"`
-	ResumeHash   string `json:"resume_hash" jsonschema:"sha256: and the SHA-256 of the canonical Markdown, in hex"`
-	SourceHash   string `json:"source_hash" jsonschema:"the stable 64-bit hash of the canonical Markdown, in hex"`
-	Format       string `json:"format"`
-	Title        string `json:"title,omitempty"`
-	Persisted    bool   `json:"persisted"`
-	ObjectKey    string `json:"object_key,omitempty" jsonschema:"where the canonical Markdown is stored"`
-	Atoms        []Atom `json:"atoms" jsonschema:"the experience atoms extracted, one per accomplishment or skill statement"`
-	CanonicalLen int    `json:"canonical_chars"`
-	TraceID      string `json:"trace_id"`
+	ResumeID   string `json:"resume_id" jsonschema:"derived from resume_hash: the same content is the same resume"`
+	ResumeHash string `json:"resume_hash" jsonschema:"sha256: and the SHA-256 of the canonical Markdown, in hex"`
+	SourceHash string `json:"source_hash" jsonschema:"the stable 64-bit hash of the canonical Markdown, in hex"`
+	Format     string `json:"format"`
+	Title      string `json:"title,omitempty"`
+	Persisted  bool   `json:"persisted"`
+	ObjectKey  string `json:"object_key,omitempty" jsonschema:"where the canonical Markdown is stored"`
+	Atoms      []Atom `json:"atoms" jsonschema:"the experience atoms, one per accomplishment or skill statement; for a resume ingested before, as stored (your edits kept)"`
+	// RemovedAtoms are atoms an earlier ingestion of this resume extracted
+	// that this one no longer yields (the extractor changed) and nobody
+	// edited: they are deleted.
+	RemovedAtoms []string `json:"removed_atoms,omitempty" jsonschema:"atoms of an earlier ingestion that this one no longer extracts and nobody edited, now deleted"`
+	Warnings     []string `json:"warnings,omitempty" jsonschema:"what to know about the result: no atoms found, or atoms kept that this ingestion no longer extracts"`
+	CanonicalLen int      `json:"canonical_chars"`
+	TraceID      string   `json:"trace_id"`
 }
 
 func resumesPK(c tenant.Caller) string { return pk(c, "resumes") }
@@ -55,6 +60,14 @@ func resumesPK(c tenant.Caller) string { return pk(c, "resumes") }
 // canonical Markdown, extracts its atoms and, if persist, stores the
 // Markdown (and an inline original) in the Blobs and the resume record and
 // atoms in the Table. A file that cannot be read stores nothing.
+//
+// Ingesting a resume again never clobbers: the same content is the same
+// resume and each statement keeps its atom id, so an atom that exists is
+// left as it is (text, edits, version) and only missing atoms are created,
+// each on condition that it is absent. Atoms of an earlier ingestion that
+// this one does not yield (after a change of the extractor) are deleted if
+// nobody edited them since, on condition that they are still at version 1,
+// and kept, with a warning, otherwise.
 func (s *Service) IngestResume(ctx context.Context, c tenant.Caller, in IngestResumeInput) (IngestResumeOutput, error) {
 	trace, err := traceID(ctx, in.TraceID)
 	if err != nil {
@@ -100,16 +113,23 @@ func (s *Service) IngestResume(ctx context.Context, c tenant.Caller, in IngestRe
 	if persist && s.blobs == nil {
 		return IngestResumeOutput{}, fault.Unavailable(nil, "storing resumes needs the object store and none is configured; pass persist false to only extract")
 	}
-	const tool = "ingest_resume"
-	s.record(ctx, c, trace, audit.IngestStarted, tool, "ok", map[string]any{"source": field, "file_name": name, "persist": persist})
+	s.record(ctx, c, trace, audit.IngestStarted, ingestTool, "ok", map[string]any{"source": field, "file_name": name, "persist": persist})
 	out, err := s.ingest(ctx, c, in.S3Key, name, field, data, persist, trace)
-	outcome := "ok"
-	if err != nil {
-		outcome = "error: " + string(fault.KindOf(err))
+	switch {
+	case err != nil:
+		s.record(ctx, c, trace, audit.IngestCompleted, ingestTool, "error: "+string(fault.KindOf(err)), ingestDetail(out))
+	case !out.Persisted:
+		s.record(ctx, c, trace, audit.IngestCompleted, ingestTool, "ok", ingestDetail(out))
 	}
-	s.record(ctx, c, trace, audit.IngestCompleted, tool, outcome, map[string]any{"resume_id": out.ResumeID,
-		"resume_hash": out.ResumeHash, "source_hash": out.SourceHash, "atoms": len(out.Atoms), "persisted": out.Persisted})
+	// A persisted resume's IngestCompleted landed with its record.
 	return out, err
+}
+
+const ingestTool = "ingest_resume"
+
+func ingestDetail(out IngestResumeOutput) map[string]any {
+	return map[string]any{"resume_id": out.ResumeID, "resume_hash": out.ResumeHash, "source_hash": out.SourceHash,
+		"atoms": len(out.Atoms), "removed_atoms": out.RemovedAtoms, "persisted": out.Persisted}
 }
 
 func (s *Service) ingest(ctx context.Context, c tenant.Caller, key, name, field string, data []byte, persist bool, trace string) (IngestResumeOutput, error) {
@@ -152,150 +172,166 @@ func (s *Service) ingest(ctx context.Context, c tenant.Caller, key, name, field 
 	if len(stmts) > MaxResumeAtoms {
 		return IngestResumeOutput{}, fault.Invalid(field, "%s yields %d statements, more than %d", name, len(stmts), MaxResumeAtoms)
 	}
+	if len(stmts) == 0 {
+		out.Warnings = append(out.Warnings, "no experience atoms found: no section headed like Experience, Projects or Skills holds a bullet or a sentence; add such headings, or create atoms with atom_create")
+	}
 	out.Atoms = make([]Atom, len(stmts))
+	ids := atomIDs(out.ResumeID, stmts)
 	for i, st := range stmts {
-		// Atom ids derive from the resume and the statement's place in it, so
-		// ingesting the same resume again rewrites the same atoms.
-		out.Atoms[i] = Atom{AtomID: atomID(out.ResumeID, i), Text: st.text, Section: st.section, ResumeID: out.ResumeID,
+		out.Atoms[i] = Atom{AtomID: ids[i], Text: st.text, Section: st.section, ResumeID: out.ResumeID,
 			SourceHash: hash64Hex(st.text), Version: 1, CreatedAt: now, UpdatedAt: now}
 	}
 	if !persist {
 		return out, nil
 	}
+	if err := s.persistResume(ctx, c, &out, key, name, md, data, trace); err != nil {
+		return IngestResumeOutput{}, err
+	}
+	return out, nil
+}
+
+// persistResume stores the resume of out: its objects, then its atoms, then
+// its record.
+//
+// The objects go first, under keys derived from the content (the resume id
+// is the canonical text's SHA-256), and only for a resume not recorded yet:
+// a failed table write leaves objects that the retry its error asks for
+// writes again and then records, never a second copy.
+//
+// The record is the commit point: it lands in the last transaction, with
+// IngestCompleted, after every atom. A resume with more atoms than one
+// transaction holds is written a transaction at a time; if one fails there is
+// no record, and ingesting again completes the atoms (the same ids; those
+// already stored are kept).
+func (s *Service) persistResume(ctx context.Context, c tenant.Caller, out *IngestResumeOutput, key, name, md string, data []byte, trace string) error {
+	rec, err := s.table.Get(ctx, resumesPK(c), out.ResumeID)
+	recorded := err == nil
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return unavailable(err, "reading the resume record failed; retry")
+	}
 	prefix := tenant.BlobPrefix(c.Tenant) + "resumes/" + out.ResumeID + "/"
 	out.ObjectKey = prefix + "canonical.md"
-	if _, err := s.blobs.Put(ctx, out.ObjectKey, []byte(md), &store.PutOptions{ContentType: "text/markdown; charset=utf-8"}); err != nil {
-		return IngestResumeOutput{}, fault.Unavailable(err, "storing the resume failed; retry")
-	}
 	original := key
 	if key == "" {
 		original = prefix + "original" + strings.ToLower(path.Ext(name))
-		if _, err := s.blobs.Put(ctx, original, data, nil); err != nil {
-			return IngestResumeOutput{}, fault.Unavailable(err, "storing the resume failed; retry")
+	}
+	if recorded {
+		out.ObjectKey, original = rec.String("canonical_key"), rec.String("object_key")
+	} else {
+		if _, err := s.blobs.Put(ctx, out.ObjectKey, []byte(md), &store.PutOptions{ContentType: "text/markdown; charset=utf-8"}); err != nil {
+			return fault.Unavailable(err, "storing the resume failed; retry")
+		}
+		if key == "" {
+			if _, err := s.blobs.Put(ctx, original, data, nil); err != nil {
+				return fault.Unavailable(err, "storing the resume failed; retry")
+			}
 		}
 	}
 	record := store.Item{PK: resumesPK(c), SK: out.ResumeID, Attrs: store.Attrs{
 		"file_name": name, "format": out.Format, "title": out.Title, "object_key": original, "canonical_key": out.ObjectKey,
 		"resume_hash": out.ResumeHash, "source_hash": out.SourceHash, "atoms": int64(len(out.Atoms)),
-		"trace_id": trace, "created_at": stamp(now),
+		"trace_id": trace, "created_at": stamp(s.now()),
 	}}
-	// The record and the first atoms land together; a long resume's other
-	// atoms follow a transaction at a time (re-ingesting rewrites them all).
-	writes := []store.Write{store.Put(record, store.Condition{})}
-	for _, a := range out.Atoms {
-		writes = append(writes, store.Put(atomItem(c, a), store.Condition{}))
+	extracted := slices.Clone(out.Atoms)
+	for attempt := 0; ; attempt++ {
+		kept, err := s.storeAtoms(ctx, c, out, extracted, record, trace)
+		if err == nil {
+			out.Persisted = true
+			if len(kept) > 0 {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("kept %d atoms that an earlier ingestion of this resume extracted and this one does not, as they may hold your edits: %s",
+					len(kept), strings.Join(kept, ", ")))
+			}
+			return nil
+		}
+		if !lostRace(err) || attempt >= store.MaxRetries || ctx.Err() != nil {
+			return unavailable(err, "storing the resume's atoms failed; ingest it again")
+		}
+		// Another writer (a concurrent ingestion, an atom_update) got there
+		// first: read again and write only what is still missing.
+		backoff(ctx, attempt)
 	}
+}
+
+// storeAtoms makes one attempt at writing the atoms of out that are missing,
+// deleting the unedited ones this extraction no longer yields, and then the
+// record (if absent) with IngestCompleted. out.Atoms become the atoms as
+// stored. It returns the atoms it kept although this extraction does not
+// yield them.
+func (s *Service) storeAtoms(ctx context.Context, c tenant.Caller, out *IngestResumeOutput, extracted []Atom, record store.Item, trace string) (kept []string, err error) {
+	items, err := s.queryAll(ctx, atomsPK(c), atomIDPrefix(out.ResumeID))
+	if err != nil {
+		return nil, err
+	}
+	stored := make(map[string]store.Item, len(items))
+	for _, it := range items {
+		stored[it.SK] = it
+	}
+	var writes []store.Write
+	wanted := make(map[string]bool, len(extracted))
+	for i, a := range extracted {
+		wanted[a.AtomID] = true
+		if it, ok := stored[a.AtomID]; ok {
+			out.Atoms[i] = toAtom(it)
+			continue
+		}
+		out.Atoms[i] = a
+		it := atomItem(c, a)
+		it.Attrs[attrExtracted] = true // atom_update rewrites the item without it
+		writes = append(writes, store.Put(it, store.IfAbsent()))
+	}
+	out.RemovedAtoms = nil
+	for _, it := range items {
+		switch {
+		case wanted[it.SK]:
+		case it.Bool(attrExtracted) && it.Int("ver") == 1:
+			out.RemovedAtoms = append(out.RemovedAtoms, it.SK)
+			writes = append(writes, store.Delete(it.PK, it.SK, store.IfEquals("ver", int64(1))))
+		default:
+			kept = append(kept, it.SK)
+		}
+	}
+	if _, err := s.table.Get(ctx, record.PK, record.SK); errors.Is(err, store.ErrNotFound) {
+		writes = append(writes, store.Put(record, store.IfAbsent()))
+	} else if err != nil {
+		return nil, err
+	}
+	detail := ingestDetail(*out)
+	detail["persisted"] = true
+	completed, err := s.auditWrite(c, trace, audit.IngestCompleted, ingestTool, detail)
+	if err != nil {
+		return nil, err
+	}
+	writes = append(writes, completed)
 	for start := 0; start < len(writes); start += store.MaxTransactWrites {
 		if err := s.table.Transact(ctx, writes[start:min(start+store.MaxTransactWrites, len(writes))]...); err != nil {
-			return IngestResumeOutput{}, unavailable(err, "storing the resume's atoms failed; ingest it again")
+			return nil, err
 		}
 	}
-	out.Persisted = true
-	return out, nil
+	return kept, nil
 }
 
-func atomID(resumeID string, i int) string {
-	return "atom_" + strings.TrimPrefix(resumeID, "resume_") + "_" + leftPad(i)
+// attrExtracted marks an atom as ingest_resume wrote it: untouched since.
+const attrExtracted = "extracted"
+
+func atomIDPrefix(resumeID string) string {
+	return "atom_" + strings.TrimPrefix(resumeID, "resume_") + "_"
 }
 
-func leftPad(i int) string {
-	s := []byte("000")
-	for j := 2; j >= 0 && i > 0; j-- {
-		s[j] = byte('0' + i%10)
-		i /= 10
+// atomIDs returns the ids of a resume's statements. An id derives from the
+// resume and the statement's section and text, not its position, so the same
+// statement keeps its atom when the resume is ingested again, even by an
+// extractor that finds other statements around it; a statement repeated in a
+// section gets a counter.
+func atomIDs(resumeID string, stmts []statement) []string {
+	ids := make([]string, len(stmts))
+	seen := map[string]int{}
+	for i, st := range stmts {
+		sum := sha256.Sum256([]byte(st.section + "\n" + st.text))
+		id := atomIDPrefix(resumeID) + hex.EncodeToString(sum[:6])
+		if seen[id]++; seen[id] > 1 {
+			id += fmt.Sprintf("_%d", seen[id])
+		}
+		ids[i] = id
 	}
-	return string(s)
-}
-
-// statement is an atom found in a resume.
-type statement struct{ section, text string }
-
-// atomSection matches the headings of the sections atoms come from.
-var atomSection = regexp.MustCompile(`(?i)\b(experience|employment|work|career|professional|projects?|skills?|accomplishments?|achievements?|competenc(e|ies)|expertise|qualifications?|technolog(y|ies)|leadership|highlights?)\b`)
-
-var (
-	headingRE = regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*\s*$`)
-	bulletRE  = regexp.MustCompile(`^\s*(?:[-*+•]|\d+[.)])\s+(.*)$`)
-	sentRE    = regexp.MustCompile(`[.!?](\s+|$)`)
-)
-
-// extractAtoms returns one statement per bullet, and per sentence of a
-// paragraph, under the experience and skills sections of md: the sections
-// whose top-level heading matches [atomSection]. A statement's section is its
-// heading path, such as "Experience > Staff Engineer, Acme".
-func extractAtoms(md string) []statement {
-	var out []statement
-	var path []string // heading texts by level
-	var levels []int
-	inside := false
-	var para []string
-	flush := func() {
-		if len(para) == 0 {
-			return
-		}
-		text := strings.Join(para, " ")
-		para = nil
-		if !inside {
-			return
-		}
-		for _, sent := range sentences(text) {
-			out = append(out, statement{section: strings.Join(path, " > "), text: sent})
-		}
-	}
-	for _, line := range strings.Split(md, "\n") {
-		if m := headingRE.FindStringSubmatch(line); m != nil {
-			flush()
-			level := len(m[1])
-			for len(levels) > 0 && levels[len(levels)-1] >= level {
-				levels, path = levels[:len(levels)-1], path[:len(path)-1]
-			}
-			levels, path = append(levels, level), append(path, cleanInline(m[2]))
-			inside = false
-			for _, p := range path {
-				if atomSection.MatchString(p) {
-					inside = true
-				}
-			}
-			continue
-		}
-		if m := bulletRE.FindStringSubmatch(line); m != nil {
-			flush()
-			if t := cleanInline(m[1]); inside && hasWord(t) {
-				out = append(out, statement{section: strings.Join(path, " > "), text: t})
-			}
-			continue
-		}
-		if strings.TrimSpace(line) == "" {
-			flush()
-			continue
-		}
-		para = append(para, cleanInline(line))
-	}
-	flush()
-	return out
-}
-
-// sentences splits a paragraph into its sentences.
-func sentences(p string) []string {
-	var out []string
-	start := 0
-	for _, loc := range sentRE.FindAllStringIndex(p, -1) {
-		if s := strings.TrimSpace(p[start : loc[0]+1]); hasWord(s) {
-			out = append(out, s)
-		}
-		start = loc[1]
-	}
-	if s := strings.TrimSpace(p[start:]); hasWord(s) {
-		out = append(out, s)
-	}
-	return out
-}
-
-var emphasis = strings.NewReplacer("**", "", "__", "", "`", "")
-
-// cleanInline drops Markdown emphasis and code marks.
-func cleanInline(s string) string { return strings.TrimSpace(emphasis.Replace(s)) }
-
-func hasWord(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
+	return ids
 }

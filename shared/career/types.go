@@ -20,7 +20,7 @@ type AtomCreateInput struct {
 	Text     string `json:"text" jsonschema:"the accomplishment or skill statement"`
 	Section  string `json:"section,omitempty" jsonschema:"the section it belongs to, such as Experience or Skills"`
 	ResumeID string `json:"resume_id,omitempty" jsonschema:"the resume it belongs to, if any"`
-	TraceID  string `json:"trace_id,omitempty" jsonschema:"trace for the audit events; the call's own if omitted"`
+	TraceID  string `json:"trace_id,omitempty" jsonschema:"the call's trace: its audit events and the result's _meta use it; the call's own if omitted"`
 }
 
 // AtomUpdateInput is the input of atom_update.
@@ -30,7 +30,7 @@ type AtomUpdateInput struct {
 	Text            string `json:"text"`
 	Section         string `json:"section,omitempty"`
 	ResumeID        string `json:"resume_id,omitempty"`
-	TraceID         string `json:"trace_id,omitempty" jsonschema:"trace for the audit events; the call's own if omitted"`
+	TraceID         string `json:"trace_id,omitempty" jsonschema:"the call's trace: its audit events and the result's _meta use it; the call's own if omitted"`
 }
 
 // AtomOutput is the output of atom_create and atom_update.
@@ -82,7 +82,7 @@ type OpportunityCreateInput struct {
 	Company      string   `json:"company,omitempty"`
 	Description  string   `json:"description,omitempty"`
 	Requirements []string `json:"requirements" jsonschema:"what it asks for, one statement each (1 to 50)"`
-	TraceID      string   `json:"trace_id,omitempty" jsonschema:"trace for the audit events; the call's own if omitted"`
+	TraceID      string   `json:"trace_id,omitempty" jsonschema:"the call's trace: its audit events and the result's _meta use it; the call's own if omitted"`
 }
 
 // OpportunityUpdateInput is the input of opportunity_update.
@@ -93,7 +93,7 @@ type OpportunityUpdateInput struct {
 	Company         string   `json:"company,omitempty"`
 	Description     string   `json:"description,omitempty"`
 	Requirements    []string `json:"requirements" jsonschema:"what it asks for, one statement each (1 to 50)"`
-	TraceID         string   `json:"trace_id,omitempty" jsonschema:"trace for the audit events; the call's own if omitted"`
+	TraceID         string   `json:"trace_id,omitempty" jsonschema:"the call's trace: its audit events and the result's _meta use it; the call's own if omitted"`
 }
 
 // OpportunityOutput is the output of opportunity_create and opportunity_update.

@@ -1,13 +1,18 @@
 package career
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/switchboard-dev/switchboard/shared/audit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -26,7 +31,7 @@ const (
 
 // Finding is one thing validation found wrong with a report.
 type Finding struct {
-	Code     string `json:"code" jsonschema:"what kind of problem: schema, score_range, score_mismatch, atom_missing, no_evidence, evidence_mismatch, unlisted_atom, stale_evidence, weak_evidence, opportunity_missing"`
+	Code     string `json:"code" jsonschema:"what kind of problem: schema, score_range, score_mismatch (a score disagrees with the strategy's rule or the requirements'), threshold_mismatch (satisfied disagrees with the threshold), evidence_mismatch (terms, coverage or similarity are not what the requirement and atom give), no_evidence, atom_missing, unlisted_atom, stale_evidence (an atom changed since), stale_opportunity (the opportunity changed since), opportunity_mismatch, opportunity_missing, unverified"`
 	Severity string `json:"severity" jsonschema:"error (rejects the report) or warning (needs review)"`
 	Path     string `json:"path" jsonschema:"where in the report, such as requirements[2].atom_id"`
 	Message  string `json:"message"`
@@ -36,7 +41,7 @@ type Finding struct {
 type ValidateInput struct {
 	ReportID    string       `json:"report_id,omitempty" jsonschema:"a stored report, as match_opportunity returned it; give this or match_report"`
 	MatchReport *MatchReport `json:"match_report,omitempty" jsonschema:"a report given inline; give this or report_id"`
-	TraceID     string       `json:"trace_id,omitempty" jsonschema:"trace for the audit events; the call's own if omitted"`
+	TraceID     string       `json:"trace_id,omitempty" jsonschema:"the call's trace: its audit events and the result's _meta use it; the call's own if omitted"`
 }
 
 // ValidateOutput is the output of validate_match_report.
@@ -47,7 +52,8 @@ type ValidateOutput struct {
 }
 
 // ValidateMatchReport serves validate_match_report: schema and consistency
-// checks of a stored or inline report against the caller's atoms.
+// checks of a stored or inline report, recomputed from the caller's atoms and
+// opportunity.
 func (s *Service) ValidateMatchReport(ctx context.Context, c tenant.Caller, in ValidateInput) (ValidateOutput, error) {
 	trace, err := traceID(ctx, in.TraceID)
 	if err != nil {
@@ -76,55 +82,64 @@ func (s *Service) ValidateMatchReport(ctx context.Context, c tenant.Caller, in V
 	return ValidateOutput{TraceID: trace, ReportID: r.ReportID, ValidationReport: v}, nil
 }
 
-// validate checks r and sums the findings up.
+// tolerance is how far a reported figure may lie from the one recomputed:
+// reports round to 4 decimals, and scores combine rounded figures.
+const tolerance = 1e-3
+
+// findings collects what validation finds.
+type findings []Finding
+
+func (fs *findings) add(code, severity, path, format string, args ...any) {
+	*fs = append(*fs, Finding{Code: code, Severity: severity, Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+func (fs *findings) inRange(path string, x, lo float64) {
+	if math.IsNaN(x) || x < lo || x > 1 {
+		fs.add("score_range", SeverityError, path, "%g is outside [%g, 1]", x, lo)
+	}
+}
+
+// validate recomputes r from the rules of its strategy and the caller's data.
+//
+// A report is authentic when the caller's stored report under its id is the
+// same report: match_opportunity stores every report it makes. An authentic
+// report that cites an atom or opportunity changed (or gone) since is stale,
+// and goes to review. Any other report must agree with the atoms and the
+// opportunity as they are now: it was not made from them, so disagreement is
+// an error, not a change.
 func (s *Service) validate(ctx context.Context, c tenant.Caller, r MatchReport) (ValidationSummary, error) {
-	var fs []Finding
-	add := func(code, sev, path, format string, args ...any) {
-		fs = append(fs, Finding{Code: code, Severity: sev, Path: path, Message: fmt.Sprintf(format, args...)})
+	var fs findings
+	authentic, err := s.authentic(ctx, c, r)
+	if err != nil {
+		return ValidationSummary{}, err
 	}
-	inRange := func(path string, x, lo float64) {
-		if math.IsNaN(x) || x < lo || x > 1 {
-			add("score_range", SeverityError, path, "%g is outside [%g, 1]", x, lo)
-		}
+	drift := SeverityError // the severity of a difference from the caller's data
+	if authentic {
+		drift = SeverityWarning
 	}
+	hybrid := r.Strategy == StrategyHybrid
 	if !contains(Strategies, r.Strategy) {
-		add("schema", SeverityError, "strategy", "%q is not a known strategy", r.Strategy)
+		fs.add("schema", SeverityError, "strategy", "%q is not a known strategy", r.Strategy)
 	}
 	if r.OpportunityID == "" && r.OpportunitySourceHash == "" {
-		add("schema", SeverityError, "opportunity_id", "names no opportunity")
+		fs.add("schema", SeverityError, "opportunity_id", "names no opportunity")
 	}
 	if len(r.Requirements) == 0 {
-		add("schema", SeverityError, "requirements", "has no requirement evidence")
+		fs.add("schema", SeverityError, "requirements", "has no requirement evidence")
 	}
-	inRange("overall_score", r.OverallScore, 0)
+	fs.inRange("overall_score", r.OverallScore, 0)
 
-	// The atoms the report cites, looked up in the caller's tenant only.
-	cited := map[string]bool{}
-	for _, e := range r.Requirements {
-		if e.AtomID != "" {
-			cited[e.AtomID] = true
-		}
+	atoms, err := s.citedAtoms(ctx, c, r, &fs)
+	if err != nil {
+		return ValidationSummary{}, err
 	}
-	for _, id := range r.MatchedAtoms {
-		cited[id] = true
+	if err := s.checkOpportunity(ctx, c, r, authentic, &fs); err != nil {
+		return ValidationSummary{}, err
 	}
-	atoms := map[string]Atom{}
-	var ids []string
-	for id := range cited {
-		if validateID("atom_id", id) != nil {
-			add("schema", SeverityError, "matched_atoms", "%q is not an atom id", id)
-			continue
-		}
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for start := 0; start < len(ids); start += MaxBatchIDs {
-		got, err := s.GetAtoms(ctx, c, AtomGetInput{AtomIDs: ids[start:min(start+MaxBatchIDs, len(ids))]})
-		if err != nil {
+	var sims *similarities
+	if hybrid {
+		if sims, err = s.similarities(ctx, c, r, atoms, &fs); err != nil {
 			return ValidationSummary{}, err
-		}
-		for _, a := range got.Atoms {
-			atoms[a.AtomID] = a
 		}
 	}
 
@@ -134,84 +149,105 @@ func (s *Service) validate(ctx context.Context, c tenant.Caller, r MatchReport) 
 	for i, e := range r.Requirements {
 		p := fmt.Sprintf("requirements[%d]", i)
 		if e.Index != i {
-			add("schema", SeverityError, p+".requirement_index", "is %d, want %d", e.Index, i)
+			fs.add("schema", SeverityError, p+".requirement_index", "is %d, want %d", e.Index, i)
 		}
-		inRange(p+".score", e.Score, 0)
-		inRange(p+".coverage", e.Coverage, 0)
+		fs.inRange(p+".score", e.Score, 0)
+		fs.inRange(p+".coverage", e.Coverage, 0)
 		if e.Cosine != nil {
-			inRange(p+".cosine", *e.Cosine, -1)
+			fs.inRange(p+".cosine", *e.Cosine, -1)
 		}
 		sum += e.Score
 		if !e.Satisfied {
 			unsatisfied = append(unsatisfied, i)
 		}
+		reqTerms := unique(terms(e.Requirement))
+		inReq := set(reqTerms...)
+		for _, w := range e.MatchedTerms {
+			if !inReq[w] {
+				fs.add("evidence_mismatch", SeverityError, p+".matched_terms", "%q is not a term of the requirement %q", w, e.Requirement)
+			}
+		}
 		if e.AtomID == "" {
 			if e.Satisfied {
-				add("no_evidence", SeverityError, p, "is claimed satisfied but names no atom")
+				fs.add("no_evidence", SeverityError, p, "is claimed satisfied but names no atom")
+			}
+			if e.Score != 0 || e.Coverage != 0 || e.Cosine != nil || len(e.MatchedTerms) > 0 {
+				fs.add("score_mismatch", SeverityError, p, "names no atom but claims evidence (score %g, coverage %g, %d terms)", e.Score, e.Coverage, len(e.MatchedTerms))
 			}
 			continue
 		}
-		a, ok := atoms[e.AtomID]
-		if !ok {
-			add("atom_missing", SeverityError, p+".atom_id", "atom %q does not exist in your tenant", e.AtomID)
-			continue
+		switch {
+		case hybrid && e.Cosine == nil:
+			fs.add("schema", SeverityError, p+".cosine", "is missing: hybrid evidence has a similarity")
+		case !hybrid && e.Cosine != nil:
+			fs.add("schema", SeverityError, p+".cosine", "is given, but %s uses no embeddings", r.Strategy)
+		}
+		if want := evidenceScore(e.Coverage, e.Cosine); math.Abs(want-e.Score) > tolerance {
+			fs.add("score_mismatch", SeverityError, p+".score", "is %g, but %s gives %g for this evidence", e.Score, r.Strategy, round(want))
+		}
+		if e.Satisfied != (e.Score >= SatisfiedThreshold) {
+			fs.add("threshold_mismatch", SeverityError, p+".satisfied", "is %v, but a score of %g is %s the threshold %g",
+				e.Satisfied, e.Score, map[bool]string{true: "at or above", false: "below"}[e.Score >= SatisfiedThreshold], SatisfiedThreshold)
 		}
 		if e.Satisfied {
 			satisfiedBy[e.AtomID] = true
 			if len(e.MatchedTerms) == 0 && (e.Cosine == nil || *e.Cosine <= 0) {
-				add("no_evidence", SeverityError, p, "is claimed satisfied by %q without matched terms or similarity", e.AtomID)
-			}
-			if e.Score < SatisfiedThreshold {
-				add("weak_evidence", SeverityWarning, p+".score", "%g is below the %g a satisfied requirement needs", e.Score, SatisfiedThreshold)
+				fs.add("no_evidence", SeverityError, p, "is claimed satisfied by %q without matched terms or similarity", e.AtomID)
 			}
 		}
-		have := map[string]bool{}
-		for _, w := range terms(a.Text) {
-			have[w] = true
-		}
-		for _, w := range e.MatchedTerms {
-			if !have[w] {
-				add("evidence_mismatch", SeverityError, p+".matched_terms", "atom %q does not contain the term %q", e.AtomID, w)
-			}
+		a, ok := atoms[e.AtomID]
+		if !ok {
+			fs.add("atom_missing", drift, p+".atom_id", "atom %q does not exist in your tenant", e.AtomID)
+			continue
 		}
 		if e.AtomSourceHash != "" && e.AtomSourceHash != a.SourceHash {
-			add("stale_evidence", SeverityWarning, p+".atom_source_hash", "atom %q has changed since the match; match again", e.AtomID)
+			// The atom changed: its evidence cannot be recomputed.
+			fs.add("stale_evidence", drift, p+".atom_source_hash", "atom %q has changed since the match; match again", e.AtomID)
+			continue
+		}
+		// Recompute the evidence from the requirement and the atom.
+		inAtom := set(terms(a.Text)...)
+		shared, cov := coverage(reqTerms, inAtom)
+		for _, w := range e.MatchedTerms {
+			if inReq[w] && !inAtom[w] {
+				fs.add("evidence_mismatch", SeverityError, p+".matched_terms", "atom %q does not contain the term %q", e.AtomID, w)
+			}
+		}
+		if !slices.Equal(sorted(shared), sorted(e.MatchedTerms)) {
+			fs.add("evidence_mismatch", SeverityError, p+".matched_terms", "are %q, but the requirement and atom %q share %q", e.MatchedTerms, e.AtomID, shared)
+		}
+		if math.Abs(cov-e.Coverage) > tolerance {
+			fs.add("evidence_mismatch", SeverityError, p+".coverage", "is %g, but atom %q covers %g of the requirement's terms", e.Coverage, e.AtomID, round(cov))
+		}
+		if cos, ok := sims.of(i, e.AtomID); ok && e.Cosine != nil && math.Abs(cos-*e.Cosine) > tolerance {
+			fs.add("evidence_mismatch", SeverityError, p+".cosine", "is %g, but the requirement and atom %q have similarity %g", *e.Cosine, e.AtomID, cos)
 		}
 	}
 	if len(r.Requirements) > 0 {
-		if mean := round(sum / float64(len(r.Requirements))); math.Abs(mean-r.OverallScore) > 1e-3 {
-			add("score_mismatch", SeverityError, "overall_score", "is %g but the requirements' scores average %g", r.OverallScore, mean)
+		if mean := round(sum / float64(len(r.Requirements))); math.Abs(mean-r.OverallScore) > tolerance {
+			fs.add("score_mismatch", SeverityError, "overall_score", "is %g but the requirements' scores average %g", r.OverallScore, mean)
 		}
 	}
 	if !slices.Equal(unsatisfied, r.Unsatisfied) && !(len(unsatisfied) == 0 && len(r.Unsatisfied) == 0) {
-		add("schema", SeverityError, "unsatisfied_requirements", "is %v but the evidence leaves %v unsatisfied", r.Unsatisfied, unsatisfied)
+		fs.add("schema", SeverityError, "unsatisfied_requirements", "is %v but the evidence leaves %v unsatisfied", r.Unsatisfied, unsatisfied)
 	}
 	for i, id := range r.MatchedAtoms {
 		if !satisfiedBy[id] {
-			add("no_evidence", SeverityError, fmt.Sprintf("matched_atoms[%d]", i), "atom %q is claimed as a match but satisfies no requirement", id)
+			fs.add("no_evidence", SeverityError, fmt.Sprintf("matched_atoms[%d]", i), "atom %q is claimed as a match but satisfies no requirement", id)
 		}
 	}
-	for id := range satisfiedBy {
+	for _, id := range slices.Sorted(maps.Keys(satisfiedBy)) {
 		if !slices.Contains(r.MatchedAtoms, id) {
-			add("unlisted_atom", SeverityWarning, "matched_atoms", "atom %q satisfies a requirement but is not listed", id)
+			fs.add("unlisted_atom", SeverityWarning, "matched_atoms", "atom %q satisfies a requirement but is not listed", id)
 		}
 	}
-	if r.OpportunityID != "" && validateID("opportunity_id", r.OpportunityID) == nil {
-		if _, err := s.loadOpportunity(ctx, c, r.OpportunityID); fault.KindOf(err) == fault.KindNotFound {
-			add("opportunity_missing", SeverityWarning, "opportunity_id", "opportunity %q does not exist in your tenant", r.OpportunityID)
-		} else if err != nil {
-			return ValidationSummary{}, err
-		}
-	}
-	slices.SortStableFunc(fs, func(a, b Finding) int {
-		if a.Path != b.Path {
-			if a.Path < b.Path {
-				return -1
-			}
-			return 1
-		}
-		return 0
-	})
+	return summarize(fs), nil
+}
+
+// summarize orders findings by path and decides the status: rejected on an
+// error, needs_review on warnings only.
+func summarize(fs findings) ValidationSummary {
+	slices.SortStableFunc(fs, func(a, b Finding) int { return strings.Compare(a.Path, b.Path) })
 	status := Accepted
 	for _, f := range fs {
 		if f.Severity == SeverityError {
@@ -221,7 +257,151 @@ func (s *Service) validate(ctx context.Context, c tenant.Caller, r MatchReport) 
 		status = NeedsReview
 	}
 	if fs == nil {
-		fs = []Finding{}
+		fs = findings{}
 	}
-	return ValidationSummary{Status: status, FindingCount: len(fs), Findings: fs}, nil
+	return ValidationSummary{Status: status, FindingCount: len(fs), Findings: fs}
 }
+
+// authentic reports whether the caller's stored report under r's id is r.
+func (s *Service) authentic(ctx context.Context, c tenant.Caller, r MatchReport) (bool, error) {
+	if validateID("report_id", r.ReportID) != nil {
+		return false, nil
+	}
+	stored, err := s.loadReport(ctx, c, r.ReportID)
+	if fault.KindOf(err) == fault.KindNotFound {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	a, _ := json.Marshal(stored) // reports always encode
+	b, _ := json.Marshal(r)
+	return bytes.Equal(a, b), nil
+}
+
+// citedAtoms returns the atoms r cites that the caller has, by id.
+func (s *Service) citedAtoms(ctx context.Context, c tenant.Caller, r MatchReport, fs *findings) (map[string]Atom, error) {
+	cited := map[string]bool{}
+	for _, e := range r.Requirements {
+		if e.AtomID != "" {
+			cited[e.AtomID] = true
+		}
+	}
+	for _, id := range r.MatchedAtoms {
+		cited[id] = true
+	}
+	var ids []string
+	for _, id := range slices.Sorted(maps.Keys(cited)) {
+		if validateID("atom_id", id) != nil {
+			fs.add("schema", SeverityError, "matched_atoms", "%q is not an atom id", id)
+			continue
+		}
+		ids = append(ids, id)
+	}
+	atoms := map[string]Atom{}
+	for start := 0; start < len(ids); start += MaxBatchIDs {
+		got, err := s.GetAtoms(ctx, c, AtomGetInput{AtomIDs: ids[start:min(start+MaxBatchIDs, len(ids))]})
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range got.Atoms {
+			atoms[a.AtomID] = a
+		}
+	}
+	return atoms, nil
+}
+
+// checkOpportunity compares the opportunity r names with the caller's: its
+// source hash, and the count and texts of its requirements.
+func (s *Service) checkOpportunity(ctx context.Context, c tenant.Caller, r MatchReport, authentic bool, fs *findings) error {
+	if r.OpportunityID == "" {
+		return nil // matched inline: nothing stored to compare with
+	}
+	if validateID("opportunity_id", r.OpportunityID) != nil {
+		fs.add("schema", SeverityError, "opportunity_id", "%q is not an opportunity id", r.OpportunityID)
+		return nil
+	}
+	code, severity, since := "opportunity_mismatch", SeverityError, ""
+	if authentic {
+		code, severity, since = "stale_opportunity", SeverityWarning, " (it changed since the match; match again)"
+	}
+	o, err := s.loadOpportunity(ctx, c, r.OpportunityID)
+	if fault.KindOf(err) == fault.KindNotFound {
+		fs.add("opportunity_missing", severity, "opportunity_id", "opportunity %q does not exist in your tenant", r.OpportunityID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if r.OpportunitySourceHash != o.SourceHash {
+		fs.add(code, severity, "opportunity_source_hash", "is %q, but opportunity %q has %q%s", r.OpportunitySourceHash, o.OpportunityID, o.SourceHash, since)
+	}
+	if len(r.Requirements) != len(o.Requirements) {
+		fs.add(code, severity, "requirements", "has %d requirements, but opportunity %q has %d%s", len(r.Requirements), o.OpportunityID, len(o.Requirements), since)
+	}
+	for i, e := range r.Requirements[:min(len(r.Requirements), len(o.Requirements))] {
+		if e.Requirement != o.Requirements[i] {
+			fs.add(code, severity, fmt.Sprintf("requirements[%d].requirement", i), "is %q, but requirement %d of opportunity %q is %q%s", e.Requirement, i, o.OpportunityID, o.Requirements[i], since)
+		}
+	}
+	return nil
+}
+
+// similarities are the cosine similarities of a hybrid report, recomputed:
+// by requirement index, then atom id.
+type similarities struct{ cos map[int]map[string]float64 }
+
+// of returns the recomputed similarity of requirement i and atom id; false if
+// it was not recomputed. A nil *similarities recomputed none.
+func (sm *similarities) of(i int, id string) (float64, bool) {
+	if sm == nil {
+		return 0, false
+	}
+	cos, ok := sm.cos[i][id]
+	return cos, ok
+}
+
+// similarities recomputes the similarity of each requirement of a hybrid
+// report and the unchanged atom it cites, as matching did: with the
+// embedder the report names. Without that embedder nothing is recomputed and
+// a warning says so.
+func (s *Service) similarities(ctx context.Context, c tenant.Caller, r MatchReport, atoms map[string]Atom, fs *findings) (*similarities, error) {
+	var cited []Atom
+	var reqs []string
+	var idx []int
+	for i, e := range r.Requirements {
+		if a, ok := atoms[e.AtomID]; ok && (e.AtomSourceHash == "" || e.AtomSourceHash == a.SourceHash) {
+			cited = append(cited, a)
+			reqs = append(reqs, e.Requirement)
+			idx = append(idx, i)
+		}
+	}
+	if len(cited) == 0 {
+		return nil, nil
+	}
+	emb := s.embedder
+	if emb == nil || emb.Provider() != r.EmbeddingProvider || emb.Model() != r.EmbeddingModel || emb.Dims() != r.EmbeddingDims {
+		have := "none"
+		if emb != nil {
+			have = fmt.Sprintf("%s %s (%d dims)", emb.Provider(), emb.Model(), emb.Dims())
+		}
+		fs.add("unverified", SeverityWarning, "embedding_model", "similarities were not recomputed: the report's embedder is %s %s (%d dims), this server's %s",
+			r.EmbeddingProvider, r.EmbeddingModel, r.EmbeddingDims, have)
+		return nil, nil
+	}
+	vecs, err := s.atomVectors(ctx, c, emb, cited)
+	if err != nil {
+		return nil, err
+	}
+	q, err := emb.Embed(ctx, provider.EmbedRequest{Texts: reqs, Purpose: provider.ForQuery})
+	if err != nil {
+		return nil, fault.Unavailable(err, "embedding the requirements failed; retry")
+	}
+	sm := &similarities{cos: map[int]map[string]float64{}}
+	for j, i := range idx {
+		sm.cos[i] = map[string]float64{cited[j].AtomID: round(cosine(q.Vectors[j], vecs[j]))}
+	}
+	return sm, nil
+}
+
+func sorted(ws []string) []string { return slices.Sorted(slices.Values(ws)) }

@@ -89,7 +89,7 @@ func careerTools() []*Tool {
 	overwrite := &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}
 
 	ingest := careerTool("ingest_resume", "ingest_resume", "Ingest a resume",
-		"Reads a resume (.md, .txt, .docx or .pdf), either an object key under your tenant's storage prefix (s3_key) or the file inline (content_base64 with file_name), normalises it to canonical Markdown, and extracts experience atoms: one per accomplishment or skill statement, with the section it came from. Returns resume_id, resume_hash (SHA-256 of the canonical Markdown), source_hash (its stable 64-bit hash, for index drift) and the atoms. With persist (the default) the resume is stored and its atoms become matchable; the same content always gets the same resume_id.",
+		"Reads a resume (.md, .txt, .docx or .pdf), either an object key under your tenant's storage prefix (s3_key) or the file inline (content_base64 with file_name), normalises it to canonical Markdown, and extracts experience atoms: one per accomplishment or skill statement, with the section it came from. Returns resume_id, resume_hash (SHA-256 of the canonical Markdown), source_hash (its stable 64-bit hash, for index drift) and the atoms. With persist (the default) the resume is stored and its atoms become matchable; the same content always gets the same resume_id, and ingesting it again keeps its atoms as they are (your edits and versions included). warnings says when no atoms were found.",
 		SchemaFor[career.IngestResumeInput](func(s *jsonschema.Schema) {
 			p := s.Properties
 			p["s3_key"].MaxLength = ptr(store.MaxBlobKeyBytes)
@@ -118,7 +118,7 @@ func careerTools() []*Tool {
 	match.Limits, match.Embeds = careerHeavyLimits, true // hybrid matching embeds requirements
 
 	validate := careerTool("validate_match_report", "validate_match_report", "Validate a match report",
-		"Checks a match report, stored (report_id) or inline (match_report): its schema, that every score lies in range and the overall score agrees with the requirements', that every atom it cites exists in your tenant and contains the terms claimed, and that every claimed match has evidence. Returns accepted, rejected (an error finding) or needs_review (warnings only, such as evidence from an atom changed since), with the findings.",
+		"Checks a match report, stored (report_id) or inline (match_report), by recomputing it: its schema and score ranges; every matched term is a term of its requirement and of the cited atom, which exists in your tenant; each requirement's coverage, similarity (hybrid) and score follow from the strategy's rules, and satisfied agrees with the threshold; the overall score agrees with the requirements'; a stored opportunity it names has the requirements and source_hash it claims. Returns accepted, rejected (an error finding: the report does not hold up) or needs_review (warnings only, such as a report this server made whose atoms or opportunity changed since), with the findings.",
 		SchemaFor[career.ValidateInput](func(s *jsonschema.Schema) {
 			idField(s.Properties["report_id"])
 			traceField(s.Properties)
@@ -188,14 +188,14 @@ func careerTools() []*Tool {
 			"Returns your index_build runs, newest first, with their scope, provider, model, prompt scope, status and counts.",
 			schemaFor[career.ListInput](listFields), schemaFor[career.IndexRunListOutput](nil), false, readOnly, `{"limit":20}`),
 		careerTool("interaction_create", "interaction_create", "Create an interaction",
-			"Starts an interaction (a contact about an opportunity) in state draft (0). Move it with interaction_apply_event: Prepare (draft to ready), Send (ready to sent), ReceiveReply (sent to replied), Close (any state but closed to closed).",
+			"Starts an interaction (a contact about an opportunity) in state draft (0); opportunity_id, if given, must name one of your opportunities (else not_found). Move it with interaction_apply_event: Prepare (draft to ready), Send (ready to sent), ReceiveReply (sent to replied), Close (any state but closed to closed).",
 			schemaFor[career.InteractionCreateInput](func(p map[string]*jsonschema.Schema) {
 				idField(p["interaction_id"])
 				idField(p["opportunity_id"])
 				p["contact"].MaxLength, p["channel"].MaxLength = ptr(career.MaxContactChars), ptr(career.MaxContactChars)
 				traceField(p)
 			}), schemaFor[career.InteractionOutput](nil), true, additive,
-			`{"opportunity_id":"opp_demo","contact":"Sam Rivera, hiring manager","channel":"email"}`),
+			`{"contact":"Sam Rivera, hiring manager","channel":"email"}`),
 		careerTool("interaction_get", "interaction_get", "Get interactions",
 			"Returns the interactions with the given ids (1 to 100), each with its state and applied transitions; ids you have no interaction with are listed in missing.",
 			schemaFor[career.InteractionGetInput](func(p map[string]*jsonschema.Schema) { idList(p["interaction_ids"]) }),

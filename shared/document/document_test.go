@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-dev/switchboard/shared/document/documenttest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -36,10 +38,10 @@ func TestExtractGolden(t *testing.T) {
 		{name: "report.docx", format: FormatDOCX, wantTitle: "Retrieval Quality Report"},
 		{name: "notes.txt", format: FormatText, wantTitle: "Meeting notes"},
 		{name: "guide.md", format: FormatMarkdown, wantTitle: "Installing"},
-		{name: "built.pdf", data: buildPDF(testPDFObjects(true), "/Root 1 0 R /Info 12 0 R"), format: FormatPDF, wantTitle: "ABCé fifA"},
-		{name: "built-uncompressed.pdf", data: buildPDF(testPDFObjects(false), "/Root 1 0 R /Info 12 0 R"), format: FormatPDF, wantTitle: "ABCé fifA"},
+		{name: "built.pdf", data: documenttest.PDF(testPDFObjects(true), "/Root 1 0 R /Info 12 0 R"), format: FormatPDF, wantTitle: "ABCé fifA"},
+		{name: "built-uncompressed.pdf", data: documenttest.PDF(testPDFObjects(false), "/Root 1 0 R /Info 12 0 R"), format: FormatPDF, wantTitle: "ABCé fifA"},
 		{name: "built-objstm.pdf", data: buildPDFObjStm(testPDFObjects(true), []int{1, 2, 3, 4, 5, 6, 7, 9, 12}, "/Root 1 0 R /Info 12 0 R"), format: FormatPDF, wantTitle: "ABCé fifA"},
-		{name: "metadata-title.pdf", data: buildPDF([]string{
+		{name: "metadata-title.pdf", data: documenttest.PDF([]string{
 			"<< /Type /Catalog /Pages 2 0 R >>",
 			"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 			"<< /Type /Page /Parent 2 0 R /Contents 4 0 R /Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Times-Roman >> >> >> >>",
@@ -139,9 +141,9 @@ func TestExtractRejectsDamagedFiles(t *testing.T) {
 	brokenStream[9] = "<< /Filter /FlateDecode /Length " + strconv.Itoa(len(bad)) + " >>\nstream\n" + string(bad) + "\nendstream"
 	lzw := append([]string(nil), objs...)
 	lzw[9] = "<< /Filter /LZWDecode /Length 4 >>\nstream\nabcd\nendstream"
-	encrypted := buildPDF(objs, "/Root 1 0 R /Encrypt << /Filter /Standard /V 2 /R 3 /O (x) /U (y) /P -4 >>")
+	encrypted := documenttest.PDF(objs, "/Root 1 0 R /Encrypt << /Filter /Standard /V 2 /R 3 /O (x) /U (y) /P -4 >>")
 	hugeFirst := regexp.MustCompile(`/First \d+`).ReplaceAll(buildPDFObjStm(objs, []int{1, 2}, "/Root 1 0 R"), []byte("/First 1e300"))
-	noPages := buildPDF([]string{"<< /Type /Catalog >>"}, "/Root 1 0 R")
+	noPages := documenttest.PDF([]string{"<< /Type /Catalog >>"}, "/Root 1 0 R")
 
 	tests := []struct {
 		name string
@@ -162,8 +164,8 @@ func TestExtractRejectsDamagedFiles(t *testing.T) {
 		{"garbage named .pdf is corrupt", "a.pdf", []byte("this is not a pdf at all"), ErrCorrupt, "%PDF"},
 		{"a truncated pdf is corrupt", "a.pdf", reportPDF[:200], ErrCorrupt, "no pages"},
 		{"a pdf without pages is corrupt", "a.pdf", noPages, ErrCorrupt, "no pages"},
-		{"a pdf with a broken content stream is corrupt", "a.pdf", buildPDF(brokenStream, "/Root 1 0 R"), ErrCorrupt, "FlateDecode"},
-		{"a pdf with an unsupported filter is unsupported", "a.pdf", buildPDF(lzw, "/Root 1 0 R"), ErrUnsupported, "LZWDecode"},
+		{"a pdf with a broken content stream is corrupt", "a.pdf", documenttest.PDF(brokenStream, "/Root 1 0 R"), ErrCorrupt, "FlateDecode"},
+		{"a pdf with an unsupported filter is unsupported", "a.pdf", documenttest.PDF(lzw, "/Root 1 0 R"), ErrUnsupported, "LZWDecode"},
 		{"an object stream with an impossible /First is corrupt", "a.pdf", hugeFirst, ErrCorrupt, "bad /N or /First"},
 		{"an encrypted pdf is unsupported", "a.pdf", encrypted, ErrUnsupported, "encrypted"},
 		{"an encrypted pdf with a cross-reference stream is unsupported", "a.pdf",
@@ -195,7 +197,7 @@ func TestExtractBoundsInput(t *testing.T) {
 	t.Run("a flate bomb is refused", func(t *testing.T) {
 		objs := testPDFObjects(true)
 		objs[9] = streamObj("", bomb, true)
-		if _, err := Extract("bomb.pdf", buildPDF(objs, "/Root 1 0 R")); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "decompresses to more than") {
+		if _, err := Extract("bomb.pdf", documenttest.PDF(objs, "/Root 1 0 R")); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "decompresses to more than") {
 			t.Errorf("error = %v, want ErrUnsupported", err)
 		}
 	})
@@ -205,7 +207,7 @@ func TestExtractBoundsInput(t *testing.T) {
 		objs[2] = "<< /Type /Page /Parent 2 0 R /Contents 10 0 R /Resources << /XObject << /X 13 0 R >> >> >>"
 		objs = append(objs, streamObj("/Type /XObject /Subtype /Form /Resources << /XObject << /X 13 0 R >> /Font << /F2 6 0 R >> >>",
 			[]byte("BT /F2 11 Tf (loop) Tj ET /X Do /X Do"), false))
-		doc, err := Extract("loop.pdf", buildPDF(objs, "/Root 1 0 R"))
+		doc, err := Extract("loop.pdf", documenttest.PDF(objs, "/Root 1 0 R"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,8 +275,8 @@ func FuzzExtractNeverPanics(f *testing.F) {
 			}
 		}
 	}
-	f.Add(uint8(2), buildPDF(testPDFObjects(true), "/Root 1 0 R /Info 12 0 R"))
-	f.Add(uint8(2), buildPDF(testPDFObjects(false), "/Root 1 0 R /Info 12 0 R"))
+	f.Add(uint8(2), documenttest.PDF(testPDFObjects(true), "/Root 1 0 R /Info 12 0 R"))
+	f.Add(uint8(2), documenttest.PDF(testPDFObjects(false), "/Root 1 0 R /Info 12 0 R"))
 	f.Add(uint8(2), buildPDFObjStm(testPDFObjects(true), []int{1, 2, 3, 4, 5, 6, 7, 9, 12}, "/Root 1 0 R"))
 	f.Fuzz(func(t *testing.T, ext uint8, data []byte) {
 		doc, err := Extract("fuzz"+exts[int(ext)%len(exts)], data)
@@ -347,7 +349,7 @@ func BenchmarkExtract(b *testing.B) {
 		fmt.Fprintf(&content, "BT /F2 11 Tf 72 %d Td (Line %d of a long page of text with words.) Tj ET\n", 700-i%50*14, i)
 	}
 	objs[9] = streamObj("", []byte(content.String()), true)
-	data := buildPDF(objs, "/Root 1 0 R")
+	data := documenttest.PDF(objs, "/Root 1 0 R")
 	b.Run("1MB-of-content.pdf", func(b *testing.B) {
 		b.SetBytes(int64(content.Len()))
 		for b.Loop() {

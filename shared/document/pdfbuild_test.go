@@ -30,25 +30,6 @@ func streamObj(dict string, data []byte, compress bool) string {
 	return fmt.Sprintf("<< %s /Length %d >>\nstream\n%s\nendstream", dict, len(data), data)
 }
 
-// buildPDF writes objects 1..n (objs[i] is object i+1) with a classic
-// cross-reference table and a trailer with the given entries.
-func buildPDF(objs []string, trailer string) []byte {
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d %s >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, trailer, xref)
-	return b.Bytes()
-}
-
 // buildPDFObjStm writes objects 1..n like buildPDF, but packs the objects
 // whose numbers are in packed into one object stream (object n+1) and
 // replaces the table with a cross-reference stream (object n+2), as PDF 1.5

@@ -35,7 +35,7 @@ const (
 // says what was wrong and, where it can, what to change.
 type Error struct {
 	Kind    Kind
-	Field   string // the input field at fault, for KindInvalid
+	Field   string // the input field at fault: for KindInvalid, and for KindNotFound when an argument names the missing thing
 	Message string
 	Err     error // the underlying cause, if any; not shown to callers
 }

@@ -234,3 +234,62 @@ func TestCareerEventsShareTheCallsTrace(t *testing.T) {
 		t.Errorf("audit trail mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestATraceIDArgumentIsTheCallsTraceEverywhere passes trace_id as an
+// argument: the call's audit events, lambdafn's ToolCalled among them, and
+// the result's _meta all use it, and nothing lands under the envelope's trace.
+func TestATraceIDArgumentIsTheCallsTraceEverywhere(t *testing.T) {
+	tbl := storetest.OpenEmbedded(t)
+	d := lambdafn.Deps{Table: tbl}
+	c := tenant.Caller{Tenant: "acme", Principal: "alice"}
+	trail := func(trace string) []string {
+		t.Helper()
+		var got []string
+		for _, e := range structured(t, careerCall(t, d, c, "get_audit_trace", `{"trace_id":"`+trace+`"}`))["events"].([]any) {
+			got = append(got, e.(map[string]any)["type"].(string))
+		}
+		return got
+	}
+	metaTrace := func(resp invoke.Response) any {
+		var res struct {
+			Meta map[string]any `json:"_meta"`
+		}
+		json.Unmarshal(resp.Result, &res)
+		return res.Meta[lambdafn.TraceMetaKey]
+	}
+	structured(t, careerCall(t, d, c, "interaction_create", `{"interaction_id":"int-1","trace_id":"host-trace-1"}`))
+	resp := careerCall(t, d, c, "interaction_apply_event", `{"interaction_id":"int-1","event":"Prepare","idempotency_key":"k1","trace_id":"host-trace-1"}`)
+	if out := structured(t, resp); out["trace_id"] != "host-trace-1" || metaTrace(resp) != "host-trace-1" {
+		t.Errorf("result names trace %v, _meta %v; want host-trace-1 in both", out["trace_id"], metaTrace(resp))
+	}
+	resp = careerCall(t, d, c, "match_opportunity", `{"opportunity":{"title":"Go","requirements":["Go"]},"trace_id":"host-trace-1"}`)
+	if metaTrace(resp) != "host-trace-1" {
+		t.Errorf("match_opportunity _meta names trace %v, want host-trace-1", metaTrace(resp))
+	}
+	want := []string{
+		"InteractionCreated", "ToolCalled",
+		"InteractionTransitionAttempted", "InteractionTransitionCompleted", "ToolCalled",
+		"RunStarted", "MatchCompleted", "ValidationCompleted", "RunCompleted", "ToolCalled",
+	}
+	if diff := cmp.Diff(want, trail("host-trace-1")); diff != "" {
+		t.Errorf("the argument's trace mismatch (-want +got):\n%s", diff)
+	}
+	for _, tool := range []string{"interaction_create", "interaction_apply_event", "match_opportunity"} {
+		if got := trail("trace-" + strings.ReplaceAll(tool, "_", "-")); len(got) != 0 {
+			t.Errorf("the envelope's trace of %s holds %v, want nothing", tool, got)
+		}
+	}
+	// An invalid trace_id is refused by name, under the envelope's trace.
+	resp = careerCall(t, d, c, "interaction_apply_event", `{"interaction_id":"int-1","event":"Send","idempotency_key":"k2","trace_id":"no spaces"}`)
+	if resp.Error == nil || resp.Error.Field != "trace_id" || metaTrace(resp) != "trace-interaction-apply-event" {
+		t.Errorf("a bad trace_id answered %+v, _meta %v", resp.Error, metaTrace(resp))
+	}
+}
+
+func TestInteractionCreateNamesAnUnknownOpportunity(t *testing.T) {
+	d := lambdafn.Deps{Table: storetest.OpenEmbedded(t)}
+	resp := careerCall(t, d, tenant.Caller{Tenant: "acme", Principal: "alice"}, "interaction_create", `{"opportunity_id":"opp-nowhere"}`)
+	if resp.Error == nil || resp.Error.Kind != "not_found" || resp.Error.Field != "opportunity_id" || !strings.Contains(resp.Error.Message, "opp-nowhere") {
+		t.Errorf("interaction_create(unknown opportunity) answered %+v", resp.Error)
+	}
+}

@@ -37,9 +37,10 @@ func Key(t string) string { return "t#" + t + "#" }
 func BlobPrefix(t string) string { return "tenants/" + t + "/" }
 
 // OwnBlobKey checks that key, an object key a caller named in a request,
-// lies under the caller's tenant prefix and cannot climb out of it: no empty,
-// "." or ".." segments, no backslashes or NUL bytes. It is checked before
-// anything is read.
+// lies under the caller's tenant prefix and cannot climb out of it: no ".."
+// anywhere (not only as a whole segment, so no backend or proxy that splits
+// keys differently can be led upwards), no empty or "." segments, no
+// backslashes or NUL bytes. It is checked before anything is read.
 func OwnBlobKey(c Caller, key string) error {
 	rest, ok := strings.CutPrefix(key, BlobPrefix(c.Tenant))
 	if !ok || rest == "" {
@@ -48,9 +49,12 @@ func OwnBlobKey(c Caller, key string) error {
 	if strings.ContainsAny(key, "\x00\\") {
 		return fmt.Errorf("object key %q contains a NUL byte or backslash", key)
 	}
+	if strings.Contains(key, "..") {
+		return fmt.Errorf("object key %q contains \"..\"", key)
+	}
 	for _, seg := range strings.Split(rest, "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return fmt.Errorf("object key %q has an empty, \".\" or \"..\" segment", key)
+		if seg == "" || seg == "." {
+			return fmt.Errorf("object key %q has an empty or \".\" segment", key)
 		}
 	}
 	return nil

@@ -19,6 +19,10 @@ func TestOwnBlobKeyAcceptsOnlyKeysInsideTheCallersPrefix(t *testing.T) {
 		{"tenants/acme/./cv.pdf", false},
 		{"tenants/acme//cv.pdf", false},
 		{"tenants/acme/a\\..\\b", false},
+		{"tenants/acme/resumes/cv..md", false},
+		{"tenants/acme/..hidden/cv.md", false},
+		{"tenants/acme/resumes/cv.md..", false},
+		{"tenants/acme/.well-known/cv.md", true},
 		{"/tenants/acme/cv.pdf", false},
 		{"resumes/cv.pdf", false},
 	}
