@@ -70,8 +70,9 @@ func ragTool(name, pipeline, title, description string, in *jsonschema.Schema, e
 		Input: in, Output: ragResponse(pipeline),
 		// Recording the call's outcome for rag_health_check is bookkeeping,
 		// not a change the caller asked for: to a host the tool only reads.
+		// That recording (a get, then a conditional put) is all it writes.
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-		Visibility:  Public, Limits: ragLimits, Table: ReadWrite,
+		Visibility:  Public, Limits: ragLimits, Table: ReadPut,
 		Pipeline: true, Generates: true,
 		Example: json.RawMessage(example),
 	}
