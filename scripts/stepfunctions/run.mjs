@@ -3,12 +3,21 @@
 // scripts/stepfunctions/serve, in every scenario of scenarios.json (each
 // failure path included), and checks that
 //
-//   - the steps that fell back ("degraded") are the ones the scenario broke,
-//     plus those whose function this build does not have yet;
+//   - the steps that fell back ("degraded") are exactly the ones the scenario
+//     broke;
 //   - each fallback gave the seed's value (the original question, no
 //     documents, relevant "yes");
+//   - a scenario with "refused" (the caller's mistake: a store that does not
+//     exist, arguments the retriever refuses) ends with a refusal of that
+//     kind instead of degrading;
+//   - the functions were invoked as often as the scenario's "calls" says
+//     (retries), in both engines;
 //   - the Go interpreter (shared/statemachine, via the server's /run-local)
 //     gives exactly the same output.
+//
+// A scenario's "input" is merged over the common input. Every step function
+// must exist in this build: one missing would make its step fall back in
+// every scenario, and the run would prove nothing about it.
 //
 // Usage: LOCAL_SFN=.../aws-local-stepfunctions/build/main.node.esm.js node run.mjs DEFINITION.asl.json SERVE_URL SCENARIOS.json
 // Lambda's lambda:invoke integration is emulated here: aws-local-stepfunctions
@@ -30,7 +39,6 @@ if (!definitionFile || !serveURL || !scenariosFile) {
   process.exit(2);
 }
 
-const STEPS = { 'vector/rephrase': 'rephrase', 'vector/retriever': 'retrieve', 'vector/grade': 'grade' };
 const ORDER = ['rephrase', 'retrieve', 'grade'];
 
 async function call(path, body) {
@@ -54,6 +62,10 @@ for (const t of tasks) {
 }
 const definition = JSON.parse(text);
 const missing = tasks.map((t) => t.Function).filter((f) => !functions.includes(f));
+if (missing.length) {
+  console.error(`stepfunctions: this build has no ${missing.join(', ')}: every pipeline step must exist`);
+  process.exit(1);
+}
 
 class TaskError extends Error {
   constructor(name, cause) {
@@ -94,13 +106,11 @@ for (const [name, state] of Object.entries(definition.States)) {
 }
 const machine = new StateMachine(definition);
 
-const { input, scenarios } = JSON.parse(await readFile(scenariosFile, 'utf8'));
-if (missing.length) {
-  console.log(`stepfunctions: this build has no ${missing.join(', ')}: those steps fall back in every scenario`);
-}
+const { input: common, scenarios } = JSON.parse(await readFile(scenariosFile, 'utf8'));
 let failures = 0;
 for (const sc of scenarios) {
   const problems = [];
+  const input = { ...common, ...(sc.input || {}) };
   await call('/faults', sc.faults);
   let node;
   try {
@@ -110,13 +120,26 @@ for (const sc of scenarios) {
   } catch (err) {
     problems.push(`aws-local-stepfunctions: execution failed: ${err.name}: ${err.message}`);
   }
+  const nodeCalls = await call('/calls');
   await call('/faults', sc.faults); // afresh: throttle-once counts calls
   const go = await call('/run-local', { definition: JSON.parse(JSON.stringify(raw)), input });
   if (go.error) problems.push(`Go interpreter: ${go.error}`);
+  const goCalls = await call('/calls');
+  for (const [fn, n] of Object.entries(sc.calls || {})) {
+    for (const [engine, calls] of [['aws-local-stepfunctions', nodeCalls], ['Go interpreter', goCalls]]) {
+      if ((calls[fn] || 0) !== n) problems.push(`${engine} invoked ${fn} ${calls[fn] || 0} times, want ${n}`);
+    }
+  }
 
-  const broken = new Set([...(sc.degraded || []), ...missing.map((f) => STEPS[f])]);
+  const broken = new Set(sc.degraded || []);
   const want = ORDER.filter((s) => broken.has(s));
-  if (node) {
+  if (node && sc.refused) {
+    if (node.refusal?.kind !== sc.refused || !node.refusal?.message) {
+      problems.push(`refusal ${JSON.stringify(node.refusal)}, want one of kind ${sc.refused} with a message`);
+    }
+    if ('degraded' in node || 'documents' in node) problems.push('a refused run went on to degrade or answer');
+  } else if (node) {
+    if (node.refusal) problems.push(`refused ${JSON.stringify(node.refusal)}, want no refusal`);
     if (!isDeepStrictEqual(node.degraded, want)) {
       problems.push(`degraded ${JSON.stringify(node.degraded)}, want ${JSON.stringify(want)}`);
     }
@@ -129,8 +152,10 @@ for (const sc of scenarios) {
     if (broken.has('grade') && (node.relevant !== 'yes' || node.graded !== false)) {
       problems.push(`grade fell back, but relevant is ${node.relevant}, graded ${node.graded}`);
     }
+  }
+  if (node) {
     if (node.question !== input.question) problems.push(`question ${JSON.stringify(node.question)} is not the input's`);
-    if (go.output && !isDeepStrictEqual(node, go.output)) {
+    if (!isDeepStrictEqual(node, go.output)) {
       problems.push(`the engines disagree:\n  aws-local-stepfunctions: ${JSON.stringify(node)}\n  Go interpreter:          ${JSON.stringify(go.output)}`);
     }
   }
@@ -138,9 +163,9 @@ for (const sc of scenarios) {
     failures++;
     console.log(`stepfunctions FAIL ${sc.name}:\n  ${problems.join('\n  ')}`);
   } else {
-    console.log(`stepfunctions ok   ${sc.name} (degraded ${JSON.stringify(want)})`);
+    console.log(`stepfunctions ok   ${sc.name} (${sc.refused ? `refused: ${sc.refused}` : `degraded ${JSON.stringify(want)}`})`);
   }
 }
 
-console.log(`stepfunctions: ${scenarios.length - failures} of ${scenarios.length} scenarios agree and degrade as the seed says`);
+console.log(`stepfunctions: ${scenarios.length - failures} of ${scenarios.length} scenarios agree, degrade as the seed says and refuse the caller's mistakes`);
 process.exit(failures ? 1 : 0);

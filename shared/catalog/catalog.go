@@ -39,8 +39,11 @@ type Access string
 
 // The levels of [Access].
 const (
-	NoAccess  Access = ""
-	Read      Access = "read"
+	NoAccess Access = ""
+	Read     Access = "read"
+	// ReadPut reads and puts items but deletes none: a table level for
+	// functions that only record (the rag pipeline tools' health counters).
+	ReadPut   Access = "read-put"
 	ReadWrite Access = "read-write"
 )
 
@@ -219,6 +222,8 @@ func checkTool(t *Tool) error {
 		return fmt.Errorf("catalog: tool %q has visibility %q", t.Name, t.Visibility)
 	case t.Mutates && t.Table != ReadWrite:
 		return fmt.Errorf("catalog: tool %q mutates, so it writes audit events, so it needs table read-write", t.Name)
+	case t.Blobs == ReadPut:
+		return fmt.Errorf("catalog: tool %q: %s is a level of table access only", t.Name, ReadPut)
 	case t.Limits.Timeout <= 0 || t.Limits.MemoryMB <= 0:
 		return fmt.Errorf("catalog: tool %q needs a timeout and a memory size", t.Name)
 	}
@@ -334,7 +339,7 @@ func (c *Catalog) buildFunctions() []Function {
 }
 
 func wider(a, b Access) Access {
-	rank := map[Access]int{NoAccess: 0, Read: 1, ReadWrite: 2}
+	rank := map[Access]int{NoAccess: 0, Read: 1, ReadPut: 2, ReadWrite: 3}
 	if rank[b] > rank[a] {
 		return b
 	}

@@ -55,6 +55,8 @@ func TestNewRejectsIncompleteEntries(t *testing.T) {
 		{"NoFunction", func(t *catalog.Tool) { t.Function = "" }},
 		{"UnknownVisibility", func(t *catalog.Tool) { t.Visibility = "secret" }},
 		{"MutatingWithoutTableWrites", func(t *catalog.Tool) { t.Mutates, t.Table = true, catalog.Read }},
+		{"MutatingWithTablePutsOnly", func(t *catalog.Tool) { t.Mutates, t.Table = true, catalog.ReadPut }},
+		{"BucketPutsOnly", func(t *catalog.Tool) { t.Blobs = catalog.ReadPut }},
 		{"NoTimeout", func(t *catalog.Tool) { t.Limits.Timeout = 0 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/memory"
 	"github.com/switchboard-dev/switchboard/shared/rag"
+	"github.com/switchboard-dev/switchboard/shared/vector"
 )
 
 // RAGFamily names the RAG pipeline tools.
@@ -34,11 +35,15 @@ func ragRequest(p map[string]*jsonschema.Schema) {
 	p["top_k"].Minimum, p["top_k"].Maximum, p["top_k"].Default = ptr(1.0), ptr(float64(rag.MaxTopK)), json.RawMessage(fmt.Sprint(rag.DefaultTopK))
 	p["include_sources"].Default, p["include_metadata"].Default = json.RawMessage("true"), json.RawMessage("true")
 	p["request_id"].Pattern = rag.UUIDv4Pattern
-	p["thread_id"].Pattern, p["thread_id"].MaxLength = memory.IDPattern, ptr(128)
-	p["stores"].MaxItems = ptr(rag.MaxStores)
-	p["stores"].Items.MinLength, p["stores"].Items.MaxLength = ptr(1), ptr(128)
+	for _, f := range []string{"thread_id", "conversation_id"} {
+		p[f].Pattern, p[f].MaxLength = memory.IDPattern, ptr(128)
+	}
+	// The retriever's own rules (vectorTools), so that it never refuses what passed here.
+	p["stores"].MaxItems = ptr(vector.MaxSearchStores)
+	storeAlias(p["stores"].Items)
 	p["mode"].Enum, p["mode"].Default = enum(rag.Modes...), json.RawMessage(`"hybrid"`)
-	p["filter"].AdditionalProperties.MinItems = ptr(1)
+	p["filter"].MaxProperties = ptr(vector.MaxFilterKeys)
+	p["filter"].AdditionalProperties.MinItems, p["filter"].AdditionalProperties.MaxItems = ptr(1), ptr(vector.MaxFilterValues)
 }
 
 // ragResponse is the output schema of a pipeline tool, its pipeline_name fixed.
@@ -65,21 +70,22 @@ func ragTool(name, pipeline, title, description string, in *jsonschema.Schema, e
 		Input: in, Output: ragResponse(pipeline),
 		// Recording the call's outcome for rag_health_check is bookkeeping,
 		// not a change the caller asked for: to a host the tool only reads.
+		// That recording (a get, then a conditional put) is all it writes.
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-		Visibility:  Public, Limits: ragLimits, Table: ReadWrite,
+		Visibility:  Public, Limits: ragLimits, Table: ReadPut,
 		Pipeline: true, Generates: true,
 		Example: json.RawMessage(example),
 	}
 }
 
 // common is the part of every pipeline tool's description that says what it returns.
-const ragReturns = " Returns the answer, the documents it used (doc_id, content, score, metadata), their deduplicated sources for citation, metadata on how the pipeline ran (pipeline_name, the query used, the relevance grade, any step that fell back), performance_metrics, and response_id (your request_id, or a generated one)."
+const ragReturns = " Returns the answer, the documents it used (doc_id, content, score, metadata), their deduplicated sources for citation, metadata on how the pipeline ran (pipeline_name, the query used, the relevance grade, any step that fell back, the provider and model of the answer and of each step), performance_metrics, and response_id (your request_id, or a generated one). Naming a store that does not exist is an error."
 
 func ragTools() []*Tool {
 	const example = `{"query":"How often should I replace my toothbrush?","top_k":5}`
 	return []*Tool{
 		ragTool("rag_basic", rag.PipelineBasic, "Answer from your documents",
-			"Basic RAG: answers a question from your vector stores. Rephrases it from the conversation when thread_id names one with more than two messages, retrieves the top_k passages (hybrid keyword and vector search), checks they are relevant, and writes the answer from them; if they are not relevant, the answer is written without them. Best for general questions about your documents."+ragReturns,
+			"Basic RAG: answers a question from your vector stores. Rephrases it from the conversation when thread_id (or conversation_id) names one with more than two messages, retrieves the top_k passages (hybrid keyword and vector search), checks they are relevant, and writes the answer from them; if they are not relevant, the answer is written without them. Best for general questions about your documents."+ragReturns,
 			schemaFor[rag.BasicInput](ragRequest), example),
 		ragTool("rag_basic_rerank", rag.PipelineBasicRerank, "Answer from your documents, reranked",
 			"RAG with reranking: like rag_basic, but retrieves a larger candidate pool (candidate_pool, default max(4*top_k, 20)) and reranks it by how completely and how closely each passage matches the question's terms before keeping the top_k. Better precision when the answer hinges on exact terms; a little slower."+ragReturns,
@@ -88,7 +94,7 @@ func ragTools() []*Tool {
 				p["candidate_pool"].Minimum, p["candidate_pool"].Maximum = ptr(1.0), ptr(float64(rag.MaxCandidatePool))
 			}), `{"query":"How often should I replace my toothbrush?","top_k":3,"candidate_pool":20}`),
 		ragTool("rag_crag", rag.PipelineCRAG, "Answer from your documents, self-correcting",
-			"Corrective RAG: like rag_basic, but scores its confidence in what it retrieved (0..1: how fully the best passage covers the question, 0 if graded irrelevant); below confidence_threshold (default 0.8) it corrects the query (correction_strategy rewrite: the generator rewrites it; expand: terms from the retrieved passages are added) and retrieves again, answering from the more confident retrieval. Best when questions may be phrased unlike the documents."+ragReturns,
+			"Corrective RAG: like rag_basic, but scores its confidence in what it retrieved (0..1: how fully the best passage covers the question, 0 if graded irrelevant); below confidence_threshold (default 0.8) it corrects the query (correction_strategy rewrite: the generator rewrites it; expand: terms from the retrieved passages are added) and retrieves again, answering from the more confident retrieval (from the first, when too little time is left for a second). Best when questions may be phrased unlike the documents."+ragReturns,
 			schemaFor[rag.CRAGInput](func(p map[string]*jsonschema.Schema) {
 				ragRequest(p)
 				p["confidence_threshold"].Minimum, p["confidence_threshold"].Maximum = ptr(0.0), ptr(1.0)

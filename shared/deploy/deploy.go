@@ -124,6 +124,7 @@ func Functions(cat *catalog.Catalog) []Function {
 // DeleteItem or ConditionCheckItem, so read-write grants those three.
 var (
 	tableRead        = []string{"dynamodb:GetItem", "dynamodb:Query"}
+	tablePut         = []string{"dynamodb:PutItem"}
 	tableWrite       = []string{"dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}
 	bucketObjectRead = []string{"s3:GetObject"}
 	bucketObjectRW   = []string{"s3:PutObject", "s3:DeleteObject"}
@@ -263,6 +264,8 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 	switch f.Table {
 	case catalog.Read:
 		tf.Statements = append(tf.Statements, statement{Sid: "TableRead", Actions: tableRead, Resources: []string{"!GetAtt Table.Arn"}})
+	case catalog.ReadPut:
+		tf.Statements = append(tf.Statements, statement{Sid: "TableReadPut", Actions: concat(tableRead, tablePut), Resources: []string{"!GetAtt Table.Arn"}})
 	case catalog.ReadWrite:
 		tf.Statements = append(tf.Statements, statement{Sid: "TableReadWrite", Actions: concat(tableRead, tableWrite), Resources: []string{"!GetAtt Table.Arn"}})
 	}

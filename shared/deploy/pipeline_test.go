@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/rag"
 	"github.com/switchboard-dev/switchboard/shared/statemachine"
 )
 
@@ -305,32 +306,33 @@ func TestATriggerHasASampleS3EventInTheShapeS3Delivers(t *testing.T) {
 	}
 }
 
-// TestThePipelineGivesUpBeforeItsCallersDo checks that the steps' Task
-// timeouts together stay under the timeout of every function that runs the
-// pipeline, so that a slow step degrades rather than killing the caller.
+// TestThePipelineGivesUpBeforeItsCallersDo checks that the state machine's
+// worst case (every Task using its whole TimeoutSeconds on every attempt its
+// retriers allow, plus their waits) fits inside its own TimeoutSeconds, and
+// that this fits what every function running the pipeline waits for a run:
+// its timeout, less rag's margin before the deadline and the time it keeps
+// for the answer. So a slow step degrades rather than the execution timing
+// out, and an execution ends before its caller stops waiting for it.
 func TestThePipelineGivesUpBeforeItsCallersDo(t *testing.T) {
-	var def struct {
-		States map[string]struct {
-			Type           string
-			TimeoutSeconds int
-		}
-	}
-	if err := json.Unmarshal(infra.RAGPipeline, &def); err != nil {
+	m, err := statemachine.Parse(infra.RAGPipeline)
+	if err != nil {
 		t.Fatal(err)
 	}
-	total := 0
-	for name, s := range def.States {
-		if s.Type == "Task" {
-			if s.TimeoutSeconds == 0 {
-				t.Errorf("task %s has no TimeoutSeconds (Step Functions' default is the workflow's)", name)
-			}
-			total += s.TimeoutSeconds
-		}
+	worst, err := m.WorstCase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Timeout() == 0 || worst > m.Timeout() {
+		t.Errorf("the steps may take %v, retries included, but the state machine times out after %v", worst, m.Timeout())
 	}
 	for _, cat := range []*catalog.Catalog{catalog.Default(), ragCatalog(t, "vector/rephrase", "vector/retriever", "vector/grade")} {
 		for _, f := range cat.Functions() {
-			if f.Pipeline && time.Duration(total)*time.Second >= f.Limits.Timeout {
-				t.Errorf("the steps may take %d s, but %s, which runs the pipeline, times out after %v", total, f.Path, f.Limits.Timeout)
+			if !f.Pipeline {
+				continue
+			}
+			if waits := f.Limits.Timeout - rag.DeadlineMargin - rag.AnswerReserve; m.Timeout() > waits {
+				t.Errorf("the state machine may run %v, but %s, which runs it, waits %v (its %v timeout less %v margin and %v for the answer)",
+					m.Timeout(), f.Path, waits, f.Limits.Timeout, rag.DeadlineMargin, rag.AnswerReserve)
 			}
 		}
 	}

@@ -110,6 +110,8 @@ func grantsFor(table, blobs catalog.Access) grants {
 	switch table {
 	case catalog.Read:
 		g.table = []string{"dynamodb:GetItem", "dynamodb:Query"}
+	case catalog.ReadPut:
+		g.table = []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem"}
 	case catalog.ReadWrite:
 		g.table = []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}
 	}
@@ -130,7 +132,7 @@ func wantToolFunction(f catalog.Function) map[string]any {
 	var statements []any
 	g := grantsFor(f.Table, f.Blobs)
 	if g.table != nil {
-		sid := map[catalog.Access]string{catalog.Read: "TableRead", catalog.ReadWrite: "TableReadWrite"}[f.Table]
+		sid := map[catalog.Access]string{catalog.Read: "TableRead", catalog.ReadPut: "TableReadPut", catalog.ReadWrite: "TableReadWrite"}[f.Table]
 		statements = append(statements, map[string]any{"Sid": sid, "Effect": "Allow", "Action": strs(g.table...), "Resource": []any{getAtt("Table.Arn")}})
 	}
 	if g.bucketObjects != nil {
@@ -321,7 +323,7 @@ func TestEveryToolFunctionHasItsCatalogLimitsAndExactlyItsAccess(t *testing.T) {
 func TestTheTemplateFollowsAccessForEveryLevel(t *testing.T) {
 	levels := []catalog.Access{catalog.NoAccess, catalog.Read, catalog.ReadWrite}
 	var tools []*catalog.Tool
-	for _, table := range levels {
+	for _, table := range append(levels, catalog.ReadPut) {
 		for _, blobs := range levels {
 			level := func(a catalog.Access) string { return strings.ReplaceAll(cmpOr(string(a), "none"), "-", "") }
 			name := "t_table_" + level(table) + "_blobs_" + level(blobs)

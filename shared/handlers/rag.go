@@ -88,10 +88,17 @@ func (p pipelineRunner) Run(ctx context.Context, in rag.PipelineInput) (rag.Pipe
 	for i, doc := range out.Documents {
 		docs[i] = rag.Document(doc)
 	}
+	var refusal *rag.Refusal
+	if out.Refusal != nil {
+		refusal = (*rag.Refusal)(out.Refusal)
+	}
 	return rag.PipelineOutput{
 		Question: out.Question, ContextInput: out.ContextInput, Rephrased: out.Rephrased, Documents: docs,
 		SearchedStores: out.SearchedStores, Relevant: out.Relevant, Graded: out.Graded, Degraded: out.Degraded,
-		Steps: rag.PipelineSteps{Rephrase: rag.StepInfo(out.Steps.Rephrase), Grade: rag.StepInfo(out.Steps.Grade)},
+		Steps: rag.PipelineSteps{
+			Rephrase: rag.StepInfo(out.Steps.Rephrase), Retrieve: rag.StepInfo(out.Steps.Retrieve), Grade: rag.StepInfo(out.Steps.Grade),
+		},
+		Refusal: refusal,
 	}, nil
 }
 

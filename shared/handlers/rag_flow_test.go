@@ -62,7 +62,8 @@ func TestRAGBasicAnswersFromIngestedDocuments(t *testing.T) {
 	}
 	m := r.Metadata
 	if m.PipelineName != "basic" || m.Relevant != "yes" || !m.Graded || len(m.Degraded) != 0 || m.Provider != offline.Name ||
-		m.Steps.Grade.Model != offline.GeneratorModel || !slices.Contains(m.SearchedStores, "health") {
+		m.Steps.Grade.Model != offline.GeneratorModel || m.Steps.Retrieve != (rag.StepInfo{Provider: offline.Name, Model: offline.EmbedderModel}) ||
+		!slices.Contains(m.SearchedStores, "health") {
 		t.Errorf("metadata %+v", m)
 	}
 	if r.ResponseID == "" || r.PerformanceMetrics.ExecutionTimeMS < r.PerformanceMetrics.RetrievalTimeMS {
@@ -89,10 +90,18 @@ func TestRAGBasicAnswersFromIngestedDocuments(t *testing.T) {
 			t.Errorf("crag with a partly covered query: %+v", r.Metadata)
 		}
 	})
-	t.Run("HealthCountsTheCalls", func(t *testing.T) {
+	t.Run("AStoreThatDoesNotExistFailsTheCall", func(t *testing.T) {
+		for _, tool := range []string{"rag_basic", "rag_basic_rerank", "rag_crag"} {
+			_, ferr := call(t, inv, alice, tool, map[string]any{"query": "How often should I replace my toothbrush?", "stores": []string{"health", "recipes"}})
+			if ferr == nil || ferr.Kind != "not_found" || ferr.Field != "stores" || !strings.Contains(ferr.Message, `"recipes" does not exist`) {
+				t.Errorf("%s: got %+v, want not_found naming stores and the missing store", tool, ferr)
+			}
+		}
+	})
+	t.Run("HealthCountsTheCallsButNotTheRefusedOnes", func(t *testing.T) {
 		var h rag.HealthOutput
 		json.Unmarshal(mustCall(t, inv, alice, "rag_health_check", map[string]any{}), &h)
-		if h.OverallStatus != rag.Healthy || h.PipelineStatuses["basic"].Queries != 1 || !h.DatabaseStatus.Connected {
+		if h.OverallStatus != rag.Healthy || h.PipelineStatuses["basic"].Queries != 1 || h.PipelineStatuses["basic_rerank"].Queries != 1 || !h.DatabaseStatus.Connected {
 			t.Errorf("health %+v", h)
 		}
 	})

@@ -183,6 +183,10 @@ func TestRAGValidationErrorsNameTheField(t *testing.T) {
 		{"rag_crag", map[string]any{"query": "q", "confidence_threshold": 1.5}, "confidence_threshold"},
 		{"rag_crag", map[string]any{"query": "q", "confidence_threshold": -1}, "confidence_threshold"},
 		{"rag_basic_rerank", map[string]any{"query": "q", "top_k": 10, "candidate_pool": 5}, "candidate_pool"},
+		{"rag_basic", map[string]any{"query": "q", "stores": []string{"Health Guides"}}, "stores[]"},
+		{"rag_basic", map[string]any{"query": "q", "filter": map[string]any{"lang": []string{}}}, "filter"},
+		{"rag_basic", map[string]any{"query": "q", "conversation_id": "a#b"}, "conversation_id"},
+		{"rag_crag", map[string]any{"query": "q", "thread_id": "chat_1", "conversation_id": "chat_2"}, "conversation_id"},
 	} {
 		t.Run(tc.tool+" "+tc.field, func(t *testing.T) {
 			_, ferr := call(t, inv, alice, tc.tool, tc.args)

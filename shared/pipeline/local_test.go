@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,8 +16,10 @@ import (
 
 	"github.com/switchboard-dev/switchboard/infra"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -72,8 +74,9 @@ func stepTool[In, Out any](name, function string) *catalog.Tool {
 var doc = pipeline.Document{DocID: "d1", ChunkID: "d1#0", Content: "Rotate keys every 90 days.", Score: 0.5, Metadata: map[string]string{"lang": "en"}, Store: "kb"}
 
 // stepHandlers returns the three step functions' handlers. Rephrase
-// rephrases when given a thread; retrieve finds doc in store "kb"; grade
-// answers "no" when the question mentions "unrelated".
+// rephrases when given a thread; retrieve finds doc in store "kb" and
+// refuses a store named "missing" as not found; grade answers "no" when the
+// question mentions "unrelated".
 func stepHandlers() map[string]lambda.Handler {
 	d := lambdafn.Deps{}
 	return map[string]lambda.Handler{
@@ -86,6 +89,9 @@ func stepHandlers() map[string]lambda.Handler {
 			}),
 		"vector/retriever": lambdafn.Tool(stepTool[retrieveIn, retrieveOut]("optimizer_vs-retriever", "vector/retriever"), d,
 			func(_ context.Context, _ tenant.Caller, in retrieveIn) (retrieveOut, error) {
+				if slices.Contains(in.Stores, "missing") {
+					return retrieveOut{}, fault.NotFound("vector store %q does not exist", "missing")
+				}
 				return retrieveOut{Documents: []pipeline.Document{doc}, SearchedStores: []string{"kb"}, ContextInput: in.Question, Provider: "offline", Model: "hash-384"}, nil
 			}),
 		"vector/grade": lambdafn.Tool(stepTool[gradeIn, gradeOut]("optimizer_vs-grade", "vector/grade"), d,
@@ -103,15 +109,17 @@ func stepHandlers() map[string]lambda.Handler {
 type stepFault string
 
 const (
-	noFault       stepFault = ""
-	functionError stepFault = "function-error"  // the Lambda fails outright
-	toolError     stepFault = "tool-error"      // the tool answers isError with an error member
-	bareIsError   stepFault = "bare-is-error"   // result.isError true and no error member
-	noStructured  stepFault = "no-structured"   // a success without the structured fields
-	noModel       stepFault = "no-model"        // a success without provider and model (no generator ran)
-	slow          stepFault = "timeout"         // slower than the Task state's TimeoutSeconds
-	throttleOnce  stepFault = "throttle-once"   // a Lambda service error, then a success
-	crashAlways   stepFault = "service-failure" // a Lambda service error every time
+	noFault        stepFault = ""
+	functionError  stepFault = "function-error"   // the Lambda fails outright
+	toolError      stepFault = "tool-error"       // the real tool refuses invalid arguments: isError, error kind invalid_argument
+	toolFailure    stepFault = "tool-unavailable" // the tool answers isError, error kind unavailable (a dependency failed)
+	bareIsError    stepFault = "bare-is-error"    // result.isError true and no error member
+	noStructured   stepFault = "no-structured"    // a success without the structured fields
+	noModel        stepFault = "no-model"         // a success without provider and model (no model ran)
+	slow           stepFault = "timeout"          // slower than the Task state's TimeoutSeconds
+	throttleOnce   stepFault = "throttle-once"    // TooManyRequestsException, then a success
+	throttleAlways stepFault = "throttle-always"  // TooManyRequestsException every time
+	crashAlways    stepFault = "service-failure"  // a Lambda service error every time
 )
 
 // faultyInvoker invokes the step handlers in process, failing as told.
@@ -143,13 +151,17 @@ func (f *faultyInvoker) Invoke(ctx context.Context, function string, req *invoke
 		bad := *req
 		bad.Arguments = json.RawMessage(`{"question":42}`) // the real schema check refuses it
 		return f.local.Invoke(ctx, function, &bad)
+	case toolFailure:
+		return &invoke.Response{Result: json.RawMessage(`{"content":[{"type":"text","text":"the store is unavailable"}],"isError":true}`),
+			Error: &invoke.Error{Kind: string(fault.KindUnavailable), Message: "the store is unavailable"}}, nil
 	case bareIsError:
 		return &invoke.Response{Result: json.RawMessage(`{"content":[{"type":"text","text":"no"}],"isError":true}`)}, nil
 	case noModel:
-		out := `{"question":"how often?","rephrased":false,"messages":0}`
-		if function == "vector/grade" {
-			out = `{"relevant":"no","graded":true}`
-		}
+		out := map[string]string{
+			"vector/rephrase":  `{"question":"how often?","rephrased":false,"messages":0}`,
+			"vector/retriever": `{"documents":[],"searched_stores":["kb"],"context_input":"how often?"}`,
+			"vector/grade":     `{"relevant":"no","graded":true}`,
+		}[function]
 		return &invoke.Response{Result: json.RawMessage(`{"content":[{"type":"text","text":"ok"}],"structuredContent":` + out + `}`)}, nil
 	case noStructured:
 		return &invoke.Response{Result: json.RawMessage(`{"content":[{"type":"text","text":"ok"}],"structuredContent":{"unexpected":true}}`)}, nil
@@ -163,6 +175,8 @@ func (f *faultyInvoker) Invoke(ctx context.Context, function string, req *invoke
 		if n == 1 {
 			return nil, apiError{"TooManyRequestsException"}
 		}
+	case throttleAlways:
+		return nil, apiError{"TooManyRequestsException"}
 	case crashAlways:
 		return nil, apiError{"ServiceException"}
 	}
@@ -195,7 +209,10 @@ func TestLocalRunsThePipelineAndDegradesOnEveryFailure(t *testing.T) {
 	full := pipeline.Output{
 		Question: "how often?", ContextInput: "how often? (about key rotation)", Rephrased: true,
 		Documents: []pipeline.Document{doc}, SearchedStores: []string{"kb"}, Relevant: "yes", Graded: true, Degraded: []string{},
-		Steps: pipeline.Steps{Rephrase: pipeline.StepModel{"offline", "rephrase-v1"}, Grade: pipeline.StepModel{"offline", "lexical-v1"}},
+		Steps: pipeline.Steps{
+			Rephrase: pipeline.StepModel{"offline", "rephrase-v1"}, Retrieve: pipeline.StepModel{"offline", "hash-384"},
+			Grade: pipeline.StepModel{"offline", "lexical-v1"},
+		},
 	}
 	with := func(f func(o *pipeline.Output)) pipeline.Output {
 		o := full
@@ -206,59 +223,87 @@ func TestLocalRunsThePipelineAndDegradesOnEveryFailure(t *testing.T) {
 	rephraseFell := func(o *pipeline.Output) {
 		o.ContextInput, o.Rephrased, o.Steps.Rephrase = "how often?", false, pipeline.StepModel{}
 	}
-	retrieveFell := func(o *pipeline.Output) { o.Documents, o.SearchedStores = []pipeline.Document{}, []string{} }
+	retrieveFell := func(o *pipeline.Output) {
+		o.Documents, o.SearchedStores, o.Steps.Retrieve = []pipeline.Document{}, []string{}, pipeline.StepModel{}
+	}
 	gradeFell := func(o *pipeline.Output) { o.Relevant, o.Graded, o.Steps.Grade = "yes", false, pipeline.StepModel{} }
 	in := pipeline.Input{Request: pipeline.Request{Caller: caller, TraceID: "trace-1", RequestID: "req-1"}, Question: "how often?", ThreadID: "chat_1", TopK: 3, Mode: "bm25"}
+	missingStore := in
+	missingStore.Stores = []string{"kb", "missing"}
 
 	tests := []struct {
 		name   string
 		in     pipeline.Input
 		faults map[string]stepFault
 		want   pipeline.Output
+		calls  map[string]int // invocations per function, when checked
 	}{
-		{"every step succeeds", in, nil, with(func(o *pipeline.Output) {})},
+		{"every step succeeds", in, nil, with(func(o *pipeline.Output) {}), nil},
 		{"without a thread the question is not rephrased", func() pipeline.Input { i := in; i.ThreadID = ""; return i }(), nil,
-			with(func(o *pipeline.Output) { o.ContextInput, o.Rephrased = "how often?", false })},
+			with(func(o *pipeline.Output) { o.ContextInput, o.Rephrased = "how often?", false }), nil},
 		{"rephrase fails outright: the original question is used", in, map[string]stepFault{"vector/rephrase": functionError},
-			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
+			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} }), nil},
 		{"rephrase answers a tool error", in, map[string]stepFault{"vector/rephrase": toolError},
-			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
+			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} }), nil},
 		{"rephrase answers isError without an error member", in, map[string]stepFault{"vector/rephrase": bareIsError},
-			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
+			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} }), nil},
 		{"rephrase answers without the fields the pipeline reads", in, map[string]stepFault{"vector/rephrase": noStructured},
-			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
+			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} }), nil},
 		{"rephrase times out", in, map[string]stepFault{"vector/rephrase": slow},
-			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
+			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} }), nil},
 		{"a rephrase that ran no generator names no provider or model", in, map[string]stepFault{"vector/rephrase": noModel},
 			with(func(o *pipeline.Output) {
 				o.ContextInput, o.Rephrased, o.Steps.Rephrase = "how often?", false, pipeline.StepModel{}
-			})},
-		{"a grade that ran no generator names no provider or model", in, map[string]stepFault{"vector/grade": noModel},
-			with(func(o *pipeline.Output) { o.Relevant, o.Steps.Grade = "no", pipeline.StepModel{} })},
-		{"a throttled rephrase is retried", in, map[string]stepFault{"vector/rephrase": throttleOnce}, with(func(o *pipeline.Output) {})},
-		{"a rephrase that the Lambda service keeps refusing falls back after the retries", in, map[string]stepFault{"vector/rephrase": crashAlways},
-			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} })},
+			}), nil},
+		{"a throttled rephrase falls back at once: only the retriever retries", in, map[string]stepFault{"vector/rephrase": throttleOnce},
+			with(func(o *pipeline.Output) { rephraseFell(o); o.Degraded = []string{"rephrase"} }), map[string]int{"vector/rephrase": 1}},
 		{"retrieve fails outright: no documents", in, map[string]stepFault{"vector/retriever": functionError},
-			with(func(o *pipeline.Output) { retrieveFell(o); o.Relevant = "no"; o.Degraded = []string{"retrieve"} })},
-		{"retrieve answers a tool error", in, map[string]stepFault{"vector/retriever": toolError},
-			with(func(o *pipeline.Output) { retrieveFell(o); o.Relevant = "no"; o.Degraded = []string{"retrieve"} })},
+			with(func(o *pipeline.Output) { retrieveFell(o); o.Relevant = "no"; o.Degraded = []string{"retrieve"} }), nil},
+		{"retrieve answers an unavailable tool error", in, map[string]stepFault{"vector/retriever": toolFailure},
+			with(func(o *pipeline.Output) { retrieveFell(o); o.Relevant = "no"; o.Degraded = []string{"retrieve"} }), nil},
+		{"retrieve answers isError without an error member", in, map[string]stepFault{"vector/retriever": bareIsError},
+			with(func(o *pipeline.Output) { retrieveFell(o); o.Relevant = "no"; o.Degraded = []string{"retrieve"} }), nil},
+		{"retrieve answers without the fields the pipeline reads", in, map[string]stepFault{"vector/retriever": noStructured},
+			with(func(o *pipeline.Output) { retrieveFell(o); o.Relevant = "no"; o.Degraded = []string{"retrieve"} }), nil},
+		{"a retrieval that names no embedder is no failure", in, map[string]stepFault{"vector/retriever": noModel},
+			with(func(o *pipeline.Output) {
+				o.Documents, o.Steps.Retrieve, o.Relevant = []pipeline.Document{}, pipeline.StepModel{}, "no"
+			}), nil},
 		{"retrieve times out", in, map[string]stepFault{"vector/retriever": slow},
-			with(func(o *pipeline.Output) { retrieveFell(o); o.Relevant = "no"; o.Degraded = []string{"retrieve"} })},
+			with(func(o *pipeline.Output) { retrieveFell(o); o.Relevant = "no"; o.Degraded = []string{"retrieve"} }), nil},
+		{"a throttled retrieve is retried", in, map[string]stepFault{"vector/retriever": throttleOnce},
+			with(func(o *pipeline.Output) {}), map[string]int{"vector/retriever": 2}},
+		{"a retrieve throttled every time falls back once its retry is spent", in, map[string]stepFault{"vector/retriever": throttleAlways},
+			with(func(o *pipeline.Output) { retrieveFell(o); o.Relevant = "no"; o.Degraded = []string{"retrieve"} }), map[string]int{"vector/retriever": 2}},
+		{"a retrieve the Lambda service keeps failing falls back once its retry is spent", in, map[string]stepFault{"vector/retriever": crashAlways},
+			with(func(o *pipeline.Output) { retrieveFell(o); o.Relevant = "no"; o.Degraded = []string{"retrieve"} }), map[string]int{"vector/retriever": 2}},
+		{"a retriever that refuses the arguments ends the run with its refusal", in, map[string]stepFault{"vector/retriever": toolError},
+			pipeline.Output{Question: "how often?", Refusal: &invoke.Error{Kind: "invalid_argument", Field: "question", Message: "question: must be of type string"}},
+			map[string]int{"vector/grade": 0}},
+		{"a store that does not exist ends the run with the retriever's refusal", missingStore, nil,
+			pipeline.Output{Question: "how often?", Refusal: &invoke.Error{Kind: "not_found", Message: `vector store "missing" does not exist`}},
+			map[string]int{"vector/retriever": 1, "vector/grade": 0}},
 		{"grade fails outright: relevant yes", in, map[string]stepFault{"vector/grade": functionError},
-			with(func(o *pipeline.Output) { gradeFell(o); o.Degraded = []string{"grade"} })},
+			with(func(o *pipeline.Output) { gradeFell(o); o.Degraded = []string{"grade"} }), nil},
 		{"grade answers a tool error", in, map[string]stepFault{"vector/grade": toolError},
-			with(func(o *pipeline.Output) { gradeFell(o); o.Degraded = []string{"grade"} })},
+			with(func(o *pipeline.Output) { gradeFell(o); o.Degraded = []string{"grade"} }), nil},
+		{"grade answers without the fields the pipeline reads", in, map[string]stepFault{"vector/grade": noStructured},
+			with(func(o *pipeline.Output) { gradeFell(o); o.Degraded = []string{"grade"} }), nil},
 		{"grade times out", in, map[string]stepFault{"vector/grade": slow},
-			with(func(o *pipeline.Output) { gradeFell(o); o.Degraded = []string{"grade"} })},
+			with(func(o *pipeline.Output) { gradeFell(o); o.Degraded = []string{"grade"} }), nil},
+		{"a grade that ran no generator names no provider or model", in, map[string]stepFault{"vector/grade": noModel},
+			with(func(o *pipeline.Output) { o.Relevant, o.Steps.Grade = "no", pipeline.StepModel{} }), nil},
+		{"a throttled grade falls back at once", in, map[string]stepFault{"vector/grade": throttleAlways},
+			with(func(o *pipeline.Output) { gradeFell(o); o.Degraded = []string{"grade"} }), map[string]int{"vector/grade": 1}},
 		{"every step fails", in, map[string]stepFault{"vector/rephrase": toolError, "vector/retriever": functionError, "vector/grade": bareIsError},
 			with(func(o *pipeline.Output) {
 				rephraseFell(o)
 				retrieveFell(o)
 				gradeFell(o)
 				o.Degraded = []string{"rephrase", "retrieve", "grade"}
-			})},
+			}), nil},
 		{"rephrase and grade fail", in, map[string]stepFault{"vector/rephrase": functionError, "vector/grade": functionError},
-			with(func(o *pipeline.Output) { rephraseFell(o); gradeFell(o); o.Degraded = []string{"rephrase", "grade"} })},
+			with(func(o *pipeline.Output) { rephraseFell(o); gradeFell(o); o.Degraded = []string{"rephrase", "grade"} }), nil},
 	}
 	def := fastDefinition(t)
 	for _, tc := range tests {
@@ -275,6 +320,11 @@ func TestLocalRunsThePipelineAndDegradesOnEveryFailure(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("output mismatch (-want +got):\n%s", diff)
+			}
+			for function, n := range tc.calls {
+				if inv.count[function] != n {
+					t.Errorf("%s was invoked %d times, want %d", function, inv.count[function], n)
+				}
 			}
 		})
 	}

@@ -16,12 +16,16 @@
 // Every step failure degrades rather than fails (rephrase -> the original
 // question; retrieve -> no documents; grade -> relevant "yes"), so Run
 // returns an error only when the execution itself fails: the state machine
-// cannot be started, times out, or meets a States.Runtime error.
+// cannot be started, times out, or meets a States.Runtime error. The caller's
+// own mistake is not a step failure: when the retriever refuses the arguments
+// (invalid_argument, or not_found for a store that does not exist), the run
+// ends with [Output.Refusal] set, for the tool to fail the call with.
 package pipeline
 
 import (
 	"context"
 
+	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -42,8 +46,8 @@ type Request struct {
 type Input struct {
 	Request  Request `json:"request"`
 	Question string  `json:"question"`
-	// ThreadID names the conversation the rephrase step reads; if empty, it
-	// does not rephrase.
+	// ThreadID names the conversation (a memory family conversation id) the
+	// rephrase step reads; if empty, it does not rephrase.
 	ThreadID string `json:"thread_id,omitempty"`
 	// Stores are the vector store aliases to search; if empty, the retriever
 	// selects stores itself.
@@ -81,7 +85,8 @@ type Document struct {
 	Store    string            `json:"store,omitempty"`
 }
 
-// Output is the state machine's output.
+// Output is the state machine's output. A run the retriever refused has
+// only Question and Refusal.
 type Output struct {
 	// Question is the original question; ContextInput the query actually
 	// used (the rephrased question, or the original one).
@@ -97,12 +102,18 @@ type Output struct {
 	// "rephrase", "retrieve", "grade".
 	Degraded []string `json:"degraded"`
 	Steps    Steps    `json:"steps"`
+	// Refusal is the retriever's error when it refused the caller's
+	// arguments (kind invalid_argument or not_found).
+	Refusal *invoke.Error `json:"refusal,omitempty"`
 }
 
-// Steps says which provider and model the generating steps used; both are
-// empty for a step that fell back.
+// Steps says which provider and model each step used: the generator that
+// rephrased and graded, the embedder that retrieved. Both are empty for a
+// step that fell back or needed no model (a bm25 retrieval, a grade of no
+// documents).
 type Steps struct {
 	Rephrase StepModel `json:"rephrase"`
+	Retrieve StepModel `json:"retrieve"`
 	Grade    StepModel `json:"grade"`
 }
 

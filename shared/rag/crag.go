@@ -3,6 +3,7 @@ package rag
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"strings"
 
@@ -116,10 +117,39 @@ func (s *Service) correct(ctx context.Context, cl *call, strategy, question stri
 	return expand(question, docs), nil
 }
 
+// correctAndRetrieve corrects question and runs the pipeline again for the
+// corrected query, within what the first run left of the time before the
+// answer. It returns the corrected query and the second run, which is nil
+// when the correction changed nothing or that time ran out (no error: the
+// answer then comes from the first run).
+func (s *Service) correctAndRetrieve(ctx context.Context, cl *call, strategy, question string, docs []Document) (string, *PipelineOutput, error) {
+	ctx, cancel := cl.beforeAnswer(ctx)
+	defer cancel()
+	corrected, err := s.correct(ctx, cl, strategy, question, docs)
+	if err == nil && corrected == question {
+		return corrected, nil, nil
+	}
+	var again PipelineOutput
+	if err == nil {
+		again, err = s.retrieve(ctx, cl, corrected, "", cl.p.topK)
+	}
+	// The run's own deadline may fire a moment before ctx's, which is the same.
+	if errors.Is(err, errNoTimeLeft) || err != nil && errors.Is(context.Cause(ctx), errNoTimeLeft) {
+		s.log.WarnContext(ctx, "crag: no time left for a second retrieval; answering from the first", "tenant", cl.caller.Tenant)
+		return "", nil, nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	return corrected, &again, nil
+}
+
 // CRAG serves rag_crag (corrective RAG): one pipeline run; if its
 // [confidence] is below confidence_threshold, the query is corrected (see
 // correction_strategy) and the pipeline runs again; the answer comes from
 // whichever run scored the higher confidence (the corrected one on a tie).
+// The second run gets only the time the first left before the answer: when
+// that runs out, the answer comes from the first run.
 func (s *Service) CRAG(ctx context.Context, c tenant.Caller, in CRAGInput) (Response, error) {
 	return s.serve(ctx, c, PipelineCRAG, in.Request, func(ctx context.Context, cl *call) (Response, error) {
 		threshold := DefaultConfidenceThreshold
@@ -133,7 +163,7 @@ func (s *Service) CRAG(ctx context.Context, c tenant.Caller, in CRAGInput) (Resp
 		if !slices.Contains(Strategies, strategy) {
 			return Response{}, fault.Invalid("correction_strategy", "%q is not a strategy: use %s", strategy, strings.Join(Strategies, " or "))
 		}
-		out, err := s.retrieve(ctx, cl, cl.p.Query, cl.p.ThreadID, cl.p.topK)
+		out, err := s.retrieve(ctx, cl, cl.p.Query, cl.p.conversation, cl.p.topK)
 		if err != nil {
 			return Response{}, err
 		}
@@ -141,22 +171,19 @@ func (s *Service) CRAG(ctx context.Context, c tenant.Caller, in CRAGInput) (Resp
 		conf := confidence(out.ContextInput, out, docs)
 		initial, applied, corrected := conf, false, ""
 		if conf < threshold {
-			corrected, err = s.correct(ctx, cl, strategy, out.ContextInput, docs)
+			var again *PipelineOutput
+			corrected, again, err = s.correctAndRetrieve(ctx, cl, strategy, out.ContextInput, docs)
 			if err != nil {
 				return Response{}, err
 			}
-			if corrected != out.ContextInput {
-				again, err := s.retrieve(ctx, cl, corrected, "", cl.p.topK)
-				if err != nil {
-					return Response{}, err
-				}
+			if again != nil {
 				applied = true
 				againDocs := byScore(again.Documents, cl.p.topK)
 				// The second run is judged against the user's question, not the corrected query.
-				if c2 := confidence(out.ContextInput, again, againDocs); c2 >= conf {
+				if c2 := confidence(out.ContextInput, *again, againDocs); c2 >= conf {
 					again.ContextInput, again.Rephrased = out.ContextInput, out.Rephrased
 					again.Degraded = append(slices.Clone(out.Degraded), again.Degraded...)
-					out, docs, conf = again, againDocs, c2
+					out, docs, conf = *again, againDocs, c2
 				}
 			}
 		}

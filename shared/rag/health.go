@@ -1,6 +1,7 @@
 package rag
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -25,6 +26,9 @@ import (
 // count. samples holds up to [SampleSize] latencies of successful calls (in
 // milliseconds, 4 bytes each) chosen by reservoir sampling over the seen
 // ones, so percentiles stay unbiased at any traffic while an item stays small.
+// Each kept sample stands for seen/len(samples) calls of its bucket, and the
+// hour's percentiles weigh it so: a busy bucket counts for its traffic, not
+// for its 64 samples.
 const (
 	// Bucket is the width of a health counter's time bucket.
 	Bucket = 5 * time.Minute
@@ -106,7 +110,14 @@ func (r *recorder) record(ctx context.Context, c tenant.Caller, pipeline string,
 type stats struct {
 	ok, errors, degraded int64
 	lastSuccess          string
-	samples              []int64
+	samples              []sample
+}
+
+// sample is a latency kept in a bucket, and how many of the bucket's calls
+// it stands for.
+type sample struct {
+	ms     int64
+	weight float64
 }
 
 // read returns each pipeline's counters over the window ending now.
@@ -134,8 +145,10 @@ func (r *recorder) read(ctx context.Context, c tenant.Caller, now time.Time) (ma
 			st.degraded += it.Int("degraded")
 			st.lastSuccess = max(st.lastSuccess, it.String("last_success"))
 			b := it.Bytes("samples")
+			n := int64(len(b) / 4)
+			weight := float64(max(it.Int("seen"), n)) / float64(max(n, 1))
 			for i := 0; i+4 <= len(b); i += 4 {
-				st.samples = append(st.samples, int64(binary.LittleEndian.Uint32(b[i:])))
+				st.samples = append(st.samples, sample{int64(binary.LittleEndian.Uint32(b[i:])), weight})
 			}
 		}
 		if page.Next == "" {
@@ -183,13 +196,27 @@ func overallStatus(connected bool, pipelines map[string]PipelineHealth) string {
 	return Degraded
 }
 
-// percentile returns the p-th percentile (nearest rank) of sorted.
-func percentile(sorted []int64, p float64) int64 {
-	if len(sorted) == 0 {
+// percentile returns the p-th percentile of samples (nearest rank, by
+// weight): the least latency at or below which p percent of the calls the
+// samples stand for fall. It sorts samples.
+func percentile(samples []sample, p float64) int64 {
+	if len(samples) == 0 {
 		return 0
 	}
-	i := int(p/100*float64(len(sorted))+0.999999) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
+	slices.SortFunc(samples, func(a, b sample) int { return cmp.Compare(a.ms, b.ms) })
+	var total float64
+	for _, s := range samples {
+		total += s.weight
+	}
+	// The tolerance absorbs rounding, so that equal weights give the exact
+	// nearest rank (0.95 * 20 is not quite 19 in floating point).
+	target, cum := p/100*total-1e-9*total, 0.0
+	for _, s := range samples {
+		if cum += s.weight; cum >= target {
+			return s.ms
+		}
+	}
+	return samples[len(samples)-1].ms
 }
 
 // Health serves rag_health_check: seed 002's health status for the caller's
@@ -218,19 +245,17 @@ func (s *Service) Health(ctx context.Context, c tenant.Caller, _ HealthInput) (H
 		}
 	} else {
 		db.Connected = true
-		var all []int64
+		var all []sample
 		var calls, failed int64
 		for _, p := range Pipelines {
 			st := byPipeline[p]
 			n := st.ok + st.errors
 			status, rate := pipelineStatus(n, st.errors)
-			slices.Sort(st.samples)
 			out.PipelineStatuses[p] = PipelineHealth{Status: status, LastSuccess: st.lastSuccess, ErrorRate: rate,
 				Queries: n, Degraded: st.degraded, P50MS: percentile(st.samples, 50), P95MS: percentile(st.samples, 95)}
 			all = append(all, st.samples...)
 			calls, failed = calls+n, failed+st.errors
 		}
-		slices.Sort(all)
 		out.PerformanceMetrics = HealthMetrics{AverageResponseTimeMS: percentile(all, 50), P95ResponseTimeMS: percentile(all, 95),
 			QueriesPerMinute: float64(calls) / Window.Minutes()}
 		if calls > 0 {

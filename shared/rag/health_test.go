@@ -2,7 +2,9 @@ package rag
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -170,6 +172,68 @@ func TestConcurrentCallsNeverLoseACount(t *testing.T) {
 			t.Errorf("%d bucket items", got)
 		}
 	})
+}
+
+// bucket is one five-minute health counter as record leaves it: seen
+// successful calls, of which the latencies (in ms) were kept.
+type bucket struct {
+	ago     time.Duration // before the check
+	seen    int64
+	latency []uint32
+}
+
+func TestPercentilesWeighEachBucketByItsTraffic(t *testing.T) {
+	busy := func(ago time.Duration, ms uint32) bucket {
+		return bucket{ago, 100 * SampleSize, slices.Repeat([]uint32{ms}, SampleSize)}
+	}
+	quiet := func(ago time.Duration, n int, ms uint32) bucket {
+		return bucket{ago, int64(n), slices.Repeat([]uint32{ms}, n)}
+	}
+	for _, tc := range []struct {
+		name     string
+		buckets  []bucket
+		p50, p95 int64
+	}{
+		// Unweighted, 192 samples of 100 ms against 64 of 1000 ms would give a p50 of 100.
+		{"a busy slow bucket outweighs quiet fast ones", []bucket{busy(10*time.Minute, 1000), quiet(20*time.Minute, 64, 100), quiet(25*time.Minute, 64, 100), quiet(30*time.Minute, 64, 100)}, 1000, 1000},
+		// Unweighted, 20 samples of 1000 ms among 84 would give a p95 of 1000.
+		{"a quiet slow bucket does not set the p95", []bucket{busy(10*time.Minute, 100), quiet(20*time.Minute, 20, 1000)}, 100, 100},
+		{"buckets of equal traffic count alike", []bucket{quiet(10*time.Minute, 10, 100), quiet(20*time.Minute, 10, 300)}, 100, 300},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+				ctx := context.Background()
+				now := time.Now().UTC()
+				svc := New(tbl, Options{Now: func() time.Time { return now }, Generator: &testGen{}, Runner: &corpusRunner{}})
+				c := tenant.Caller{Tenant: storetest.NewPrefix(t, tbl)[:8] + "w", Principal: "p"}
+				t.Cleanup(func() { storetest.PurgePartition(t, tbl, healthPK(c)) })
+				var calls int64
+				for _, b := range tc.buckets {
+					start := now.Add(-b.ago).Truncate(Bucket)
+					var samples []byte
+					for _, ms := range b.latency {
+						samples = binary.LittleEndian.AppendUint32(samples, ms)
+					}
+					it := store.Item{PK: healthPK(c), SK: PipelineCRAG + "#" + start.Format(bucketLayout), ExpiresAt: start.Add(keep), Attrs: store.Attrs{
+						"ok": b.seen, "errors": int64(0), "degraded": int64(0), "last_success": start.Format(time.RFC3339Nano), "seen": b.seen, "samples": samples, "ver": int64(1),
+					}}
+					if err := tbl.Put(ctx, it, store.IfAbsent()); err != nil {
+						t.Fatal(err)
+					}
+					calls += b.seen
+				}
+				h, err := svc.Health(ctx, c, HealthInput{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				st, pm := h.PipelineStatuses[PipelineCRAG], h.PerformanceMetrics
+				if st.Queries != calls || st.P50MS != tc.p50 || st.P95MS != tc.p95 || pm.AverageResponseTimeMS != tc.p50 || pm.P95ResponseTimeMS != tc.p95 {
+					t.Errorf("%d queries, p50 %d, p95 %d (all pipelines: %d, %d); want %d, %d, %d", st.Queries, st.P50MS, st.P95MS,
+						pm.AverageResponseTimeMS, pm.P95ResponseTimeMS, calls, tc.p50, tc.p95)
+				}
+			})
+		})
+	}
 }
 
 func TestLatencySamplesStayBounded(t *testing.T) {

@@ -69,9 +69,10 @@ func (g *testGen) tasks() []provider.Task {
 }
 
 // corpusRunner is a test [Runner]: rephrase and grade through [Steps], and a
-// retrieval that ranks each tenant's own documents by query-term coverage.
-// fail names steps to fail, to exercise the seed's degradation, which it
-// applies as the state machine does.
+// retrieval that ranks each tenant's own documents by query-term coverage
+// and refuses a store named "missing" as not found. fail names steps to
+// fail, to exercise the seed's degradation, which it applies as the state
+// machine does.
 type corpusRunner struct {
 	steps *Steps
 	mu    sync.Mutex
@@ -106,9 +107,13 @@ func (r *corpusRunner) Run(ctx context.Context, in PipelineInput) (PipelineOutpu
 		out.ContextInput, out.Rephrased = reph.Question, reph.Rephrased
 		out.Steps.Rephrase = StepInfo{reph.Provider, reph.Model}
 	}
+	if slices.Contains(in.Stores, "missing") {
+		return PipelineOutput{Question: in.Question, Refusal: &Refusal{Kind: "not_found", Message: `vector store "missing" does not exist`}}, nil
+	}
 	if fail[StepRetrieve] {
 		out.Degraded = append(out.Degraded, StepRetrieve)
 	} else {
+		out.Steps.Retrieve = StepInfo{"test", "bag-of-words"}
 		q := distinct(terms(out.ContextInput))
 		for _, d := range docs {
 			if cov, _ := evidence(q, terms(d.Content)); cov > 0 {

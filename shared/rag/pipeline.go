@@ -1,8 +1,11 @@
 package rag
 
 import (
+	"cmp"
 	"context"
+	"strings"
 
+	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -39,7 +42,8 @@ type StepInfo struct {
 	Model    string `json:"model"`
 }
 
-// PipelineOutput is what one pipeline run produced (the state machine's output).
+// PipelineOutput is what one pipeline run produced (the state machine's
+// output). A run the retriever refused has only Question and Refusal.
 type PipelineOutput struct {
 	Question       string        `json:"question"`
 	ContextInput   string        `json:"context_input"`
@@ -50,19 +54,48 @@ type PipelineOutput struct {
 	Graded         bool          `json:"graded"`
 	Degraded       []string      `json:"degraded"`
 	Steps          PipelineSteps `json:"steps"`
+	Refusal        *Refusal      `json:"refusal,omitempty"`
 }
 
-// PipelineSteps names the provider and model of the steps that generate;
-// both are empty for a step that fell back or did not need the generator.
+// PipelineSteps names the provider and model each step used: the generator
+// that rephrased and graded, the embedder that retrieved. Both are empty for
+// a step that fell back or did not need a model.
 type PipelineSteps struct {
 	Rephrase StepInfo `json:"rephrase"`
+	Retrieve StepInfo `json:"retrieve"`
 	Grade    StepInfo `json:"grade"`
+}
+
+// Refusal is the retriever's refusal of the caller's arguments, as the step
+// classified it: kind invalid_argument (Field names the argument) or
+// not_found (a store that does not exist). It is the caller's mistake, not a
+// step failure: the run ends, and the call fails with [Refusal.Err].
+type Refusal struct {
+	Kind    string `json:"kind"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+// Err returns the refusal as the error of the call, naming the request's
+// field at fault: the retriever's question is the request's query, and a
+// store it did not find is one of stores.
+func (r *Refusal) Err() error {
+	msg := strings.TrimPrefix(r.Message, r.Field+": ")
+	if fault.Kind(r.Kind) == fault.KindNotFound {
+		return &fault.Error{Kind: fault.KindNotFound, Field: "stores", Message: msg}
+	}
+	field := cmp.Or(r.Field, "arguments")
+	if field == "question" {
+		field = "query"
+	}
+	return fault.Invalid(field, "%s", msg)
 }
 
 // Runner runs the pipeline: on AWS the Express state machine, locally the same
 // state machine definition interpreted in process. A step that fails falls
-// back inside the run (and is listed in Degraded); Run itself fails only when
-// the run as a whole could not happen.
+// back inside the run (and is listed in Degraded); a retriever that refuses
+// the caller's arguments ends it with Refusal; Run itself fails only when the
+// run as a whole could not happen.
 type Runner interface {
 	Run(ctx context.Context, in PipelineInput) (PipelineOutput, error)
 }

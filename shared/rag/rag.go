@@ -41,6 +41,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
+	"github.com/switchboard-dev/switchboard/shared/vector"
 )
 
 // The pipelines, by seed 002's pipeline_name.
@@ -61,8 +62,6 @@ const (
 	DefaultConfidenceThreshold = 0.8
 	// MaxCandidatePool bounds basic_rerank's candidates: the retriever's own top_k limit.
 	MaxCandidatePool = 50
-	// MaxStores bounds the stores one request may name.
-	MaxStores = 20
 )
 
 // The correction strategies rag_crag supports.
@@ -153,12 +152,16 @@ func (s *Service) Limits() Limits { return s.limits }
 // params are a validated [Request] with its defaults filled in.
 type params struct {
 	Request
+	// conversation is thread_id or conversation_id, whichever was given.
+	conversation    string
 	topK            int
 	includeSources  bool
 	includeMetadata bool
 }
 
-// validate checks r against seed 002's rules, naming the field at fault.
+// validate checks r against seed 002's rules, and its stores and filter
+// against the vector family's, so that the retriever never refuses what was
+// accepted here; errors name the field at fault.
 func validate(r Request) (params, error) {
 	p := params{Request: r, topK: DefaultTopK, includeSources: true, includeMetadata: true}
 	if err := validateQuestion("query", r.Query); err != nil {
@@ -181,26 +184,48 @@ func validate(r Request) (params, error) {
 	} else if !uuidRE.MatchString(r.RequestID) {
 		return params{}, fault.Invalid("request_id", "%q is not a UUID v4 (like 550e8400-e29b-41d4-a716-446655440000); omit it to have one generated", truncate(r.RequestID, 60))
 	}
-	if r.ThreadID != "" && memory.ValidateID(r.ThreadID) != nil {
-		return params{}, fault.Invalid("thread_id", "%q is not a conversation id: use 1-128 letters, digits, '_', '-', '.' or ':', starting with a letter or digit", truncate(r.ThreadID, 60))
+	var err error
+	if p.conversation, err = conversationNamed(r.ThreadID, r.ConversationID); err != nil {
+		return params{}, err
 	}
 	if r.Mode != "" && !slices.Contains(Modes, r.Mode) {
 		return params{}, fault.Invalid("mode", "%q is not a retrieval mode: use %s", r.Mode, strings.Join(Modes, ", "))
 	}
-	if len(r.Stores) > MaxStores {
-		return params{}, fault.Invalid("stores", "names %d stores, more than %d", len(r.Stores), MaxStores)
+	if len(r.Stores) > vector.MaxSearchStores {
+		return params{}, fault.Invalid("stores", "names %d stores, more than %d", len(r.Stores), vector.MaxSearchStores)
 	}
 	for _, st := range r.Stores {
-		if strings.TrimSpace(st) == "" {
-			return params{}, fault.Invalid("stores", "holds an empty store alias")
+		if err := vector.ValidateAlias("stores", st); err != nil {
+			return params{}, err
 		}
 	}
+	if len(r.Filter) > vector.MaxFilterKeys {
+		return params{}, fault.Invalid("filter", "has %d keys, more than %d", len(r.Filter), vector.MaxFilterKeys)
+	}
 	for k, vs := range r.Filter {
-		if k == "" || len(vs) == 0 {
-			return params{}, fault.Invalid("filter", "key %q needs a name and at least one accepted value", k)
+		if k == "" || len(vs) == 0 || len(vs) > vector.MaxFilterValues {
+			return params{}, fault.Invalid("filter", "key %q needs a name and 1-%d accepted values", truncate(k, 60), vector.MaxFilterValues)
 		}
 	}
 	return p, nil
+}
+
+// conversationNamed returns the conversation a request names by thread_id or by
+// conversation_id (the memory family's name for the same id), or "" if it
+// names none; naming two different ones, or an id that cannot be a
+// conversation's, is an error naming the field.
+func conversationNamed(threadID, conversationID string) (string, error) {
+	id, field := threadID, "thread_id"
+	switch {
+	case id == "":
+		id, field = conversationID, "conversation_id"
+	case conversationID != "" && conversationID != id:
+		return "", fault.Invalid("conversation_id", "names %q but thread_id names %q: they mean the same, give one of the two", truncate(conversationID, 60), truncate(id, 60))
+	}
+	if id != "" && memory.ValidateID(id) != nil {
+		return "", fault.Invalid(field, "%q is not a conversation id: use 1-128 letters, digits, '_', '-', '.' or ':', starting with a letter or digit", truncate(id, 60))
+	}
+	return id, nil
 }
 
 func newUUID() string {
@@ -221,6 +246,22 @@ type call struct {
 	generation time.Duration
 	tokens     int
 	degraded   bool
+	// answerBy is when every pipeline run must have ended, to leave time
+	// ([AnswerReserve]) for writing the answer.
+	answerBy time.Time
+}
+
+// beforeAnswer returns ctx ending at cl.answerBy, with [errNoTimeLeft] as
+// its cause then. Nested, it keeps the same deadline.
+func (cl *call) beforeAnswer(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithDeadlineCause(ctx, cl.answerBy, errNoTimeLeft)
+}
+
+// callerFault reports whether err is the caller's mistake (invalid
+// arguments, a store that does not exist) rather than the pipeline's.
+func callerFault(err error) bool {
+	k := fault.KindOf(err)
+	return k == fault.KindInvalid || k == fault.KindNotFound
 }
 
 // serve runs body as a call of pipeline: it validates, takes a slot from the
@@ -238,7 +279,10 @@ func (s *Service) serve(ctx context.Context, c tenant.Caller, pipeline string, r
 	cl := &call{pipeline: pipeline, caller: c, p: p, received: received}
 	resp, err := s.run(ctx, cl, body)
 	elapsed := s.now().Sub(received)
-	if fault.KindOf(err) != fault.KindInvalid { // the caller's mistake says nothing of the pipeline's health
+	// A call refused for the caller's mistake, by validation here or by the
+	// retriever, is a failed validation (seed 002's Validating -> Failed), not
+	// a pipeline failure: it says nothing of the pipeline's health.
+	if err == nil || !callerFault(err) {
 		s.record(ctx, c, pipeline, err, cl.degraded, elapsed)
 	}
 	if err != nil {
@@ -270,10 +314,11 @@ func (s *Service) run(ctx context.Context, cl *call, body func(ctx context.Conte
 	// to record it, rather than being cut off by the runtime.
 	limit := s.limits.Timeout
 	if deadline, ok := ctx.Deadline(); ok {
-		limit = min(limit, max(time.Until(deadline)-deadlineMargin, 0))
+		limit = min(limit, max(time.Until(deadline)-DeadlineMargin, 0))
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, limit, errTimeout)
 	defer cancel()
+	cl.answerBy = time.Now().Add(limit - min(AnswerReserve, limit/2))
 	resp, err := body(ctx, cl)
 	if err != nil && ctx.Err() != nil {
 		if errors.Is(context.Cause(ctx), errTimeout) {
@@ -284,11 +329,24 @@ func (s *Service) run(ctx context.Context, cl *call, body func(ctx context.Conte
 	return resp, err
 }
 
-var errTimeout = errors.New("pipeline timeout")
+var (
+	errTimeout    = errors.New("pipeline timeout")
+	errNoTimeLeft = errors.New("no time left for the pipeline before the answer")
+)
 
-// deadlineMargin is the time kept back from an invocation's deadline to
-// record the call's outcome and answer.
-const deadlineMargin = time.Second
+// A call's time budget: a pipeline run gets what remains of the call's limit
+// but for AnswerReserve, kept for writing the answer, and the limit itself
+// stops DeadlineMargin short of the invocation's deadline. The state
+// machine's worst case must fit (shared/deploy checks it against the
+// functions' timeouts); crag's second run gets whatever the first left.
+const (
+	// DeadlineMargin is the time kept back from an invocation's deadline to
+	// record the call's outcome and answer.
+	DeadlineMargin = time.Second
+	// AnswerReserve is the time kept back from pipeline runs for writing
+	// the answer (half the limit, when that is shorter).
+	AnswerReserve = 5 * time.Second
+)
 
 // record stores the outcome of a call for rag_health_check. It must not fail
 // the call, and it runs after the call's own deadline may have passed.
@@ -301,19 +359,27 @@ func (s *Service) record(ctx context.Context, c tenant.Caller, pipeline string, 
 	}
 }
 
-// retrieve runs the pipeline once for question and accounts for its time.
+// retrieve runs the pipeline once for question, ending it in time to leave
+// [AnswerReserve] for the answer, and accounts for its time. A refusal of
+// the caller's arguments is the call's error.
 func (s *Service) retrieve(ctx context.Context, cl *call, question, threadID string, topK int) (PipelineOutput, error) {
+	ctx, cancel := cl.beforeAnswer(ctx)
+	defer cancel()
 	t0 := s.now()
 	out, err := s.runner.Run(ctx, PipelineInput{
 		Request:  PipelineRequest{Caller: cl.caller, TraceID: traceID(ctx), RequestID: cl.p.RequestID},
 		Question: question, ThreadID: threadID, Stores: cl.p.Stores, TopK: topK, Mode: cl.p.Mode, Filter: cl.p.Filter,
 	})
 	cl.retrieval += s.now().Sub(t0)
-	if err != nil {
-		if fault.KindOf(err) != fault.KindInternal {
-			return PipelineOutput{}, err
-		}
+	switch {
+	case err != nil && errors.Is(context.Cause(ctx), errNoTimeLeft):
+		return PipelineOutput{}, fault.Unavailable(fmt.Errorf("%w: %w", errNoTimeLeft, err), "pipeline %s did not retrieve in time to write an answer within its limit; retry, or narrow the query", cl.pipeline)
+	case err != nil && fault.KindOf(err) != fault.KindInternal:
+		return PipelineOutput{}, err
+	case err != nil:
 		return PipelineOutput{}, fault.Unavailable(err, "the %s pipeline could not run; retry", cl.pipeline)
+	case out.Refusal != nil:
+		return PipelineOutput{}, out.Refusal.Err()
 	}
 	if len(out.Degraded) > 0 {
 		cl.degraded = true
@@ -399,7 +465,7 @@ func byScore(docs []Document, k int) []Document {
 // Basic serves rag_basic: one pipeline run for top_k documents, then the answer.
 func (s *Service) Basic(ctx context.Context, c tenant.Caller, in BasicInput) (Response, error) {
 	return s.serve(ctx, c, PipelineBasic, in.Request, func(ctx context.Context, cl *call) (Response, error) {
-		out, err := s.retrieve(ctx, cl, cl.p.Query, cl.p.ThreadID, cl.p.topK)
+		out, err := s.retrieve(ctx, cl, cl.p.Query, cl.p.conversation, cl.p.topK)
 		if err != nil {
 			return Response{}, err
 		}

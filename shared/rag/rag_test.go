@@ -3,7 +3,9 @@ package rag
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
+	"github.com/switchboard-dev/switchboard/shared/vector"
 )
 
 // newService returns a service on a fresh embedded table with the test
@@ -35,7 +38,7 @@ func newService(t *testing.T, opts Options) (*Service, *corpusRunner, *testGen, 
 }
 
 func TestInvalidRequestsNameTheField(t *testing.T) {
-	svc, _, _, _ := newService(t, Options{})
+	svc, runner, _, _ := newService(t, Options{})
 	ctx := context.Background()
 	q := "What are the symptoms of diabetes?"
 	for _, tc := range []struct {
@@ -69,6 +72,46 @@ func TestInvalidRequestsNameTheField(t *testing.T) {
 			_, err := svc.Basic(ctx, alice, BasicInput{Request{Query: q, ThreadID: "a#b"}})
 			return err
 		}, "thread_id"},
+		{"BadConversationID", func() error {
+			_, err := svc.Basic(ctx, alice, BasicInput{Request{Query: q, ConversationID: "a#b"}})
+			return err
+		}, "conversation_id"},
+		{"ThreadAndConversationDiffer", func() error {
+			_, err := svc.Basic(ctx, alice, BasicInput{Request{Query: q, ThreadID: "chat_1", ConversationID: "chat_2"}})
+			return err
+		}, "conversation_id"},
+		{"StoreAliasWithCapitals", func() error {
+			_, err := svc.Basic(ctx, alice, BasicInput{Request{Query: q, Stores: []string{"kb", "Manuals"}}})
+			return err
+		}, "stores"},
+		{"StoreAliasOf65Characters", func() error {
+			_, err := svc.Basic(ctx, alice, BasicInput{Request{Query: q, Stores: []string{strings.Repeat("a", 65)}}})
+			return err
+		}, "stores"},
+		{"EmptyStoreAlias", func() error {
+			_, err := svc.Basic(ctx, alice, BasicInput{Request{Query: q, Stores: []string{""}}})
+			return err
+		}, "stores"},
+		{"TooManyStores", func() error {
+			_, err := svc.Basic(ctx, alice, BasicInput{Request{Query: q, Stores: slices.Repeat([]string{"kb"}, vector.MaxSearchStores+1)}})
+			return err
+		}, "stores"},
+		{"TooManyFilterKeys", func() error {
+			f := map[string][]string{}
+			for i := range vector.MaxFilterKeys + 1 {
+				f[fmt.Sprint("k", i)] = []string{"v"}
+			}
+			_, err := svc.Basic(ctx, alice, BasicInput{Request{Query: q, Filter: f}})
+			return err
+		}, "filter"},
+		{"TooManyFilterValues", func() error {
+			_, err := svc.Basic(ctx, alice, BasicInput{Request{Query: q, Filter: map[string][]string{"lang": slices.Repeat([]string{"en"}, vector.MaxFilterValues+1)}}})
+			return err
+		}, "filter"},
+		{"FilterKeyWithoutValues", func() error {
+			_, err := svc.Basic(ctx, alice, BasicInput{Request{Query: q, Filter: map[string][]string{"lang": {}}}})
+			return err
+		}, "filter"},
 		{"ConfidenceBelowZero", func() error {
 			_, err := svc.CRAG(ctx, alice, CRAGInput{Request: Request{Query: q}, ConfidenceThreshold: floatp(-0.1)})
 			return err
@@ -100,6 +143,9 @@ func TestInvalidRequestsNameTheField(t *testing.T) {
 				t.Errorf("message %q does not begin with the field", err)
 			}
 		})
+	}
+	if len(runner.runs) != 0 {
+		t.Errorf("invalid calls ran the pipeline %d times", len(runner.runs))
 	}
 	t.Run("InvalidCallsAreNotRecordedAsFailures", func(t *testing.T) {
 		h, err := svc.Health(ctx, alice, HealthInput{})
@@ -154,7 +200,8 @@ func TestBasicAnswersFromTheRelevantDocumentsWithSources(t *testing.T) {
 	}
 	m := resp.Metadata
 	if m.PipelineName != "basic" || m.Relevant != "yes" || !m.Graded || m.Provider != "test" || m.Model != "extractive" ||
-		m.ContextInput != "What are the symptoms of diabetes?" || len(m.Degraded) != 0 || m.Steps.Grade.Provider != "test" || m.CorrectionApplied != nil || m.Reranker != "" {
+		m.ContextInput != "What are the symptoms of diabetes?" || len(m.Degraded) != 0 || m.Steps.Grade.Provider != "test" ||
+		m.Steps.Retrieve != (StepInfo{"test", "bag-of-words"}) || m.CorrectionApplied != nil || m.Reranker != "" {
 		t.Errorf("metadata %+v", m)
 	}
 	pm := resp.PerformanceMetrics
@@ -198,6 +245,78 @@ func TestRequestOptionsShapeTheResponse(t *testing.T) {
 	in := runner.runs[0]
 	if in.Mode != "bm25" || !cmp.Equal(in.Stores, []string{"medical"}) || !cmp.Equal(in.Filter, map[string][]string{"lang": {"en"}}) || in.ThreadID != "chat_1" || in.TopK != DefaultTopK {
 		t.Errorf("the pipeline ran with %+v", in)
+	}
+}
+
+func TestConversationIDNamesTheThreadToo(t *testing.T) {
+	svc, runner, _, _ := newService(t, Options{})
+	for _, r := range []Request{
+		{Query: "diabetes", ConversationID: "chat_1"},
+		{Query: "diabetes", ThreadID: "chat_1", ConversationID: "chat_1"},
+	} {
+		if _, err := svc.Basic(context.Background(), alice, BasicInput{r}); err != nil {
+			t.Fatalf("%+v: %v", r, err)
+		}
+	}
+	for i, in := range runner.runs {
+		if in.ThreadID != "chat_1" {
+			t.Errorf("run %d read the conversation %q, want chat_1", i, in.ThreadID)
+		}
+	}
+}
+
+func TestARetrieverRefusalFailsTheCallNamingTheField(t *testing.T) {
+	svc, _, gen, _ := newService(t, Options{})
+	ctx := context.Background()
+	for _, call := range []func() (Response, error){
+		func() (Response, error) {
+			return svc.Basic(ctx, alice, BasicInput{Request{Query: "diabetes", Stores: []string{"docs", "missing"}}})
+		},
+		func() (Response, error) {
+			return svc.BasicRerank(ctx, alice, RerankInput{Request: Request{Query: "diabetes", Stores: []string{"missing"}}})
+		},
+		func() (Response, error) {
+			return svc.CRAG(ctx, alice, CRAGInput{Request: Request{Query: "diabetes", Stores: []string{"missing"}}})
+		},
+	} {
+		resp, err := call()
+		var fe *fault.Error
+		if !errors.As(err, &fe) || fe.Kind != fault.KindNotFound || fe.Field != "stores" || err.Error() != `stores: vector store "missing" does not exist` {
+			t.Errorf("got %+v, %v; want not_found naming stores", resp, err)
+		}
+	}
+	if tasks := gen.tasks(); slices.Contains(tasks, provider.TaskAnswer) {
+		t.Errorf("an answer was written for a refused call: %v", tasks)
+	}
+	h, err := svc.Health(ctx, alice, HealthInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, st := range h.PipelineStatuses {
+		if st.Queries != 0 {
+			t.Errorf("%s counts %d queries: a refused call is the caller's mistake, not the pipeline's", p, st.Queries)
+		}
+	}
+}
+
+func TestARefusalNamesTheRequestsField(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		refusal Refusal
+		kind    fault.Kind
+		message string
+	}{
+		{"a store that does not exist is one of stores", Refusal{Kind: "not_found", Message: `vector store "kb" does not exist`}, fault.KindNotFound, `stores: vector store "kb" does not exist`},
+		{"an invalid argument keeps its field", Refusal{Kind: "invalid_argument", Field: "filter", Message: "filter: has 17 keys"}, fault.KindInvalid, "filter: has 17 keys"},
+		{"the retriever's question is the request's query", Refusal{Kind: "invalid_argument", Field: "question", Message: "question: must not be empty"}, fault.KindInvalid, "query: must not be empty"},
+		{"an invalid argument without a field blames the arguments", Refusal{Kind: "invalid_argument", Message: "malformed"}, fault.KindInvalid, "arguments: malformed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.refusal.Err()
+			if fault.KindOf(err) != tc.kind || err.Error() != tc.message {
+				t.Errorf("Err() = %v (%s), want %s: %s", err, fault.KindOf(err), tc.kind, tc.message)
+			}
+		})
 	}
 }
 
@@ -368,19 +487,34 @@ func TestACallPastItsTimeoutFailsClearly(t *testing.T) {
 	br := &blockingRunner{started: make(chan struct{}, 2), release: make(chan struct{})}
 	svc, _, _, _ := newService(t, Options{Runner: br, Limits: Limits{Timeout: 20 * time.Millisecond}})
 	_, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}})
-	if fault.KindOf(err) != fault.KindUnavailable || !strings.Contains(err.Error(), "did not finish within its limit of 20ms") {
-		t.Errorf("got %v", err)
+	if fault.KindOf(err) != fault.KindUnavailable || !strings.Contains(err.Error(), "pipeline basic did not retrieve in time to write an answer within its limit") {
+		t.Errorf("a run that does not end: got %v", err)
 	}
 	if got := svc.slots[PipelineBasic].inFlight(); got != 0 {
 		t.Errorf("%d slots still taken", got)
 	}
 	// An invocation deadline sooner than the limit shortens it, keeping a margin to answer.
 	svc, _, _, _ = newService(t, Options{Runner: br})
-	ctx, cancel := context.WithTimeout(context.Background(), deadlineMargin+30*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), DeadlineMargin+30*time.Millisecond)
 	defer cancel()
 	_, err = svc.Basic(ctx, alice, BasicInput{Request{Query: "diabetes"}})
-	if fault.KindOf(err) != fault.KindUnavailable || !strings.Contains(err.Error(), "did not finish within its limit of") || ctx.Err() != nil {
+	if fault.KindOf(err) != fault.KindUnavailable || !strings.Contains(err.Error(), "did not retrieve in time") || ctx.Err() != nil {
 		t.Errorf("got %v with the invocation's context %v", err, ctx.Err())
+	}
+	// An answer that does not end is cut off at the limit.
+	instant := RunnerFunc(func(_ context.Context, in PipelineInput) (PipelineOutput, error) {
+		return PipelineOutput{Question: in.Question, ContextInput: in.Question, Relevant: "yes", Graded: true}, nil
+	})
+	stuck := &testGen{fn: map[provider.Task]func(provider.GenerateRequest) (provider.Generation, error){
+		provider.TaskAnswer: func(provider.GenerateRequest) (provider.Generation, error) {
+			time.Sleep(100 * time.Millisecond)
+			return provider.Generation{}, context.DeadlineExceeded
+		},
+	}}
+	svc, _, _, _ = newService(t, Options{Runner: instant, Generator: stuck, Limits: Limits{Timeout: 20 * time.Millisecond}})
+	_, err = svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}})
+	if fault.KindOf(err) != fault.KindUnavailable || !strings.Contains(err.Error(), "did not finish within its limit of 20ms") {
+		t.Errorf("an answer that does not end: got %v", err)
 	}
 }
 
@@ -469,6 +603,26 @@ func TestCRAGCorrectsALowConfidenceRetrieval(t *testing.T) {
 		m := resp.Metadata
 		if !*m.CorrectionApplied || !strings.HasPrefix(m.CorrectedQuery, "diabetes thirst insulin ") || len(runner.runs) != 2 {
 			t.Errorf("metadata %+v", m)
+		}
+	})
+	t.Run("NoTimeLeftForASecondRunAnswersFromTheFirst", func(t *testing.T) {
+		svc, runner, _, _ := newService(t, Options{Limits: Limits{Timeout: time.Second}})
+		var runs int
+		first := RunnerFunc(func(ctx context.Context, in PipelineInput) (PipelineOutput, error) {
+			if runs++; runs == 1 {
+				return runner.Run(ctx, in)
+			}
+			<-ctx.Done() // the second run never ends on its own
+			return PipelineOutput{}, ctx.Err()
+		})
+		svc.runner = first
+		resp, err := svc.CRAG(context.Background(), alice, CRAGInput{Request: Request{Query: "diabetes thirst insulin"}, CorrectionStrategy: "expand", ConfidenceThreshold: floatp(1)})
+		if err != nil {
+			t.Fatalf("CRAG: %v, want the answer from the first run", err)
+		}
+		m := resp.Metadata
+		if runs != 2 || *m.CorrectionApplied || m.CorrectedQuery != "" || len(resp.RetrievedDocuments) == 0 || resp.Answer == "" {
+			t.Errorf("after %d runs: %+v", runs, resp)
 		}
 	})
 	t.Run("ThresholdZeroNeverCorrects", func(t *testing.T) {

@@ -148,7 +148,7 @@ func (s *Service) BasicRerank(ctx context.Context, c tenant.Caller, in RerankInp
 				return Response{}, fault.Invalid("candidate_pool", "%d is outside top_k..%d (%d..%d)", pool, MaxCandidatePool, cl.p.topK, MaxCandidatePool)
 			}
 		}
-		out, err := s.retrieve(ctx, cl, cl.p.Query, cl.p.ThreadID, pool)
+		out, err := s.retrieve(ctx, cl, cl.p.Query, cl.p.conversation, pool)
 		if err != nil {
 			return Response{}, err
 		}

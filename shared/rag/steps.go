@@ -53,19 +53,13 @@ func (s *Steps) Rephrase(ctx context.Context, c tenant.Caller, in RephraseInput)
 	if err := validateQuestion("question", in.Question); err != nil {
 		return RephraseOutput{}, err
 	}
-	id, field := in.ThreadID, "thread_id"
-	switch {
-	case id == "":
-		id, field = in.ConversationID, "conversation_id"
-	case in.ConversationID != "" && in.ConversationID != id:
-		return RephraseOutput{}, fault.Invalid("conversation_id", "names %q but thread_id names %q: give one of the two", in.ConversationID, id)
+	id, err := conversationNamed(in.ThreadID, in.ConversationID)
+	if err != nil {
+		return RephraseOutput{}, err
 	}
 	out := RephraseOutput{Question: in.Question}
 	if id == "" {
 		return out, nil
-	}
-	if memory.ValidateID(id) != nil {
-		return RephraseOutput{}, fault.Invalid(field, "%q is not a conversation id: use 1-128 letters, digits, '_', '-', '.' or ':', starting with a letter or digit", id)
 	}
 	window, err := s.memory.GetContext(ctx, c, memory.GetContextInput{ConversationID: id, MaxMessages: HistoryMessages})
 	if fault.KindOf(err) == fault.KindNotFound {

@@ -50,7 +50,8 @@ type Request struct {
 	IncludeMetadata *bool               `json:"include_metadata,omitempty" jsonschema:"return each document's metadata (default true)"`
 	RequestID       string              `json:"request_id,omitempty" jsonschema:"a UUID v4 for tracing; generated when absent; the response's response_id equals it"`
 	ThreadID        string              `json:"thread_id,omitempty" jsonschema:"a memory conversation the query belongs to: with more than two messages, the query is first rephrased into a standalone question"`
-	Stores          []string            `json:"stores,omitempty" jsonschema:"vector store aliases to search; absent: the stores that best fit the query"`
+	ConversationID  string              `json:"conversation_id,omitempty" jsonschema:"the same as thread_id, under the memory family's name; give one of the two"`
+	Stores          []string            `json:"stores,omitempty" jsonschema:"vector store aliases to search; absent: the stores that best fit the query. A store that does not exist fails the call"`
 	Mode            string              `json:"mode,omitempty" jsonschema:"retrieval mode: hybrid (default), bm25 or vector"`
 	Filter          map[string][]string `json:"filter,omitempty" jsonschema:"metadata filter: every key must have one of its listed values"`
 }
@@ -106,7 +107,7 @@ type Metadata struct {
 	Graded          bool          `json:"graded" jsonschema:"false if grading failed and the documents were kept by default"`
 	Degraded        []string      `json:"degraded" jsonschema:"pipeline steps that failed and fell back: rephrase (original query used), retrieve (no documents), grade (documents kept)"`
 	SearchedStores  []string      `json:"searched_stores" jsonschema:"the vector stores searched"`
-	Steps           PipelineSteps `json:"steps" jsonschema:"the provider and model of the rephrase and grade steps (empty where a step fell back or needed no model)"`
+	Steps           PipelineSteps `json:"steps" jsonschema:"the provider and model each step used: the generator that rephrased and graded, the embedder that retrieved (empty where a step fell back or needed no model)"`
 	Discarded       int           `json:"discarded_documents" jsonschema:"documents retrieved but graded not relevant, so not used"`
 
 	// rag_basic_rerank

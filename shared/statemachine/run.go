@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 )
@@ -195,18 +194,8 @@ func (m *Machine) task(ctx context.Context, s *state, raw any, opts RunOptions) 
 		// Retry: the first retrier whose ErrorEquals matches decides.
 		if i := slices.IndexFunc(s.Retry, func(r retrier) bool { return matches(r.ErrorEquals, terr.Name) }); i >= 0 {
 			r := s.Retry[i]
-			maxAttempts, interval, backoff := 3, 1.0, 2.0
-			if r.MaxAttempts != nil {
-				maxAttempts = *r.MaxAttempts
-			}
-			if r.IntervalSeconds != nil {
-				interval = *r.IntervalSeconds
-			}
-			if r.BackoffRate != nil {
-				backoff = *r.BackoffRate
-			}
-			if attempts[i] < maxAttempts {
-				wait := time.Duration(interval * math.Pow(backoff, float64(attempts[i])) * float64(time.Second))
+			if attempts[i] < r.maxAttempts() {
+				wait := r.wait(attempts[i])
 				attempts[i]++
 				if err := opts.Sleep(ctx, wait); err != nil {
 					return nil, "", contextErr(ctx)

@@ -17,6 +17,9 @@
 //     (ErrorEquals, ResultPath, Next), TimeoutSeconds on a Task and on the
 //     machine.
 //
+// [Machine.WorstCase] bounds how long an execution can run, retries
+// included, so that callers can check a definition fits their own timeout.
+//
 // A Task calls the [TaskFunc] given to [Machine.Run] with its Resource and its
 // effective parameters; an [*Error] it returns carries the ASL error name
 // (States.TaskFailed for any other error, States.Timeout past TimeoutSeconds).
@@ -174,15 +177,8 @@ func Parse(data []byte) (*Machine, error) {
 	}
 	for _, name := range names {
 		s := m.states[name]
-		targets := []string{s.Next, s.Default}
-		for _, c := range s.Catch {
-			targets = append(targets, c.Next)
-		}
-		for _, r := range s.choices {
-			targets = append(targets, r.next)
-		}
-		for _, t := range targets {
-			if t != "" && m.states[t] == nil {
+		for _, t := range s.successors() {
+			if m.states[t] == nil {
 				return nil, fmt.Errorf("statemachine: state %s: Next %q names no state", name, t)
 			}
 		}

@@ -448,3 +448,74 @@ func TestSubstitute(t *testing.T) {
 		t.Errorf("Substitute without Two: %v, want an error naming it", err)
 	}
 }
+
+func TestWorstCaseCountsEveryAttemptAndRetryWaitOnTheSlowestPath(t *testing.T) {
+	tests := []struct {
+		name string
+		def  string
+		want time.Duration
+		err  string
+	}{
+		{
+			name: "a task without retries takes its timeout",
+			def:  `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"fn","TimeoutSeconds":4,"End":true}}}`,
+			want: 4 * time.Second,
+		},
+		{
+			name: "retries add an attempt and a growing wait each",
+			def: `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"fn","TimeoutSeconds":5,
+				"Retry":[{"ErrorEquals":["Lambda.TooManyRequestsException"],"IntervalSeconds":1,"MaxAttempts":2,"BackoffRate":3}],"End":true}}}`,
+			want: (5 + 1 + 5 + 3 + 5) * time.Second,
+		},
+		{
+			name: "a retrier without settings retries three times after 1, 2 and 4 seconds",
+			def:  `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"fn","TimeoutSeconds":2,"Retry":[{"ErrorEquals":["States.ALL"]}],"End":true}}}`,
+			want: (2 + 1 + 2 + 2 + 2 + 4 + 2) * time.Second,
+		},
+		{
+			name: "each retrier counts its own attempts",
+			def: `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"fn","TimeoutSeconds":2,
+				"Retry":[{"ErrorEquals":["A"],"MaxAttempts":1},{"ErrorEquals":["B"],"MaxAttempts":1,"IntervalSeconds":3}],"End":true}}}`,
+			want: (2 + 1 + 2 + 3 + 2) * time.Second,
+		},
+		{
+			name: "the slowest branch counts, through Choice and Catch",
+			def: `{"StartAt":"C","States":{
+				"C":{"Type":"Choice","Choices":[{"Variable":"$.a","IsPresent":true,"Next":"Slow"}],"Default":"Fast"},
+				"Fast":{"Type":"Task","Resource":"fn","TimeoutSeconds":1,"End":true},
+				"Slow":{"Type":"Task","Resource":"fn","TimeoutSeconds":3,"Catch":[{"ErrorEquals":["States.ALL"],"Next":"Fallback"}],"Next":"Done"},
+				"Fallback":{"Type":"Task","Resource":"fn","TimeoutSeconds":5,"End":true},
+				"Done":{"Type":"Pass","End":true}}}`,
+			want: 8 * time.Second,
+		},
+		{
+			name: "a task without TimeoutSeconds has no bound",
+			def:  `{"StartAt":"P","States":{"P":{"Type":"Pass","Next":"T"},"T":{"Type":"Task","Resource":"fn","End":true}}}`,
+			err:  "task T has no TimeoutSeconds",
+		},
+		{
+			name: "a loop has no bound",
+			def: `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"fn","TimeoutSeconds":1,"Next":"C"},
+				"C":{"Type":"Choice","Choices":[{"Variable":"$.again","BooleanEquals":true,"Next":"T"}],"Default":"D"},"D":{"Type":"Succeed"}}}`,
+			err: "part of a loop",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Parse([]byte(tc.def))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.WorstCase()
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("WorstCase = %v, %v; want an error containing %q", got, err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("WorstCase = %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+}

@@ -13,13 +13,18 @@
 // Endpoints besides the Invoke API:
 //
 //	GET  /tasks      pipeline.Tasks and the function paths this build has
-//	POST /faults     {"vector/rephrase": "tool-error", ...}: how each function fails from now on
+//	POST /faults     {"vector/rephrase": "tool-error", ...}: how each function fails from now on; resets the call counts
+//	GET  /calls      {"vector/retriever": 2, ...}: invocations per function since the last POST /faults
 //	POST /run-local  {"definition": ASL, "input": pipeline input}: the Go interpreter's output
 //
-// Faults: function-error (the function fails outright, Runtime.ExitError),
-// tool-error (the real tool answers isError: its arguments are replaced by
-// invalid ones), timeout (the answer comes after --slow), throttle-once (the
-// first call is refused with TooManyRequestsException, then it answers).
+// Faults: function-error (the function fails outright, Runtime.ExitError);
+// tool-error (the real tool refuses its arguments, replaced by invalid ones:
+// isError, error kind invalid_argument); tool-unavailable (isError, error
+// kind unavailable, as a tool whose store failed answers); bare-is-error
+// (result.isError true and no error member); malformed (a success without
+// the fields the pipeline reads); timeout (the answer comes after --slow);
+// throttle-once (the first call is refused with TooManyRequestsException,
+// then it answers); throttle-always (every call is refused so).
 package main
 
 import (
@@ -45,6 +50,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
@@ -57,10 +63,14 @@ const Prefix = "switchboard-ci-"
 
 // The faults a function can be given.
 const (
-	FunctionError = "function-error"
-	ToolError     = "tool-error"
-	Timeout       = "timeout"
-	ThrottleOnce  = "throttle-once"
+	FunctionError   = "function-error"
+	ToolError       = "tool-error"
+	ToolUnavailable = "tool-unavailable"
+	BareIsError     = "bare-is-error"
+	Malformed       = "malformed"
+	Timeout         = "timeout"
+	ThrottleOnce    = "throttle-once"
+	ThrottleAlways  = "throttle-always"
 )
 
 type server struct {
@@ -75,7 +85,7 @@ type server struct {
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "`host:port` to listen on")
-	seed := flag.String("seed", "", "JSON `file` of tool calls to make first: [{function, tool, arguments}]; calls to functions this build lacks are skipped")
+	seed := flag.String("seed", "", "JSON `file` of tool calls to make first: [{function, tool, arguments}]")
 	slow := flag.Duration("slow", 2*time.Second, "how late a function with the timeout fault answers")
 	tenantName := flag.String("tenant", "demo", "the tenant the seed calls act for")
 	flag.Parse()
@@ -125,12 +135,14 @@ func (s *server) handler() http.Handler {
 	mux.HandleFunc("POST /2015-03-31/functions/{name}/invocations", s.invocation)
 	mux.HandleFunc("GET /tasks", s.tasks)
 	mux.HandleFunc("POST /faults", s.setFaults)
+	mux.HandleFunc("GET /calls", s.callCounts)
 	mux.HandleFunc("POST /run-local", s.runLocal)
 	return mux
 }
 
-// seed makes the tool calls in file, in order, skipping functions this
-// build does not have. A call that fails is fatal: the seed is wrong.
+// seed makes the tool calls in file, in order. A call to a function this
+// build does not have, or that fails, is fatal: the seed or the build is
+// wrong, and every scenario would quietly test less than it says.
 func (s *server) seed(file string, caller tenant.Caller) error {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -145,8 +157,7 @@ func (s *server) seed(file string, caller tenant.Caller) error {
 	}
 	for i, c := range calls {
 		if _, ok := s.paths[invoke.FunctionName(c.Function)]; !ok {
-			log.Printf("seed %d: skipped, this build has no function %s", i, c.Function)
-			continue
+			return fmt.Errorf("seed %d (%s): this build has no function %s", i, c.Tool, c.Function)
 		}
 		resp, err := s.local.Invoke(context.Background(), c.Function, &invoke.Request{
 			Method: invoke.MethodCallTool, Tool: c.Tool, Arguments: c.Arguments, Caller: caller,
@@ -179,7 +190,7 @@ func (s *server) setFaults(w http.ResponseWriter, r *http.Request) {
 	}
 	for fn, f := range faults {
 		switch f {
-		case FunctionError, ToolError, Timeout, ThrottleOnce:
+		case FunctionError, ToolError, ToolUnavailable, BareIsError, Malformed, Timeout, ThrottleOnce, ThrottleAlways:
 		default:
 			http.Error(w, fmt.Sprintf("%s: unknown fault %q", fn, f), http.StatusBadRequest)
 			return
@@ -189,6 +200,12 @@ func (s *server) setFaults(w http.ResponseWriter, r *http.Request) {
 	s.faults, s.calls = faults, map[string]int{}
 	s.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *server) callCounts(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	writeJSON(w, http.StatusOK, s.calls)
 }
 
 // invocation answers as the Lambda Invoke API does: the payload with 200; a
@@ -210,24 +227,36 @@ func (s *server) invocation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	fault := s.faults[path]
+	injected := s.faults[path]
 	s.calls[path]++
 	n := s.calls[path]
 	s.mu.Unlock()
-	switch fault {
+	switch injected {
 	case FunctionError:
 		functionError(w, "Runtime.ExitError", "RequestId: injected Error: Runtime exited with error: exit status 2")
 		return
 	case ToolError:
 		req.Arguments = json.RawMessage(`{"question":42}`) // no step's schema takes a number
+	case ToolUnavailable:
+		writeJSON(w, http.StatusOK, invoke.Response{
+			Result: json.RawMessage(`{"content":[{"type":"text","text":"the table did not answer; retry"}],"isError":true}`),
+			Error:  &invoke.Error{Kind: string(fault.KindUnavailable), Message: "the table did not answer; retry"},
+		})
+		return
+	case BareIsError:
+		writeJSON(w, http.StatusOK, invoke.Response{Result: json.RawMessage(`{"content":[{"type":"text","text":"failed"}],"isError":true}`)})
+		return
+	case Malformed:
+		writeJSON(w, http.StatusOK, invoke.Response{Result: json.RawMessage(`{"content":[{"type":"text","text":"{}"}],"structuredContent":{"unexpected":true}}`)})
+		return
 	case Timeout:
 		select {
 		case <-time.After(s.slow):
 		case <-r.Context().Done():
 			return
 		}
-	case ThrottleOnce:
-		if n == 1 {
+	case ThrottleOnce, ThrottleAlways:
+		if n == 1 || injected == ThrottleAlways {
 			apiError(w, http.StatusTooManyRequests, "TooManyRequestsException", "Rate Exceeded.")
 			return
 		}

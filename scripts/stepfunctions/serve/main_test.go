@@ -5,8 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,6 +96,21 @@ func TestTheServerAnswersAsTheLambdaInvokeApiWithItsFaults(t *testing.T) {
 				t.Errorf("Invoke = %+v, %v; want an isError answer classified invalid_argument", resp, err)
 			}
 		}},
+		{"tool-unavailable answers a tool error classified unavailable", "vector/rephrase", ToolUnavailable, func(t *testing.T, resp *invoke.Response, err error) {
+			if err != nil || resp.Error == nil || resp.Error.Kind != "unavailable" || !bytes.Contains(resp.Result, []byte(`"isError":true`)) {
+				t.Errorf("Invoke = %+v, %v; want an isError answer classified unavailable", resp, err)
+			}
+		}},
+		{"bare-is-error answers isError without an error member", "vector/rephrase", BareIsError, func(t *testing.T, resp *invoke.Response, err error) {
+			if err != nil || resp.Error != nil || !bytes.Contains(resp.Result, []byte(`"isError":true`)) {
+				t.Errorf("Invoke = %+v, %v; want isError and no error member", resp, err)
+			}
+		}},
+		{"malformed answers a success without the step's fields", "vector/rephrase", Malformed, func(t *testing.T, resp *invoke.Response, err error) {
+			if err != nil || resp.Error != nil || bytes.Contains(resp.Result, []byte(`"isError"`)) || bytes.Contains(resp.Result, []byte(`"question"`)) {
+				t.Errorf("Invoke = %+v, %v; want a success without a question", resp, err)
+			}
+		}},
 		{"throttle-once refuses the first call with TooManyRequestsException", "vector/rephrase", ThrottleOnce, func(t *testing.T, resp *invoke.Response, err error) {
 			var api smithy.APIError
 			if !errors.As(err, &api) || api.ErrorCode() != "TooManyRequestsException" {
@@ -122,6 +141,46 @@ func TestTheServerAnswersAsTheLambdaInvokeApiWithItsFaults(t *testing.T) {
 	s, _ := testServer(t)
 	if code := setFaults(t, s, map[string]string{"vector/rephrase": "explode"}); code != http.StatusBadRequest {
 		t.Errorf("POST /faults with an unknown fault: %d, want 400", code)
+	}
+}
+
+func TestThrottleOnceRefusesOnlyTheFirstCallAndThrottleAlwaysEvery(t *testing.T) {
+	req := &invoke.Request{Method: invoke.MethodCallTool, Tool: "optimizer_vs-rephrase", Arguments: json.RawMessage(`{"question":"q"}`),
+		Caller: tenant.Caller{Tenant: "demo", Principal: "ci"}}
+	for _, tc := range []struct {
+		fault string
+		want  []bool // refused, per call
+	}{
+		{ThrottleOnce, []bool{true, false, false}},
+		{ThrottleAlways, []bool{true, true, true}},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			s, inv := testServer(t)
+			setFaults(t, s, map[string]string{"vector/rephrase": tc.fault})
+			var got []bool
+			for range tc.want {
+				_, err := inv.Invoke(context.Background(), "vector/rephrase", req)
+				var api smithy.APIError
+				got = append(got, errors.As(err, &api) && api.ErrorCode() == "TooManyRequestsException")
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("refused calls mismatch (-want +got):\n%s", diff)
+			}
+			rec := httptest.NewRecorder()
+			s.handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/calls", nil))
+			if want := fmt.Sprintf(`{"vector/rephrase":%d}`, len(tc.want)); rec.Body.String() != want {
+				t.Errorf("GET /calls = %s, want %s", rec.Body, want)
+			}
+		})
+	}
+}
+
+func TestASeedCallToAFunctionTheBuildLacksFails(t *testing.T) {
+	s, _ := testServer(t)
+	file := filepath.Join(t.TempDir(), "seed.json")
+	os.WriteFile(file, []byte(`[{"function":"vector/store_create","tool":"vector_store_create","arguments":{"alias":"kb"}}]`), 0o600)
+	if err := s.seed(file, tenant.Caller{Tenant: "demo", Principal: "ci"}); err == nil || !strings.Contains(err.Error(), "no function vector/store_create") {
+		t.Errorf("seed: %v, want an error naming the missing function", err)
 	}
 }
 
