@@ -56,10 +56,11 @@ const DefaultGroupBytes = 768 << 20
 
 // GroupShard is one shard of a [ShardGroup].
 type GroupShard struct {
-	Store  string `json:"store"`
-	Key    string `json:"key"`
-	ETag   string `json:"etag"`
-	Size   int64  `json:"size"`
+	Store string `json:"store"`
+	Key   string `json:"key"`
+	// ETag and Size are the manifest's; a worker needs neither.
+	ETag   string `json:"etag,omitempty"`
+	Size   int64  `json:"size,omitempty"`
 	Chunks int    `json:"chunks"`
 }
 
