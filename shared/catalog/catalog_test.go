@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 )
 
@@ -56,6 +58,9 @@ func TestNewRejectsIncompleteEntries(t *testing.T) {
 		{"UnknownVisibility", func(t *catalog.Tool) { t.Visibility = "secret" }},
 		{"MutatingWithoutTableWrites", func(t *catalog.Tool) { t.Mutates, t.Table = true, catalog.Read }},
 		{"NoTimeout", func(t *catalog.Tool) { t.Limits.Timeout = 0 }},
+		{"KeysWithoutBlobAccess", func(t *catalog.Tool) { t.Blobs, t.BlobKeys = catalog.NoAccess, []string{"tenants/*"} }},
+		{"InvokingAnUnknownFunction", func(t *catalog.Tool) { t.Invokes = []string{"vector/nowhere"} }},
+		{"InvokingItself", func(t *catalog.Tool) { t.Invokes = []string{t.Function} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := good
@@ -67,5 +72,36 @@ func TestNewRejectsIncompleteEntries(t *testing.T) {
 	}
 	if _, err := catalog.New([]*catalog.Tool{&good, &good}, nil, nil); err == nil {
 		t.Error("New accepted a tool defined twice")
+	}
+}
+
+func TestFunctionsMergeKeysAndInvokes(t *testing.T) {
+	entry := func(name, function string, blobs catalog.Access, keys, invokes []string) *catalog.Tool {
+		tool := *catalog.Default().Tools()[0]
+		tool.Name, tool.Function, tool.Blobs, tool.BlobKeys, tool.Invokes = name, function, blobs, keys, invokes
+		return &tool
+	}
+	cat, err := catalog.New([]*catalog.Tool{
+		entry("a1", "memory/a", catalog.Read, []string{"x/*"}, []string{"memory/b"}),
+		entry("a2", "memory/a", catalog.Read, []string{"y/*", "x/*"}, []string{"memory/c", "memory/b"}),
+		entry("b1", "memory/b", catalog.Read, []string{"x/*"}, nil),
+		entry("b2", "memory/b", catalog.Read, nil, nil), // the whole bucket
+		entry("c1", "memory/c", catalog.NoAccess, nil, nil),
+	}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type merged struct{ Keys, Invokes []string }
+	got := map[string]merged{}
+	for _, f := range cat.Functions() {
+		got[f.Path] = merged{f.BlobKeys, f.Invokes}
+	}
+	want := map[string]merged{
+		"memory/a": {[]string{"x/*", "y/*"}, []string{"memory/b", "memory/c"}},
+		"memory/b": {},
+		"memory/c": {},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
 	}
 }
