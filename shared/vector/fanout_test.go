@@ -2,12 +2,14 @@ package vector_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/retrieval"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
 	"github.com/switchboard-dev/switchboard/shared/vector"
 )
 
@@ -112,4 +114,42 @@ func TestSearchGroupReportsAGoneShardAsNotFound(t *testing.T) {
 	if !strings.Contains(err.Error(), g.Shards[2].Key) {
 		t.Errorf("error %q does not name the shard", err)
 	}
+}
+
+// unreachable is a Searcher that fails every call.
+type unreachable struct{}
+
+var errFannedOut = errors.New("the search fanned out")
+
+func (unreachable) Stats(context.Context, tenant.Caller, vector.ShardGroup, []string) (retrieval.Stats, error) {
+	return retrieval.Stats{}, errFannedOut
+}
+
+func (unreachable) Search(context.Context, tenant.Caller, vector.ShardGroup, vector.GroupQuery) (vector.GroupResult, error) {
+	return vector.GroupResult{}, errFannedOut
+}
+
+func (unreachable) Vectors(context.Context, tenant.Caller, vector.ShardGroup, []retrieval.Hit) ([][]float32, error) {
+	return nil, errFannedOut
+}
+
+// TestOneGroupIsSearchedInProcess checks that a search whose shards make one
+// group calls no worker: on AWS that would be an invocation for nothing.
+func TestOneGroupIsSearchedInProcess(t *testing.T) {
+	tbl, blobs := storetest.OpenEmbedded(t), storetest.OpenLocalFS(t)
+	svc := newService(t, tbl, blobs, &vector.Options{Searcher: unreachable{}})
+	svc.CreateStore(context.Background(), acme, vector.CreateStoreInput{Alias: "notes"})
+	ingestAll(t, svc, acme, "notes")
+	for _, mode := range vector.Modes {
+		if top := topDoc(t, svc, acme, vector.RetrieveInput{Question: "moon tides", Mode: mode}); top != "tides.md" {
+			t.Errorf("%s: top %q", mode, top)
+		}
+	}
+	t.Run("while several groups go to the workers", func(t *testing.T) {
+		fanned := newService(t, tbl, blobs, &vector.Options{Searcher: unreachable{}, GroupBytes: 1})
+		_, err := fanned.RankDocuments(context.Background(), acme, vector.RetrieveInput{Question: "moon tides", Stores: []string{"notes"}}, 10)
+		if !errors.Is(err, errFannedOut) {
+			t.Errorf("error %v; want the workers' %v", err, errFannedOut)
+		}
+	})
 }
