@@ -2,12 +2,14 @@ package catalog_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/vector"
 )
 
 func TestDefaultCatalogIsValid(t *testing.T) {
@@ -103,5 +105,22 @@ func TestFunctionsMergeKeysAndInvokes(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestTheSearchWorkerIsInternalAndReadsOnlyShards(t *testing.T) {
+	cat := catalog.Default()
+	worker, ok := cat.Tool("optimizer_vs-search-group")
+	if !ok {
+		t.Fatal("no optimizer_vs-search-group")
+	}
+	if worker.Visibility != catalog.Internal || worker.Table != catalog.NoAccess || worker.Blobs != catalog.Read ||
+		!slices.Equal(worker.BlobKeys, []string{vector.ShardKeys}) || worker.Mutates || len(worker.Invokes) > 0 {
+		t.Errorf("the worker is %+v; want internal, reading shard objects only", worker)
+	}
+	// The worker keeps its group in the process cache; Go's heap grows to
+	// twice what is live before it collects.
+	if mem := int64(worker.Limits.MemoryMB) << 20; mem < 2*vector.DefaultCacheBytes {
+		t.Errorf("the worker has %d MB, less than twice the %d MiB cache that holds its group", worker.Limits.MemoryMB, vector.DefaultCacheBytes>>20)
 	}
 }
