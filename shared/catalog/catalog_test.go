@@ -118,6 +118,10 @@ func TestTheSearchWorkerIsInternalAndReadsOnlyShards(t *testing.T) {
 		!slices.Equal(worker.BlobKeys, []string{vector.ShardKeys}) || worker.Mutates || len(worker.Invokes) > 0 {
 		t.Errorf("the worker is %+v; want internal, reading shard objects only", worker)
 	}
+	retriever, _ := cat.Tool("optimizer_vs-retriever")
+	if !slices.Equal(retriever.Invokes, []string{worker.Function}) {
+		t.Errorf("the retriever invokes %v, want exactly %s", retriever.Invokes, worker.Function)
+	}
 	// The worker keeps its group in the process cache; Go's heap grows to
 	// twice what is live before it collects.
 	if mem := int64(worker.Limits.MemoryMB) << 20; mem < 2*vector.DefaultCacheBytes {

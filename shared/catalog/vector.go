@@ -59,6 +59,8 @@ func vectorTools() []*Tool {
 		}), schemaFor[vector.RetrieveOutput](nil), readOnly,
 		Limits{Timeout: 30 * time.Second, MemoryMB: 2048}, Read, Read,
 		`{"question":"How do I rotate the API keys?","top_k":5}`)
+	// A search of more shards than one group fans out to search_group.
+	retriever.Invokes = []string{searchGroupFunction}
 	return []*Tool{
 		retriever,
 		searchGroupTool(),

@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 	"github.com/switchboard-dev/switchboard/shared/vector"
+	"github.com/switchboard-dev/switchboard/shared/vector/remote"
 )
 
 func vectorService(d lambdafn.Deps) *vector.Service {
@@ -58,9 +59,17 @@ func VectorDocumentDelete(d lambdafn.Deps) lambda.Handler {
 }
 
 // VectorRetriever builds the optimizer_vs-retriever function: the
-// pipeline's retrieve step and a public tool.
+// pipeline's retrieve step and a public tool. A search spanning several
+// groups of shards fans out to the search group function through
+// d.Invoker; a function without one (run alone: sam local invoke, a test)
+// searches every group itself.
 func VectorRetriever(d lambdafn.Deps) lambda.Handler {
-	return lambdafn.Tool(tool("optimizer_vs-retriever"), d, vectorService(d).Retrieve)
+	opts := vectorOptions(d)
+	if d.Invoker != nil {
+		worker := tool("optimizer_vs-search-group")
+		opts.Searcher = remote.New(d.Invoker, worker.Function, worker.Name)
+	}
+	return lambdafn.Tool(tool("optimizer_vs-retriever"), d, vector.New(d.Table, d.Blobs, d.Embedder, opts).Retrieve)
 }
 
 // VectorSearchGroup builds the optimizer_vs-search-group function: a worker
