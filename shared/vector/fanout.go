@@ -38,13 +38,15 @@ import (
 // the expanded query.
 //
 // Workers are [Searcher]s. [LocalSearcher] runs them as goroutines of this
-// process, sharing its cache. Deployed, the retriever's workers are the
-// internal tool optimizer_vs-search-group, one invocation per group
-// (package vector/remote): its handler is [Service.SearchGroup], which runs
-// one Searcher method with the JSON of [SearchGroupInput] and answers a
-// [SearchGroupOutput]. Each warm instance keeps the shards it searched in its
-// cache; Lambda hands an invocation to any idle instance, though, so an
-// instance may be sent a group it does not hold and load it from S3 first.
+// process, sharing its cache: the default, and what a search of one group
+// always uses. The retriever's handler uses package vector/remote's instead,
+// which invokes the internal tool optimizer_vs-search-group once per group
+// and round, through invoke.Lambda on AWS and the local gateway's
+// invoke.Local on a laptop, with the JSON of [SearchGroupInput]; the tool's
+// handler is [Service.SearchGroup], which answers a [SearchGroupOutput]. Each
+// warm instance of that function keeps the shards it searched in its cache;
+// Lambda hands an invocation to any idle instance, though, so an instance may
+// be sent a group it does not hold and load it from S3 first.
 
 // DefaultGroupBytes bounds the encoded shard bytes of one group when
 // [Options.GroupBytes] is zero. Decoded, a group takes about a quarter more
