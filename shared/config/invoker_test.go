@@ -34,12 +34,7 @@ func TestOpenWithAFunctionPrefixInvokesTheStacksFunctions(t *testing.T) {
 		w.Write([]byte(`{"result":{"content":[]}}`))
 	}))
 	defer srv.Close()
-	t.Setenv("AWS_ENDPOINT_URL_LAMBDA", srv.URL)
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKID")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "SECRET")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	fakeAWS(t, "AWS_ENDPOINT_URL_LAMBDA", srv.URL)
 	cfg := config.Local(filepath.Join(t.TempDir(), "data"))
 	cfg.FunctionPrefix = "sb-"
 	deps, closeFn, err := cfg.Open(context.Background(), io.Discard)
@@ -56,4 +51,16 @@ func TestOpenWithAFunctionPrefixInvokesTheStacksFunctions(t *testing.T) {
 	if want := "/2015-03-31/functions/sb-vector-search-group/invocations"; path != want {
 		t.Errorf("invoked %s, want %s", path, want)
 	}
+}
+
+// fakeAWS points the AWS service whose endpoint variable is endpointVar at
+// url, with static credentials and no configuration files.
+func fakeAWS(t *testing.T, endpointVar, url string) {
+	t.Helper()
+	t.Setenv(endpointVar, url)
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKID")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "SECRET")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
 }
