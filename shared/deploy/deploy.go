@@ -375,39 +375,57 @@ func pipelineOf(all []Function) (*templatePipeline, error) {
 	return p, nil
 }
 
-// renderStatements writes statements as the YAML items of a policy's
-// Statement list, indented by indent spaces.
-func renderStatements(statements []statement, indent int) string {
+// renderPolicies writes statements as the YAML items of a function's
+// Policies list, indented by indent spaces: one policy holding the
+// unconditional statements, then one per conditional statement, wrapped whole
+// in Fn::If. IAM refuses a policy without statements, so a condition may
+// drop a policy, never empty one.
+func renderPolicies(statements []statement, indent int) string {
 	var b strings.Builder
+	pad := strings.Repeat(" ", indent)
+	var always []statement
 	for _, st := range statements {
-		pad := strings.Repeat(" ", indent)
-		first := pad + "- "
-		if st.Condition != "" {
-			fmt.Fprintf(&b, "%s- !If\n%s  - %s\n", pad, pad, st.Condition)
-			pad += "  "
-			first = pad + "- "
-		}
-		fmt.Fprintf(&b, "%sSid: %s\n", first, st.Sid)
-		in := pad + "  "
-		fmt.Fprintf(&b, "%sEffect: Allow\n%sAction:\n", in, in)
-		for _, a := range st.Actions {
-			fmt.Fprintf(&b, "%s  - %s\n", in, a)
-		}
-		fmt.Fprintf(&b, "%sResource:\n", in)
-		for _, r := range st.Resources {
-			fmt.Fprintf(&b, "%s  - %s\n", in, r)
-		}
-		if len(st.LeadingKeys) > 0 {
-			fmt.Fprintf(&b, "%sCondition:\n%s  ForAllValues:StringEquals:\n%s    dynamodb:LeadingKeys:\n", in, in, in)
-			for _, k := range st.LeadingKeys {
-				fmt.Fprintf(&b, "%s      - %s\n", in, quote(k))
-			}
-		}
-		if st.Condition != "" {
-			fmt.Fprintf(&b, "%s- !Ref AWS::NoValue\n", pad)
+		if st.Condition == "" {
+			always = append(always, st)
 		}
 	}
+	if len(always) > 0 {
+		fmt.Fprintf(&b, "%s- Statement:\n", pad)
+		writeStatements(&b, always, indent+4)
+	}
+	for _, st := range statements {
+		if st.Condition == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "%s- !If\n%s  - %s\n%s  - Statement:\n", pad, pad, st.Condition, pad)
+		writeStatements(&b, []statement{st}, indent+6)
+		fmt.Fprintf(&b, "%s  - !Ref AWS::NoValue\n", pad)
+	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// writeStatements writes statements as the YAML items of a policy's
+// Statement list, indented by indent spaces.
+func writeStatements(b *strings.Builder, statements []statement, indent int) {
+	pad := strings.Repeat(" ", indent)
+	in := pad + "  "
+	for _, st := range statements {
+		fmt.Fprintf(b, "%s- Sid: %s\n", pad, st.Sid)
+		fmt.Fprintf(b, "%sEffect: Allow\n%sAction:\n", in, in)
+		for _, a := range st.Actions {
+			fmt.Fprintf(b, "%s  - %s\n", in, a)
+		}
+		fmt.Fprintf(b, "%sResource:\n", in)
+		for _, r := range st.Resources {
+			fmt.Fprintf(b, "%s  - %s\n", in, r)
+		}
+		if len(st.LeadingKeys) > 0 {
+			fmt.Fprintf(b, "%sCondition:\n%s  ForAllValues:StringEquals:\n%s    dynamodb:LeadingKeys:\n", in, in, in)
+			for _, k := range st.LeadingKeys {
+				fmt.Fprintf(b, "%s      - %s\n", in, quote(k))
+			}
+		}
+	}
 }
 
 func concat(a, b []string) []string { return append(append([]string(nil), a...), b...) }
@@ -427,9 +445,9 @@ func quote(s string) string {
 }
 
 var samTemplate = template.Must(template.New("template.yaml").Funcs(template.FuncMap{
-	"quote":      quote,
-	"join":       strings.Join,
-	"statements": renderStatements,
+	"quote":    quote,
+	"join":     strings.Join,
+	"policies": renderPolicies,
 }).Parse(infra.Template))
 
 // Template renders template.yaml for cat.

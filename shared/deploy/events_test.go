@@ -340,11 +340,12 @@ func grantedTableActions(t *testing.T, p parsed, path string) []string {
 	var granted []string
 	policies, _ := props(p.resource(t, invoke.LogicalID(path)))["Policies"].([]any)
 	for _, doc := range policies {
-		for _, s := range doc.(map[string]any)["Statement"].([]any) {
-			actions, ok := s.(map[string]any)["Action"].([]any)
-			if !ok {
-				continue // an Fn::If: only Bedrock's statements are conditional
-			}
+		statements, ok := doc.(map[string]any)["Statement"].([]any)
+		if !ok {
+			continue // an Fn::If: only Bedrock's policies are conditional
+		}
+		for _, s := range statements {
+			actions, _ := s.(map[string]any)["Action"].([]any)
 			for _, a := range actions {
 				if strings.HasPrefix(a.(string), "dynamodb:") {
 					granted = append(granted, a.(string))

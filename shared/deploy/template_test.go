@@ -2,8 +2,10 @@ package deploy
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -181,20 +183,25 @@ func wantToolFunction(f catalog.Function) map[string]any {
 		arn := "arn:${AWS::Partition}:bedrock:${AWS::Region}:" + account + ":" + kind + "/"
 		return ifv(cond, sub(arn+"${"+param+"}"), sub(arn+def))
 	}
+	// A statement that exists only under a condition is a policy of its own, wrapped whole in Fn::If.
+	var conditional []any
+	onlyIf := func(cond string, st map[string]any) {
+		conditional = append(conditional, ifv(cond, map[string]any{"Statement": []any{st}}, noValue))
+	}
 	if f.Embeds {
 		env[config.EnvEmbedder] = ref("Embedder")
 		env[config.EnvEmbeddingModel] = ifv("HasEmbeddingModel", ref("EmbeddingModel"), noValue)
-		statements = append(statements, ifv("EmbedderIsBedrock", map[string]any{"Sid": "BedrockEmbed", "Effect": "Allow", "Action": strs("bedrock:InvokeModel"),
-			"Resource": []any{model("foundation-model", "HasEmbeddingModel", "EmbeddingModel", "amazon.titan-embed-text-v2:0")}}, noValue))
+		onlyIf("EmbedderIsBedrock", map[string]any{"Sid": "BedrockEmbed", "Effect": "Allow", "Action": strs("bedrock:InvokeModel"),
+			"Resource": []any{model("foundation-model", "HasEmbeddingModel", "EmbeddingModel", "amazon.titan-embed-text-v2:0")}})
 	}
 	if f.Generates {
 		env[config.EnvGenerator] = ref("Generator")
 		env[config.EnvGenerationModel] = ifv("HasGenerationModel", ref("GenerationModel"), noValue)
-		statements = append(statements, ifv("GeneratorIsBedrock", map[string]any{"Sid": "BedrockGenerate", "Effect": "Allow", "Action": strs("bedrock:InvokeModel"),
+		onlyIf("GeneratorIsBedrock", map[string]any{"Sid": "BedrockGenerate", "Effect": "Allow", "Action": strs("bedrock:InvokeModel"),
 			"Resource": []any{
 				model("foundation-model", "HasGenerationModel", "GenerationModel", "amazon.nova-micro-v1:0"),
 				model("inference-profile", "HasGenerationModel", "GenerationModel", "amazon.nova-micro-v1:0"),
-			}}, noValue))
+			}})
 	}
 	if f.Embeds || f.Generates {
 		env[config.EnvOpenAIBaseURL] = ifv("HasOpenAIBaseUrl", ref("OpenAIBaseUrl"), noValue)
@@ -209,8 +216,12 @@ func wantToolFunction(f catalog.Function) map[string]any {
 	if f.Limits.ReservedConcurrency > 0 {
 		want["ReservedConcurrentExecutions"] = float64(f.Limits.ReservedConcurrency)
 	}
+	var policies []any
 	if statements != nil {
-		want["Policies"] = []any{map[string]any{"Statement": statements}}
+		policies = append(policies, map[string]any{"Statement": statements})
+	}
+	if policies = append(policies, conditional...); policies != nil {
+		want["Policies"] = policies
 	}
 	return want
 }
@@ -610,4 +621,57 @@ func jsonText(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// IAM refuses a policy document without statements (MalformedPolicyDocument),
+// so no choice of parameters may leave one empty.
+func TestNoPolicyIsEmptyUnderAnyParameters(t *testing.T) {
+	p := readTemplate(t)
+	conds := slices.Sorted(maps.Keys(p.raw["Conditions"].(map[string]any)))
+	for _, id := range p.serverlessFunctions() {
+		policies, ok := props(p.resource(t, id))["Policies"].([]any)
+		if !ok {
+			continue
+		}
+		for mask := range 1 << len(conds) {
+			truth := map[string]bool{}
+			for i, c := range conds {
+				truth[c] = mask&(1<<i) != 0
+			}
+			for i, doc := range resolveIf(policies, truth).([]any) {
+				statements, _ := doc.(map[string]any)["Statement"].([]any)
+				if len(statements) == 0 {
+					t.Fatalf("%s: with conditions %v, policy %d has no statements: %v", id, truth, i, doc)
+				}
+			}
+		}
+	}
+}
+
+// resolveIf evaluates the Fn::If functions in v with the conditions' truth,
+// dropping the items that resolve to AWS::NoValue, as CloudFormation does.
+func resolveIf(v any, truth map[string]bool) any {
+	switch v := v.(type) {
+	case map[string]any:
+		if args, ok := v["Fn::If"].([]any); ok && len(v) == 1 && len(args) == 3 {
+			if truth[args[0].(string)] {
+				return resolveIf(args[1], truth)
+			}
+			return resolveIf(args[2], truth)
+		}
+		out := map[string]any{}
+		for k, e := range v {
+			out[k] = resolveIf(e, truth)
+		}
+		return out
+	case []any:
+		out := []any{}
+		for _, e := range v {
+			if e = resolveIf(e, truth); !reflect.DeepEqual(e, noValue) {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	return v
 }

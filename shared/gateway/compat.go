@@ -183,10 +183,10 @@ func (g *Gateway) compatCall(r *http.Request, t *catalog.Tool, args json.RawMess
 		return nil, &rpcError{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
 	}
 	env := &invoke.Request{Method: invoke.MethodCallTool, Tool: t.Name, Arguments: args, Caller: caller, RequestID: newID(), TraceID: traceID(r.Header)}
-	resp, err := g.opts.Invoker.Invoke(r.Context(), t.Function, env)
+	resp, err := g.invoke(r.Context(), t.Function, env)
 	if err != nil {
 		g.log.ErrorContext(r.Context(), "compat call failed", "tool", t.Name, "request_id", env.RequestID, "error", err)
-		return nil, &rpcError{Code: codeToolExecution, Message: functionFailure(t.Name, env, err).Content[0].(*mcp.TextContent).Text}
+		return nil, &rpcError{Code: codeToolExecution, Message: functionFailure(t, env, err).Content[0].(*mcp.TextContent).Text}
 	}
 	if e := resp.Error; e != nil {
 		data := map[string]any{"tool": t.Name, "trace_id": env.TraceID}

@@ -616,3 +616,58 @@ func TestConcurrentPOSTStreams(t *testing.T) {
 		}
 	}
 }
+
+// In Lambda the gateway runs under a deadline (its timeout, within API
+// Gateway's 30 s) shorter than a long tool's; a function still running when
+// it nears gets an answer that says so, not a gateway cut off mid-call.
+func TestACallThatOutlastsTheGatewaysDeadlineIsAnsweredInTime(t *testing.T) {
+	release := make(chan struct{})
+	lambdaAPI := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // a function that outlives its caller
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(lambdaAPI.Close)
+	t.Cleanup(func() { close(release) })
+	gw, err := gateway.New(gateway.Options{
+		Catalog: catalog.Default(), Invoker: lambdaInvoker(lambdaAPI.URL),
+		Anonymous: &tenant.Caller{Tenant: tenant.Local, Principal: "local"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	handler := gw.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second) // what the Lambda runtime gives the gateway
+		defer cancel()
+		handler.ServeHTTP(w, r.WithContext(ctx))
+	}))
+	t.Cleanup(srv.Close)
+	cs := (&harness{url: srv.URL}).connect(t, "", nil)
+
+	tests := []struct {
+		tool string
+		args map[string]any
+		want []string
+	}{
+		{"memory_get_or_create", map[string]any{}, []string{"memory_get_or_create is still running", "get_audit_trace", "Check them before calling it again"}},
+		{"memory_get_context", map[string]any{"conversation_id": "c1"}, []string{"memory_get_context took longer than this endpoint can wait", "Retry"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			res := call(t, cs, tt.tool, tt.args)
+			if !res.IsError {
+				t.Fatalf("a call the gateway could not wait for succeeded: %s", text(res))
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(text(res), w) {
+					t.Errorf("answer %q does not say %q", text(res), w)
+				}
+			}
+			if res.Meta[lambdafn.TraceMetaKey] == nil {
+				t.Error("the answer carries no trace id")
+			}
+		})
+	}
+}

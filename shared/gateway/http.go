@@ -33,7 +33,7 @@ func (g *Gateway) Handler() http.Handler {
 		Logger:              g.log,
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.guard(g.postOnly(streamable)))
+	mux.Handle("/mcp", g.guard(g.postOnly(keepDeadline(streamable))))
 	mux.Handle("/jsonrpc", g.guard(g.postOnly(http.HandlerFunc(g.serveJSONRPC))))
 	mux.HandleFunc("GET /health", g.serveHealth)
 	mux.HandleFunc("GET /servers", g.serveServers)
@@ -47,6 +47,29 @@ func (g *Gateway) Handler() http.Handler {
 // and authentication (401).
 func (g *Gateway) guard(h http.Handler) http.Handler {
 	return g.checkOrigin(g.limitBody(g.authenticate(h)))
+}
+
+// deadlineKey is where keepDeadline puts a request's deadline.
+type deadlineKey struct{}
+
+// keepDeadline carries the request's deadline (in Lambda, the gateway's own)
+// to the tool handlers as a context value: the go-sdk serves calls under a
+// context that keeps the request's values but not its deadline.
+func keepDeadline(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if d, ok := r.Context().Deadline(); ok {
+			r = r.WithContext(context.WithValue(r.Context(), deadlineKey{}, d))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// deadline returns the deadline of the request ctx serves.
+func deadline(ctx context.Context) (time.Time, bool) {
+	if d, ok := ctx.Value(deadlineKey{}).(time.Time); ok {
+		return d, true
+	}
+	return ctx.Deadline()
 }
 
 // postOnly answers anything but POST with 405: Switchboard is stateless, so

@@ -34,7 +34,7 @@ func (g *Gateway) callResource(ctx context.Context, extra *mcp.RequestExtra, r *
 		return nil, err
 	}
 	env.Caller, env.RequestID, env.TraceID = caller, newID(), traceID(headerOf(extra))
-	resp, err := g.opts.Invoker.Invoke(ctx, r.Function, env)
+	resp, err := g.invoke(ctx, r.Function, env)
 	if err != nil {
 		g.log.ErrorContext(ctx, env.Method+" failed", "function", r.Function, "request_id", env.RequestID, "error", err)
 		return nil, &resourceError{kind: fault.KindInternal, uri: env.URI,

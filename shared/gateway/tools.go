@@ -32,16 +32,16 @@ func (g *Gateway) callTool(t *catalog.Tool) mcp.ToolHandler {
 			env.ProtocolVersion = ip.ProtocolVersion
 		}
 		start := time.Now()
-		resp, err := g.opts.Invoker.Invoke(ctx, t.Function, env)
+		resp, err := g.invoke(ctx, t.Function, env)
 		g.log.InfoContext(ctx, "tools/call", "tool", t.Name, "tenant", caller.Tenant, "trace_id", env.TraceID,
 			"request_id", env.RequestID, "duration_ms", time.Since(start).Milliseconds(), "error", errString(err))
 		if err != nil {
-			return functionFailure(t.Name, env, err), nil
+			return functionFailure(t, env, err), nil
 		}
 		g.relay(ctx, req.Session, req.Params.GetProgressToken(), resp.Notifications)
 		res, err := decodeToolResult(resp.Result)
 		if err != nil {
-			return functionFailure(t.Name, env, fmt.Errorf("undecodable result: %w", err)), nil
+			return functionFailure(t, env, fmt.Errorf("undecodable result: %w", err)), nil
 		}
 		return res, nil
 	}
@@ -93,11 +93,44 @@ func decodeToolResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	return res, nil
 }
 
-func functionFailure(tool string, env *invoke.Request, err error) *mcp.CallToolResult {
-	msg := fmt.Sprintf("%s could not run: %v. Retrying may help; if it keeps failing, the operator can find request %s in the function's logs.", tool, err, env.RequestID)
+// answerReserve is what the gateway keeps of the deadline it runs under (its
+// Lambda's timeout, within API Gateway's 30 s) to answer when a function it
+// waits for runs longer.
+const answerReserve = 1500 * time.Millisecond
+
+// errNotAwaited reports that the gateway stopped waiting for a function,
+// which goes on running: a Lambda invocation outlives its caller.
+var errNotAwaited = errors.New("the endpoint stopped waiting for it")
+
+// invoke calls function with env. Under a deadline it waits until only
+// [answerReserve] of it is left, then returns errNotAwaited, so that a long
+// call gets an answer instead of the gateway being cut off mid-call.
+func (g *Gateway) invoke(ctx context.Context, function string, env *invoke.Request) (*invoke.Response, error) {
+	d, ok := deadline(ctx)
+	if !ok {
+		return g.opts.Invoker.Invoke(ctx, function, env)
+	}
+	wait, cancel := context.WithDeadline(ctx, d.Add(-answerReserve))
+	defer cancel()
+	resp, err := g.opts.Invoker.Invoke(wait, function, env)
+	if err != nil && wait.Err() != nil && ctx.Err() == nil {
+		return nil, errNotAwaited
+	}
+	return resp, err
+}
+
+func functionFailure(t *catalog.Tool, env *invoke.Request, err error) *mcp.CallToolResult {
+	msg := fmt.Sprintf("%s could not run: %v. Retrying may help; if it keeps failing, the operator can find request %s in the function's logs.", t.Name, err, env.RequestID)
 	var fe *invoke.FunctionError
-	if errors.As(err, &fe) && fe.Type == "Sandbox.Timedout" {
-		msg = fmt.Sprintf("%s timed out before answering (request %s). Retry, or ask for less at once.", tool, env.RequestID)
+	switch {
+	case errors.Is(err, errNotAwaited) && t.Mutates:
+		msg = fmt.Sprintf("%s is still running (request %s) after the longest this endpoint can wait, and finishes on its own: "+
+			"its changes, and its audit events in trace %s (get_audit_trace), appear when it completes. Check them before calling it again.",
+			t.Name, env.RequestID, env.TraceID)
+	case errors.Is(err, errNotAwaited):
+		msg = fmt.Sprintf("%s took longer than this endpoint can wait (request %s). Retry, or ask for less at once.", t.Name, env.RequestID)
+	case errors.As(err, &fe) && fe.Type == "Sandbox.Timedout":
+		msg = fmt.Sprintf("%s timed out before answering (request %s). Retry, or ask for less at once.", t.Name, env.RequestID)
 	}
 	return &mcp.CallToolResult{
 		IsError: true,
