@@ -72,6 +72,7 @@ FUNCTIONS = \
 	vector/indexer \
 	vector/rephrase \
 	vector/retriever \
+	vector/search_group \
 	vector/storage \
 	vector/store_create \
 	vector/store_delete \
@@ -197,6 +198,9 @@ build-VectorRephraseFunction:
 
 build-VectorRetrieverFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/retriever
+
+build-VectorSearchGroupFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/search_group
 
 build-VectorStorageFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/storage

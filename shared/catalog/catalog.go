@@ -75,6 +75,14 @@ type Tool struct {
 	Limits  Limits
 	// Table and Blobs are the function's store access.
 	Table, Blobs Access
+	// BlobKeys, if set, narrows Blobs to the object keys these patterns
+	// match, in the wildcard syntax of IAM resources (* matches any run of
+	// characters, "/" included); if empty, Blobs covers every key.
+	BlobKeys []string
+	// Invokes names the functions (paths under functions/) the tool's
+	// function calls itself, through an invoke.Invoker (Deps.Invoker): the
+	// template gives it their names' prefix and lets it invoke exactly those.
+	Invokes []string
 	// Example holds sample arguments, used for the sample events and the docs.
 	Example json.RawMessage
 	// Compat is the tool's method name on the compatibility JSON-RPC endpoint
@@ -154,6 +162,10 @@ type Function struct {
 	Limits Limits
 	Table  Access
 	Blobs  Access
+	// BlobKeys and Invokes: see [Tool]. BlobKeys is empty, every key, if
+	// any entry it serves has blob access without BlobKeys.
+	BlobKeys []string
+	Invokes  []string
 	// Tools and Resources are what it serves; both are empty for a trigger.
 	Tools     []string
 	Resources []string
@@ -203,6 +215,9 @@ func New(tools []*Tool, resources []*Resource, prompts []*Prompt) (*Catalog, err
 		seen["prompt:"+p.Name] = true
 	}
 	c.functions = c.buildFunctions()
+	if err := checkInvokes(c.functions); err != nil {
+		return nil, err
+	}
 	c.timeouts = map[string]time.Duration{}
 	for _, f := range c.functions {
 		c.timeouts[f.Path] = f.Limits.Timeout
@@ -226,6 +241,26 @@ func checkTool(t *Tool) error {
 		return fmt.Errorf("catalog: tool %q: %s is a level of table access only", t.Name, ReadPut)
 	case t.Limits.Timeout <= 0 || t.Limits.MemoryMB <= 0:
 		return fmt.Errorf("catalog: tool %q needs a timeout and a memory size", t.Name)
+	case len(t.BlobKeys) > 0 && t.Blobs == NoAccess:
+		return fmt.Errorf("catalog: tool %q narrows its blob access to keys, but has none", t.Name)
+	}
+	return nil
+}
+
+// checkInvokes checks that every function a function invokes is another
+// function of the catalog that serves tools or resources: no event source
+// passes an envelope to a trigger.
+func checkInvokes(functions []Function) error {
+	byPath := map[string]Function{}
+	for _, f := range functions {
+		byPath[f.Path] = f
+	}
+	for _, f := range functions {
+		for _, p := range f.Invokes {
+			if g, ok := byPath[p]; !ok || g.Trigger != nil || p == f.Path {
+				return fmt.Errorf("catalog: function %s invokes %q, which is not another tool or resource function of the catalog", f.Path, p)
+			}
+		}
 	}
 	return nil
 }
@@ -259,6 +294,9 @@ func (c *Catalog) WithTriggers(triggers ...*Trigger) (*Catalog, error) {
 	}
 	out.triggers = append(append([]*Trigger(nil), c.triggers...), triggers...)
 	out.functions = out.buildFunctions()
+	if err := checkInvokes(out.functions); err != nil {
+		return nil, err
+	}
 	for _, f := range out.functions {
 		out.timeouts[f.Path] = f.Limits.Timeout
 	}
@@ -299,6 +337,7 @@ func (c *Catalog) Functions() []Function { return c.functions }
 
 func (c *Catalog) buildFunctions() []Function {
 	byPath := map[string]*Function{}
+	allKeys := map[string]bool{} // functions with some entry's blob access to every key
 	get := func(path, family string) *Function {
 		f := byPath[path]
 		if f == nil {
@@ -307,31 +346,41 @@ func (c *Catalog) buildFunctions() []Function {
 		}
 		return f
 	}
-	merge := func(f *Function, l Limits, table, blobs Access) {
+	merge := func(f *Function, l Limits, table, blobs Access, blobKeys []string) {
 		f.Limits.Timeout = max(f.Limits.Timeout, l.Timeout)
 		f.Limits.MemoryMB = max(f.Limits.MemoryMB, l.MemoryMB)
 		f.Limits.ReservedConcurrency = max(f.Limits.ReservedConcurrency, l.ReservedConcurrency)
 		f.Table, f.Blobs = wider(f.Table, table), wider(f.Blobs, blobs)
+		if blobs != NoAccess && len(blobKeys) == 0 {
+			allKeys[f.Path] = true
+		}
+		f.BlobKeys = append(f.BlobKeys, blobKeys...)
 	}
 	for _, t := range c.tools {
 		f := get(t.Function, t.Family)
 		f.Tools = append(f.Tools, t.Name)
-		merge(f, t.Limits, t.Table, t.Blobs)
+		merge(f, t.Limits, t.Table, t.Blobs, t.BlobKeys)
 		f.Pipeline, f.Embeds, f.Generates = f.Pipeline || t.Pipeline, f.Embeds || t.Embeds, f.Generates || t.Generates
+		f.Invokes = append(f.Invokes, t.Invokes...)
 	}
 	for _, t := range c.triggers {
 		f := get(t.Function, t.Family)
 		f.Trigger = t
-		merge(f, t.Limits, t.Table, t.Blobs)
+		merge(f, t.Limits, t.Table, t.Blobs, nil)
 		f.Embeds, f.Generates = f.Embeds || t.Embeds, f.Generates || t.Generates
 	}
 	for _, r := range c.resources {
 		f := get(r.Function, r.Family)
 		f.Resources = append(f.Resources, r.URI+r.URITemplate)
-		merge(f, r.Limits, r.Table, r.Blobs)
+		merge(f, r.Limits, r.Table, r.Blobs, nil)
 	}
 	out := make([]Function, 0, len(byPath))
 	for _, f := range byPath {
+		f.BlobKeys = slices.Compact(slices.Sorted(slices.Values(f.BlobKeys)))
+		if allKeys[f.Path] {
+			f.BlobKeys = nil
+		}
+		f.Invokes = slices.Compact(slices.Sorted(slices.Values(f.Invokes)))
 		out = append(out, *f)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })

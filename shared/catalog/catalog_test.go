@@ -2,10 +2,14 @@ package catalog_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/vector"
 )
 
 func TestDefaultCatalogIsValid(t *testing.T) {
@@ -58,6 +62,9 @@ func TestNewRejectsIncompleteEntries(t *testing.T) {
 		{"MutatingWithTablePutsOnly", func(t *catalog.Tool) { t.Mutates, t.Table = true, catalog.ReadPut }},
 		{"BucketPutsOnly", func(t *catalog.Tool) { t.Blobs = catalog.ReadPut }},
 		{"NoTimeout", func(t *catalog.Tool) { t.Limits.Timeout = 0 }},
+		{"KeysWithoutBlobAccess", func(t *catalog.Tool) { t.Blobs, t.BlobKeys = catalog.NoAccess, []string{"tenants/*"} }},
+		{"InvokingAnUnknownFunction", func(t *catalog.Tool) { t.Invokes = []string{"vector/nowhere"} }},
+		{"InvokingItself", func(t *catalog.Tool) { t.Invokes = []string{t.Function} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := good
@@ -69,5 +76,57 @@ func TestNewRejectsIncompleteEntries(t *testing.T) {
 	}
 	if _, err := catalog.New([]*catalog.Tool{&good, &good}, nil, nil); err == nil {
 		t.Error("New accepted a tool defined twice")
+	}
+}
+
+func TestFunctionsMergeKeysAndInvokes(t *testing.T) {
+	entry := func(name, function string, blobs catalog.Access, keys, invokes []string) *catalog.Tool {
+		tool := *catalog.Default().Tools()[0]
+		tool.Name, tool.Function, tool.Blobs, tool.BlobKeys, tool.Invokes = name, function, blobs, keys, invokes
+		return &tool
+	}
+	cat, err := catalog.New([]*catalog.Tool{
+		entry("a1", "memory/a", catalog.Read, []string{"x/*"}, []string{"memory/b"}),
+		entry("a2", "memory/a", catalog.Read, []string{"y/*", "x/*"}, []string{"memory/c", "memory/b"}),
+		entry("b1", "memory/b", catalog.Read, []string{"x/*"}, nil),
+		entry("b2", "memory/b", catalog.Read, nil, nil), // the whole bucket
+		entry("c1", "memory/c", catalog.NoAccess, nil, nil),
+	}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type merged struct{ Keys, Invokes []string }
+	got := map[string]merged{}
+	for _, f := range cat.Functions() {
+		got[f.Path] = merged{f.BlobKeys, f.Invokes}
+	}
+	want := map[string]merged{
+		"memory/a": {[]string{"x/*", "y/*"}, []string{"memory/b", "memory/c"}},
+		"memory/b": {},
+		"memory/c": {},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestTheSearchWorkerIsInternalAndReadsOnlyShards(t *testing.T) {
+	cat := catalog.Default()
+	worker, ok := cat.Tool("optimizer_vs-search-group")
+	if !ok {
+		t.Fatal("no optimizer_vs-search-group")
+	}
+	if worker.Visibility != catalog.Internal || worker.Table != catalog.NoAccess || worker.Blobs != catalog.Read ||
+		!slices.Equal(worker.BlobKeys, []string{vector.ShardKeys}) || worker.Mutates || len(worker.Invokes) > 0 {
+		t.Errorf("the worker is %+v; want internal, reading shard objects only", worker)
+	}
+	retriever, _ := cat.Tool("optimizer_vs-retriever")
+	if !slices.Equal(retriever.Invokes, []string{worker.Function}) {
+		t.Errorf("the retriever invokes %v, want exactly %s", retriever.Invokes, worker.Function)
+	}
+	// The worker keeps its group in the process cache; Go's heap grows to
+	// twice what is live before it collects.
+	if mem := int64(worker.Limits.MemoryMB) << 20; mem < 2*vector.DefaultCacheBytes {
+		t.Errorf("the worker has %d MB, less than twice the %d MiB cache that holds its group", worker.Limits.MemoryMB, vector.DefaultCacheBytes>>20)
 	}
 }

@@ -45,21 +45,25 @@ func vectorTools() []*Tool {
 	small := Limits{Timeout: 10 * time.Second, MemoryMB: 256}
 	storeIn := schemaFor[vector.StoreInput](func(p map[string]*jsonschema.Schema) { storeAlias(p["alias"]) })
 	storeOut := schemaFor[vector.Store](nil)
+	retriever := vectorTool("optimizer_vs-retriever", "vector/retriever", "Search vector stores",
+		"Retrieves the passages of your vector stores that best answer a question: BM25 keyword search, exact vector search, or both fused by reciprocal rank (hybrid, the default), with optional metadata filters. Without stores, picks the stores whose description and content best fit the question and merges their results; each document names its store.",
+		schemaFor[vector.RetrieveInput](func(p map[string]*jsonschema.Schema) {
+			p["question"].MinLength, p["question"].MaxLength = ptr(1), ptr(vector.MaxQuestionChars)
+			p["stores"].MaxItems = ptr(vector.MaxSearchStores)
+			storeAlias(p["stores"].Items)
+			p["top_k"].Minimum, p["top_k"].Maximum = ptr(1.0), ptr(float64(vector.MaxTopK))
+			p["mode"].Enum = []any{"bm25", "vector", "hybrid"}
+			p["filter"].MaxProperties = ptr(vector.MaxFilterKeys)
+			p["filter"].AdditionalProperties.MaxItems = ptr(vector.MaxFilterValues)
+			p["thread_id"].MaxLength = ptr(128)
+		}), schemaFor[vector.RetrieveOutput](nil), readOnly,
+		Limits{Timeout: 30 * time.Second, MemoryMB: 2048}, Read, Read,
+		`{"question":"How do I rotate the API keys?","top_k":5}`)
+	// A search of more shards than one group fans out to search_group.
+	retriever.Invokes = []string{searchGroupFunction}
 	return []*Tool{
-		vectorTool("optimizer_vs-retriever", "vector/retriever", "Search vector stores",
-			"Retrieves the passages of your vector stores that best answer a question: BM25 keyword search, exact vector search, or both fused by reciprocal rank (hybrid, the default), with optional metadata filters. Without stores, picks the stores whose description and content best fit the question and merges their results; each document names its store.",
-			schemaFor[vector.RetrieveInput](func(p map[string]*jsonschema.Schema) {
-				p["question"].MinLength, p["question"].MaxLength = ptr(1), ptr(vector.MaxQuestionChars)
-				p["stores"].MaxItems = ptr(vector.MaxSearchStores)
-				storeAlias(p["stores"].Items)
-				p["top_k"].Minimum, p["top_k"].Maximum = ptr(1.0), ptr(float64(vector.MaxTopK))
-				p["mode"].Enum = []any{"bm25", "vector", "hybrid"}
-				p["filter"].MaxProperties = ptr(vector.MaxFilterKeys)
-				p["filter"].AdditionalProperties.MaxItems = ptr(vector.MaxFilterValues)
-				p["thread_id"].MaxLength = ptr(128)
-			}), schemaFor[vector.RetrieveOutput](nil), readOnly,
-			Limits{Timeout: 30 * time.Second, MemoryMB: 2048}, Read, Read,
-			`{"question":"How do I rotate the API keys?","top_k":5}`),
+		retriever,
+		searchGroupTool(),
 		vectorTool("optimizer_vs-storage", "vector/storage", "List searchable vector stores",
 			"Lists your vector stores that a search can use, with alias, description and embedding model. Stores built with an embedding model other than the configured one are listed apart as hidden, with the reason.",
 			schemaFor[vector.StorageInput](func(p map[string]*jsonschema.Schema) { p["thread_id"].MaxLength = ptr(128) }),
@@ -112,6 +116,45 @@ func vectorTools() []*Tool {
 			"Deletes a vector store with all its documents, shards and manifests. If interrupted, calling it again finishes the job.",
 			storeIn, schemaFor[vector.DeleteStoreOutput](nil), destructive,
 			Limits{Timeout: 120 * time.Second, MemoryMB: 256}, ReadWrite, ReadWrite, `{"alias":"manuals"}`),
+	}
+}
+
+const searchGroupFunction = "vector/search_group"
+
+// searchGroupLimits: 3008 MB holds a group of vector.DefaultGroupBytes of
+// shards (768 MiB; about 960 MiB decoded, which the process cache keeps)
+// with room for the read buffers of a cold load and the Go heap's headroom,
+// and buys about 1.7 vCPUs to decode shards in parallel. Lambda allows up to
+// 10 GB, which would fit groups three times larger, but some accounts are held
+// to 3008 MB, and a larger group lengthens every worker's cold load and scan:
+// more groups search in parallel instead. The timeout is under the
+// retriever's, so that a stuck worker fails the search with its own error.
+var searchGroupLimits = Limits{Timeout: 20 * time.Second, MemoryMB: 3008}
+
+// searchGroupTool is the worker of a search fanned out over functions
+// (vector.Service.SearchGroup): the retriever invokes it once per group of
+// shards when a search spans more than one group. It reads shard objects
+// and nothing else.
+func searchGroupTool() *Tool {
+	return &Tool{
+		Name: "optimizer_vs-search-group", Title: "Search a group of shards",
+		Description: "Internal step of a search too large for one function. Runs one operation over a group of the caller's shards: stats (BM25 statistics of the query's terms), search (per-modality rankings with the collection's statistics, and the ranked chunks) or vectors (the vectors of hits it ranked). The retriever merges the groups' answers.",
+		Family:      VectorFamily, Function: searchGroupFunction,
+		Input: schemaFor[vector.SearchGroupInput](func(p map[string]*jsonschema.Schema) {
+			p["op"].Enum = enum(vector.SearchGroupOps...)
+			shard := p["group"].Properties["shards"].Items.Properties
+			storeAlias(shard["store"])
+			shard["key"].MaxLength = ptr(1024)
+			shard["chunks"].Minimum = ptr(0.0)
+			q := p["query"].Properties
+			q["mode"].Enum = enum(vector.Modes...)
+			q["k"].Minimum = ptr(1.0)
+		}),
+		Output:      schemaFor[vector.SearchGroupOutput](nil),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)},
+		Visibility:  Internal, Limits: searchGroupLimits,
+		Blobs: Read, BlobKeys: []string{vector.ShardKeys},
+		Example: json.RawMessage(`{"op":"search","group":{"shards":[{"store":"manuals","key":"tenants/demo/vector/manuals/shards/0000000000000000.seg","chunks":1}]},"query":{"text":"How do I rotate the API keys?","mode":"bm25","k":5}}`),
 	}
 }
 

@@ -21,8 +21,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/store"
@@ -53,7 +55,8 @@ type Config struct {
 	// functions get no blob store (the memory functions need none).
 	Bucket string
 	// FunctionPrefix begins the name of every tool function; the gateway on
-	// AWS invokes <FunctionPrefix><function name>.
+	// AWS, and a function that invokes others, invokes <FunctionPrefix><function
+	// name>.
 	FunctionPrefix string
 	// AllowedOrigins are the browser origins the gateway accepts.
 	AllowedOrigins []string
@@ -178,6 +181,19 @@ func (c *Config) OpenBlobs(ctx context.Context) (store.Blobs, error) {
 	return s3.New(awss3.NewFromConfig(cfg), c.Bucket), nil
 }
 
+// OpenInvoker returns the invoker of the functions FunctionPrefix names,
+// through the Lambda API, or nil if it names none.
+func (c *Config) OpenInvoker(ctx context.Context) (invoke.Invoker, error) {
+	if c.FunctionPrefix == "" {
+		return nil, nil
+	}
+	cfg, err := c.AWS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return invoke.NewLambda(awslambda.NewFromConfig(cfg), c.FunctionPrefix), nil
+}
+
 // Open builds the stores and providers c names, as a function's handler
 // needs them. The returned function closes what needs closing. Offline and
 // ephemeral choices are announced on warn.
@@ -204,6 +220,11 @@ func (c *Config) Open(ctx context.Context, warn io.Writer) (lambdafn.Deps, func(
 		closeFn()
 		return lambdafn.Deps{}, nil, err
 	}
+	invoker, err := c.OpenInvoker(ctx)
+	if err != nil {
+		closeFn()
+		return lambdafn.Deps{}, nil, err
+	}
 	fmt.Fprintf(warn, "WARNING: summaries come from the offline extractive summariser (provider %q, model %q): no language model is configured\n", offline.Name, offline.Model)
-	return lambdafn.Deps{Table: table, Blobs: blobs, Summarizer: offline.Summarizer{}, Embedder: embedder, Generator: generator, Pipeline: runner}, closeFn, nil
+	return lambdafn.Deps{Table: table, Blobs: blobs, Summarizer: offline.Summarizer{}, Embedder: embedder, Generator: generator, Pipeline: runner, Invoker: invoker}, closeFn, nil
 }

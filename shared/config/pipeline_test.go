@@ -55,12 +55,7 @@ func TestOpenWithAPipelineArnRunsTheStateMachine(t *testing.T) {
 		json.NewEncoder(w).Encode(map[string]any{"status": "SUCCEEDED", "output": `{"question":"q","relevant":"yes","degraded":[]}`, "startDate": 1.7e9, "stopDate": 1.7e9})
 	}))
 	defer srv.Close()
-	t.Setenv("AWS_ENDPOINT_URL_SFN", srv.URL)
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKID")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "SECRET")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	fakeAWS(t, "AWS_ENDPOINT_URL_SFN", srv.URL)
 	cfg := config.Local(filepath.Join(t.TempDir(), "data"))
 	cfg.PipelineARN = "arn:aws:states:us-east-1:123456789012:stateMachine:rag"
 	deps, closeFn, err := cfg.Open(context.Background(), io.Discard)

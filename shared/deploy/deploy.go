@@ -93,6 +93,8 @@ type Function struct {
 	Limits catalog.Limits
 	// Table and Blobs are its store access; the gateway's is special (it reads API keys only).
 	Table, Blobs catalog.Access
+	// BlobKeys and Invokes are the catalog's, see [catalog.Function].
+	BlobKeys, Invokes []string
 	// Serves names the tools and resources it serves; empty for the gateway
 	// and for triggers.
 	Serves []string
@@ -111,7 +113,7 @@ func Functions(cat *catalog.Catalog) []Function {
 	for _, f := range cat.Functions() {
 		out = append(out, Function{
 			Path: f.Path, LogicalID: invoke.LogicalID(f.Path), Name: invoke.FunctionName(f.Path),
-			Limits: f.Limits, Table: f.Table, Blobs: f.Blobs,
+			Limits: f.Limits, Table: f.Table, Blobs: f.Blobs, BlobKeys: f.BlobKeys, Invokes: f.Invokes,
 			Serves:   append(append([]string(nil), f.Tools...), f.Resources...),
 			Pipeline: f.Pipeline, Embeds: f.Embeds, Generates: f.Generates, Trigger: f.Trigger,
 		})
@@ -186,8 +188,29 @@ const (
 	stackUUID  = `{Id: !Select [2, !Split ["/", !Ref "AWS::StackId"]]}`
 	bucketName = `!Sub ["switchboard-${Id}", ` + stackUUID + `]`
 	bucketArn  = `!Sub ["arn:${AWS::Partition}:s3:::switchboard-${Id}", ` + stackUUID + `]`
-	bucketObjs = `!Sub ["arn:${AWS::Partition}:s3:::switchboard-${Id}/*", ` + stackUUID + `]`
 )
+
+// bucketObjects returns the ARNs of the bucket's objects whose keys match
+// patterns, or of every object if there are none; by the bucket's name for
+// a trigger (see bucketName), by reference otherwise.
+func bucketObjects(trigger bool, patterns []string) []string {
+	if len(patterns) == 0 {
+		patterns = []string{"*"}
+	}
+	out := make([]string, len(patterns))
+	for i, p := range patterns {
+		out[i] = "!Sub ${Bucket.Arn}/" + p
+		if trigger {
+			out[i] = `!Sub ["arn:${AWS::Partition}:s3:::switchboard-${Id}/` + p + `", ` + stackUUID + `]`
+		}
+	}
+	return out
+}
+
+// functionArn returns the ARN of the stack's function named name.
+func functionArn(name string) string {
+	return "!Sub arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${AWS::StackName}-" + name
+}
 
 // The provider settings the template passes to functions that embed or
 // generate, and the Bedrock models the providers default to.
@@ -242,7 +265,7 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 		var arns []string
 		for _, t := range targets {
 			if t.Path != GatewayPath && t.Trigger == nil {
-				arns = append(arns, "!Sub arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${AWS::StackName}-"+t.Name)
+				arns = append(arns, functionArn(t.Name))
 			}
 		}
 		tf.Statements = []statement{
@@ -254,12 +277,12 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 	}
 	tf.Comment = fmt.Sprintf("functions/%s serves %s.", f.Path, strings.Join(f.Serves, ", "))
 	tf.Description = "Switchboard " + strings.Join(f.Serves, ", ")
-	bucket, bucketARN, objects := "!Ref Bucket", "!GetAtt Bucket.Arn", "!Sub ${Bucket.Arn}/*"
+	bucket, bucketARN := "!Ref Bucket", "!GetAtt Bucket.Arn"
 	if f.Trigger != nil {
 		tf.Comment = fmt.Sprintf("functions/%s: %s", f.Path, f.Trigger.Description)
 		tf.Description = "Switchboard " + f.Path
 		tf.S3 = f.Trigger.S3
-		bucket, bucketARN, objects = bucketName, bucketArn, bucketObjs
+		bucket, bucketARN = bucketName, bucketArn
 	}
 	switch f.Table {
 	case catalog.Read:
@@ -271,12 +294,23 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 	}
 	if f.Blobs != catalog.NoAccess {
 		tf.Env = append(tf.Env, envVar{config.EnvBucket, bucket})
+		// Listing stays bucket-wide, even for a function narrowed to some
+		// keys: without it, S3 answers a missing object with 403, not 404,
+		// and a reader cannot tell a gone object from a refusal.
 		tf.Statements = append(tf.Statements, statement{Sid: "BucketList", Actions: []string{"s3:ListBucket"}, Resources: []string{bucketARN}})
-		objects := statement{Sid: "BucketObjectsRead", Actions: bucketObjectRead, Resources: []string{objects}}
+		objects := statement{Sid: "BucketObjectsRead", Actions: bucketObjectRead, Resources: bucketObjects(f.Trigger != nil, f.BlobKeys)}
 		if f.Blobs == catalog.ReadWrite {
 			objects.Sid, objects.Actions = "BucketObjectsReadWrite", concat(bucketObjectRead, bucketObjectRW)
 		}
 		tf.Statements = append(tf.Statements, objects)
+	}
+	if len(f.Invokes) > 0 {
+		tf.Env = append(tf.Env, envVar{config.EnvFunctionPrefix, "!Sub ${AWS::StackName}-"})
+		var arns []string
+		for _, p := range f.Invokes {
+			arns = append(arns, functionArn(invoke.FunctionName(p)))
+		}
+		tf.Statements = append(tf.Statements, statement{Sid: "InvokeFunctions", Actions: []string{"lambda:InvokeFunction"}, Resources: arns})
 	}
 	if f.Pipeline {
 		tf.Env = append(tf.Env, envVar{config.EnvPipelineARN, "!Ref " + PipelineLogicalID})

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,8 +91,8 @@ func eventByPath(t *testing.T, path string) Event {
 // seed prepares table and blobs for the sample events: it replays the events
 // of memory_get_or_create and memory_add_message, so that the sample
 // conversation exists with a message, and the sample trace has audit events;
-// and it creates the sample vector store and replays vector_document_ingest
-// into it.
+// and it creates the sample vector store, replays vector_document_ingest
+// into it, and puts its shard where the search worker's example names it.
 func seed(t *testing.T, table store.Table, blobs store.Blobs) {
 	t.Helper()
 	hs := handlers.Build(handlers.All(), deps(table, blobs))
@@ -106,6 +107,37 @@ func seed(t *testing.T, table store.Table, blobs store.Blobs) {
 			t.Fatalf("seeding with %s: %v", path, err)
 		}
 		checkAnswer(t, ev, out)
+	}
+	seedShard(t, blobs)
+}
+
+// seedShard copies the sample store's one shard to the key the search
+// worker's example names: shard keys are random, an example's fixed.
+func seedShard(t *testing.T, blobs store.Blobs) {
+	t.Helper()
+	ctx := context.Background()
+	worker, _ := catalog.Default().Tool("optimizer_vs-search-group")
+	var in vector.SearchGroupInput
+	if err := json.Unmarshal(worker.Example, &in); err != nil {
+		t.Fatal(err)
+	}
+	page, err := blobs.List(ctx, tenant.BlobPrefix(SampleTenant)+"vector/manuals/shards/", nil)
+	if err != nil || len(page.Blobs) != 1 {
+		t.Fatalf("the sample store's shards: %v, %v; want one", page.Blobs, err)
+	}
+	rc, _, err := blobs.Get(ctx, page.Blobs[0].Key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range in.Group.Shards {
+		if _, err := blobs.Put(ctx, sh.Key, data, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

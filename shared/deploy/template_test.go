@@ -143,9 +143,15 @@ func wantToolFunction(f catalog.Function) map[string]any {
 			map[string]any{"Sid": sid, "Effect": "Allow", "Action": strs(g.bucketObjects...), "Resource": []any{sub("${Bucket.Arn}/*")}},
 		)
 	}
-	bucketEnv, bucketArn, bucketObjs := ref("Bucket"), getAtt("Bucket.Arn"), sub("${Bucket.Arn}/*")
+	bucketEnv, bucketArn, bucketObjs := ref("Bucket"), getAtt("Bucket.Arn"), []any{sub("${Bucket.Arn}/*")}
+	if len(f.BlobKeys) > 0 {
+		bucketObjs = nil
+		for _, k := range f.BlobKeys {
+			bucketObjs = append(bucketObjs, sub("${Bucket.Arn}/"+k))
+		}
+	}
 	if f.Trigger != nil {
-		bucketEnv, bucketArn, bucketObjs = bucketNameRaw, bucketArnRaw, bucketObjsRaw
+		bucketEnv, bucketArn, bucketObjs = bucketNameRaw, bucketArnRaw, []any{bucketObjsRaw}
 	}
 	for _, st := range statements {
 		st := st.(map[string]any)
@@ -153,11 +159,19 @@ func wantToolFunction(f catalog.Function) map[string]any {
 		case "BucketList":
 			st["Resource"] = []any{bucketArn}
 		case "BucketObjectsRead", "BucketObjectsReadWrite":
-			st["Resource"] = []any{bucketObjs}
+			st["Resource"] = bucketObjs
 		}
 	}
 	if _, ok := env[config.EnvBucket]; ok {
 		env[config.EnvBucket] = bucketEnv
+	}
+	if len(f.Invokes) > 0 {
+		env[config.EnvFunctionPrefix] = sub("${AWS::StackName}-")
+		var arns []any
+		for _, p := range f.Invokes {
+			arns = append(arns, sub("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${AWS::StackName}-"+invoke.FunctionName(p)))
+		}
+		statements = append(statements, map[string]any{"Sid": "InvokeFunctions", "Effect": "Allow", "Action": strs("lambda:InvokeFunction"), "Resource": arns})
 	}
 	if f.Pipeline {
 		env[config.EnvPipelineARN] = ref(PipelineLogicalID)
@@ -335,6 +349,11 @@ func TestTheTemplateFollowsAccessForEveryLevel(t *testing.T) {
 			})
 		}
 	}
+	// Access narrowed to some keys, and a function invoking others.
+	narrowed := *tools[len(tools)-1]
+	narrowed.Name, narrowed.Function = "t_narrowed", "test/t_narrowed"
+	narrowed.BlobKeys, narrowed.Invokes = []string{"tenants/*/a/*", "tenants/*/b/*"}, []string{tools[0].Function, tools[1].Function}
+	tools = append(tools, &narrowed)
 	cat, err := catalog.New(tools, nil, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -43,6 +43,7 @@ func All() map[string]Constructor {
 		"memory/resource":              MemoryResource,
 		"operations/get_audit_trace":   GetAuditTrace,
 		"vector/retriever":             VectorRetriever,
+		"vector/search_group":          VectorSearchGroup,
 		"vector/storage":               VectorStorage,
 		"vector/store_create":          VectorStoreCreate,
 		"vector/store_get":             VectorStoreGet,

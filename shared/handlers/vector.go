@@ -2,17 +2,25 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
 	"github.com/switchboard-dev/switchboard/shared/vector"
+	"github.com/switchboard-dev/switchboard/shared/vector/remote"
 )
 
 func vectorService(d lambdafn.Deps) *vector.Service {
-	return vector.New(d.Table, d.Blobs, d.Embedder, &vector.Options{Logger: d.Logger, Progress: lambdafn.ReportProgress})
+	return vector.New(d.Table, d.Blobs, d.Embedder, vectorOptions(d))
+}
+
+func vectorOptions(d lambdafn.Deps) *vector.Options {
+	return &vector.Options{Logger: d.Logger, Progress: lambdafn.ReportProgress}
 }
 
 // VectorStorage builds the optimizer_vs-storage function.
@@ -51,9 +59,46 @@ func VectorDocumentDelete(d lambdafn.Deps) lambda.Handler {
 }
 
 // VectorRetriever builds the optimizer_vs-retriever function: the
-// pipeline's retrieve step and a public tool.
+// pipeline's retrieve step and a public tool. A search spanning several
+// groups of shards fans out to the search group function through
+// d.Invoker; a function without one (run alone: sam local invoke, a test)
+// searches every group itself.
 func VectorRetriever(d lambdafn.Deps) lambda.Handler {
-	return lambdafn.Tool(tool("optimizer_vs-retriever"), d, vectorService(d).Retrieve)
+	opts := vectorOptions(d)
+	if d.Invoker != nil {
+		worker := tool("optimizer_vs-search-group")
+		opts.Searcher = remote.New(d.Invoker, worker.Function, worker.Name)
+	}
+	return lambdafn.Tool(tool("optimizer_vs-retriever"), d, vector.New(d.Table, d.Blobs, d.Embedder, opts).Retrieve)
+}
+
+// VectorSearchGroup builds the optimizer_vs-search-group function: a worker
+// of a search fanned out over functions (see [vector.Service.SearchGroup]).
+func VectorSearchGroup(d lambdafn.Deps) lambda.Handler {
+	svc := vectorService(d)
+	return lambdafn.Tool(tool("optimizer_vs-search-group"), d, func(ctx context.Context, c tenant.Caller, in vector.SearchGroupInput) (groupAnswer, error) {
+		out, err := svc.SearchGroup(ctx, c, in)
+		return groupAnswer{out}, err
+	})
+}
+
+// groupAnswer is a worker's answer as it travels: once, as structured
+// content, with a line saying what it holds as the text content rather than
+// a second copy of the JSON. Lambda bounds a response at 6 MB.
+type groupAnswer struct{ vector.SearchGroupOutput }
+
+// MCPContent implements [lambdafn.Contenter].
+func (a groupAnswer) MCPContent() []mcp.Content {
+	var text string
+	switch {
+	case a.Stats != nil:
+		text = fmt.Sprintf("BM25 statistics of %d chunks", a.Stats.Chunks)
+	case a.Result != nil:
+		text = fmt.Sprintf("%d BM25 and %d vector hits", len(a.Result.Lists.BM25), len(a.Result.Lists.Vector))
+	default:
+		text = fmt.Sprintf("%d vectors", len(a.Vectors))
+	}
+	return []mcp.Content{&mcp.TextContent{Text: text}}
 }
 
 // VectorDocumentIngest builds the vector_document_ingest function.

@@ -48,6 +48,10 @@ type Deps struct {
 	Generator  provider.Generator
 	// Pipeline runs the RAG pipeline state machine; nil where none is configured.
 	Pipeline pipeline.Runner
+	// Invoker calls the functions a function invokes itself (the catalog's
+	// Tool.Invokes): through the Lambda API on AWS, in process locally; nil
+	// where none is configured.
+	Invoker invoke.Invoker
 	// Logger receives one line per call. If nil, logs are discarded.
 	Logger *slog.Logger
 	// Metrics adds CloudWatch embedded-metric fields to each call's log line.

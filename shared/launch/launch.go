@@ -22,7 +22,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
-	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/switchboard-dev/switchboard/shared/apigw"
 	"github.com/switchboard-dev/switchboard/shared/apikey"
@@ -118,7 +117,7 @@ func lambdaGateway(extras Extras) error {
 	if err != nil {
 		return err
 	}
-	awsCfg, err := cfg.AWS(ctx) // already loaded for the table
+	invoker, err := cfg.OpenInvoker(ctx)
 	if err != nil {
 		return err
 	}
@@ -128,7 +127,7 @@ func lambdaGateway(extras Extras) error {
 	}
 	opts := gateway.Options{
 		Catalog:        cat,
-		Invoker:        invoke.NewLambda(awslambda.NewFromConfig(awsCfg), cfg.FunctionPrefix),
+		Invoker:        invoker,
 		Keys:           apikey.New(table, nil),
 		AllowedOrigins: cfg.AllowedOrigins,
 		Logger:         logger,
@@ -161,19 +160,21 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 	}
 	constructors := handlers.All()
 	maps.Copy(constructors, extras.Functions)
-	// The pipeline's steps are functions too: the Local runner invokes them
-	// through the invoker built from the handlers it is itself a dependency of.
-	steps := &lateInvoker{}
+	// The pipeline's steps and the retriever's search workers are functions
+	// too: the Local runner and the retriever invoke them through the invoker
+	// built from the handlers they are themselves dependencies of.
+	functions := &lateInvoker{}
 	if deps.Pipeline == nil {
-		if deps.Pipeline, err = pipeline.NewLocal(steps); err != nil {
+		if deps.Pipeline, err = pipeline.NewLocal(functions); err != nil {
 			return err
 		}
 	}
-	steps.Invoker = invoke.NewLocal(handlers.Build(constructors, deps), cat.Timeout)
+	deps.Invoker = functions
+	functions.Invoker = invoke.NewLocal(handlers.Build(constructors, deps), cat.Timeout)
 	keys := apikey.New(deps.Table, nil)
 	opts := gateway.Options{
 		Catalog:           cat,
-		Invoker:           steps.Invoker,
+		Invoker:           functions.Invoker,
 		Keys:              keys,
 		AllowLocalOrigins: true,
 		Logger:            logger,
@@ -229,5 +230,6 @@ Press Ctrl-C to stop.
 }
 
 // lateInvoker is an [invoke.Invoker] set after it is handed out: the local
-// pipeline runner needs the invoker of the handlers that are built with it.
+// pipeline runner and the retriever need the invoker of the handlers that
+// are built with them.
 type lateInvoker struct{ invoke.Invoker }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
 // CountingBlobs counts the reads that reach a store.Blobs; the tests of
@@ -164,4 +166,26 @@ func TestCache(t *testing.T) {
 			}
 		})
 	})
+}
+
+// TestAGroupFitsTheCache checks what a worker relies on to keep its group
+// warm: a default group of shards, decoded, fits the default cache.
+func TestAGroupFitsTheCache(t *testing.T) {
+	if got := segmentBytes(DefaultGroupBytes); got > DefaultCacheBytes {
+		t.Errorf("a group of %d bytes decodes to about %d, more than the cache's %d", DefaultGroupBytes, got, DefaultCacheBytes)
+	}
+}
+
+func TestShardKeysMatchesShardsNotManifestsOrUploads(t *testing.T) {
+	c := tenant.Caller{Tenant: "acme"}
+	for key, want := range map[string]bool{
+		shardKey(c, "notes", randomID(8)):   true,
+		manifestKey(c, "notes", 7):          false,
+		"tenants/acme/documents/notes/a.md": false,
+	} {
+		// IAM's * also matches "/", path.Match's does not: a match here is one there too.
+		if got, _ := path.Match(ShardKeys, key); got != want {
+			t.Errorf("ShardKeys matches %s: %v, want %v", key, got, want)
+		}
+	}
 }

@@ -5,16 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 
+	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/retrieval"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
 // Fan-out. A search runs as a coordinator and workers. The coordinator
 // splits the shards to search into groups of at most [Options.GroupBytes]
-// (what one worker can hold in memory), then, when there is more than one
-// group, runs two phases:
+// (what one worker can hold in memory). One group it searches itself, in
+// process. Several it hands to workers ([Options.Searcher]), one per group,
+// in parallel, in two phases:
 //
 //  1. statistics: each worker returns its group's BM25 statistics for the
 //     query's terms (retrieval.Segment.TermStats); the coordinator adds them
@@ -26,7 +29,7 @@ import (
 //
 // The coordinator merges each modality's lists and fuses them
 // (retrieval.Combine): the result is exactly what one process searching
-// every shard would return. With one group, phase 1 is skipped.
+// every shard would return.
 //
 // Hybrid search expands its vector query from the collection's top BM25 hits
 // (pseudo-relevance feedback, retrieval.ExpandVector), so with several groups
@@ -34,23 +37,32 @@ import (
 // top hits, fetched from the groups holding them; and a vector round with
 // the expanded query.
 //
-// [LocalSearcher], the workers of a single process (one goroutine per group,
-// all sharing the warm cache), is what runs today. On AWS a store too large
-// for one function's memory would use a Searcher that invokes an internal
-// search function per group with the same [ShardGroup] and [GroupQuery] as
-// JSON, each warm instance keeping its group's shards cached.
+// Workers are [Searcher]s. [LocalSearcher] runs them as goroutines of this
+// process, sharing its cache: the default, and what a search of one group
+// always uses. The retriever's handler uses package vector/remote's instead,
+// which invokes the internal tool optimizer_vs-search-group once per group
+// and round, through invoke.Lambda on AWS and the local gateway's
+// invoke.Local on a laptop, with the JSON of [SearchGroupInput]; the tool's
+// handler is [Service.SearchGroup], which answers a [SearchGroupOutput]. Each
+// warm instance of that function keeps the shards it searched in its cache;
+// Lambda hands an invocation to any idle instance, though, so an instance may
+// be sent a group it does not hold and load it from S3 first.
 
 // DefaultGroupBytes bounds the encoded shard bytes of one group when
-// [Options.GroupBytes] is zero: decoded, about twice that, which fits a
-// 2 GB function with room for the rest.
+// [Options.GroupBytes] is zero. Decoded, a group takes about a quarter more
+// (960 MiB), which [DefaultCacheBytes] holds: a worker keeps its whole group
+// warm. Larger groups would fit the larger functions Lambda allows, but would
+// lengthen every worker's cold load and scan; more groups are searched in
+// parallel instead.
 const DefaultGroupBytes = 768 << 20
 
 // GroupShard is one shard of a [ShardGroup].
 type GroupShard struct {
-	Store  string `json:"store"`
-	Key    string `json:"key"`
-	ETag   string `json:"etag"`
-	Size   int64  `json:"size"`
+	Store string `json:"store"`
+	Key   string `json:"key"`
+	// ETag and Size are the manifest's; a worker needs neither.
+	ETag   string `json:"etag,omitempty"`
+	Size   int64  `json:"size,omitempty"`
 	Chunks int    `json:"chunks"`
 }
 
@@ -199,6 +211,91 @@ func (l *LocalSearcher) Vectors(ctx context.Context, _ tenant.Caller, g ShardGro
 	return out, nil
 }
 
+// The operations of [Service.SearchGroup]: one per [Searcher] method.
+const (
+	OpStats   = "stats"
+	OpSearch  = "search"
+	OpVectors = "vectors"
+)
+
+// SearchGroupOps lists the operations [SearchGroupInput.Op] names.
+var SearchGroupOps = []string{OpStats, OpSearch, OpVectors}
+
+// SearchGroupInput is one worker call of a search fanned out over several
+// functions: the [Searcher] method Op runs over Group, with its argument.
+type SearchGroupInput struct {
+	Op    string          `json:"op" jsonschema:"the Searcher method to run: stats, search or vectors"`
+	Group ShardGroup      `json:"group" jsonschema:"the shards to search, all under the caller's tenant"`
+	Terms []string        `json:"terms,omitempty" jsonschema:"stats: the query's terms"`
+	Query *GroupQuery     `json:"query,omitempty" jsonschema:"search: the group's part of the search"`
+	Hits  []retrieval.Hit `json:"hits,omitempty" jsonschema:"vectors: hits a search of the same group returned"`
+}
+
+// SearchGroupOutput is a worker's answer: the field its operation fills.
+type SearchGroupOutput struct {
+	Stats   *retrieval.Stats `json:"stats,omitempty"`
+	Result  *GroupResult     `json:"result,omitempty"`
+	Vectors [][]float32      `json:"vectors,omitempty"`
+}
+
+// SearchGroup runs one [Searcher] method over a group of c's shards, in this
+// process: the worker side of a search fanned out over several functions.
+// Every shard must lie under c's tenant, in the store it names; a group that
+// names another's shard is refused before anything is read. A shard that is
+// gone is a not-found fault, which the coordinator takes for
+// store.ErrNotFound and reads the manifests again.
+func (s *Service) SearchGroup(ctx context.Context, c tenant.Caller, in SearchGroupInput) (SearchGroupOutput, error) {
+	if err := ownGroup(c, in.Group); err != nil {
+		return SearchGroupOutput{}, err
+	}
+	l := s.LocalSearcher()
+	var out SearchGroupOutput
+	var err error
+	switch in.Op {
+	case OpStats:
+		var st retrieval.Stats
+		st, err = l.Stats(ctx, c, in.Group, in.Terms)
+		out.Stats = &st
+	case OpSearch:
+		if in.Query == nil {
+			return SearchGroupOutput{}, fault.Invalid("query", "is required for op %s", OpSearch)
+		}
+		var res GroupResult
+		res, err = l.Search(ctx, c, in.Group, *in.Query)
+		out.Result = &res
+	case OpVectors:
+		out.Vectors, err = l.Vectors(ctx, c, in.Group, in.Hits)
+	default:
+		return SearchGroupOutput{}, fault.Invalid("op", "%q is not an operation: use %s", in.Op, strings.Join(SearchGroupOps, ", "))
+	}
+	if isNotFound(err) {
+		return SearchGroupOutput{}, fault.NotFound("a shard of the group is gone (%v): a newer manifest dropped it; read the manifests again", err)
+	}
+	if err != nil {
+		return SearchGroupOutput{}, err
+	}
+	return out, nil
+}
+
+// ownGroup checks that every shard of g is a shard object of c's store it
+// names: the caller comes from the envelope, the keys from the request.
+func ownGroup(c tenant.Caller, g ShardGroup) error {
+	for i, sh := range g.Shards {
+		field := fmt.Sprintf("group.shards[%d]", i)
+		if err := ValidateAlias(field+".store", sh.Store); err != nil {
+			return err
+		}
+		if err := tenant.OwnBlobKey(c, sh.Key); err != nil {
+			return fault.Invalid(field+".key", "%v", err)
+		}
+		rest, ok := strings.CutPrefix(sh.Key, storePrefix(c, sh.Store)+"shards/")
+		if !ok || !strings.HasSuffix(rest, ".seg") || strings.Contains(rest, "/") {
+			return fault.Invalid(field+".key", "%q is not a shard of store %q (%sshards/<id>.seg)", sh.Key, sh.Store, storePrefix(c, sh.Store))
+		}
+	}
+	return nil
+}
+
 // groups splits shards into groups of at most maxBytes each (a larger shard
 // is a group of its own), in order.
 func groups(shards []GroupShard, maxBytes int64) []ShardGroup {
@@ -225,12 +322,16 @@ type ScoredChunk struct {
 	ChunkContent
 }
 
-// fanOut runs a search over shards as described above: the groups in
-// parallel through searcher, two phases when there are several.
-func fanOut(ctx context.Context, searcher Searcher, c tenant.Caller, shards []GroupShard, maxBytes int64, q GroupQuery) ([]ScoredChunk, error) {
-	gs := groups(shards, maxBytes)
+// fanOut runs a search over shards as described above: one group in
+// process, several in parallel through s.searcher, in two phases.
+func (s *Service) fanOut(ctx context.Context, c tenant.Caller, shards []GroupShard, q GroupQuery) ([]ScoredChunk, error) {
+	gs := groups(shards, s.groupBytes)
 	if len(gs) == 0 {
 		return nil, nil
+	}
+	searcher := s.searcher
+	if len(gs) == 1 {
+		searcher = s.LocalSearcher()
 	}
 	rq := q.query()
 	if len(gs) > 1 && rq.Mode != retrieval.ModeVector {
@@ -242,7 +343,9 @@ func fanOut(ctx context.Context, searcher Searcher, c tenant.Caller, shards []Gr
 		}); err != nil {
 			return nil, err
 		}
-		var total retrieval.Stats
+		// DF is never null, even for a query of stop words alone: workers
+		// may get the statistics as JSON, checked against a schema.
+		total := retrieval.Stats{DF: map[string]int64{}}
 		for _, st := range stats {
 			total.Add(st)
 		}
@@ -309,15 +412,35 @@ func hybridRounds(ctx context.Context, searcher Searcher, c tenant.Caller, gs []
 		n = max(q.Tuning.Feedback, 0)
 	}
 	top = top[:min(n, len(top))]
-	// Each top hit's vector comes from its group: merged hits keep the
-	// Segment and Index of the list they came from.
-	vecs := make([][]float32, len(top))
+	// Each top hit's vector comes from its group, one call per group: merged
+	// hits keep the Segment and Index of the list they came from.
+	byGroup := make([][]int, len(gs)) // group -> indexes into top
 	for i, h := range top {
-		v, err := searcher.Vectors(ctx, c, gs[owner[h.ChunkID]], []retrieval.Hit{h})
-		if err != nil {
-			return nil, err
+		g := owner[h.ChunkID]
+		byGroup[g] = append(byGroup[g], i)
+	}
+	vecs := make([][]float32, len(top))
+	if err := each(ctx, len(gs), func(ctx context.Context, g int) error {
+		if len(byGroup[g]) == 0 {
+			return nil
 		}
-		vecs[i] = v[0]
+		hits := make([]retrieval.Hit, len(byGroup[g]))
+		for j, i := range byGroup[g] {
+			hits[j] = top[i]
+		}
+		v, err := searcher.Vectors(ctx, c, gs[g], hits)
+		if err != nil {
+			return err
+		}
+		if len(v) != len(hits) {
+			return fmt.Errorf("vector: %d vectors for %d hits", len(v), len(hits))
+		}
+		for j, i := range byGroup[g] {
+			vecs[i] = v[j]
+		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	vq := q
 	vq.Mode, vq.K, vq.Vector = retrieval.ModeVector, rq.Depth(), retrieval.ExpandVector(rq, vecs)

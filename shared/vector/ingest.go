@@ -323,7 +323,7 @@ func (s *Service) writeShard(ctx context.Context, c tenant.Caller, alias string,
 	if err != nil {
 		return shardRef{}, fault.Unavailable(err, "writing a shard of vector store %q failed; retry", alias)
 	}
-	s.cache.add(&cacheEntry{key: key, etag: info.ETag, size: segmentBytes(data), value: seg, checked: time.Now()})
+	s.cache.add(&cacheEntry{key: key, etag: info.ETag, size: segmentBytes(int64(len(data))), value: seg, checked: time.Now()})
 	docs := map[string]bool{}
 	for _, ch := range chunks {
 		docs[ch.DocID] = true
@@ -354,17 +354,17 @@ func termProfile(chunks []retrieval.Chunk) map[string]int {
 	return out
 }
 
-// segmentBytes estimates the memory a decoded shard of data holds. The
+// segmentBytes estimates the memory a decoded shard of n bytes holds. The
 // encoding holds what the decoded shard does (float32 and int8 vectors,
 // texts, postings), mostly as flat arrays; a quarter more covers the
 // strings' and maps' headers. Twice the size, as first estimated, made a
 // 100,000-chunk store overflow a 512 MB cache and reload on every query.
-func segmentBytes(data []byte) int64 { return int64(len(data)) * 5 / 4 }
+func segmentBytes(n int64) int64 { return n * 5 / 4 }
 
 func decodeSegment(data []byte) (*retrieval.Segment, int64, error) {
 	seg, err := retrieval.DecodeSegment(data)
 	if err != nil {
 		return nil, 0, err
 	}
-	return seg, segmentBytes(data), nil
+	return seg, segmentBytes(int64(len(data))), nil
 }

@@ -131,7 +131,7 @@ func (s *Service) retrieve(ctx context.Context, c tenant.Caller, in RetrieveInpu
 		shards, dead, err := s.searchShards(ctx, c, recs)
 		if err == nil {
 			q.Dead = dead
-			hits, err = fanOut(ctx, s.searcher, c, shards, s.groupBytes, q)
+			hits, err = s.fanOut(ctx, c, shards, q)
 		}
 		if isNotFound(err) && attempt < 3 {
 			recs, err = s.reload(ctx, c, recs) // a newer manifest dropped a shard meanwhile

@@ -59,6 +59,10 @@ func shardKey(c tenant.Caller, alias, id string) string {
 	return storePrefix(c, alias) + "shards/" + id + ".seg"
 }
 
+// ShardKeys matches the key of every shard object, in the wildcard syntax of
+// IAM resources: what a function that only searches shards may read.
+const ShardKeys = "tenants/*/vector/*/shards/*.seg"
+
 func manifestKey(c tenant.Caller, alias string, version int64) string {
 	return fmt.Sprintf("%smanifests/%012d-%s.json", storePrefix(c, alias), version, randomID(4))
 }

@@ -44,8 +44,9 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives warnings. If nil, logs are discarded.
 	Logger *slog.Logger
-	// Searcher runs the workers of a search over groups of shards. If nil,
-	// defaults to the service's [LocalSearcher].
+	// Searcher runs the workers of a search over several groups of shards
+	// (a search of one group runs in process). If nil, defaults to the
+	// service's [LocalSearcher].
 	Searcher Searcher
 	// GroupBytes bounds the encoded shard bytes one worker searches. If zero,
 	// defaults to [DefaultGroupBytes].
