@@ -199,13 +199,8 @@ func validate(r Request) (params, error) {
 			return params{}, err
 		}
 	}
-	if len(r.Filter) > vector.MaxFilterKeys {
-		return params{}, fault.Invalid("filter", "has %d keys, more than %d", len(r.Filter), vector.MaxFilterKeys)
-	}
-	for k, vs := range r.Filter {
-		if k == "" || len(vs) == 0 || len(vs) > vector.MaxFilterValues {
-			return params{}, fault.Invalid("filter", "key %q needs a name and 1-%d accepted values", truncate(k, 60), vector.MaxFilterValues)
-		}
+	if err := vector.ValidateFilter("filter", r.Filter); err != nil {
+		return params{}, err
 	}
 	return p, nil
 }

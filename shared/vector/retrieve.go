@@ -89,13 +89,8 @@ func validateQuery(in RetrieveInput) (retrieval.Mode, error) {
 			return "", err
 		}
 	}
-	if len(in.Filter) > MaxFilterKeys {
-		return "", fault.Invalid("filter", "has %d keys, more than %d", len(in.Filter), MaxFilterKeys)
-	}
-	for key, vals := range in.Filter {
-		if len(vals) == 0 || len(vals) > MaxFilterValues {
-			return "", fault.Invalid("filter", "key %q needs 1-%d accepted values", key, MaxFilterValues)
-		}
+	if err := ValidateFilter("filter", in.Filter); err != nil {
+		return "", err
 	}
 	return mode, nil
 }

@@ -36,6 +36,24 @@ func ValidateAlias(field, alias string) error {
 	return nil
 }
 
+// ValidateFilter checks a metadata filter against [MaxFilterKeys] and
+// [MaxFilterValues]: every key named, with 1 to MaxFilterValues accepted
+// values. field names the argument it came from.
+func ValidateFilter(field string, f map[string][]string) error {
+	if len(f) > MaxFilterKeys {
+		return fault.Invalid(field, "has %d keys, more than %d", len(f), MaxFilterKeys)
+	}
+	for k, vs := range f {
+		if k == "" || len(vs) == 0 || len(vs) > MaxFilterValues {
+			if r := []rune(k); len(r) > 60 {
+				k = string(r[:60]) + "…"
+			}
+			return fault.Invalid(field, "key %q needs a name and 1-%d accepted values", k, MaxFilterValues)
+		}
+	}
+	return nil
+}
+
 // Table keys. A tenant's stores share one partition, so listing them is one
 // query; each store's documents have a partition of their own:
 //
