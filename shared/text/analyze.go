@@ -128,7 +128,7 @@ func eachToken(s string, emit func(string)) {
 		if ascii {
 			emit(lowerASCII(tok))
 		} else {
-			emit(strings.ToLower(tok))
+			emit(foldGreek(strings.ToLower(tok)))
 		}
 		start, prev, ascii = -1, other, true
 	}
@@ -189,4 +189,30 @@ func lowerASCII(s string) string {
 		}
 	}
 	return s
+}
+
+// greekNames spells each lowercase Greek letter as scientific English does
+// when it avoids the symbol: "TNF-α" and "TNF-alpha" are one term.
+var greekNames = map[rune]string{
+	'α': "alpha", 'β': "beta", 'γ': "gamma", 'δ': "delta", 'ε': "epsilon", 'ζ': "zeta",
+	'η': "eta", 'θ': "theta", 'ι': "iota", 'κ': "kappa", 'λ': "lambda", 'μ': "mu",
+	'ν': "nu", 'ξ': "xi", 'ο': "omicron", 'π': "pi", 'ρ': "rho", 'σ': "sigma", 'ς': "sigma",
+	'τ': "tau", 'υ': "upsilon", 'φ': "phi", 'χ': "chi", 'ψ': "psi", 'ω': "omega",
+	'ϵ': "epsilon", 'ϑ': "theta", 'ϕ': "phi", 'ϰ': "kappa", 'ϱ': "rho", 'µ': "mu",
+}
+
+// foldGreek replaces the Greek letters of a lowercase token by their names.
+func foldGreek(tok string) string {
+	if !strings.ContainsFunc(tok, func(r rune) bool { return greekNames[r] != "" }) {
+		return tok
+	}
+	var b strings.Builder
+	for _, r := range tok {
+		if name := greekNames[r]; name != "" {
+			b.WriteString(name)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
