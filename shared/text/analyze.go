@@ -23,19 +23,57 @@ func Tokens(s string) []string {
 
 // Terms returns the index terms of s: its [Tokens] without a possessive 's,
 // without English stop words (Lucene's default list, see [IsStopWord]), each
-// reduced by [Stem]. It is the
-// analyzer BM25 indexes and queries with.
-func Terms(s string) []string {
+// reduced by [Stem]. A token mixing ASCII letters and digits also gives its
+// letter and digit runs, as Lucene's WordDelimiterGraphFilter does with
+// splitOnNumerics and preserveOriginal: "IL6" gives "il6", "il" and "6", so it
+// matches "IL-6" (tokens "il" and "6") while a search for "IL6" still ranks
+// the unhyphenated form first. It is the analyzer BM25 indexes with.
+func Terms(s string) []string { return terms(s, stopWords) }
+
+// QueryTerms returns the terms BM25 searches for in a query: [Terms], with
+// the larger stop list of Snowball's English stemmer added to Lucene's (see
+// [IsQueryStopWord]). Function words such as "does", "have" or "than" match
+// most documents and only add noise to a ranking; the index keeps them, so
+// the choice costs no reindexing.
+func QueryTerms(s string) []string { return terms(s, queryStopWords) }
+
+func terms(s string, stop map[string]bool) []string {
 	var out []string
 	eachToken(s, func(tok string) {
 		tok = trimPossessive(tok)
-		if stopWords[tok] {
+		if stop[tok] {
 			return
 		}
 		out = append(out, Stem(tok))
+		for _, part := range numericParts(tok) {
+			if !stop[part] {
+				out = append(out, Stem(part))
+			}
+		}
 	})
 	return out
 }
+
+// numericParts splits tok at each boundary between an ASCII letter and an
+// ASCII digit ("covid19" gives "covid" and "19"); nil if it has none.
+func numericParts(tok string) []string {
+	var parts []string
+	start := 0
+	for i := 1; i < len(tok); i++ {
+		a, b := tok[i-1], tok[i]
+		if isLowerASCII(a) && isDigitASCII(b) || isDigitASCII(a) && isLowerASCII(b) {
+			parts = append(parts, tok[start:i])
+			start = i
+		}
+	}
+	if parts == nil {
+		return nil
+	}
+	return append(parts, tok[start:])
+}
+
+func isLowerASCII(c byte) bool { return 'a' <= c && c <= 'z' }
+func isDigitASCII(c byte) bool { return '0' <= c && c <= '9' }
 
 // trimPossessive removes a trailing 's (or ’s), as Lucene's
 // EnglishPossessiveFilter does: "Alzheimer's" indexes as "alzheimer".
@@ -59,6 +97,39 @@ var stopWords = map[string]bool{
 	"their": true, "then": true, "there": true, "these": true, "they": true, "this": true, "to": true,
 	"was": true, "will": true, "with": true,
 }
+
+// IsQueryStopWord reports whether the lowercase word w is dropped from
+// queries ([QueryTerms]): one of Lucene's 33 stop words ([IsStopWord]) or of
+// the 174 of Snowball's English stop list (snowballstem.org, english/stop.txt).
+func IsQueryStopWord(w string) bool { return queryStopWords[w] }
+
+var queryStopWords = func() map[string]bool {
+	m := make(map[string]bool, 200)
+	for w := range stopWords {
+		m[w] = true
+	}
+	for _, w := range strings.Fields(snowballStopList) {
+		m[w] = true
+	}
+	return m
+}()
+
+// snowballStopList is Snowball's English stop list.
+const snowballStopList = `
+i me my myself we our ours ourselves you your yours yourself yourselves
+he him his himself she her hers herself it its itself they them their
+theirs themselves what which who whom this that these those am is are was
+were be been being have has had having do does did doing would should
+could ought i'm you're he's she's it's we're they're i've you've we've
+they've i'd you'd he'd she'd we'd they'd i'll you'll he'll she'll we'll
+they'll isn't aren't wasn't weren't hasn't haven't hadn't doesn't don't
+didn't won't wouldn't shan't shouldn't can't cannot couldn't mustn't
+let's that's who's what's here's there's when's where's why's how's a an
+the and but if or because as until while of at by for with about against
+between into through during before after above below to from up down in
+out on off over under again further then once here there when where why
+how all any both each few more most other some such no nor not only own
+same so than too very`
 
 func isSingleRuneWord(r rune) bool {
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana)
@@ -128,7 +199,7 @@ func eachToken(s string, emit func(string)) {
 		if ascii {
 			emit(lowerASCII(tok))
 		} else {
-			emit(strings.ToLower(tok))
+			emit(foldGreek(strings.ToLower(tok)))
 		}
 		start, prev, ascii = -1, other, true
 	}
@@ -189,4 +260,30 @@ func lowerASCII(s string) string {
 		}
 	}
 	return s
+}
+
+// greekNames spells each lowercase Greek letter as scientific English does
+// when it avoids the symbol: "TNF-α" and "TNF-alpha" are one term.
+var greekNames = map[rune]string{
+	'α': "alpha", 'β': "beta", 'γ': "gamma", 'δ': "delta", 'ε': "epsilon", 'ζ': "zeta",
+	'η': "eta", 'θ': "theta", 'ι': "iota", 'κ': "kappa", 'λ': "lambda", 'μ': "mu",
+	'ν': "nu", 'ξ': "xi", 'ο': "omicron", 'π': "pi", 'ρ': "rho", 'σ': "sigma", 'ς': "sigma",
+	'τ': "tau", 'υ': "upsilon", 'φ': "phi", 'χ': "chi", 'ψ': "psi", 'ω': "omega",
+	'ϵ': "epsilon", 'ϑ': "theta", 'ϕ': "phi", 'ϰ': "kappa", 'ϱ': "rho", 'µ': "mu",
+}
+
+// foldGreek replaces the Greek letters of a lowercase token by their names.
+func foldGreek(tok string) string {
+	if !strings.ContainsFunc(tok, func(r rune) bool { return greekNames[r] != "" }) {
+		return tok
+	}
+	var b strings.Builder
+	for _, r := range tok {
+		if name := greekNames[r]; name != "" {
+			b.WriteString(name)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
