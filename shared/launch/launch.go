@@ -27,6 +27,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/open"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
@@ -41,7 +42,7 @@ func Function(build handlers.Constructor) {
 	logger := lambdacontext.NewLogger()
 	slog.SetDefault(logger)
 	cfg := config.FromEnv(os.Getenv)
-	deps, closeFn, err := cfg.Open(context.Background(), os.Stderr)
+	deps, closeFn, err := open.Deps(context.Background(), &cfg, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "switchboard: configuration:", err)
 		os.Exit(1)
@@ -148,7 +149,7 @@ func lambdaGateway(extras Extras) error {
 func localGateway(ctx context.Context, addr, data string, stdio bool, extras Extras, stdout, stderr io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg := config.Local(data)
-	deps, closeFn, err := cfg.Open(ctx, stderr)
+	deps, closeFn, err := open.Deps(ctx, &cfg, stderr)
 	if err != nil {
 		return err
 	}
