@@ -4,13 +4,11 @@
 //	go run ./functions/gateway [--addr 127.0.0.1:8080] [--data .switchboard] [--stdio]
 //
 // Deployed, it is the Lambda behind API Gateway that authenticates callers
-// and invokes each tool's own function.
+// and invokes each tool's own function. The deployed build (-tags
+// lambda.norpc, lambda.go) is that Lambda alone, linking none of the tools'
+// code; any other build (local.go) is the local server too.
 package main
 
-import (
-	"os"
+import "os"
 
-	"github.com/switchboard-dev/switchboard/shared/launch"
-)
-
-func main() { os.Exit(launch.Gateway(os.Args[1:], extras)) }
+func main() { os.Exit(run(os.Args[1:])) }

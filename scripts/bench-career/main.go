@@ -52,6 +52,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/career"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/open"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
@@ -84,7 +85,7 @@ func run(ctx context.Context, nResumes, nOpps, nMatches int, useDynamo bool, w i
 	}
 	defer os.RemoveAll(dir)
 	cfg := config.Local(filepath.Join(dir, "data"))
-	deps, closeFn, err := cfg.Open(ctx, io.Discard)
+	deps, closeFn, err := open.Deps(ctx, &cfg, io.Discard)
 	if err != nil {
 		return err
 	}

@@ -5,14 +5,18 @@
 // builds every function for linux/arm64 and prints their sizes. The targets
 // (issue 2) are 50 ms and 25 MB.
 //
-//	go run ./scripts/bench-coldstart [-n 20] [-table dynamodb|file] [-inittrace]
+//	go run ./scripts/bench-coldstart [-n 20] [-table dynamodb|file] [-inittrace] [-baseline DIR]
 //
 // With -table dynamodb (the default) the gateway is configured as on AWS, with
 // a DynamoDB table name and an endpoint it never reaches (neither init nor an
 // anonymous initialize touches the table); with -table file it opens an
 // embedded table file, as the bootstrap tests do. -inittrace runs the
 // bootstrap once more with GODEBUG=inittrace=1 and lists the package
-// initialisers that cost the most.
+// initialisers that cost the most. -baseline DIR builds the gateway of
+// another checkout too (a worktree of main, say) and alternates the two
+// bootstraps' runs, so that a change is measured against its baseline under
+// the same load: on a shared machine, figures taken minutes apart differ
+// more than most changes do.
 package main
 
 import (
@@ -49,14 +53,15 @@ func main() {
 	n := flag.Int("n", 20, "cold starts to measure")
 	table := flag.String("table", "dynamodb", "the gateway's table: dynamodb (as on AWS, never reached) or file (embedded)")
 	inittrace := flag.Bool("inittrace", false, "also run once with GODEBUG=inittrace=1 and list the costliest package initialisers")
+	baseline := flag.String("baseline", "", "`dir`ectory of another checkout whose gateway to measure too, alternating runs with this one's")
 	flag.Parse()
-	if err := run(*n, *table, *inittrace); err != nil {
+	if err := run(*n, *table, *inittrace, *baseline); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-coldstart:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, table string, inittrace bool) error {
+func run(n int, table string, inittrace bool, baseline string) error {
 	if _, err := os.Stat("go.mod"); err != nil {
 		return fmt.Errorf("run it from the repository root: %w", err)
 	}
@@ -67,8 +72,16 @@ func run(n int, table string, inittrace bool) error {
 	defer os.RemoveAll(dir)
 
 	gateway := filepath.Join(dir, runtime.GOOS+"_"+runtime.GOARCH, "gateway", "bootstrap")
-	if err := build(runtime.GOOS, runtime.GOARCH, gateway, "./functions/"+deploy.GatewayPath); err != nil {
+	if err := build(".", runtime.GOOS, runtime.GOARCH, gateway, "./functions/"+deploy.GatewayPath); err != nil {
 		return err
+	}
+	bins := []bootstrap{{"this tree", gateway}}
+	if baseline != "" {
+		b := filepath.Join(dir, "baseline", "gateway", "bootstrap")
+		if err := build(baseline, runtime.GOOS, runtime.GOARCH, b, "./functions/"+deploy.GatewayPath); err != nil {
+			return fmt.Errorf("baseline: %w", err)
+		}
+		bins = append(bins, bootstrap{"baseline " + baseline, b})
 	}
 	event, err := os.ReadFile(filepath.FromSlash(deploy.EventsDir + "/" + deploy.GatewayPath + "/initialize.json"))
 	if err != nil {
@@ -77,28 +90,40 @@ func run(n int, table string, inittrace bool) error {
 
 	fmt.Printf("Cold start of the gateway bootstrap (%s/%s, %d CPUs, load average %s), exec to the answer of initialize, %d runs, table %s:\n",
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), loadAverage(), n, table)
-	var total, initDur, first []time.Duration
+	times := make([]timings, len(bins))
 	for i := range n {
 		env, err := gatewayEnv(dir, table, i)
 		if err != nil {
 			return err
 		}
-		tot, ini, fst, err := coldStart(gateway, env, event)
-		if err != nil {
-			return fmt.Errorf("run %d: %w", i+1, err)
+		// Alternate which bootstrap goes first, so neither always runs
+		// right after the other.
+		for k := range bins {
+			j := (i + k) % len(bins)
+			tot, ini, fst, err := coldStart(bins[j].path, env, event)
+			if err != nil {
+				return fmt.Errorf("%s, run %d: %w", bins[j].name, i+1, err)
+			}
+			t := &times[j]
+			t.total, t.init, t.first = append(t.total, tot), append(t.init, ini), append(t.first, fst)
 		}
-		total, initDur, first = append(total, tot), append(initDur, ini), append(first, fst)
 	}
-	fmt.Printf("  exec -> answer  p50 %-9v p90 %-9v min %v\n", pct(total, 50), pct(total, 90), slices.Min(total))
-	fmt.Printf("  exec -> ready   p50 %-9v p90 %-9v min %v   (process start and init, until it asks for the event)\n", pct(initDur, 50), pct(initDur, 90), slices.Min(initDur))
-	fmt.Printf("  ready -> answer p50 %-9v p90 %-9v min %v   (the first event)\n", pct(first, 50), pct(first, 90), slices.Min(first))
-	fmt.Printf("  target %v: %s\n", targetColdStart, verdict(pct(total, 50) <= targetColdStart))
+	for j, b := range bins {
+		t := times[j]
+		if len(bins) > 1 {
+			fmt.Printf(" %s:\n", b.name)
+		}
+		fmt.Printf("  exec -> answer  p50 %-9v p90 %-9v min %v\n", pct(t.total, 50), pct(t.total, 90), slices.Min(t.total))
+		fmt.Printf("  exec -> ready   p50 %-9v p90 %-9v min %v   (process start and init, until it asks for the event)\n", pct(t.init, 50), pct(t.init, 90), slices.Min(t.init))
+		fmt.Printf("  ready -> answer p50 %-9v p90 %-9v min %v   (the first event)\n", pct(t.first, 50), pct(t.first, 90), slices.Min(t.first))
+	}
+	fmt.Printf("  target %v: %s\n", targetColdStart, verdict(pct(times[0].total, 50) <= targetColdStart))
 
 	fmt.Println("\nBinary sizes, linux/arm64, -tags lambda.norpc -trimpath -ldflags='-s -w':")
 	largest := int64(0)
 	for _, f := range deploy.Functions(catalog.Default()) {
 		bin := filepath.Join(dir, "linux_arm64", filepath.FromSlash(f.Path), "bootstrap")
-		if err := build("linux", "arm64", bin, "./functions/"+f.Path); err != nil {
+		if err := build(".", "linux", "arm64", bin, "./functions/"+f.Path); err != nil {
 			return err
 		}
 		info, err := os.Stat(bin)
@@ -108,6 +133,17 @@ func run(n int, table string, inittrace bool) error {
 		largest = max(largest, info.Size())
 		fmt.Printf("  %-30s %6.1f MB\n", f.Path, float64(info.Size())/(1<<20))
 	}
+	if baseline != "" {
+		bin := filepath.Join(dir, "baseline", "linux_arm64", "gateway", "bootstrap")
+		if err := build(baseline, "linux", "arm64", bin, "./functions/"+deploy.GatewayPath); err != nil {
+			return fmt.Errorf("baseline: %w", err)
+		}
+		info, err := os.Stat(bin)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  %-30s %6.1f MB\n", "gateway (baseline)", float64(info.Size())/(1<<20))
+	}
 	fmt.Printf("  target %d MB: %s\n", targetSize>>20, verdict(largest <= targetSize))
 
 	if inittrace {
@@ -116,9 +152,21 @@ func run(n int, table string, inittrace bool) error {
 	return nil
 }
 
-func build(goos, goarch, out, pkg string) error {
+// bootstrap is a gateway binary to measure.
+type bootstrap struct{ name, path string }
+
+// timings are one bootstrap's cold starts.
+type timings struct{ total, init, first []time.Duration }
+
+// build builds pkg of the module in dir for goos/goarch with the Lambda flags.
+func build(dir, goos, goarch, out, pkg string) error {
+	out, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
 	args := append(append([]string{"build"}, buildFlags...), "-o", out, pkg)
 	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, b)

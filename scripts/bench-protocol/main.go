@@ -67,6 +67,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/open"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
@@ -284,7 +285,7 @@ func newGateway(ctx context.Context, dir string) (http.Handler, func() error, er
 	// Open's only output is the offline-summariser WARNING line; it does not
 	// change what is served.
 	cfg := config.Local(filepath.Join(dir, "data"))
-	deps, closeFn, err := cfg.Open(ctx, io.Discard)
+	deps, closeFn, err := open.Deps(ctx, &cfg, io.Discard)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -48,6 +48,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/open"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
@@ -157,7 +158,7 @@ func run(ctx context.Context, data, split string, n, warmup, extra, topK int, w 
 func newGateway(ctx context.Context, dir string) (http.Handler, func() error, error) {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg := config.Local(filepath.Join(dir, "data"))
-	deps, closeFn, err := cfg.Open(ctx, io.Discard)
+	deps, closeFn, err := open.Deps(ctx, &cfg, io.Discard)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,6 +3,7 @@ package career
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -28,9 +29,28 @@ var (
 		"additional", "career", "industry", "research", "teaching", "personal", "recent")
 )
 
-// atomWords finds, in a heading that is not a section name ("Engineering
-// Leadership at Acme"), a word that marks it as holding atoms.
-var atomWords = regexp.MustCompile(`(?i)\b(experience|employment|work|career|professional|projects?|skills?|accomplishments?|achievements?|competenc(e|ies)|expertise|qualifications?|technolog(y|ies)|leadership|highlights?)\b`)
+// statementPatterns are the regular expressions of this file.
+type statementPatterns struct {
+	// atomWords finds, in a heading that is not a section name ("Engineering
+	// Leadership at Acme"), a word that marks it as holding atoms.
+	atomWords                           *regexp.Regexp
+	heading, setext, rule, bullet, sent *regexp.Regexp
+}
+
+// patterns compiles the statementPatterns on first use: of the processes
+// that import career (the gateway, through the catalog, and every function),
+// few parse a resume, and compiling them cost each one's cold start most of
+// a millisecond.
+var patterns = sync.OnceValue(func() *statementPatterns {
+	return &statementPatterns{
+		atomWords: regexp.MustCompile(`(?i)\b(experience|employment|work|career|professional|projects?|skills?|accomplishments?|achievements?|competenc(e|ies)|expertise|qualifications?|technolog(y|ies)|leadership|highlights?)\b`),
+		heading:   regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*\s*$`),
+		setext:    regexp.MustCompile(`^\s*(=+|-+)\s*$`),
+		rule:      regexp.MustCompile(`^\s*([-*_]\s*){3,}$`),
+		bullet:    regexp.MustCompile(`^\s*(?:[-*+•●▪◦‣–·]|\d{1,2}[.)])\s+(.*)$`),
+		sent:      regexp.MustCompile(`[.!?](\s+|$)`),
+	}
+})
 
 // The kinds of heading, for deciding whether the text under it yields atoms.
 const (
@@ -54,7 +74,7 @@ func sectionKind(h string) (kind int, named bool) {
 		case atomSectionNames[name]:
 			kind = holds
 		case !otherSectionNames[name]:
-			if atomWords.MatchString(h) {
+			if patterns().atomWords.MatchString(h) {
 				return holds, false
 			}
 			return neutral, false
@@ -62,14 +82,6 @@ func sectionKind(h string) (kind int, named bool) {
 	}
 	return kind, true
 }
-
-var (
-	headingRE = regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*\s*$`)
-	setextRE  = regexp.MustCompile(`^\s*(=+|-+)\s*$`)
-	ruleRE    = regexp.MustCompile(`^\s*([-*_]\s*){3,}$`)
-	bulletRE  = regexp.MustCompile(`^\s*(?:[-*+•●▪◦‣–·]|\d{1,2}[.)])\s+(.*)$`)
-	sentRE    = regexp.MustCompile(`[.!?](\s+|$)`)
-)
 
 // heading is one entry of the path of headings a line sits under.
 type heading struct {
@@ -156,31 +168,32 @@ func extractAtoms(md string) []statement {
 		para = nil
 	}
 	bullet := -1 // index in x.out of the open bullet, for continuation lines
+	re := patterns()
 	for i, line := range lines {
 		t := cleanInline(line)
-		isBullet := bulletRE.MatchString(line)
+		isBullet := re.bullet.MatchString(line)
 		if !isBullet && bullet >= 0 && t != "" && line != strings.TrimLeftFunc(line, unicode.IsSpace) {
 			x.out[bullet].text += " " + t
 			continue
 		}
 		bullet = -1
-		switch m := headingRE.FindStringSubmatch(line); {
+		switch m := re.heading.FindStringSubmatch(line); {
 		case m != nil:
 			flush()
 			x.push(heading{level: len(m[1]), text: cleanInline(m[2]), markdown: true})
 		case t == "":
 			// A paragraph a list follows after a blank line may be its title.
-			if !(titleLike(para) && bulletRE.MatchString(nextNonBlank(lines, i))) {
+			if !(titleLike(para) && re.bullet.MatchString(nextNonBlank(lines, i))) {
 				flush()
 			}
-		case len(para) == 1 && setextRE.MatchString(line):
+		case len(para) == 1 && re.setext.MatchString(line):
 			level := 1
 			if strings.Contains(line, "-") {
 				level = 2
 			}
 			x.push(heading{level: level, text: para[0], markdown: true})
 			para = nil
-		case ruleRE.MatchString(line) && !isBullet:
+		case re.rule.MatchString(line) && !isBullet:
 			flush()
 		case isBullet:
 			if titleLike(para) {
@@ -189,7 +202,7 @@ func extractAtoms(md string) []statement {
 			}
 			flush()
 			n := len(x.out)
-			x.add(cleanInline(bulletRE.FindStringSubmatch(line)[1]))
+			x.add(cleanInline(re.bullet.FindStringSubmatch(line)[1]))
 			if len(x.out) > n {
 				bullet = n
 			}
@@ -271,7 +284,7 @@ func titleColon(s string) bool {
 func sentences(p string) []string {
 	var out []string
 	start := 0
-	for _, loc := range sentRE.FindAllStringIndex(p, -1) {
+	for _, loc := range patterns().sent.FindAllStringIndex(p, -1) {
 		if s := strings.TrimSpace(p[start : loc[0]+1]); hasWord(s) {
 			out = append(out, s)
 		}

@@ -1,12 +1,17 @@
-// Package config is the one place that reads Switchboard's environment and
-// turns it into stores and providers: embedded files on a laptop, DynamoDB
-// and S3 inside Lambda, DynamoDB Local and S3-compatible servers in tests.
-// Every ephemeral or offline choice is announced once, on stderr, with a
-// WARNING: line.
+// Package config is the one place that reads Switchboard's environment. It
+// opens what every process needs, the table (an embedded file on a laptop,
+// DynamoDB inside Lambda, DynamoDB Local in tests) and the invoker of the
+// stack's functions; package config/open opens the rest a tool function
+// needs (blobs, providers, the pipeline runner). The gateway's Lambda uses
+// only this package, so that it links no S3, Bedrock or Step Functions
+// client and pays for none of their initialisation at cold start. Every
+// ephemeral or offline choice is announced once, on stderr, with a WARNING:
+// line.
 //
 //	cfg := config.FromEnv(os.Getenv)
 //	if err := cfg.Validate(); err != nil { ... }      // errors name the variable
-//	deps, closeFn, err := cfg.Open(ctx, os.Stderr)     // a lambdafn.Deps with the stores
+//	table, closeFn, err := cfg.OpenTable(ctx, os.Stderr)
+//	deps, closeFn, err := open.Deps(ctx, &cfg, os.Stderr) // a tool function's lambdafn.Deps
 package config
 
 import (
@@ -22,16 +27,11 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
-	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/switchboard-dev/switchboard/shared/invoke"
-	"github.com/switchboard-dev/switchboard/shared/lambdafn"
-	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/store/embedded"
-	"github.com/switchboard-dev/switchboard/shared/store/localfs"
-	"github.com/switchboard-dev/switchboard/shared/store/s3"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -67,7 +67,7 @@ type Config struct {
 	InLambda bool
 	// Providers chooses the embedder and generator (providers.go).
 	Providers Providers
-	// PipelineARN is the RAG pipeline state machine's ARN (config/pipeline.go).
+	// PipelineARN is the RAG pipeline state machine's ARN ([EnvPipelineARN]).
 	PipelineARN string
 
 	aws *aws.Config // loaded once, by AWS
@@ -101,7 +101,9 @@ func Local(dir string) Config {
 	}
 }
 
-// Validate checks c, naming the variable at fault.
+// Validate checks c, naming the variable at fault. The providers' models,
+// dimensions and URLs are checked by package config/open (open.Validate),
+// which builds them: only the functions that embed or generate link them.
 func (c Config) Validate() error {
 	var errs []error
 	if c.Table == "" || c.Table == FilePrefix {
@@ -120,7 +122,6 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %q is not an origin like https://app.example.com", EnvAllowedOrigins, o))
 		}
 	}
-	errs = append(errs, c.Providers.validate()...)
 	errs = append(errs, c.validatePipeline())
 	return errors.Join(errs...)
 }
@@ -165,22 +166,6 @@ func (c *Config) OpenTable(ctx context.Context, warn io.Writer) (store.Table, fu
 	return t, t.Close, nil
 }
 
-// OpenBlobs opens the blob store c names, or returns nil if it names none.
-func (c *Config) OpenBlobs(ctx context.Context) (store.Blobs, error) {
-	dir, ok := strings.CutPrefix(c.Bucket, FilePrefix)
-	switch {
-	case c.Bucket == "":
-		return nil, nil
-	case ok:
-		return localfs.New(dir), nil
-	}
-	cfg, err := c.AWS(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return s3.New(awss3.NewFromConfig(cfg), c.Bucket), nil
-}
-
 // OpenInvoker returns the invoker of the functions FunctionPrefix names,
 // through the Lambda API, or nil if it names none.
 func (c *Config) OpenInvoker(ctx context.Context) (invoke.Invoker, error) {
@@ -194,37 +179,16 @@ func (c *Config) OpenInvoker(ctx context.Context) (invoke.Invoker, error) {
 	return invoke.NewLambda(awslambda.NewFromConfig(cfg), c.FunctionPrefix), nil
 }
 
-// Open builds the stores and providers c names, as a function's handler
-// needs them. The returned function closes what needs closing. Offline and
-// ephemeral choices are announced on warn.
-func (c *Config) Open(ctx context.Context, warn io.Writer) (lambdafn.Deps, func() error, error) {
-	if err := c.Validate(); err != nil {
-		return lambdafn.Deps{}, nil, err
+// EnvPipelineARN names the RAG pipeline's Express state machine. The
+// template sets it on the functions that run the pipeline; where it is unset
+// (a laptop), the local gateway runs the same definition in process
+// (pipeline.Local, wired by package launch); package config/open
+// opens the Step Functions runner.
+const EnvPipelineARN = "SWITCHBOARD_PIPELINE_ARN"
+
+func (c Config) validatePipeline() error {
+	if c.PipelineARN != "" && !strings.HasPrefix(c.PipelineARN, "arn:") {
+		return fmt.Errorf("%s: %q is not a state machine ARN (arn:aws:states:REGION:ACCOUNT:stateMachine:NAME)", EnvPipelineARN, c.PipelineARN)
 	}
-	table, closeFn, err := c.OpenTable(ctx, warn)
-	if err != nil {
-		return lambdafn.Deps{}, nil, err
-	}
-	blobs, err := c.OpenBlobs(ctx)
-	if err != nil {
-		closeFn()
-		return lambdafn.Deps{}, nil, err
-	}
-	embedder, generator, err := c.OpenProviders(ctx, warn)
-	if err != nil {
-		closeFn()
-		return lambdafn.Deps{}, nil, err
-	}
-	runner, err := c.OpenPipeline(ctx)
-	if err != nil {
-		closeFn()
-		return lambdafn.Deps{}, nil, err
-	}
-	invoker, err := c.OpenInvoker(ctx)
-	if err != nil {
-		closeFn()
-		return lambdafn.Deps{}, nil, err
-	}
-	fmt.Fprintf(warn, "WARNING: summaries come from the offline extractive summariser (provider %q, model %q): no language model is configured\n", offline.Name, offline.Model)
-	return lambdafn.Deps{Table: table, Blobs: blobs, Summarizer: offline.Summarizer{}, Embedder: embedder, Generator: generator, Pipeline: runner, Invoker: invoker}, closeFn, nil
+	return nil
 }

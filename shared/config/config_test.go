@@ -1,9 +1,6 @@
 package config_test
 
 import (
-	"bytes"
-	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -51,19 +48,19 @@ func TestValidateNamesTheVariableAtFault(t *testing.T) {
 	}
 }
 
-func TestLocalOpensEmbeddedStoresAndSaysTheSummariserIsOffline(t *testing.T) {
-	dir := t.TempDir()
-	cfg := config.Local(filepath.Join(dir, "data"))
-	var warn bytes.Buffer
-	deps, closeFn, err := cfg.Open(context.Background(), &warn)
-	if err != nil {
-		t.Fatal(err)
+func TestPipelineArnIsReadAndChecked(t *testing.T) {
+	arn := "arn:aws:states:us-east-1:123456789012:stateMachine:switchboard-RagPipeline"
+	cfg := config.FromEnv(func(k string) string {
+		return map[string]string{config.EnvTable: "t", config.EnvPipelineARN: arn}[k]
+	})
+	if cfg.PipelineARN != arn {
+		t.Errorf("PipelineARN = %q, want %q", cfg.PipelineARN, arn)
 	}
-	defer closeFn()
-	if deps.Table == nil || deps.Blobs == nil || deps.Summarizer == nil {
-		t.Fatalf("Open = %+v, want a table, blobs and a summariser", deps)
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
 	}
-	if !strings.Contains(warn.String(), "WARNING: summaries come from the offline extractive summariser") {
-		t.Errorf("no WARNING about the offline summariser in %q", warn.String())
+	cfg.PipelineARN = "switchboard-RagPipeline"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), config.EnvPipelineARN) {
+		t.Errorf("Validate of a name that is no ARN: %v, want an error naming %s", err, config.EnvPipelineARN)
 	}
 }

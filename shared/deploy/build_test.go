@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -274,5 +275,40 @@ func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTheDeployedGatewayLinksOnlyWhatItUses guards the gateway's cold start:
+// every package a bootstrap links runs its initialisers at each cold start
+// (an AWS service client costs about a millisecond or more), so the
+// deployed build of the gateway must not link the tool functions, the local
+// server or the clients only they use.
+func TestTheDeployedGatewayLinksOnlyWhatItUses(t *testing.T) {
+	cmd := exec.Command(goTool(t), "list", "-deps", "-tags", "lambda.norpc", "./functions/"+GatewayPath)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	const module = "github.com/switchboard-dev/switchboard/"
+	for _, banned := range []string{
+		"github.com/aws/aws-sdk-go-v2/service/s3",
+		"github.com/aws/aws-sdk-go-v2/service/sfn",
+		"github.com/aws/aws-sdk-go-v2/service/bedrockruntime",
+		module + "shared/handlers",
+		module + "shared/launch",
+		module + "shared/lambdafn",
+		module + "shared/config/open",
+		module + "shared/pipeline",
+	} {
+		if slices.Contains(deps, banned) {
+			t.Errorf("the gateway's bootstrap links %s", banned)
+		}
+	}
+	for _, needed := range []string{"github.com/aws/aws-sdk-go-v2/service/dynamodb", "github.com/aws/aws-sdk-go-v2/service/lambda", module + "shared/gateway"} {
+		if !slices.Contains(deps, needed) {
+			t.Errorf("the gateway's bootstrap does not link %s: is the list above out of date?", needed)
+		}
 	}
 }

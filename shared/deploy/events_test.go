@@ -180,7 +180,7 @@ func checkAnswer(t *testing.T, ev Event, payload []byte) {
 		if res.IsError || len(res.StructuredContent) == 0 || len(res.Content) == 0 {
 			t.Fatalf("%s: want a successful result with structured content, got %s", ev.Path, resp.Result)
 		}
-		if got := res.Meta[lambdafn.TraceMetaKey]; got != SampleTraceID {
+		if got := res.Meta[invoke.TraceMetaKey]; got != SampleTraceID {
 			t.Errorf("%s: result carries trace %v, want %s", ev.Path, got, SampleTraceID)
 		}
 		if ev.Name == "get_audit_trace" {

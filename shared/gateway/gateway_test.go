@@ -451,7 +451,7 @@ func TestEveryToolResultMatchesItsOutputSchema(t *testing.T) {
 			if err := rs.Validate(out); err != nil {
 				t.Errorf("structured content %s does not match the output schema: %v", b, err)
 			}
-			if res.Meta[lambdafn.TraceMetaKey] == nil {
+			if res.Meta[invoke.TraceMetaKey] == nil {
 				t.Error("result carries no trace id in _meta")
 			}
 		})
@@ -665,7 +665,7 @@ func TestACallThatOutlastsTheGatewaysDeadlineIsAnsweredInTime(t *testing.T) {
 					t.Errorf("answer %q does not say %q", text(res), w)
 				}
 			}
-			if res.Meta[lambdafn.TraceMetaKey] == nil {
+			if res.Meta[invoke.TraceMetaKey] == nil {
 				t.Error("the answer carries no trace id")
 			}
 		})

@@ -11,7 +11,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
-	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
 // callTool returns the MCP handler of tool t: it forwards the call to t's
@@ -135,7 +134,7 @@ func functionFailure(t *catalog.Tool, env *invoke.Request, err error) *mcp.CallT
 	return &mcp.CallToolResult{
 		IsError: true,
 		Content: []mcp.Content{&mcp.TextContent{Text: msg}},
-		Meta:    mcp.Meta{lambdafn.TraceMetaKey: env.TraceID},
+		Meta:    mcp.Meta{invoke.TraceMetaKey: env.TraceID},
 	}
 }
 

@@ -255,7 +255,7 @@ func TestATraceIDArgumentIsTheCallsTraceEverywhere(t *testing.T) {
 			Meta map[string]any `json:"_meta"`
 		}
 		json.Unmarshal(resp.Result, &res)
-		return res.Meta[lambdafn.TraceMetaKey]
+		return res.Meta[invoke.TraceMetaKey]
 	}
 	structured(t, careerCall(t, d, c, "interaction_create", `{"interaction_id":"int-1","trace_id":"host-trace-1"}`))
 	resp := careerCall(t, d, c, "interaction_apply_event", `{"interaction_id":"int-1","event":"Prepare","idempotency_key":"k1","trace_id":"host-trace-1"}`)

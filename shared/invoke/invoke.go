@@ -30,6 +30,11 @@ const (
 	MethodListResources = "resources/list"
 )
 
+// TraceMetaKey is the _meta key under which every tool result carries its
+// trace id: the functions set it, and the gateway sets it on the tool
+// errors it makes itself.
+const TraceMetaKey = "switchboard.dev/trace_id"
+
 // Request is the envelope a function receives.
 type Request struct {
 	Method string `json:"method"`

@@ -35,9 +35,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
-// TraceMetaKey is the _meta key under which every tool result carries its trace id.
-const TraceMetaKey = "switchboard.dev/trace_id"
-
 // Deps are what handlers are built from: the stores and providers a function
 // was configured with.
 type Deps struct {
@@ -274,7 +271,7 @@ func toolResponse(out any, err error, traceID string) invoke.Response {
 	var resp invoke.Response
 	var buf bytes.Buffer
 	buf.WriteString(`{"_meta":{`)
-	writeString(&buf, TraceMetaKey)
+	writeString(&buf, invoke.TraceMetaKey)
 	buf.WriteByte(':')
 	writeString(&buf, traceID)
 	buf.WriteString(`},"content":[{"type":"text","text":`)
@@ -308,7 +305,7 @@ type Contenter interface {
 }
 
 func contentResponse(content []mcp.Content, structured []byte, traceID string) invoke.Response {
-	res := &mcp.CallToolResult{Meta: mcp.Meta{TraceMetaKey: traceID}, Content: content, StructuredContent: json.RawMessage(structured)}
+	res := &mcp.CallToolResult{Meta: mcp.Meta{invoke.TraceMetaKey: traceID}, Content: content, StructuredContent: json.RawMessage(structured)}
 	b, err := res.MarshalJSON()
 	if err != nil {
 		return toolResponse(nil, fmt.Errorf("encoding content: %w", err), traceID)

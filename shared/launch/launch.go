@@ -1,7 +1,10 @@
 // Package launch starts Switchboard's processes: a tool function inside
 // Lambda ([Function]), and the gateway ([Gateway]), which runs either inside
-// Lambda behind API Gateway or, on a laptop, as one process serving every
-// function with embedded storage. Each main under functions/ is one call here.
+// Lambda behind API Gateway (package launch/lambdagateway) or, on a laptop, as
+// one process serving every function with embedded storage. Each main under
+// functions/ is one call here; the deployed gateway, built with -tags
+// lambda.norpc, calls launch/lambdagateway alone, so as not to link every
+// function's code.
 package launch
 
 import (
@@ -23,13 +26,14 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"github.com/switchboard-dev/switchboard/shared/apigw"
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/open"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/launch/lambdagateway"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -41,7 +45,7 @@ func Function(build handlers.Constructor) {
 	logger := lambdacontext.NewLogger()
 	slog.SetDefault(logger)
 	cfg := config.FromEnv(os.Getenv)
-	deps, closeFn, err := cfg.Open(context.Background(), os.Stderr)
+	deps, closeFn, err := open.Deps(context.Background(), &cfg, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "switchboard: configuration:", err)
 		os.Exit(1)
@@ -73,7 +77,11 @@ func (x Extras) catalog() (*catalog.Catalog, error) {
 // --stdio, stdin and stdout) and runs every function in process.
 func Gateway(args []string, extras Extras) int {
 	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
-		if err := lambdaGateway(extras); err != nil {
+		cat, err := extras.catalog()
+		if err == nil {
+			err = lambdagateway.Run(cat)
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "switchboard:", err)
 			return 1
 		}
@@ -102,53 +110,11 @@ func Gateway(args []string, extras Extras) int {
 	return 0
 }
 
-func lambdaGateway(extras Extras) error {
-	logger := lambdacontext.NewLogger()
-	slog.SetDefault(logger)
-	ctx := context.Background()
-	cfg := config.FromEnv(os.Getenv)
-	if cfg.FunctionPrefix == "" {
-		return fmt.Errorf("%s is required: the prefix of the tool functions' names", config.EnvFunctionPrefix)
-	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	table, _, err := cfg.OpenTable(ctx, os.Stderr)
-	if err != nil {
-		return err
-	}
-	invoker, err := cfg.OpenInvoker(ctx)
-	if err != nil {
-		return err
-	}
-	cat, err := extras.catalog()
-	if err != nil {
-		return err
-	}
-	opts := gateway.Options{
-		Catalog:        cat,
-		Invoker:        invoker,
-		Keys:           apikey.New(table, nil),
-		AllowedOrigins: cfg.AllowedOrigins,
-		Logger:         logger,
-	}
-	if cfg.AnonymousTenant != "" {
-		fmt.Fprintf(os.Stderr, "WARNING: %s=%s: requests without an API key act for that tenant\n", config.EnvAnonymousTenant, cfg.AnonymousTenant)
-		opts.Anonymous = &tenant.Caller{Tenant: cfg.AnonymousTenant, Principal: "anonymous"}
-	}
-	gw, err := gateway.New(opts)
-	if err != nil {
-		return err
-	}
-	lambda.Start(apigw.Handler(gw.Handler()))
-	return nil
-}
-
 // localGateway serves everything in one process until ctx is done.
 func localGateway(ctx context.Context, addr, data string, stdio bool, extras Extras, stdout, stderr io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg := config.Local(data)
-	deps, closeFn, err := cfg.Open(ctx, stderr)
+	deps, closeFn, err := open.Deps(ctx, &cfg, stderr)
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func NewLocalDefinition(definition []byte, inv invoke.Invoker) (*Local, error) {
 
 // Run implements [Runner].
 func (l *Local) Run(ctx context.Context, in Input) (Output, error) {
-	input, err := invoke.Marshal(in.withDefaults())
+	input, err := invoke.Marshal(in.WithDefaults())
 	if err != nil {
 		return Output{}, fmt.Errorf("pipeline: encoding input: %w", err)
 	}
@@ -61,7 +61,7 @@ func (l *Local) Run(ctx context.Context, in Input) (Output, error) {
 	if err != nil {
 		return Output{}, err
 	}
-	return decodeOutput(out)
+	return DecodeOutput(out)
 }
 
 // Execute runs the state machine on input as it is, JSON in and out, as a
@@ -79,7 +79,8 @@ func (l *Local) Execute(ctx context.Context, input []byte) ([]byte, error) {
 	return out, nil
 }
 
-func decodeOutput(data []byte) (Output, error) {
+// DecodeOutput decodes the state machine's output, as a runner returns it.
+func DecodeOutput(data []byte) (Output, error) {
 	var o Output
 	if err := json.Unmarshal(data, &o); err != nil {
 		return Output{}, fmt.Errorf("pipeline: decoding output: %w", err)

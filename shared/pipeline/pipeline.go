@@ -1,12 +1,12 @@
 // Package pipeline runs the RAG pipeline (rephrase -> retrieve -> grade) that
 // infra/statemachines/rag_pipeline.asl.json defines: on AWS by starting a
 // synchronous execution of the deployed Express state machine
-// ([StepFunctions]), on a laptop and in tests by running that same
+// (package pipeline/stepfunctions), on a laptop and in tests by running that same
 // definition with shared/statemachine, each step invoked through an
 // [invoke.Invoker] ([Local]). There is no second, hand-kept copy of the
 // pipeline: both runners execute the one ASL file.
 //
-//	var r pipeline.Runner = deps.Pipeline // set up by config (AWS) or launch (local)
+//	var r pipeline.Runner = deps.Pipeline // set up by config/open (AWS) or launch (local)
 //	out, err := r.Run(ctx, pipeline.Input{
 //		Request:  pipeline.Request{Caller: caller, TraceID: traceID, RequestID: requestID},
 //		Question: "how do I rotate keys?", ThreadID: "chat_1", TopK: 5, Mode: "hybrid",
@@ -53,7 +53,7 @@ type Input struct {
 	// selects stores itself.
 	Stores []string `json:"stores,omitempty"`
 	// TopK and Mode are the retriever's top_k and mode. If zero, Run uses
-	// [DefaultTopK] and [DefaultMode]: the state machine needs both.
+	// [DefaultTopK] and [DefaultMode] ([Input.WithDefaults]).
 	TopK   int                 `json:"top_k"`
 	Mode   string              `json:"mode"`
 	Filter map[string][]string `json:"filter,omitempty"`
@@ -65,7 +65,9 @@ const (
 	DefaultMode = "hybrid"
 )
 
-func (in Input) withDefaults() Input {
+// WithDefaults returns in with a zero TopK or Mode replaced by its default:
+// the state machine needs both.
+func (in Input) WithDefaults() Input {
 	if in.TopK == 0 {
 		in.TopK = DefaultTopK
 	}

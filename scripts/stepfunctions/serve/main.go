@@ -50,6 +50,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/open"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
@@ -98,7 +99,7 @@ func main() {
 	}
 	defer os.RemoveAll(dir)
 	cfg := config.Local(dir)
-	deps, closeFn, err := cfg.Open(context.Background(), os.Stderr)
+	deps, closeFn, err := open.Deps(context.Background(), &cfg, os.Stderr)
 	if err != nil {
 		log.Fatal(err)
 	}

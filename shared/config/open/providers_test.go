@@ -1,4 +1,4 @@
-package config_test
+package open_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/open"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/bedrock"
 	"github.com/switchboard-dev/switchboard/shared/provider/openai"
@@ -63,7 +64,7 @@ func TestValidateAcceptsEveryProviderCombination(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config.Config{Table: "t", Providers: tc.p}
-			if err := cfg.Validate(); err != nil {
+			if err := open.Validate(&cfg); err != nil {
 				t.Errorf("Validate: %v", err)
 			}
 		})
@@ -91,9 +92,9 @@ func TestValidateNamesTheProviderVariableAtFault(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config.Config{Table: "t", Providers: tc.p}
-			err := cfg.Validate()
+			err := open.Validate(&cfg)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("Validate() = %v, want an error naming %s", err, tc.want)
+				t.Errorf("open.Validate = %v, want an error naming %s", err, tc.want)
 			}
 		})
 	}
@@ -124,7 +125,7 @@ func TestOpenBuildsTheConfiguredProviders(t *testing.T) {
 			cfg := config.Local(filepath.Join(t.TempDir(), "data"))
 			cfg.Providers = tc.p
 			var warn bytes.Buffer
-			deps, closeFn, err := cfg.Open(context.Background(), &warn)
+			deps, closeFn, err := open.Deps(context.Background(), &cfg, &warn)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,7 +170,7 @@ func TestOpenPassesTheOpenAIURLAndKeyToTheClient(t *testing.T) {
 	env := map[string]string{config.EnvTable: config.FilePrefix + filepath.Join(t.TempDir(), "db"),
 		config.EnvGenerator: "openai", config.EnvGenerationModel: "llama3.2", config.EnvOpenAIBaseURL: srv.URL + "/v1", config.EnvOpenAIAPIKey: "sk-local"}
 	cfg := config.FromEnv(func(k string) string { return env[k] })
-	deps, closeFn, err := cfg.Open(context.Background(), &bytes.Buffer{})
+	deps, closeFn, err := open.Deps(context.Background(), &cfg, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}

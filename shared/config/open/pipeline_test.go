@@ -1,4 +1,4 @@
-package config_test
+package open_test
 
 import (
 	"context"
@@ -7,33 +7,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/open"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/pipeline/stepfunctions"
 )
-
-func TestPipelineArnIsReadAndChecked(t *testing.T) {
-	arn := "arn:aws:states:us-east-1:123456789012:stateMachine:switchboard-RagPipeline"
-	cfg := config.FromEnv(func(k string) string {
-		return map[string]string{config.EnvTable: "t", config.EnvPipelineARN: arn}[k]
-	})
-	if cfg.PipelineARN != arn {
-		t.Errorf("PipelineARN = %q, want %q", cfg.PipelineARN, arn)
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Errorf("Validate: %v", err)
-	}
-	cfg.PipelineARN = "switchboard-RagPipeline"
-	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), config.EnvPipelineARN) {
-		t.Errorf("Validate of a name that is no ARN: %v, want an error naming %s", err, config.EnvPipelineARN)
-	}
-}
 
 func TestOpenWithoutAPipelineArnLeavesThePipelineToLaunch(t *testing.T) {
 	cfg := config.Local(filepath.Join(t.TempDir(), "data"))
-	deps, closeFn, err := cfg.Open(context.Background(), io.Discard)
+	deps, closeFn, err := open.Deps(context.Background(), &cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,13 +42,13 @@ func TestOpenWithAPipelineArnRunsTheStateMachine(t *testing.T) {
 	fakeAWS(t, "AWS_ENDPOINT_URL_SFN", srv.URL)
 	cfg := config.Local(filepath.Join(t.TempDir(), "data"))
 	cfg.PipelineARN = "arn:aws:states:us-east-1:123456789012:stateMachine:rag"
-	deps, closeFn, err := cfg.Open(context.Background(), io.Discard)
+	deps, closeFn, err := open.Deps(context.Background(), &cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeFn()
-	if _, ok := deps.Pipeline.(*pipeline.StepFunctions); !ok {
-		t.Fatalf("Pipeline = %T, want *pipeline.StepFunctions", deps.Pipeline)
+	if _, ok := deps.Pipeline.(*stepfunctions.Runner); !ok {
+		t.Fatalf("Pipeline = %T, want *stepfunctions.Runner", deps.Pipeline)
 	}
 	out, err := deps.Pipeline.Run(context.Background(), pipeline.Input{Question: "q"})
 	if err != nil {

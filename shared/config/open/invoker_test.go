@@ -1,20 +1,23 @@
-package config_test
+package open_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/open"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 )
 
 func TestOpenWithoutAFunctionPrefixLeavesInvokingToLaunch(t *testing.T) {
 	cfg := config.Local(filepath.Join(t.TempDir(), "data"))
-	deps, closeFn, err := cfg.Open(context.Background(), io.Discard)
+	deps, closeFn, err := open.Deps(context.Background(), &cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +40,7 @@ func TestOpenWithAFunctionPrefixInvokesTheStacksFunctions(t *testing.T) {
 	fakeAWS(t, "AWS_ENDPOINT_URL_LAMBDA", srv.URL)
 	cfg := config.Local(filepath.Join(t.TempDir(), "data"))
 	cfg.FunctionPrefix = "sb-"
-	deps, closeFn, err := cfg.Open(context.Background(), io.Discard)
+	deps, closeFn, err := open.Deps(context.Background(), &cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,4 +66,21 @@ func fakeAWS(t *testing.T, endpointVar, url string) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "SECRET")
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+}
+
+func TestLocalOpensEmbeddedStoresAndSaysTheSummariserIsOffline(t *testing.T) {
+	dir := t.TempDir()
+	cfg := config.Local(filepath.Join(dir, "data"))
+	var warn bytes.Buffer
+	deps, closeFn, err := open.Deps(context.Background(), &cfg, &warn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	if deps.Table == nil || deps.Blobs == nil || deps.Summarizer == nil {
+		t.Fatalf("Open = %+v, want a table, blobs and a summariser", deps)
+	}
+	if !strings.Contains(warn.String(), "WARNING: summaries come from the offline extractive summariser") {
+		t.Errorf("no WARNING about the offline summariser in %q", warn.String())
+	}
 }

@@ -1,10 +1,9 @@
-package pipeline_test
+package stepfunctions_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,9 +14,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/pipeline/stepfunctions"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
 const testARN = "arn:aws:states:us-east-1:123456789012:stateMachine:switchboard-rag-pipeline"
+
+var (
+	caller = tenant.Caller{Tenant: "acme", Principal: "alice"}
+	doc    = pipeline.Document{DocID: "d1", ChunkID: "d1#0", Content: "Rotate keys every 90 days.", Score: 0.5, Metadata: map[string]string{"lang": "en"}, Store: "kb"}
+)
 
 // sfnServer speaks the Step Functions JSON 1.0 protocol for
 // StartSyncExecution, answering with status, output, error and cause, or
@@ -51,21 +59,21 @@ func sfnClient(url string) *sfn.Client {
 		Region: "us-east-1", BaseEndpoint: aws.String(url),
 		Credentials:      credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
 		RetryMaxAttempts: 1,
-	}, pipeline.WithoutHostPrefix) // else the client posts to sync-127.0.0.1
+	}, stepfunctions.WithoutHostPrefix) // else the client posts to sync-127.0.0.1
 }
 
-func TestStepFunctionsStartsASyncExecutionAndDecodesItsOutput(t *testing.T) {
+func TestRunStartsASyncExecutionAndDecodesItsOutput(t *testing.T) {
 	want := pipeline.Output{
 		Question: "q?", ContextInput: "q?", Documents: []pipeline.Document{doc}, SearchedStores: []string{"kb"},
 		Relevant: "yes", Graded: true, Degraded: []string{},
-		Steps: pipeline.Steps{Grade: pipeline.StepModel{"offline", "lexical-v1"}},
+		Steps: pipeline.Steps{Grade: pipeline.StepModel{Provider: "offline", Model: "lexical-v1"}},
 	}
 	out, _ := json.Marshal(want)
 	srv, seen := sfnServer(t, map[string]any{
 		"executionArn": testARN + ":x", "stateMachineArn": testARN, "status": "SUCCEEDED",
 		"output": string(out), "startDate": 1.7e9, "stopDate": 1.7e9,
 	}, http.StatusOK)
-	r := pipeline.NewStepFunctions(sfnClient(srv.URL), testARN)
+	r := stepfunctions.New(sfnClient(srv.URL), testARN)
 	in := pipeline.Input{Request: pipeline.Request{Caller: caller, TraceID: "t", RequestID: "r"}, Question: "q?"}
 	got, err := r.Run(context.Background(), in)
 	if err != nil {
@@ -94,7 +102,7 @@ func TestStepFunctionsStartsASyncExecutionAndDecodesItsOutput(t *testing.T) {
 	}
 }
 
-func TestStepFunctionsReportsFailedExecutionsAndApiErrors(t *testing.T) {
+func TestRunReportsFailedExecutionsAndApiErrors(t *testing.T) {
 	tests := []struct {
 		name   string
 		answer map[string]any
@@ -125,7 +133,7 @@ func TestStepFunctionsReportsFailedExecutionsAndApiErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := sfnServer(t, tc.answer, tc.status)
-			_, err := pipeline.NewStepFunctions(sfnClient(srv.URL), testARN).Run(context.Background(), pipeline.Input{Question: "q"})
+			_, err := stepfunctions.New(sfnClient(srv.URL), testARN).Run(context.Background(), pipeline.Input{Question: "q"})
 			tc.check(t, err)
 		})
 	}

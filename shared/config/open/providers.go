@@ -1,0 +1,179 @@
+package open
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+
+	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/provider/bedrock"
+	"github.com/switchboard-dev/switchboard/shared/provider/offline"
+	"github.com/switchboard-dev/switchboard/shared/provider/openai"
+)
+
+// The provider names [config.Providers] accepts.
+const (
+	ProviderOffline = offline.Name
+	ProviderBedrock = bedrock.Name
+	ProviderOpenAI  = openai.Name
+)
+
+// The models hosted providers use when none is named.
+const (
+	DefaultBedrockEmbeddingModel  = bedrock.DefaultEmbeddingModel
+	DefaultBedrockGenerationModel = bedrock.DefaultGenerationModel
+	DefaultOpenAIEmbeddingModel   = "text-embedding-3-small"
+	DefaultOpenAIGenerationModel  = "gpt-4o-mini"
+)
+
+// MaxEmbeddingDims bounds SWITCHBOARD_EMBEDDING_DIMENSIONS: above every hosted
+// model's length (3072 for text-embedding-3-large), low enough that a typo
+// cannot make each vector of a store megabytes long.
+const MaxEmbeddingDims = 16384
+
+func embedderOf(p config.Providers) string  { return orOffline(p.Embedder) }
+func generatorOf(p config.Providers) string { return orOffline(p.Generator) }
+
+func orOffline(s string) string {
+	if s == "" {
+		return ProviderOffline
+	}
+	return s
+}
+
+// validateProviders checks p without I/O, naming the variable at fault: it builds the
+// hosted clients (their constructors check models, dimensions and URLs) and
+// throws them away.
+func validateProviders(p config.Providers) []error {
+	var errs []error
+	choice := fmt.Sprintf("one of %s (the default), %s, %s", ProviderOffline, ProviderBedrock, ProviderOpenAI)
+	switch embedderOf(p) {
+	case ProviderOffline, ProviderBedrock, ProviderOpenAI:
+	default:
+		errs = append(errs, fmt.Errorf("%s: %q is not a provider: use %s", config.EnvEmbedder, p.Embedder, choice))
+	}
+	switch generatorOf(p) {
+	case ProviderOffline, ProviderBedrock, ProviderOpenAI:
+	default:
+		errs = append(errs, fmt.Errorf("%s: %q is not a provider: use %s", config.EnvGenerator, p.Generator, choice))
+	}
+	if p.EmbeddingDims < 0 || p.EmbeddingDims > MaxEmbeddingDims {
+		errs = append(errs, fmt.Errorf("%s must be a positive whole number of dimensions, at most %d", config.EnvEmbeddingDimensions, MaxEmbeddingDims))
+	}
+	if embedderOf(p) == ProviderOffline && p.EmbeddingModel != "" {
+		errs = append(errs, fmt.Errorf("%s: the offline embedder has no choice of model; set %s to %s or %s to use %q",
+			config.EnvEmbeddingModel, config.EnvEmbedder, ProviderBedrock, ProviderOpenAI, p.EmbeddingModel))
+	}
+	if generatorOf(p) == ProviderOffline && p.GenerationModel != "" {
+		errs = append(errs, fmt.Errorf("%s: the offline generator has no choice of model; set %s to %s or %s to use %q",
+			config.EnvGenerationModel, config.EnvGenerator, ProviderBedrock, ProviderOpenAI, p.GenerationModel))
+	}
+	if errs != nil {
+		return errs
+	}
+	if embedderOf(p) == ProviderOpenAI || generatorOf(p) == ProviderOpenAI {
+		if p.OpenAIBaseURL == "" {
+			return []error{fmt.Errorf("%s is required when %s or %s is %s: the API's base URL, such as https://api.openai.com",
+				config.EnvOpenAIBaseURL, config.EnvEmbedder, config.EnvGenerator, ProviderOpenAI)}
+		}
+		if _, err := openai.NewClient(p.OpenAIBaseURL, "", nil); err != nil {
+			return []error{fmt.Errorf("%s: %w", config.EnvOpenAIBaseURL, err)}
+		}
+	}
+	if _, _, err := build(p, stubRuntime{}); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// build constructs the embedder and generator p names, with rt as the
+// Bedrock client. Errors name the variable at fault.
+func build(p config.Providers, rt bedrock.Runtime) (provider.Embedder, provider.Generator, error) {
+	var oa *openai.Client
+	if embedderOf(p) == ProviderOpenAI || generatorOf(p) == ProviderOpenAI {
+		c, err := openai.NewClient(p.OpenAIBaseURL, p.OpenAIAPIKey, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", config.EnvOpenAIBaseURL, err)
+		}
+		oa = c
+	}
+	var (
+		emb provider.Embedder
+		err error
+	)
+	switch embedderOf(p) {
+	case ProviderOffline:
+		emb = offline.NewEmbedder(p.EmbeddingDims)
+	case ProviderBedrock:
+		emb, err = bedrock.NewEmbedder(rt, &bedrock.EmbedderOptions{Model: p.EmbeddingModel, Dims: p.EmbeddingDims})
+	case ProviderOpenAI:
+		model := p.EmbeddingModel
+		if model == "" {
+			model = DefaultOpenAIEmbeddingModel
+		}
+		emb, err = openai.NewEmbedder(oa, model, &openai.EmbedderOptions{Dims: p.EmbeddingDims})
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s, %s: %w", config.EnvEmbeddingModel, config.EnvEmbeddingDimensions, err)
+	}
+	var gen provider.Generator
+	switch generatorOf(p) {
+	case ProviderOffline:
+		gen = offline.NewGenerator()
+	case ProviderBedrock:
+		model := p.GenerationModel
+		if model == "" {
+			model = DefaultBedrockGenerationModel
+		}
+		gen, err = bedrock.NewGenerator(rt, model)
+	case ProviderOpenAI:
+		model := p.GenerationModel
+		if model == "" {
+			model = DefaultOpenAIGenerationModel
+		}
+		gen, err = openai.NewGenerator(oa, model)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", config.EnvGenerationModel, err)
+	}
+	return emb, gen, nil
+}
+
+// Providers builds the embedder and generator c names. A Bedrock client
+// comes from [config.Config.AWS] (so AWS_REGION and
+// AWS_ENDPOINT_URL_BEDROCK_RUNTIME apply). Offline choices are announced on
+// warn.
+func Providers(ctx context.Context, c *config.Config, warn io.Writer) (provider.Embedder, provider.Generator, error) {
+	if errs := validateProviders(c.Providers); errs != nil {
+		return nil, nil, errors.Join(errs...)
+	}
+	var rt bedrock.Runtime
+	if embedderOf(c.Providers) == ProviderBedrock || generatorOf(c.Providers) == ProviderBedrock {
+		cfg, err := c.AWS(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		rt = bedrockruntime.NewFromConfig(cfg)
+	}
+	emb, gen, err := build(c.Providers, rt)
+	if err != nil {
+		return nil, nil, err
+	}
+	if embedderOf(c.Providers) == ProviderOffline {
+		fmt.Fprintf(warn, "WARNING: embeddings come from the offline hashing embedder (provider %q, model %q, %d dimensions): no embedding model is configured (set %s)\n",
+			emb.Provider(), emb.Model(), emb.Dims(), config.EnvEmbedder)
+	}
+	if generatorOf(c.Providers) == ProviderOffline {
+		fmt.Fprintf(warn, "WARNING: answers, rephrasings and grades come from the offline extractive generator (provider %q, model %q): no language model is configured (set %s)\n",
+			offline.Name, offline.GeneratorModel, config.EnvGenerator)
+	}
+	return emb, gen, nil
+}
+
+// stubRuntime stands in for the Bedrock client while validating: the
+// constructors keep it and never call it.
+type stubRuntime struct{ bedrock.Runtime }

@@ -1,0 +1,87 @@
+// Package lambdagateway runs the gateway inside Lambda, behind API Gateway:
+// it reads the configuration from the environment, opens the table (for API
+// keys) and the invoker of the stack's functions at cold start, and serves
+// API Gateway events until Lambda shuts it down.
+//
+//	func main() { os.Exit(lambdagateway.Main(catalog.Default())) }
+//
+// It is apart from package launch, which also runs the tool functions and
+// the local one-process server, so that the deployed gateway (built with
+// -tags lambda.norpc, as functions/gateway's lambda.go is) links only what
+// it uses: the catalog, the gateway, the DynamoDB and Lambda clients. Every
+// package linked costs its initialisers at each cold start.
+package lambdagateway
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/switchboard-dev/switchboard/shared/apigw"
+	"github.com/switchboard-dev/switchboard/shared/apikey"
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/gateway"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// Main runs the gateway serving cat inside Lambda and returns the process's
+// exit code: 1, with the error on stderr, when the configuration or cat is
+// wrong. Outside Lambda (no AWS_LAMBDA_RUNTIME_API) it says how to run the
+// local server instead and returns 2.
+func Main(cat *catalog.Catalog) int {
+	if os.Getenv("AWS_LAMBDA_RUNTIME_API") == "" {
+		fmt.Fprintln(os.Stderr, "switchboard: this build of the gateway (-tags lambda.norpc) runs only inside Lambda; serve locally with: go run ./functions/gateway")
+		return 2
+	}
+	if err := Run(cat); err != nil {
+		fmt.Fprintln(os.Stderr, "switchboard:", err)
+		return 1
+	}
+	return 0
+}
+
+// Run serves the gateway of cat inside Lambda: it reads the configuration
+// from the environment and returns an error if it is wrong; otherwise it
+// never returns (lambda.Start does not).
+func Run(cat *catalog.Catalog) error {
+	logger := lambdacontext.NewLogger()
+	slog.SetDefault(logger)
+	ctx := context.Background()
+	cfg := config.FromEnv(os.Getenv)
+	if cfg.FunctionPrefix == "" {
+		return fmt.Errorf("%s is required: the prefix of the tool functions' names", config.EnvFunctionPrefix)
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	table, _, err := cfg.OpenTable(ctx, os.Stderr)
+	if err != nil {
+		return err
+	}
+	invoker, err := cfg.OpenInvoker(ctx)
+	if err != nil {
+		return err
+	}
+	opts := gateway.Options{
+		Catalog:        cat,
+		Invoker:        invoker,
+		Keys:           apikey.New(table, nil),
+		AllowedOrigins: cfg.AllowedOrigins,
+		Logger:         logger,
+	}
+	if cfg.AnonymousTenant != "" {
+		fmt.Fprintf(os.Stderr, "WARNING: %s=%s: requests without an API key act for that tenant\n", config.EnvAnonymousTenant, cfg.AnonymousTenant)
+		opts.Anonymous = &tenant.Caller{Tenant: cfg.AnonymousTenant, Principal: "anonymous"}
+	}
+	gw, err := gateway.New(opts)
+	if err != nil {
+		return err
+	}
+	lambda.Start(apigw.Handler(gw.Handler()))
+	return nil
+}

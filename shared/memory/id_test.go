@@ -1,0 +1,32 @@
+package memory_test
+
+import (
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard/shared/memory"
+)
+
+// TestValidateIDAgreesWithThePattern checks the hand-written check against the
+// pattern it replaces, which the catalog's schemas still publish.
+func TestValidateIDAgreesWithThePattern(t *testing.T) {
+	re := regexp.MustCompile(memory.IDPattern)
+	cases := []string{"", "a", "Z", "9", "-a", "_a", ".a", "a-", "a_b.c:d-e", "a b", "a#b", "a\n", "\na", "a\x00", "é", "aé", "a\xff",
+		strings.Repeat("a", 128-1), strings.Repeat("a", 128), strings.Repeat("a", 128+1), "-" + strings.Repeat("a", 128-1)}
+	r := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "aZ09-_.:# é\n"
+	for range 5000 {
+		var b strings.Builder
+		for range r.IntN(128 + 3) {
+			b.WriteByte(alphabet[r.IntN(len(alphabet))])
+		}
+		cases = append(cases, b.String())
+	}
+	for _, s := range cases {
+		if got, want := memory.ValidateID(s) == nil, re.MatchString(s); got != want {
+			t.Errorf("ValidateID(%q) == nil: %v, the pattern says %v", s, got, want)
+		}
+	}
+}
