@@ -72,7 +72,7 @@ func (g *Gateway) publicTools() []*mcp.Tool {
 	var tools []*mcp.Tool
 	for _, t := range g.opts.Catalog.Tools() {
 		if t.Visibility == catalog.Public {
-			tools = append(tools, &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.Input, OutputSchema: t.Output, Annotations: t.Annotations})
+			tools = append(tools, &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputJSON(), OutputSchema: t.OutputJSON(), Annotations: t.Annotations})
 		}
 	}
 	return tools

@@ -144,7 +144,7 @@ func (g *Gateway) buildServer() *mcp.Server {
 		}
 		s.AddTool(&mcp.Tool{
 			Name: t.Name, Title: t.Title, Description: t.Description,
-			InputSchema: t.Input, OutputSchema: t.Output, Annotations: t.Annotations,
+			InputSchema: t.InputJSON(), OutputSchema: t.OutputJSON(), Annotations: t.Annotations,
 		}, g.callTool(t))
 	}
 	for _, r := range cat.Resources() {

@@ -441,7 +441,7 @@ func TestEveryToolResultMatchesItsOutputSchema(t *testing.T) {
 			if res.IsError {
 				t.Fatalf("example call failed: %s", text(res))
 			}
-			rs, err := tool.Output.Resolve(nil)
+			rs, err := tool.Output().Resolve(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -542,12 +542,12 @@ func TestProgressAndLogsFromAFunctionReachTheClient(t *testing.T) {
 	}
 }
 
-func mustSchema[T any](t *testing.T) *jsonschema.Schema {
+func mustSchema[T any](t *testing.T) func() *jsonschema.Schema {
 	s, err := jsonschema.For[T](nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return func() *jsonschema.Schema { return s }
 }
 
 func TestStdioServesTheSameToolsAsTheAnonymousCaller(t *testing.T) {
