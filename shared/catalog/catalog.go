@@ -67,18 +67,15 @@ type Tool struct {
 	// tool, such as "memory/add_message".
 	Function string
 	// Input and Output return the tool's input and output JSON Schemas, both
-	// of type object. The catalog calls them only when a schema is needed,
-	// not when it is built: inferring schemas by reflection is most of a
-	// cold start's work, and a tool function needs only its own tool's
-	// input schema. [SchemaFor] gives functions that build their schema on
-	// the first call only.
+	// of type object. They are called only when a schema is needed, not
+	// when the catalog is built: inferring every tool's schemas by
+	// reflection took ~10 ms of each cold start, and a tool function needs
+	// only its own tool's input schema. [SchemaFor] gives functions that
+	// build their schema on the first call only. Hosts see them as
+	// [Tool.InputJSON] and [Tool.OutputJSON] give them.
 	Input, Output func() *jsonschema.Schema
-	// snapshot marks the tools of [Default], whose schemas' JSON
-	// schemas.json holds; see [Tool.InputJSON]. A copy of such a tool
-	// keeps it, so give a copy other schemas only in a new Tool.
-	snapshot    bool
-	Annotations *mcp.ToolAnnotations
-	Visibility  Visibility
+	Annotations   *mcp.ToolAnnotations
+	Visibility    Visibility
 	// Mutates marks a tool that changes state: each call appends an audit event.
 	Mutates bool
 	Limits  Limits
@@ -105,6 +102,11 @@ type Tool struct {
 	// generator: the template gives its function the provider settings and,
 	// when the provider is Bedrock, bedrock:InvokeModel on that model.
 	Embeds, Generates bool
+
+	// snapshot marks the tools of [Default], whose schemas' JSON
+	// schemas.json holds; see [Tool.InputJSON]. A copy of such a tool keeps
+	// it, so give other schemas only to a new Tool.
+	snapshot bool
 }
 
 // Trigger is a function that no host calls: an event source invokes it, as
@@ -239,8 +241,8 @@ func checkTool(t *Tool) error {
 	case t.Name == "" || t.Title == "" || t.Description == "":
 		return fmt.Errorf("catalog: tool %q needs a name, a title and a description", t.Name)
 	case t.Input == nil || t.Output == nil:
-		// Their type, object, is checked when they are built: by the tests
-		// of Default, and by the gateway's server for the tools it lists.
+		// Their type, object, is checked when they are built, by the tests
+		// of Default: building them here would undo their laziness.
 		return fmt.Errorf("catalog: tool %q needs input and output schemas", t.Name)
 	case t.Function == "" || t.Family == "":
 		return fmt.Errorf("catalog: tool %q needs a family and a function", t.Name)
