@@ -322,7 +322,7 @@ func newGateway(ctx context.Context, dir string) (http.Handler, func() error, er
 // one answering pre-encoded JSON.
 func bareHandler(tool *catalog.Tool, answer memory.GetContextOutput, typed bool) (http.Handler, error) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "0.0.0"}, nil)
-	t := &mcp.Tool{Name: tool.Name, Description: tool.Description, InputSchema: tool.Input, OutputSchema: tool.Output}
+	t := &mcp.Tool{Name: tool.Name, Description: tool.Description, InputSchema: tool.Input(), OutputSchema: tool.Output()}
 	if typed {
 		mcp.AddTool(s, t, func(_ context.Context, _ *mcp.CallToolRequest, in memory.GetContextInput) (*mcp.CallToolResult, memory.GetContextOutput, error) {
 			out := answer

@@ -1,7 +1,8 @@
 // Command generate writes, from the catalog, what must never drift from it:
 // template.yaml, the sample events under events/, the Makefile's build
-// targets and the README's tool table. Run it from the repository root after
-// changing the catalog:
+// targets, the README's tool table and the snapshot of the tools' schemas
+// that the gateway lists (shared/catalog/schemas.json). Run it from the
+// repository root after changing the catalog:
 //
 //	go run ./scripts/generate
 //

@@ -65,7 +65,7 @@ func enum(vals ...string) []any {
 	return out
 }
 
-func careerTool(name, function, title, description string, in, out *jsonschema.Schema, mutates bool, ann *mcp.ToolAnnotations, example string) *Tool {
+func careerTool(name, function, title, description string, in, out func() *jsonschema.Schema, mutates bool, ann *mcp.ToolAnnotations, example string) *Tool {
 	table := Read
 	if mutates {
 		table = ReadWrite

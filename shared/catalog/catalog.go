@@ -65,11 +65,17 @@ type Tool struct {
 	Family      string
 	// Function is the path under functions/ of the Lambda that serves the
 	// tool, such as "memory/add_message".
-	Function    string
-	Input       *jsonschema.Schema
-	Output      *jsonschema.Schema
-	Annotations *mcp.ToolAnnotations
-	Visibility  Visibility
+	Function string
+	// Input and Output return the tool's input and output JSON Schemas, both
+	// of type object. They are called only when a schema is needed, not
+	// when the catalog is built: inferring every tool's schemas by
+	// reflection took ~10 ms of each cold start, and a tool function needs
+	// only its own tool's input schema. [SchemaFor] gives functions that
+	// build their schema on the first call only. Hosts see them as
+	// [Tool.InputJSON] and [Tool.OutputJSON] give them.
+	Input, Output func() *jsonschema.Schema
+	Annotations   *mcp.ToolAnnotations
+	Visibility    Visibility
 	// Mutates marks a tool that changes state: each call appends an audit event.
 	Mutates bool
 	Limits  Limits
@@ -96,6 +102,11 @@ type Tool struct {
 	// generator: the template gives its function the provider settings and,
 	// when the provider is Bedrock, bedrock:InvokeModel on that model.
 	Embeds, Generates bool
+
+	// snapshot marks the tools of [Default], whose schemas' JSON
+	// schemas.json holds; see [Tool.InputJSON]. A copy of such a tool keeps
+	// it, so give other schemas only to a new Tool.
+	snapshot bool
 }
 
 // Trigger is a function that no host calls: an event source invokes it, as
@@ -229,8 +240,10 @@ func checkTool(t *Tool) error {
 	switch {
 	case t.Name == "" || t.Title == "" || t.Description == "":
 		return fmt.Errorf("catalog: tool %q needs a name, a title and a description", t.Name)
-	case t.Input == nil || t.Input.Type != "object" || t.Output == nil || t.Output.Type != "object":
-		return fmt.Errorf("catalog: tool %q needs object input and output schemas", t.Name)
+	case t.Input == nil || t.Output == nil:
+		// Their type, object, is checked when they are built, by the tests
+		// of Default: building them here would undo their laziness.
+		return fmt.Errorf("catalog: tool %q needs input and output schemas", t.Name)
 	case t.Function == "" || t.Family == "":
 		return fmt.Errorf("catalog: tool %q needs a family and a function", t.Name)
 	case t.Visibility != Public && t.Visibility != Internal:
@@ -398,24 +411,28 @@ func wider(a, b Access) Access {
 // Timeout returns the timeout of the function at path, or zero if the catalog has no such function.
 func (c *Catalog) Timeout(path string) time.Duration { return c.timeouts[path] }
 
-// SchemaFor infers the JSON Schema of T, as tool entries declare their
-// input and output, and lets patch tighten it with the constraints Go types
-// cannot express (lengths, patterns, enums, ranges). It panics if T has no
-// schema: entries are fixed, and the catalog tests build them all.
-func SchemaFor[T any](patch func(*jsonschema.Schema)) *jsonschema.Schema {
-	s, err := jsonschema.For[T](nil)
-	if err != nil {
-		panic(fmt.Sprintf("catalog: schema of %T: %v", *new(T), err))
-	}
-	singleTypes(s)
-	if patch != nil {
-		patch(s)
-	}
-	return s
+// SchemaFor returns a function that infers the JSON Schema of T, as tool
+// entries declare their input and output, and lets patch tighten it with the
+// constraints Go types cannot express (lengths, patterns, enums, ranges). The
+// function builds the schema on its first call and returns that schema every
+// time; it panics if T has no schema: entries are fixed, and the catalog
+// tests build them all.
+func SchemaFor[T any](patch func(*jsonschema.Schema)) func() *jsonschema.Schema {
+	return sync.OnceValue(func() *jsonschema.Schema {
+		s, err := jsonschema.For[T](nil)
+		if err != nil {
+			panic(fmt.Sprintf("catalog: schema of %T: %v", *new(T), err))
+		}
+		singleTypes(s)
+		if patch != nil {
+			patch(s)
+		}
+		return s
+	})
 }
 
 // schemaFor is SchemaFor with a patch of the top-level properties.
-func schemaFor[T any](patch func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
+func schemaFor[T any](patch func(props map[string]*jsonschema.Schema)) func() *jsonschema.Schema {
 	return SchemaFor[T](func(s *jsonschema.Schema) {
 		if patch != nil {
 			patch(s.Properties)
@@ -452,6 +469,9 @@ var Default = sync.OnceValue(func() *Catalog {
 	)
 	if err != nil {
 		panic(err) // the entries above are fixed; TestDefaultCatalogIsValid catches this
+	}
+	for _, t := range c.tools {
+		t.snapshot = true
 	}
 	// The functions event sources invoke, family by family.
 	triggers := slices.Concat(vectorTriggers())

@@ -16,11 +16,14 @@ func TestDefaultCatalogIsValid(t *testing.T) {
 	cat := catalog.Default()
 	for _, tool := range cat.Tools() {
 		t.Run(tool.Name, func(t *testing.T) {
-			in, err := tool.Input.Resolve(nil)
+			if tool.Input().Type != "object" || tool.Output().Type != "object" {
+				t.Errorf("input type %q, output type %q: both must be object", tool.Input().Type, tool.Output().Type)
+			}
+			in, err := tool.Input().Resolve(nil)
 			if err != nil {
 				t.Fatalf("input schema: %v", err)
 			}
-			if _, err := tool.Output.Resolve(nil); err != nil {
+			if _, err := tool.Output().Resolve(nil); err != nil {
 				t.Fatalf("output schema: %v", err)
 			}
 			var example any
@@ -33,7 +36,7 @@ func TestDefaultCatalogIsValid(t *testing.T) {
 			if tool.Annotations == nil || tool.Annotations.ReadOnlyHint == tool.Mutates {
 				t.Errorf("annotations %+v disagree with Mutates=%v", tool.Annotations, tool.Mutates)
 			}
-			for _, sch := range []any{tool.Input, tool.Output} {
+			for _, sch := range []any{tool.Input(), tool.Output()} {
 				if b, _ := json.Marshal(sch); strings.Contains(string(b), `"null"`) {
 					t.Errorf("a schema admits null, which Switchboard never sends: %s", b)
 				}

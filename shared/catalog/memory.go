@@ -28,7 +28,7 @@ func messageFields(s *jsonschema.Schema) {
 	s.Properties["content"].MinLength, s.Properties["content"].MaxLength = ptr(1), ptr(memory.MaxContentChars)
 }
 
-func memoryTool(name, compat, title, description string, in, out *jsonschema.Schema, mutates bool, ann *mcp.ToolAnnotations, example string) *Tool {
+func memoryTool(name, compat, title, description string, in, out func() *jsonschema.Schema, mutates bool, ann *mcp.ToolAnnotations, example string) *Tool {
 	table := Read
 	if mutates {
 		table = ReadWrite

@@ -47,7 +47,7 @@ func ragRequest(p map[string]*jsonschema.Schema) {
 }
 
 // ragResponse is the output schema of a pipeline tool, its pipeline_name fixed.
-func ragResponse(pipeline string) *jsonschema.Schema {
+func ragResponse(pipeline string) func() *jsonschema.Schema {
 	return SchemaFor[rag.Response](func(s *jsonschema.Schema) {
 		m := s.Properties["metadata"].Properties
 		m["pipeline_name"].Enum = []any{pipeline}
@@ -63,7 +63,7 @@ func ragResponse(pipeline string) *jsonschema.Schema {
 	})
 }
 
-func ragTool(name, pipeline, title, description string, in *jsonschema.Schema, example string) *Tool {
+func ragTool(name, pipeline, title, description string, in func() *jsonschema.Schema, example string) *Tool {
 	return &Tool{
 		Name: name, Title: title, Description: description,
 		Family: RAGFamily, Function: RAGFamily + "/" + pipeline,

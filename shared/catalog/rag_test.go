@@ -55,7 +55,7 @@ func TestRAGSchemasRefuseWhatTheSeedRefuses(t *testing.T) {
 			name = name[:60]
 		}
 		t.Run(fmt.Sprintf("%s %s", tc.tool, name), func(t *testing.T) {
-			rs, err := tools[tc.tool].Input.Resolve(nil)
+			rs, err := tools[tc.tool].Input().Resolve(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,11 +77,11 @@ func TestRAGEntriesAreComplete(t *testing.T) {
 	}
 	for _, tool := range c.Tools() {
 		t.Run(tool.Name, func(t *testing.T) {
-			in, err := tool.Input.Resolve(nil)
+			in, err := tool.Input().Resolve(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := tool.Output.Resolve(nil); err != nil {
+			if _, err := tool.Output().Resolve(nil); err != nil {
 				t.Fatal(err)
 			}
 			var ex any
@@ -89,7 +89,7 @@ func TestRAGEntriesAreComplete(t *testing.T) {
 			if err := in.Validate(ex); err != nil {
 				t.Errorf("example %s: %v", tool.Example, err)
 			}
-			if b, _ := json.Marshal(tool.Output); strings.Contains(string(b), `"null"`) {
+			if b, _ := json.Marshal(tool.Output()); strings.Contains(string(b), `"null"`) {
 				t.Errorf("the output schema admits null: %s", b)
 			}
 			internal := strings.HasPrefix(tool.Name, "optimizer_vs-")

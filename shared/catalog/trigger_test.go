@@ -12,7 +12,7 @@ import (
 func TestTriggersBecomeFunctionsThatServeNothing(t *testing.T) {
 	tool := &Tool{
 		Name: "t_ingest", Title: "t", Description: "d", Family: "test", Function: "test/ingest",
-		Input: &jsonschema.Schema{Type: "object"}, Output: &jsonschema.Schema{Type: "object"}, Visibility: Public,
+		Input: objectSchema, Output: objectSchema, Visibility: Public,
 		Limits: Limits{Timeout: time.Second, MemoryMB: 128}, Embeds: true, Pipeline: true,
 	}
 	base, err := New([]*Tool{tool}, nil, nil)
@@ -52,3 +52,6 @@ func TestTriggersBecomeFunctionsThatServeNothing(t *testing.T) {
 		t.Errorf("adding the same trigger twice: no error")
 	}
 }
+
+// objectSchema is the schema of the test tools, which take and return any object.
+func objectSchema() *jsonschema.Schema { return &jsonschema.Schema{Type: "object"} }

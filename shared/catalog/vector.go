@@ -25,7 +25,7 @@ func pageLimit(s *jsonschema.Schema) {
 	s.Minimum, s.Maximum = ptr(1.0), ptr(float64(vector.MaxListLimit))
 }
 
-func vectorTool(name, function, title, description string, in, out *jsonschema.Schema, ann *mcp.ToolAnnotations, limits Limits, table, blobs Access, example string) *Tool {
+func vectorTool(name, function, title, description string, in, out func() *jsonschema.Schema, ann *mcp.ToolAnnotations, limits Limits, table, blobs Access, example string) *Tool {
 	embeds := function == "vector/retriever" || function == "vector/document_ingest"
 	return &Tool{
 		Embeds: embeds,

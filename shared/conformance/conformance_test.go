@@ -36,7 +36,7 @@ func TestExtrasJoinTheDefaultCatalog(t *testing.T) {
 		}
 	}
 	for _, tool := range x.Tools {
-		if _, err := tool.Input.Resolve(nil); err != nil {
+		if _, err := tool.Input().Resolve(nil); err != nil {
 			t.Errorf("%s: input schema does not resolve: %v", tool.Name, err)
 		}
 	}

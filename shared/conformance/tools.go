@@ -201,7 +201,7 @@ func toolFixtures() []toolFixture {
 				// SEP-1613: the suite checks that $schema, $defs and
 				// additionalProperties reach tools/list unchanged.
 				s.Schema = "https://json-schema.org/draft/2020-12/schema"
-				s.Defs = map[string]*jsonschema.Schema{"address": catalog.SchemaFor[Address](nil)}
+				s.Defs = map[string]*jsonschema.Schema{"address": catalog.SchemaFor[Address](nil)()}
 				s.Properties["address"] = &jsonschema.Schema{Ref: "#/$defs/address"}
 				s.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
 			}, pure, `{"name":"Ada","address":{"street":"1 Main St","city":"Springfield"}}`,

@@ -44,6 +44,9 @@ func Generate(root string, cat *catalog.Catalog) (map[string][]byte, error) {
 		return nil, err
 	}
 	files[TemplateFile] = tmpl
+	if files[catalog.SnapshotFile], err = catalog.Snapshot(cat); err != nil {
+		return nil, err
+	}
 	for name, part := range map[string]struct {
 		begin, end, body string
 	}{

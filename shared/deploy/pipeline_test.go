@@ -44,7 +44,7 @@ func ragCatalog(t *testing.T, steps ...string) *catalog.Catalog {
 	tool := func(name, function string, set func(*catalog.Tool)) *catalog.Tool {
 		tl := &catalog.Tool{
 			Name: name, Title: name, Description: "A stand-in.", Family: strings.Split(function, "/")[0], Function: function,
-			Input: &jsonschema.Schema{Type: "object"}, Output: &jsonschema.Schema{Type: "object"},
+			Input: objectSchema, Output: objectSchema,
 			Visibility: catalog.Internal, Limits: catalog.Limits{Timeout: 10 * time.Second, MemoryMB: 512}, Table: catalog.Read,
 		}
 		set(tl)
@@ -337,3 +337,6 @@ func TestThePipelineGivesUpBeforeItsCallersDo(t *testing.T) {
 		}
 	}
 }
+
+// objectSchema is the schema of the test tools, which take and return any object.
+func objectSchema() *jsonschema.Schema { return &jsonschema.Schema{Type: "object"} }

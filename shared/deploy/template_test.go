@@ -17,7 +17,6 @@ import (
 	"github.com/awslabs/goformation/v7/cloudformation"
 	"github.com/awslabs/goformation/v7/intrinsics"
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
@@ -343,7 +342,7 @@ func TestTheTemplateFollowsAccessForEveryLevel(t *testing.T) {
 			name := "t_table_" + level(table) + "_blobs_" + level(blobs)
 			tools = append(tools, &catalog.Tool{
 				Name: name, Title: name, Description: "A test tool.", Family: "test", Function: "test/" + name,
-				Input: &jsonschema.Schema{Type: "object"}, Output: &jsonschema.Schema{Type: "object"},
+				Input: objectSchema, Output: objectSchema,
 				Visibility: catalog.Public, Limits: catalog.Limits{Timeout: 7 * time.Second, MemoryMB: 128, ReservedConcurrency: 3},
 				Table: table, Blobs: blobs,
 			})
@@ -571,7 +570,7 @@ func TestFunctionsWhoseNamesWouldCollideAreRefused(t *testing.T) {
 	tool := func(name, function string) *catalog.Tool {
 		return &catalog.Tool{
 			Name: name, Title: name, Description: "A test tool.", Family: "test", Function: function,
-			Input: &jsonschema.Schema{Type: "object"}, Output: &jsonschema.Schema{Type: "object"},
+			Input: objectSchema, Output: objectSchema,
 			Visibility: catalog.Public, Limits: catalog.Limits{Timeout: time.Second, MemoryMB: 128},
 		}
 	}

@@ -70,9 +70,10 @@ func (g *Gateway) capabilities(name string) (map[string]any, bool) {
 
 func (g *Gateway) publicTools() []*mcp.Tool {
 	var tools []*mcp.Tool
+	listed := g.listed()
 	for _, t := range g.opts.Catalog.Tools() {
 		if t.Visibility == catalog.Public {
-			tools = append(tools, &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.Input, OutputSchema: t.Output, Annotations: t.Annotations})
+			tools = append(tools, listed[t.Name])
 		}
 	}
 	return tools

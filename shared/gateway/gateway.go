@@ -20,7 +20,9 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
@@ -72,6 +74,9 @@ type Gateway struct {
 	keys     Authenticator
 	listers  []*catalog.Resource       // resources whose function enumerates concrete ones
 	patterns map[string]*regexp.Regexp // URI template -> its matcher
+	// listed returns the public tools as tools/list shows them, with their
+	// schemas, by name; see listToolsMiddleware.
+	listed func() map[string]*mcp.Tool
 }
 
 // New builds the gateway's MCP server from opts.Catalog.
@@ -102,6 +107,7 @@ func New(opts Options) (*Gateway, error) {
 	if opts.Keys != nil {
 		g.keys = newKeyCache(opts.Keys)
 	}
+	g.listed = sync.OnceValue(g.listedTools)
 	g.server = g.buildServer()
 	return g, nil
 }
@@ -138,13 +144,23 @@ func (g *Gateway) buildServer() *mcp.Server {
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
+	// AddTool checks a schema given as JSON by decoding it whole, twice for
+	// an input schema and once for an output schema, and one given as a
+	// *jsonschema.Schema by encoding it, which is slower still: ~10 ms of a
+	// cold start for the catalog's tools. So the tools are added with the
+	// smallest input schema AddTool accepts, and listToolsMiddleware lists
+	// them with their own (the catalog tests check that each is an object).
+	// The go-sdk uses a raw tool's input schema only to find x-mcp-header
+	// annotations, which the catalog's schemas have none of; validating the
+	// arguments is each tool function's job (lambdafn.Tool).
+	anyObject := &jsonschema.Schema{Type: "object"}
 	for _, t := range cat.Tools() {
 		if t.Visibility != catalog.Public {
 			continue
 		}
 		s.AddTool(&mcp.Tool{
 			Name: t.Name, Title: t.Title, Description: t.Description,
-			InputSchema: t.Input, OutputSchema: t.Output, Annotations: t.Annotations,
+			InputSchema: anyObject, Annotations: t.Annotations,
 		}, g.callTool(t))
 	}
 	for _, r := range cat.Resources() {
@@ -168,8 +184,44 @@ func (g *Gateway) buildServer() *mcp.Server {
 				return p.Render(req.Params.Arguments)
 			})
 	}
-	s.AddReceivingMiddleware(g.listResourcesMiddleware)
+	s.AddReceivingMiddleware(g.listResourcesMiddleware, g.listToolsMiddleware)
 	return s
+}
+
+// listedTools returns the public tools as hosts see them, by name: with the
+// JSON of their schemas, which for the catalog's tools comes from its
+// snapshot rather than from building and encoding them.
+func (g *Gateway) listedTools() map[string]*mcp.Tool {
+	tools := map[string]*mcp.Tool{}
+	for _, t := range g.opts.Catalog.Tools() {
+		if t.Visibility == catalog.Public {
+			tools[t.Name] = &mcp.Tool{
+				Name: t.Name, Title: t.Title, Description: t.Description,
+				InputSchema: t.InputJSON(), OutputSchema: t.OutputJSON(), Annotations: t.Annotations,
+			}
+		}
+	}
+	return tools
+}
+
+// listToolsMiddleware puts each tool's schemas in the go-sdk's answer to
+// tools/list, which lists the tools as buildServer added them, without.
+// The go-sdk keeps paging and everything else the answer holds.
+func (g *Gateway) listToolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		lt, ok := res.(*mcp.ListToolsResult)
+		if method != "tools/list" || err != nil || !ok {
+			return res, err
+		}
+		listed := g.listed()
+		for i, t := range lt.Tools { // a new slice each call, of the added tools, which stay as they are
+			if full, ok := listed[t.Name]; ok {
+				lt.Tools[i] = full
+			}
+		}
+		return lt, nil
+	}
 }
 
 // caller returns who an MCP request acts for: the principal its bearer key

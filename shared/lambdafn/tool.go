@@ -67,7 +67,7 @@ type Func[In, Out any] func(ctx context.Context, c tenant.Caller, in In) (Out, e
 
 // Tool returns the Lambda handler of tool t, served by fn.
 func Tool[In, Out any](t *catalog.Tool, d Deps, fn Func[In, Out]) lambda.Handler {
-	rs, err := t.Input.Resolve(nil)
+	rs, err := t.Input().Resolve(nil)
 	if err != nil {
 		panic(fmt.Sprintf("lambdafn: input schema of %s: %v", t.Name, err)) // TestDefaultCatalogIsValid resolves every schema
 	}
@@ -143,7 +143,7 @@ func (h *toolHandler[In, Out]) call(ctx context.Context, req invoke.Request) (Ou
 		return *new(Out), fault.Invalid("arguments", "are not valid JSON: %v", err)
 	}
 	if err := h.input.Validate(generic); err != nil {
-		return *new(Out), schemaFault(err, h.tool.Input)
+		return *new(Out), schemaFault(err, h.tool.Input())
 	}
 	if err := json.Unmarshal(args, &in); err != nil {
 		return *new(Out), fault.Invalid("arguments", "do not fit the input schema: %v", err)

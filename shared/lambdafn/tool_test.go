@@ -26,7 +26,7 @@ func TestSchemaFailuresNameTheFieldAndTheRule(t *testing.T) {
 	} {
 		t.Run(tc.tool+tc.args, func(t *testing.T) {
 			tool, _ := catalog.Default().Tool(tc.tool)
-			rs, err := tool.Input.Resolve(nil)
+			rs, err := tool.Input().Resolve(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -36,7 +36,7 @@ func TestSchemaFailuresNameTheFieldAndTheRule(t *testing.T) {
 			if verr == nil {
 				t.Fatal("the schema accepted it")
 			}
-			err = schemaFault(verr, tool.Input)
+			err = schemaFault(verr, tool.Input())
 			var fe *fault.Error
 			if !asFault(err, &fe) || fe.Kind != fault.KindInvalid || fe.Field != tc.field || len(err.Error()) < len(tc.text) || err.Error()[:len(tc.text)] != tc.text {
 				t.Errorf("schemaFault = %q (field %q), want field %q and a message starting %q", err, fe.Field, tc.field, tc.text)
