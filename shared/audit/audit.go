@@ -44,27 +44,7 @@ type Event struct {
 }
 
 // TracePattern is what a trace id must match.
-const TracePattern = `^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`
-
-// isTraceID reports whether s matches [TracePattern]: an ASCII letter or digit,
-// then up to 127 letters, digits, '_', '.', ':' or '-'. It is plain code
-// rather than the compiled pattern, whose 127 optional repetitions cost
-// every process importing this package a millisecond at start-up.
-func isTraceID(s string) bool {
-	if s == "" || len(s) > 128 || !isAlnum(s[0]) {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if c := s[i]; !isAlnum(c) && c != '_' && c != '.' && c != ':' && c != '-' {
-			return false
-		}
-	}
-	return true
-}
-
-func isAlnum(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-}
+const TracePattern = tenant.KeyIDPattern
 
 // NewTraceID returns a fresh trace id: 32 hex digits, the W3C trace-id form.
 func NewTraceID() string {
@@ -132,7 +112,7 @@ func (l *Log) Item(e Event) (store.Item, error) {
 	if err := tenant.Validate(e.Tenant); err != nil {
 		return store.Item{}, fmt.Errorf("audit: %w", err)
 	}
-	if !isTraceID(e.TraceID) || e.Type == "" || e.Outcome == "" {
+	if !tenant.IsKeyID(e.TraceID) || e.Type == "" || e.Outcome == "" {
 		return store.Item{}, fmt.Errorf("audit: event needs a valid trace id, a type and an outcome: %+v", e)
 	}
 	detail := ""
@@ -158,7 +138,7 @@ func (l *Log) Item(e Event) (store.Item, error) {
 
 // ValidateTraceID checks a trace id against [TracePattern].
 func ValidateTraceID(id string) error {
-	if !isTraceID(id) {
+	if !tenant.IsKeyID(id) {
 		return fault.Invalid("trace_id", "%q is not a trace id: use 1-128 letters, digits, '_', '-', '.' or ':'", id)
 	}
 	return nil

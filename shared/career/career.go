@@ -45,27 +45,7 @@ import (
 
 // IDPattern is what every career id (atom, opportunity, interaction, report,
 // run, resume) and idempotency key must match.
-const IDPattern = `^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$`
-
-// isID reports whether s matches [IDPattern]: an ASCII letter or digit,
-// then up to 127 letters, digits, '_', '.', ':' or '-'. It is plain code
-// rather than the compiled pattern, whose 127 optional repetitions cost
-// every process importing this package a millisecond at start-up.
-func isID(s string) bool {
-	if s == "" || len(s) > 128 || !isAlnum(s[0]) {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if c := s[i]; !isAlnum(c) && c != '_' && c != '.' && c != ':' && c != '-' {
-			return false
-		}
-	}
-	return true
-}
-
-func isAlnum(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-}
+const IDPattern = tenant.KeyIDPattern
 
 // Limits of the family.
 const (
@@ -135,7 +115,7 @@ func New(table store.Table, blobs store.Blobs, opts *Options) *Service {
 
 // validateID checks an id argument named field against [IDPattern].
 func validateID(field, id string) error {
-	if !isID(id) {
+	if !tenant.IsKeyID(id) {
 		return fault.Invalid(field, "%q is not an id: use 1-128 letters, digits, '_', '-', '.' or ':', starting with a letter or digit", id)
 	}
 	return nil
