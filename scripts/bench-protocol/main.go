@@ -62,6 +62,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
@@ -322,7 +323,11 @@ func newGateway(ctx context.Context, dir string) (http.Handler, func() error, er
 // one answering pre-encoded JSON.
 func bareHandler(tool *catalog.Tool, answer memory.GetContextOutput, typed bool) (http.Handler, error) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "0.0.0"}, nil)
-	t := &mcp.Tool{Name: tool.Name, Description: tool.Description, InputSchema: tool.Input(), OutputSchema: tool.Output()}
+	in, out := &jsonschema.Schema{}, &jsonschema.Schema{}
+	if err := errors.Join(json.Unmarshal(tool.InputSchema, in), json.Unmarshal(tool.OutputSchema, out)); err != nil {
+		return nil, fmt.Errorf("schemas of %s: %w", tool.Name, err)
+	}
+	t := &mcp.Tool{Name: tool.Name, Description: tool.Description, InputSchema: in, OutputSchema: out}
 	if typed {
 		mcp.AddTool(s, t, func(_ context.Context, _ *mcp.CallToolRequest, in memory.GetContextInput) (*mcp.CallToolResult, memory.GetContextOutput, error) {
 			out := answer

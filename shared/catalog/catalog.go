@@ -5,7 +5,11 @@
 // tool table all come from it; tests fail when any of them disagrees.
 //
 // Each family has one file here holding its entries; [Default] lists the
-// families in one place:
+// families in one place. The catalog describes tools without importing the
+// code that serves them: their JSON Schemas, inferred from the domain types
+// by package catalog/toolschema, reach it through the generated snapshot
+// [SnapshotFile], so that a binary links only the domain code of the
+// functions it runs:
 //
 //	cat := catalog.Default()
 //	t, ok := cat.Tool("memory_add_message")
@@ -20,7 +24,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -66,16 +69,15 @@ type Tool struct {
 	// Function is the path under functions/ of the Lambda that serves the
 	// tool, such as "memory/add_message".
 	Function string
-	// Input and Output return the tool's input and output JSON Schemas, both
-	// of type object. They are called only when a schema is needed, not
-	// when the catalog is built: inferring every tool's schemas by
-	// reflection took ~10 ms of each cold start, and a tool function needs
-	// only its own tool's input schema. [SchemaFor] gives functions that
-	// build their schema on the first call only. Hosts see them as
-	// [Tool.InputJSON] and [Tool.OutputJSON] give them.
-	Input, Output func() *jsonschema.Schema
-	Annotations   *mcp.ToolAnnotations
-	Visibility    Visibility
+	// InputSchema and OutputSchema are the JSON of the tool's input and
+	// output JSON Schemas, both of type object: what hosts are listed, and
+	// what the tool's function validates arguments against. [Default]'s
+	// come from [SnapshotFile]; they are empty for a tool the snapshot lacks
+	// until go run ./scripts/generate has written it. Callers must not
+	// modify them.
+	InputSchema, OutputSchema json.RawMessage
+	Annotations               *mcp.ToolAnnotations
+	Visibility                Visibility
 	// Mutates marks a tool that changes state: each call appends an audit event.
 	Mutates bool
 	Limits  Limits
@@ -102,11 +104,6 @@ type Tool struct {
 	// generator: the template gives its function the provider settings and,
 	// when the provider is Bedrock, bedrock:InvokeModel on that model.
 	Embeds, Generates bool
-
-	// snapshot marks the tools of [Default], whose schemas' JSON
-	// schemas.json holds; see [Tool.InputJSON]. A copy of such a tool keeps
-	// it, so give other schemas only to a new Tool.
-	snapshot bool
 }
 
 // Trigger is a function that no host calls: an event source invokes it, as
@@ -240,10 +237,6 @@ func checkTool(t *Tool) error {
 	switch {
 	case t.Name == "" || t.Title == "" || t.Description == "":
 		return fmt.Errorf("catalog: tool %q needs a name, a title and a description", t.Name)
-	case t.Input == nil || t.Output == nil:
-		// Their type, object, is checked when they are built, by the tests
-		// of Default: building them here would undo their laziness.
-		return fmt.Errorf("catalog: tool %q needs input and output schemas", t.Name)
 	case t.Function == "" || t.Family == "":
 		return fmt.Errorf("catalog: tool %q needs a family and a function", t.Name)
 	case t.Visibility != Public && t.Visibility != Internal:
@@ -411,67 +404,16 @@ func wider(a, b Access) Access {
 // Timeout returns the timeout of the function at path, or zero if the catalog has no such function.
 func (c *Catalog) Timeout(path string) time.Duration { return c.timeouts[path] }
 
-// SchemaFor returns a function that infers the JSON Schema of T, as tool
-// entries declare their input and output, and lets patch tighten it with the
-// constraints Go types cannot express (lengths, patterns, enums, ranges). The
-// function builds the schema on its first call and returns that schema every
-// time; it panics if T has no schema: entries are fixed, and the catalog
-// tests build them all.
-func SchemaFor[T any](patch func(*jsonschema.Schema)) func() *jsonschema.Schema {
-	return sync.OnceValue(func() *jsonschema.Schema {
-		s, err := jsonschema.For[T](nil)
-		if err != nil {
-			panic(fmt.Sprintf("catalog: schema of %T: %v", *new(T), err))
-		}
-		singleTypes(s)
-		if patch != nil {
-			patch(s)
-		}
-		return s
-	})
-}
-
-// schemaFor is SchemaFor with a patch of the top-level properties.
-func schemaFor[T any](patch func(props map[string]*jsonschema.Schema)) func() *jsonschema.Schema {
-	return SchemaFor[T](func(s *jsonschema.Schema) {
-		if patch != nil {
-			patch(s.Properties)
-		}
-	})
-}
-
-// singleTypes replaces the ["null", X] types inferred for Go slices, maps and
-// pointers with X: Switchboard omits such a field or sends it empty, never
-// null, and a single type is what every MCP client handles.
-func singleTypes(s *jsonschema.Schema) {
-	if s == nil {
-		return
-	}
-	if len(s.Types) == 2 && s.Types[0] == "null" {
-		s.Type, s.Types = s.Types[1], nil
-	}
-	for _, p := range s.Properties {
-		singleTypes(p)
-	}
-	singleTypes(s.Items)
-	singleTypes(s.AdditionalProperties)
-}
-
 func ptr[T any](v T) *T { return &v }
 
 // Default returns the catalog of everything Switchboard ships, family by
 // family. It is built once; the catalog is immutable.
 var Default = sync.OnceValue(func() *Catalog {
-	c, err := New(
-		slices.Concat(memoryTools(), operationsTools(), vectorTools(), careerTools(), ragTools(), ragStepTools()),
-		memoryResources(),
-		nil,
-	)
+	tools := slices.Concat(memoryTools(), operationsTools(), vectorTools(), careerTools(), ragTools(), ragStepTools())
+	withSnapshot(tools, schemasJSON)
+	c, err := New(tools, memoryResources(), nil)
 	if err != nil {
 		panic(err) // the entries above are fixed; TestDefaultCatalogIsValid catches this
-	}
-	for _, t := range c.tools {
-		t.snapshot = true
 	}
 	// The functions event sources invoke, family by family.
 	triggers := slices.Concat(vectorTriggers())

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
@@ -36,7 +37,10 @@ func TestExtrasJoinTheDefaultCatalog(t *testing.T) {
 		}
 	}
 	for _, tool := range x.Tools {
-		if _, err := tool.Input().Resolve(nil); err != nil {
+		var s jsonschema.Schema
+		if err := json.Unmarshal(tool.InputSchema, &s); err != nil {
+			t.Errorf("%s: input schema does not decode: %v", tool.Name, err)
+		} else if _, err := s.Resolve(nil); err != nil {
 			t.Errorf("%s: input schema does not resolve: %v", tool.Name, err)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/switchboard-dev/switchboard/infra"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
@@ -44,7 +43,7 @@ func ragCatalog(t *testing.T, steps ...string) *catalog.Catalog {
 	tool := func(name, function string, set func(*catalog.Tool)) *catalog.Tool {
 		tl := &catalog.Tool{
 			Name: name, Title: name, Description: "A stand-in.", Family: strings.Split(function, "/")[0], Function: function,
-			Input: objectSchema, Output: objectSchema,
+			InputSchema: objectSchema, OutputSchema: objectSchema,
 			Visibility: catalog.Internal, Limits: catalog.Limits{Timeout: 10 * time.Second, MemoryMB: 512}, Table: catalog.Read,
 		}
 		set(tl)
@@ -339,4 +338,4 @@ func TestThePipelineGivesUpBeforeItsCallersDo(t *testing.T) {
 }
 
 // objectSchema is the schema of the test tools, which take and return any object.
-func objectSchema() *jsonschema.Schema { return &jsonschema.Schema{Type: "object"} }
+var objectSchema = json.RawMessage(`{"type":"object"}`)

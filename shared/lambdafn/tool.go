@@ -65,13 +65,19 @@ func (d Deps) logger() *slog.Logger {
 // Func is a domain method serving one tool.
 type Func[In, Out any] func(ctx context.Context, c tenant.Caller, in In) (Out, error)
 
-// Tool returns the Lambda handler of tool t, served by fn.
+// Tool returns the Lambda handler of tool t, served by fn. It panics if t's
+// input schema is missing or invalid: TestDefaultCatalogIsValid resolves
+// every schema of the default catalog.
 func Tool[In, Out any](t *catalog.Tool, d Deps, fn Func[In, Out]) lambda.Handler {
-	rs, err := t.Input().Resolve(nil)
-	if err != nil {
-		panic(fmt.Sprintf("lambdafn: input schema of %s: %v", t.Name, err)) // TestDefaultCatalogIsValid resolves every schema
+	schema := &jsonschema.Schema{}
+	if err := json.Unmarshal(t.InputSchema, schema); err != nil {
+		panic(fmt.Sprintf("lambdafn: input schema of %s: %v (run go run ./scripts/generate)", t.Name, err))
 	}
-	h := &toolHandler[In, Out]{tool: t, input: rs, fn: fn, audit: audit.New(d.Table, nil), log: d.logger().With("tool", t.Name), metrics: d.Metrics}
+	rs, err := schema.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("lambdafn: input schema of %s: %v", t.Name, err))
+	}
+	h := &toolHandler[In, Out]{tool: t, schema: schema, input: rs, fn: fn, audit: audit.New(d.Table, nil), log: d.logger().With("tool", t.Name), metrics: d.Metrics}
 	return lambda.NewHandler(func(ctx context.Context, req invoke.Request) (io.Reader, error) {
 		resp, err := h.handle(ctx, req)
 		if err != nil {
@@ -93,6 +99,7 @@ func encoded(resp invoke.Response) (io.Reader, error) {
 
 type toolHandler[In, Out any] struct {
 	tool    *catalog.Tool
+	schema  *jsonschema.Schema
 	input   *jsonschema.Resolved
 	fn      Func[In, Out]
 	audit   *audit.Log
@@ -143,7 +150,7 @@ func (h *toolHandler[In, Out]) call(ctx context.Context, req invoke.Request) (Ou
 		return *new(Out), fault.Invalid("arguments", "are not valid JSON: %v", err)
 	}
 	if err := h.input.Validate(generic); err != nil {
-		return *new(Out), schemaFault(err, h.tool.Input())
+		return *new(Out), schemaFault(err, h.schema)
 	}
 	if err := json.Unmarshal(args, &in); err != nil {
 		return *new(Out), fault.Invalid("arguments", "do not fit the input schema: %v", err)

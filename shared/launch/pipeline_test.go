@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/catalog/toolschema"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
@@ -38,7 +39,7 @@ func TestTheLocalServerGivesHandlersAPipelineOverItsOwnFunctions(t *testing.T) {
 	var runner pipeline.Runner
 	tool := &catalog.Tool{
 		Name: "optimizer_vs-retriever", Title: "r", Description: "A stand-in retriever.", Family: "vector", Function: "vector/retriever",
-		Input: catalog.SchemaFor[retrieveArgs](nil), Output: catalog.SchemaFor[retrieveResult](nil),
+		InputSchema: toolschema.JSON[retrieveArgs](nil), OutputSchema: toolschema.JSON[retrieveResult](nil),
 		Visibility: catalog.Internal, Limits: catalog.Limits{Timeout: 5 * time.Second, MemoryMB: 128},
 	}
 	extras := Extras{Functions: map[string]handlers.Constructor{

@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/infra"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/catalog/toolschema"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
@@ -66,7 +67,7 @@ type gradeOut struct {
 func stepTool[In, Out any](name, function string) *catalog.Tool {
 	return &catalog.Tool{
 		Name: name, Title: name, Description: "A pipeline step.", Family: "vector", Function: function,
-		Input: catalog.SchemaFor[In](nil), Output: catalog.SchemaFor[Out](nil),
+		InputSchema: toolschema.JSON[In](nil), OutputSchema: toolschema.JSON[Out](nil),
 		Visibility: catalog.Internal, Limits: catalog.Limits{Timeout: 5 * time.Second, MemoryMB: 128},
 	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/infra"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/catalog/toolschema"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
@@ -46,7 +47,7 @@ func testServer(t *testing.T) (*server, *invoke.Lambda) {
 	t.Helper()
 	tool := &catalog.Tool{
 		Name: "optimizer_vs-rephrase", Title: "r", Description: "A stand-in.", Family: "vector", Function: "vector/rephrase",
-		Input: catalog.SchemaFor[echoIn](nil), Output: catalog.SchemaFor[echoOut](nil),
+		InputSchema: toolschema.JSON[echoIn](nil), OutputSchema: toolschema.JSON[echoOut](nil),
 		Visibility: catalog.Internal, Limits: catalog.Limits{Timeout: 5 * time.Second, MemoryMB: 128},
 	}
 	h := lambdafn.Tool(tool, lambdafn.Deps{}, func(_ context.Context, _ tenant.Caller, in echoIn) (echoOut, error) {
