@@ -104,6 +104,11 @@ type Tool struct {
 	// generator: the template gives its function the provider settings and,
 	// when the provider is Bedrock, bedrock:InvokeModel on that model.
 	Embeds, Generates bool
+	// TraceArgument marks a tool whose input has an optional trace_id: when
+	// it is a valid trace id, the call runs under that trace instead of the
+	// request's (its audit events and the result's _meta name it), so that a
+	// caller can group its calls (seed 003's correlation).
+	TraceArgument bool
 }
 
 // Trigger is a function that no host calls: an event source invokes it, as

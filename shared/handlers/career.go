@@ -1,14 +1,9 @@
 package handlers
 
 import (
-	"context"
-	"encoding/json"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/switchboard-dev/switchboard/shared/audit"
 	"github.com/switchboard-dev/switchboard/shared/career"
-	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 )
@@ -47,41 +42,9 @@ func careerService(d lambdafn.Deps) *career.Service {
 		Progress: lambdafn.ReportProgress})
 }
 
-// careerTool is [lambdafn.Tool] for a career tool, run under one trace per
-// call: the trace_id argument when the caller gives a valid one (the seed
-// lets callers correlate their calls that way), else the envelope's. The
-// envelope is rewritten before lambdafn reads it, so the family's own audit
-// events (RunStarted, InteractionTransitionCompleted, ...), lambdafn's
-// ToolCalled and the result's _meta all name the same trace. An invalid
-// trace_id is left for the tool to refuse, naming the field.
+// careerTool is [lambdafn.Tool] for a career tool.
 func careerTool[In, Out any](name string, d lambdafn.Deps, fn lambdafn.Func[In, Out]) lambda.Handler {
-	return traced{lambdafn.Tool(tool(name), d, fn)}
-}
-
-type traced struct{ lambda.Handler }
-
-// Invoke implements lambda.Handler.
-func (h traced) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	var req invoke.Request
-	if json.Unmarshal(payload, &req) != nil {
-		return h.Handler.Invoke(ctx, payload) // lambdafn reports the bad envelope
-	}
-	var args struct {
-		TraceID string `json:"trace_id"`
-	}
-	if json.Unmarshal(req.Arguments, &args) == nil && args.TraceID != "" && args.TraceID != req.TraceID &&
-		audit.ValidateTraceID(args.TraceID) == nil {
-		req.TraceID = args.TraceID
-		b, err := invoke.Encode(&req)
-		if err != nil {
-			return nil, err
-		}
-		payload = b
-	}
-	if req.TraceID != "" {
-		ctx = career.WithTraceID(ctx, req.TraceID)
-	}
-	return h.Handler.Invoke(ctx, payload)
+	return lambdafn.Tool(tool(name), d, fn)
 }
 
 // CareerIngestResume builds the ingest_resume function.

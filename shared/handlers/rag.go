@@ -12,7 +12,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/rag"
-	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
 // generator is the generator d names, or the offline one: a function run
@@ -102,27 +101,19 @@ func (p pipelineRunner) Run(ctx context.Context, in rag.PipelineInput) (rag.Pipe
 	}, nil
 }
 
-// ragTraced passes the tool call's trace id on to the pipeline's steps.
-func ragTraced[In any](fn lambdafn.Func[In, rag.Response]) lambdafn.Func[In, rag.Response] {
-	return func(ctx context.Context, c tenant.Caller, in In) (rag.Response, error) {
-		trace, _ := lambdafn.CallIDs(ctx)
-		return fn(rag.WithTraceID(ctx, trace), c, in)
-	}
-}
-
 // RAGBasic builds the rag_basic function.
 func RAGBasic(d lambdafn.Deps) lambda.Handler {
-	return lambdafn.Tool(tool("rag_basic"), d, ragTraced(ragService(d).Basic))
+	return lambdafn.Tool(tool("rag_basic"), d, ragService(d).Basic)
 }
 
 // RAGBasicRerank builds the rag_basic_rerank function.
 func RAGBasicRerank(d lambdafn.Deps) lambda.Handler {
-	return lambdafn.Tool(tool("rag_basic_rerank"), d, ragTraced(ragService(d).BasicRerank))
+	return lambdafn.Tool(tool("rag_basic_rerank"), d, ragService(d).BasicRerank)
 }
 
 // RAGCRAG builds the rag_crag function.
 func RAGCRAG(d lambdafn.Deps) lambda.Handler {
-	return lambdafn.Tool(tool("rag_crag"), d, ragTraced(ragService(d).CRAG))
+	return lambdafn.Tool(tool("rag_crag"), d, ragService(d).CRAG)
 }
 
 // RAGHealthCheck builds the rag_health_check function. It reads the

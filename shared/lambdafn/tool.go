@@ -26,6 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/audit"
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
@@ -115,8 +116,11 @@ func (h *toolHandler[In, Out]) handle(ctx context.Context, req invoke.Request) (
 	if err := tenant.Validate(req.Caller.Tenant); err != nil {
 		return invoke.Response{}, fmt.Errorf("envelope has no valid caller: %w", err)
 	}
+	if h.tool.TraceArgument {
+		req.TraceID = traceArgument(req.Arguments, req.TraceID)
+	}
 	ctx, notes := withNotifications(ctx)
-	ctx = context.WithValue(ctx, callKey{}, [2]string{req.TraceID, req.RequestID})
+	ctx = callcontext.NewContext(ctx, callcontext.Call{Caller: req.Caller, TraceID: req.TraceID, RequestID: req.RequestID})
 	out, err := h.call(ctx, req)
 	resp := toolResponse(out, err, req.TraceID)
 	resp.Notifications = notes.drain()
@@ -418,11 +422,16 @@ func LogToClient(ctx context.Context, level, logger string, data any) {
 	}
 }
 
-type callKey struct{}
-
-// CallIDs returns the trace id and request id of the tool call ctx serves,
-// for domain code that starts work of its own under them (the RAG pipeline).
-func CallIDs(ctx context.Context) (traceID, requestID string) {
-	ids, _ := ctx.Value(callKey{}).([2]string)
-	return ids[0], ids[1]
+// traceArgument returns the trace_id argument in args if it is a valid
+// trace id, else trace: the trace a call of a tool with [catalog.Tool]'s
+// TraceArgument runs under. An invalid one is left for the tool to refuse,
+// naming the field.
+func traceArgument(args json.RawMessage, trace string) string {
+	var a struct {
+		TraceID string `json:"trace_id"`
+	}
+	if json.Unmarshal(args, &a) == nil && a.TraceID != "" && audit.ValidateTraceID(a.TraceID) == nil {
+		return a.TraceID
+	}
+	return trace
 }

@@ -107,16 +107,3 @@ type RunnerFunc func(ctx context.Context, in PipelineInput) (PipelineOutput, err
 func (f RunnerFunc) Run(ctx context.Context, in PipelineInput) (PipelineOutput, error) {
 	return f(ctx, in)
 }
-
-type traceKey struct{}
-
-// WithTraceID returns ctx carrying the trace id of the call it serves: the
-// pipeline's steps then log under it.
-func WithTraceID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, traceKey{}, id)
-}
-
-func traceID(ctx context.Context) string {
-	id, _ := ctx.Value(traceKey{}).(string)
-	return id
-}

@@ -36,6 +36,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/memory"
 	"github.com/switchboard-dev/switchboard/shared/provider"
@@ -361,8 +362,9 @@ func (s *Service) retrieve(ctx context.Context, cl *call, question, threadID str
 	ctx, cancel := cl.beforeAnswer(ctx)
 	defer cancel()
 	t0 := s.now()
+	info, _ := callcontext.FromContext(ctx) // the steps log under the tool call's trace
 	out, err := s.runner.Run(ctx, PipelineInput{
-		Request:  PipelineRequest{Caller: cl.caller, TraceID: traceID(ctx), RequestID: cl.p.RequestID},
+		Request:  PipelineRequest{Caller: cl.caller, TraceID: info.TraceID, RequestID: cl.p.RequestID},
 		Question: question, ThreadID: threadID, Stores: cl.p.Stores, TopK: topK, Mode: cl.p.Mode, Filter: cl.p.Filter,
 	})
 	cl.retrieval += s.now().Sub(t0)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/store"
@@ -172,7 +173,7 @@ var uuidV4 = regexp.MustCompile(UUIDv4Pattern)
 func TestBasicAnswersFromTheRelevantDocumentsWithSources(t *testing.T) {
 	svc, runner, gen, _ := newService(t, Options{})
 	const id = "550e8400-e29b-41d4-a716-446655440000"
-	resp, err := svc.Basic(WithTraceID(context.Background(), "trace-1"), alice, BasicInput{Request{Query: "What are the symptoms of diabetes?", TopK: intp(3), RequestID: id}})
+	resp, err := svc.Basic(callcontext.NewContext(context.Background(), callcontext.Call{TraceID: "trace-1"}), alice, BasicInput{Request{Query: "What are the symptoms of diabetes?", TopK: intp(3), RequestID: id}})
 	if err != nil {
 		t.Fatal(err)
 	}
