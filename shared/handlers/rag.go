@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"context"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
@@ -45,11 +43,7 @@ func ragService(d lambdafn.Deps) *rag.Service {
 	if runner == nil {
 		runner = ownPipeline(d)
 	}
-	var r rag.Runner
-	if runner != nil {
-		r = pipelineRunner{runner}
-	}
-	return rag.New(d.Table, rag.Options{Generator: generator(d), Runner: r, Logger: d.Logger})
+	return rag.New(d.Table, rag.Options{Generator: generator(d), Runner: runner, Logger: d.Logger})
 }
 
 // ownPipeline returns a pipeline.Local over in-process handlers of the
@@ -67,38 +61,6 @@ func ownPipeline(d lambdafn.Deps) pipeline.Runner {
 		return nil // rag.Service then answers that the pipeline is not configured
 	}
 	return r
-}
-
-// pipelineRunner adapts a [pipeline.Runner] to package rag's, which keeps
-// its own copy of the state machine's input and output types: package rag
-// sits below the catalog, which package pipeline's tests import.
-type pipelineRunner struct{ r pipeline.Runner }
-
-// Run implements [rag.Runner].
-func (p pipelineRunner) Run(ctx context.Context, in rag.PipelineInput) (rag.PipelineOutput, error) {
-	out, err := p.r.Run(ctx, pipeline.Input{
-		Request:  pipeline.Request(in.Request),
-		Question: in.Question, ThreadID: in.ThreadID, Stores: in.Stores, TopK: in.TopK, Mode: in.Mode, Filter: in.Filter,
-	})
-	if err != nil {
-		return rag.PipelineOutput{}, err
-	}
-	docs := make([]rag.Document, len(out.Documents))
-	for i, doc := range out.Documents {
-		docs[i] = rag.Document(doc)
-	}
-	var refusal *rag.Refusal
-	if out.Refusal != nil {
-		refusal = (*rag.Refusal)(out.Refusal)
-	}
-	return rag.PipelineOutput{
-		Question: out.Question, ContextInput: out.ContextInput, Rephrased: out.Rephrased, Documents: docs,
-		SearchedStores: out.SearchedStores, Relevant: out.Relevant, Graded: out.Graded, Degraded: out.Degraded,
-		Steps: rag.PipelineSteps{
-			Rephrase: rag.StepInfo(out.Steps.Rephrase), Retrieve: rag.StepInfo(out.Steps.Retrieve), Grade: rag.StepInfo(out.Steps.Grade),
-		},
-		Refusal: refusal,
-	}, nil
 }
 
 // RAGBasic builds the rag_basic function.

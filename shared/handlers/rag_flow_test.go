@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/rag"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -62,7 +63,7 @@ func TestRAGBasicAnswersFromIngestedDocuments(t *testing.T) {
 	}
 	m := r.Metadata
 	if m.PipelineName != "basic" || m.Relevant != "yes" || !m.Graded || len(m.Degraded) != 0 || m.Provider != offline.Name ||
-		m.Steps.Grade.Model != offline.GeneratorModel || m.Steps.Retrieve != (rag.StepInfo{Provider: offline.Name, Model: offline.EmbedderModel}) ||
+		m.Steps.Grade.Model != offline.GeneratorModel || m.Steps.Retrieve != (pipeline.StepModel{Provider: offline.Name, Model: offline.EmbedderModel}) ||
 		!slices.Contains(m.SearchedStores, "health") {
 		t.Errorf("metadata %+v", m)
 	}

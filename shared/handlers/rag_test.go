@@ -100,12 +100,12 @@ func decodeRAG(t *testing.T, sc json.RawMessage) rag.Response {
 // optimizer_vs-retriever with a fixed corpus per tenant, answering the
 // retriever's contract ({documents, searched_stores}) in an invoke.Response.
 // It records the arguments it was called with.
-func stubRetriever(byTenant map[string][]rag.Document, seen *[]json.RawMessage) lambda.Handler {
+func stubRetriever(byTenant map[string][]pipeline.Document, seen *[]json.RawMessage) lambda.Handler {
 	return lambda.NewHandler(func(ctx context.Context, req invoke.Request) (invoke.Response, error) {
 		*seen = append(*seen, req.Arguments)
 		docs := byTenant[req.Caller.Tenant]
 		if docs == nil {
-			docs = []rag.Document{}
+			docs = []pipeline.Document{}
 		}
 		sc, _ := json.Marshal(map[string]any{"documents": docs, "searched_stores": []string{"health"}, "context_input": ""})
 		res, _ := json.Marshal(mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(sc)}}, StructuredContent: json.RawMessage(sc)})
@@ -113,14 +113,14 @@ func stubRetriever(byTenant map[string][]rag.Document, seen *[]json.RawMessage) 
 	})
 }
 
-var dental = []rag.Document{
+var dental = []pipeline.Document{
 	{DocID: "dental-guide", ChunkID: "dental-guide#0", Content: "Replace your toothbrush every three months, or sooner if the bristles fray.", Score: 0.9, Metadata: map[string]string{"source": "dental-guide.md"}, Store: "health"},
 	{DocID: "sleep", ChunkID: "sleep#0", Content: "Adults need seven or more hours of sleep a night.", Score: 0.2, Metadata: map[string]string{"source": "sleep.md"}, Store: "health"},
 }
 
 func TestRAGToolsRunTheStateMachineWithTheRealSteps(t *testing.T) {
 	var seen []json.RawMessage
-	inv := local(t, map[string]lambda.Handler{"vector/retriever": stubRetriever(map[string][]rag.Document{alice.Tenant: dental}, &seen)})
+	inv := local(t, map[string]lambda.Handler{"vector/retriever": stubRetriever(map[string][]pipeline.Document{alice.Tenant: dental}, &seen)})
 	r := decodeRAG(t, mustCall(t, inv, alice, "rag_basic", map[string]any{"query": "How often should I replace my toothbrush?", "top_k": 2, "mode": "bm25", "stores": []string{"health"}}))
 	if !strings.Contains(r.Answer, "three months") || len(r.RetrievedDocuments) != 2 || !slices.Equal(r.Sources, []string{"dental-guide.md", "sleep.md"}) {
 		t.Errorf("response %+v", r)
@@ -204,7 +204,7 @@ var failing = lambda.NewHandler(func(context.Context, json.RawMessage) (json.Raw
 
 func TestFailingStepFunctionsDegradeThePipeline(t *testing.T) {
 	var seen []json.RawMessage
-	retriever := stubRetriever(map[string][]rag.Document{alice.Tenant: dental}, &seen)
+	retriever := stubRetriever(map[string][]pipeline.Document{alice.Tenant: dental}, &seen)
 	for _, tc := range []struct {
 		broken   []string
 		degraded []string

@@ -34,6 +34,12 @@ type Runner interface {
 	Run(ctx context.Context, in Input) (Output, error)
 }
 
+// RunnerFunc adapts a function to [Runner].
+type RunnerFunc func(ctx context.Context, in Input) (Output, error)
+
+// Run implements [Runner].
+func (f RunnerFunc) Run(ctx context.Context, in Input) (Output, error) { return f(ctx, in) }
+
 // Request identifies the call the pipeline runs for; every step receives it
 // in its invoke.Request.
 type Request struct {
@@ -77,10 +83,11 @@ func (in Input) WithDefaults() Input {
 	return in
 }
 
-// Document is one retrieved passage, as the retriever returns it.
+// Document is one retrieved passage, as the retriever returns it and the
+// grade step and the pipeline tools take it.
 type Document struct {
 	DocID    string            `json:"doc_id"`
-	ChunkID  string            `json:"chunk_id"`
+	ChunkID  string            `json:"chunk_id,omitempty"`
 	Content  string            `json:"content"`
 	Score    float64           `json:"score"`
 	Metadata map[string]string `json:"metadata,omitempty"`

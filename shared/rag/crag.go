@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -18,7 +19,7 @@ import (
 // distinct terms that one retrieved document holds. (Retriever scores are
 // not comparable across modes and stores, so they are not used.) A grade
 // that failed and fell back to relevant counts as relevant.
-func confidence(question string, out PipelineOutput, docs []Document) float64 {
+func confidence(question string, out pipeline.Output, docs []pipeline.Document) float64 {
 	if len(docs) == 0 || (out.Graded && out.Relevant == "no") {
 		return 0
 	}
@@ -38,7 +39,7 @@ const expandTerms = 5
 // and that the query lacks (pseudo-relevance feedback, as in RM3): words in
 // more of the top three documents first, then more frequent ones, then
 // earlier ones.
-func expand(query string, docs []Document) string {
+func expand(query string, docs []pipeline.Document) string {
 	have := map[string]bool{}
 	for _, t := range terms(query) {
 		have[t] = true
@@ -92,7 +93,7 @@ const rewriteSystem = "A search for the user's question found nothing that answe
 // question: rewritten by the generator, with the failed search as context,
 // or expanded with terms from the documents. A rewrite that fails or changes
 // nothing falls back to expansion.
-func (s *Service) correct(ctx context.Context, cl *call, strategy, question string, docs []Document) (string, error) {
+func (s *Service) correct(ctx context.Context, cl *call, strategy, question string, docs []pipeline.Document) (string, error) {
 	if strategy == StrategyRewrite {
 		var found []string
 		for _, d := range docs[:min(3, len(docs))] {
@@ -122,14 +123,14 @@ func (s *Service) correct(ctx context.Context, cl *call, strategy, question stri
 // answer. It returns the corrected query and the second run, which is nil
 // when the correction changed nothing or that time ran out (no error: the
 // answer then comes from the first run).
-func (s *Service) correctAndRetrieve(ctx context.Context, cl *call, strategy, question string, docs []Document) (string, *PipelineOutput, error) {
+func (s *Service) correctAndRetrieve(ctx context.Context, cl *call, strategy, question string, docs []pipeline.Document) (string, *pipeline.Output, error) {
 	ctx, cancel := cl.beforeAnswer(ctx)
 	defer cancel()
 	corrected, err := s.correct(ctx, cl, strategy, question, docs)
 	if err == nil && corrected == question {
 		return corrected, nil, nil
 	}
-	var again PipelineOutput
+	var again pipeline.Output
 	if err == nil {
 		again, err = s.retrieve(ctx, cl, corrected, "", cl.p.topK)
 	}
@@ -171,7 +172,7 @@ func (s *Service) CRAG(ctx context.Context, c tenant.Caller, in CRAGInput) (Resp
 		conf := confidence(out.ContextInput, out, docs)
 		initial, applied, corrected := conf, false, ""
 		if conf < threshold {
-			var again *PipelineOutput
+			var again *pipeline.Output
 			corrected, again, err = s.correctAndRetrieve(ctx, cl, strategy, out.ContextInput, docs)
 			if err != nil {
 				return Response{}, err

@@ -39,6 +39,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/memory"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -108,7 +109,7 @@ type Options struct {
 	// Generator writes answers and crag's query rewrites. Required for the pipelines.
 	Generator provider.Generator
 	// Runner runs the rephrase -> retrieve -> grade pipeline. Required for the pipelines.
-	Runner Runner
+	Runner pipeline.Runner
 	// Limits apply to each pipeline. Zero fields take [DefaultLimits].
 	Limits Limits
 	// Now returns the current time. If nil, defaults to time.Now.
@@ -123,7 +124,7 @@ type Options struct {
 type Service struct {
 	table  store.Table
 	gen    provider.Generator
-	runner Runner
+	runner pipeline.Runner
 	limits Limits
 	slots  map[string]*limiter
 	health *recorder
@@ -358,25 +359,25 @@ func (s *Service) record(ctx context.Context, c tenant.Caller, pipeline string, 
 // retrieve runs the pipeline once for question, ending it in time to leave
 // [AnswerReserve] for the answer, and accounts for its time. A refusal of
 // the caller's arguments is the call's error.
-func (s *Service) retrieve(ctx context.Context, cl *call, question, threadID string, topK int) (PipelineOutput, error) {
+func (s *Service) retrieve(ctx context.Context, cl *call, question, threadID string, topK int) (pipeline.Output, error) {
 	ctx, cancel := cl.beforeAnswer(ctx)
 	defer cancel()
 	t0 := s.now()
 	info, _ := callcontext.FromContext(ctx) // the steps log under the tool call's trace
-	out, err := s.runner.Run(ctx, PipelineInput{
-		Request:  PipelineRequest{Caller: cl.caller, TraceID: info.TraceID, RequestID: cl.p.RequestID},
+	out, err := s.runner.Run(ctx, pipeline.Input{
+		Request:  pipeline.Request{Caller: cl.caller, TraceID: info.TraceID, RequestID: cl.p.RequestID},
 		Question: question, ThreadID: threadID, Stores: cl.p.Stores, TopK: topK, Mode: cl.p.Mode, Filter: cl.p.Filter,
 	})
 	cl.retrieval += s.now().Sub(t0)
 	switch {
 	case err != nil && errors.Is(context.Cause(ctx), errNoTimeLeft):
-		return PipelineOutput{}, fault.Unavailable(fmt.Errorf("%w: %w", errNoTimeLeft, err), "pipeline %s did not retrieve in time to write an answer within its limit; retry, or narrow the query", cl.pipeline)
+		return pipeline.Output{}, fault.Unavailable(fmt.Errorf("%w: %w", errNoTimeLeft, err), "pipeline %s did not retrieve in time to write an answer within its limit; retry, or narrow the query", cl.pipeline)
 	case err != nil && fault.KindOf(err) != fault.KindInternal:
-		return PipelineOutput{}, err
+		return pipeline.Output{}, err
 	case err != nil:
-		return PipelineOutput{}, fault.Unavailable(err, "the %s pipeline could not run; retry", cl.pipeline)
+		return pipeline.Output{}, fault.Unavailable(err, "the %s pipeline could not run; retry", cl.pipeline)
 	case out.Refusal != nil:
-		return PipelineOutput{}, out.Refusal.Err()
+		return pipeline.Output{}, refusal(out.Refusal)
 	}
 	if len(out.Degraded) > 0 {
 		cl.degraded = true
@@ -401,7 +402,7 @@ func (s *Service) generate(ctx context.Context, cl *call, req provider.GenerateR
 
 // respond writes the answer to question from out's documents (docs, already
 // ordered and cut to top_k) and builds the response.
-func (s *Service) respond(ctx context.Context, cl *call, out PipelineOutput, docs []Document) (Response, error) {
+func (s *Service) respond(ctx context.Context, cl *call, out pipeline.Output, docs []pipeline.Document) (Response, error) {
 	relevant := out.Relevant != "no"
 	discarded := 0
 	if !relevant {
@@ -440,7 +441,7 @@ func (s *Service) respond(ctx context.Context, cl *call, out PipelineOutput, doc
 
 // sources returns where docs came from, deduplicated in order: each
 // document's metadata "source", else its doc_id.
-func sources(docs []Document) []string {
+func sources(docs []pipeline.Document) []string {
 	out := []string{}
 	for _, d := range docs {
 		src := cmp.Or(d.Metadata["source"], d.DocID)
@@ -453,9 +454,9 @@ func sources(docs []Document) []string {
 
 // byScore orders documents by descending score, keeping the retriever's
 // order among equals, and cuts them to k.
-func byScore(docs []Document, k int) []Document {
+func byScore(docs []pipeline.Document, k int) []pipeline.Document {
 	docs = slices.Clone(docs)
-	slices.SortStableFunc(docs, func(a, b Document) int { return cmp.Compare(b.Score, a.Score) })
+	slices.SortStableFunc(docs, func(a, b pipeline.Document) int { return cmp.Compare(b.Score, a.Score) })
 	return docs[:min(k, len(docs))]
 }
 

@@ -15,6 +15,8 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
@@ -202,7 +204,7 @@ func TestBasicAnswersFromTheRelevantDocumentsWithSources(t *testing.T) {
 	m := resp.Metadata
 	if m.PipelineName != "basic" || m.Relevant != "yes" || !m.Graded || m.Provider != "test" || m.Model != "extractive" ||
 		m.ContextInput != "What are the symptoms of diabetes?" || len(m.Degraded) != 0 || m.Steps.Grade.Provider != "test" ||
-		m.Steps.Retrieve != (StepInfo{"test", "bag-of-words"}) || m.CorrectionApplied != nil || m.Reranker != "" {
+		m.Steps.Retrieve != (pipeline.StepModel{Provider: "test", Model: "bag-of-words"}) || m.CorrectionApplied != nil || m.Reranker != "" {
 		t.Errorf("metadata %+v", m)
 	}
 	pm := resp.PerformanceMetrics
@@ -303,19 +305,19 @@ func TestARetrieverRefusalFailsTheCallNamingTheField(t *testing.T) {
 func TestARefusalNamesTheRequestsField(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		refusal Refusal
+		refusal invoke.Error
 		kind    fault.Kind
 		message string
 	}{
-		{"a store that does not exist is one of stores", Refusal{Kind: "not_found", Message: `vector store "kb" does not exist`}, fault.KindNotFound, `stores: vector store "kb" does not exist`},
-		{"an invalid argument keeps its field", Refusal{Kind: "invalid_argument", Field: "filter", Message: "filter: has 17 keys"}, fault.KindInvalid, "filter: has 17 keys"},
-		{"the retriever's question is the request's query", Refusal{Kind: "invalid_argument", Field: "question", Message: "question: must not be empty"}, fault.KindInvalid, "query: must not be empty"},
-		{"an invalid argument without a field blames the arguments", Refusal{Kind: "invalid_argument", Message: "malformed"}, fault.KindInvalid, "arguments: malformed"},
+		{"a store that does not exist is one of stores", invoke.Error{Kind: "not_found", Message: `vector store "kb" does not exist`}, fault.KindNotFound, `stores: vector store "kb" does not exist`},
+		{"an invalid argument keeps its field", invoke.Error{Kind: "invalid_argument", Field: "filter", Message: "filter: has 17 keys"}, fault.KindInvalid, "filter: has 17 keys"},
+		{"the retriever's question is the request's query", invoke.Error{Kind: "invalid_argument", Field: "question", Message: "question: must not be empty"}, fault.KindInvalid, "query: must not be empty"},
+		{"an invalid argument without a field blames the arguments", invoke.Error{Kind: "invalid_argument", Message: "malformed"}, fault.KindInvalid, "arguments: malformed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.refusal.Err()
+			err := refusal(&tc.refusal)
 			if fault.KindOf(err) != tc.kind || err.Error() != tc.message {
-				t.Errorf("Err() = %v (%s), want %s: %s", err, fault.KindOf(err), tc.kind, tc.message)
+				t.Errorf("refusal = %v (%s), want %s: %s", err, fault.KindOf(err), tc.kind, tc.message)
 			}
 		})
 	}
@@ -391,7 +393,7 @@ func TestFailingStepsDegradeAsTheSeedSays(t *testing.T) {
 
 func TestAFailedRunOrAnswerFailsTheCall(t *testing.T) {
 	boom := errors.New("states.Runtime: execution failed")
-	svc, _, _, _ := newService(t, Options{Runner: RunnerFunc(func(context.Context, PipelineInput) (PipelineOutput, error) { return PipelineOutput{}, boom })})
+	svc, _, _, _ := newService(t, Options{Runner: pipeline.RunnerFunc(func(context.Context, pipeline.Input) (pipeline.Output, error) { return pipeline.Output{}, boom })})
 	_, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}})
 	if fault.KindOf(err) != fault.KindUnavailable || !errors.Is(err, boom) {
 		t.Errorf("got %v, want unavailable wrapping the runner's error", err)
@@ -415,7 +417,7 @@ func TestAFailedRunOrAnswerFailsTheCall(t *testing.T) {
 
 func TestOneTenantNeverRetrievesAnothersDocuments(t *testing.T) {
 	svc, runner, _, _ := newService(t, Options{})
-	runner.add(bob.Tenant, Document{DocID: "b1", Content: "Globex sells diabetes test strips.", Metadata: map[string]string{"source": "globex.pdf"}})
+	runner.add(bob.Tenant, pipeline.Document{DocID: "b1", Content: "Globex sells diabetes test strips.", Metadata: map[string]string{"source": "globex.pdf"}})
 	resp, err := svc.Basic(context.Background(), bob, BasicInput{Request{Query: "diabetes symptoms"}})
 	if err != nil {
 		t.Fatal(err)
@@ -440,13 +442,13 @@ type blockingRunner struct {
 	release chan struct{}
 }
 
-func (b *blockingRunner) Run(ctx context.Context, in PipelineInput) (PipelineOutput, error) {
+func (b *blockingRunner) Run(ctx context.Context, in pipeline.Input) (pipeline.Output, error) {
 	b.started <- struct{}{}
 	select {
 	case <-b.release:
-		return PipelineOutput{Question: in.Question, ContextInput: in.Question, Relevant: "no", Graded: true}, nil
+		return pipeline.Output{Question: in.Question, ContextInput: in.Question, Relevant: "no", Graded: true}, nil
 	case <-ctx.Done():
-		return PipelineOutput{}, ctx.Err()
+		return pipeline.Output{}, ctx.Err()
 	}
 }
 
@@ -503,8 +505,8 @@ func TestACallPastItsTimeoutFailsClearly(t *testing.T) {
 		t.Errorf("got %v with the invocation's context %v", err, ctx.Err())
 	}
 	// An answer that does not end is cut off at the limit.
-	instant := RunnerFunc(func(_ context.Context, in PipelineInput) (PipelineOutput, error) {
-		return PipelineOutput{Question: in.Question, ContextInput: in.Question, Relevant: "yes", Graded: true}, nil
+	instant := pipeline.RunnerFunc(func(_ context.Context, in pipeline.Input) (pipeline.Output, error) {
+		return pipeline.Output{Question: in.Question, ContextInput: in.Question, Relevant: "yes", Graded: true}, nil
 	})
 	stuck := &testGen{fn: map[provider.Task]func(provider.GenerateRequest) (provider.Generation, error){
 		provider.TaskAnswer: func(provider.GenerateRequest) (provider.Generation, error) {
@@ -520,7 +522,7 @@ func TestACallPastItsTimeoutFailsClearly(t *testing.T) {
 }
 
 func TestRerankPutsDocumentsWithMoreQueryTermsCloserTogetherFirst(t *testing.T) {
-	docs := []Document{
+	docs := []pipeline.Document{
 		{DocID: "a", Content: "diabetes diabetes diabetes diabetes", Score: 0.9},
 		{DocID: "b", Content: "thirst is common; much later in the text, unrelated words, then diabetes", Score: 0.8},
 		{DocID: "c", Content: "nothing relevant here", Score: 0.7},
@@ -609,12 +611,12 @@ func TestCRAGCorrectsALowConfidenceRetrieval(t *testing.T) {
 	t.Run("NoTimeLeftForASecondRunAnswersFromTheFirst", func(t *testing.T) {
 		svc, runner, _, _ := newService(t, Options{Limits: Limits{Timeout: time.Second}})
 		var runs int
-		first := RunnerFunc(func(ctx context.Context, in PipelineInput) (PipelineOutput, error) {
+		first := pipeline.RunnerFunc(func(ctx context.Context, in pipeline.Input) (pipeline.Output, error) {
 			if runs++; runs == 1 {
 				return runner.Run(ctx, in)
 			}
 			<-ctx.Done() // the second run never ends on its own
-			return PipelineOutput{}, ctx.Err()
+			return pipeline.Output{}, ctx.Err()
 		})
 		svc.runner = first
 		resp, err := svc.CRAG(context.Background(), alice, CRAGInput{Request: Request{Query: "diabetes thirst insulin"}, CorrectionStrategy: "expand", ConfidenceThreshold: floatp(1)})
@@ -636,17 +638,17 @@ func TestCRAGCorrectsALowConfidenceRetrieval(t *testing.T) {
 }
 
 func TestConfidence(t *testing.T) {
-	docs := []Document{{Content: "diabetes thirst"}, {Content: "diabetes"}}
+	docs := []pipeline.Document{{Content: "diabetes thirst"}, {Content: "diabetes"}}
 	for _, tc := range []struct {
 		name string
-		out  PipelineOutput
-		docs []Document
+		out  pipeline.Output
+		docs []pipeline.Document
 		want float64
 	}{
-		{"NoDocuments", PipelineOutput{Relevant: "no", Graded: true}, nil, 0},
-		{"GradedNotRelevant", PipelineOutput{Relevant: "no", Graded: true}, docs, 0},
-		{"BestDocumentsCoverage", PipelineOutput{Relevant: "yes", Graded: true}, docs, 2.0 / 3},
-		{"FailedGradeCountsAsRelevant", PipelineOutput{Relevant: "yes", Graded: false}, docs, 2.0 / 3},
+		{"NoDocuments", pipeline.Output{Relevant: "no", Graded: true}, nil, 0},
+		{"GradedNotRelevant", pipeline.Output{Relevant: "no", Graded: true}, docs, 0},
+		{"BestDocumentsCoverage", pipeline.Output{Relevant: "yes", Graded: true}, docs, 2.0 / 3},
+		{"FailedGradeCountsAsRelevant", pipeline.Output{Relevant: "yes", Graded: false}, docs, 2.0 / 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := confidence("diabetes thirst insulin", tc.out, tc.docs); got != tc.want {
