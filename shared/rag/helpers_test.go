@@ -70,7 +70,7 @@ func (g *testGen) tasks() []provider.Task {
 	return out
 }
 
-// corpusRunner is a test [Runner]: rephrase and grade through [Steps], and a
+// corpusRunner is a test [pipeline.Runner]: rephrase and grade through [Steps], and a
 // retrieval that ranks each tenant's own documents by query-term coverage
 // and refuses a store named "missing" as not found. fail names steps to
 // fail, to exercise the seed's degradation, which it applies as the state

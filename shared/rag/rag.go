@@ -4,7 +4,7 @@
 // optimizer_vs-grade the pipeline invokes, and rag_health_check.
 //
 // Every pipeline tool runs the rephrase -> retrieve -> grade pipeline through
-// a [Runner] (the Step Functions state machine on AWS, the same definition
+// a [pipeline.Runner] (the Step Functions state machine on AWS, the same definition
 // interpreted locally), then writes the answer with the generator from the
 // documents graded relevant; documents graded not relevant are dropped and the
 // answer is written without them, as if retrieval had not happened (seed 000's
