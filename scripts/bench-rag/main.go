@@ -166,7 +166,7 @@ func newGateway(ctx context.Context, dir string) (http.Handler, func() error, er
 	cat := catalog.Default()
 	steps := &lateInvoker{}
 	if deps.Pipeline == nil {
-		if deps.Pipeline, err = pipeline.NewLocal(steps); err != nil {
+		if deps.Pipeline, err = pipeline.NewLocal(cat, steps); err != nil {
 			closeFn()
 			return nil, nil, err
 		}

@@ -96,6 +96,11 @@ type Tool struct {
 	// Compat is the tool's method name on the compatibility JSON-RPC endpoint
 	// of the memory server seed ("memory/add_message"), if it has one there.
 	Compat string
+	// PipelineTask, if set, makes the tool a step of the RAG pipeline: it is
+	// the substitution of the state machine's definition
+	// (infra/statemachines/rag_pipeline.asl.json) that names the function a
+	// Task state invokes, such as "RephraseFunctionArn". See [PipelineTask].
+	PipelineTask string
 	// Pipeline marks a tool that runs the RAG pipeline state machine
 	// (Deps.Pipeline): the template gives its function the state machine's
 	// ARN and lets it start executions of that one state machine.
@@ -134,6 +139,17 @@ type Trigger struct {
 type S3Events struct {
 	Events         []string
 	Prefix, Suffix string
+}
+
+// PipelineTask is one Task state of the RAG pipeline's state machine: the
+// definition's substitution that names its Lambda, the function (its path
+// under functions/) and the tool it calls. The template fills each
+// substitution with its function's ARN and lets the state machine invoke
+// exactly these functions; the in-process runner maps them back to paths.
+type PipelineTask struct {
+	Substitution string
+	Function     string
+	Tool         string
 }
 
 // Resource is one MCP resource, or a template for a family of them.
@@ -198,6 +214,7 @@ type Catalog struct {
 	triggers  []*Trigger
 	functions []Function
 	timeouts  map[string]time.Duration
+	tasks     []PipelineTask
 }
 
 // New returns a catalog of the given entries, checking that names are unique
@@ -214,6 +231,16 @@ func New(tools []*Tool, resources []*Resource, prompts []*Prompt) (*Catalog, err
 		c.byName[t.Name] = t
 	}
 	seen := map[string]bool{}
+	for _, t := range tools {
+		if t.PipelineTask == "" {
+			continue
+		}
+		if seen["task:"+t.PipelineTask] {
+			return nil, fmt.Errorf("catalog: tool %q: pipeline task %s is another tool's", t.Name, t.PipelineTask)
+		}
+		seen["task:"+t.PipelineTask] = true
+		c.tasks = append(c.tasks, PipelineTask{Substitution: t.PipelineTask, Function: t.Function, Tool: t.Name})
+	}
 	for _, r := range resources {
 		key := r.URI + r.URITemplate
 		if (r.URI == "") == (r.URITemplate == "") || r.Name == "" || r.Function == "" || seen[key] {
@@ -313,6 +340,9 @@ func (c *Catalog) WithTriggers(triggers ...*Trigger) (*Catalog, error) {
 	}
 	return out, nil
 }
+
+// PipelineTasks returns the RAG pipeline's Task states, in catalog order.
+func (c *Catalog) PipelineTasks() []PipelineTask { return c.tasks }
 
 // Triggers returns every trigger.
 func (c *Catalog) Triggers() []*Trigger { return c.triggers }

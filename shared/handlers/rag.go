@@ -51,12 +51,12 @@ func ragService(d lambdafn.Deps) *rag.Service {
 func ownPipeline(d lambdafn.Deps) pipeline.Runner {
 	all := All()
 	steps := map[string]lambda.Handler{}
-	for _, task := range pipeline.Tasks {
+	for _, task := range catalog.Default().PipelineTasks() {
 		if build, ok := all[task.Function]; ok {
 			steps[task.Function] = build(d)
 		}
 	}
-	r, err := pipeline.NewLocal(invoke.NewLocal(steps, catalog.Default().Timeout))
+	r, err := pipeline.NewLocal(catalog.Default(), invoke.NewLocal(steps, catalog.Default().Timeout))
 	if err != nil {
 		return nil // rag.Service then answers that the pipeline is not configured
 	}

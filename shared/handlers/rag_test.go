@@ -43,7 +43,7 @@ func local(t *testing.T, replace map[string]lambda.Handler) invoke.Invoker {
 	}
 	late := &lateInvoker{}
 	var err error
-	if deps.Pipeline, err = pipeline.NewLocal(late); err != nil {
+	if deps.Pipeline, err = pipeline.NewLocal(catalog.Default(), late); err != nil {
 		t.Fatal(err)
 	}
 	hs := handlers.Build(handlers.All(), deps)

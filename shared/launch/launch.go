@@ -131,7 +131,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 	// built from the handlers they are themselves dependencies of.
 	functions := &lateInvoker{}
 	if deps.Pipeline == nil {
-		if deps.Pipeline, err = pipeline.NewLocal(functions); err != nil {
+		if deps.Pipeline, err = pipeline.NewLocal(cat, functions); err != nil {
 			return err
 		}
 	}

@@ -131,21 +131,3 @@ type StepModel struct {
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
 }
-
-// Task is one Task state of the state machine: the definition substitution
-// that names its Lambda, the function (its path under functions/) and the
-// tool it calls.
-type Task struct {
-	Substitution string
-	Function     string
-	Tool         string
-}
-
-// Tasks are the state machine's Task states, in pipeline order. The template
-// fills each Substitution with its function's ARN and lets the state machine
-// invoke exactly these functions; [Local] maps them back to function paths.
-var Tasks = []Task{
-	{Substitution: "RephraseFunctionArn", Function: "vector/rephrase", Tool: "optimizer_vs-rephrase"},
-	{Substitution: "RetrieverFunctionArn", Function: "vector/retriever", Tool: "optimizer_vs-retriever"},
-	{Substitution: "GradeFunctionArn", Function: "vector/grade", Tool: "optimizer_vs-grade"},
-}

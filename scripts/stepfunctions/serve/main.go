@@ -12,7 +12,7 @@
 //
 // Endpoints besides the Invoke API:
 //
-//	GET  /tasks      pipeline.Tasks and the function paths this build has
+//	GET  /tasks      the catalog's pipeline tasks and the function paths this build has
 //	POST /faults     {"vector/rephrase": "tool-error", ...}: how each function fails from now on; resets the call counts
 //	GET  /calls      {"vector/retriever": 2, ...}: invocations per function since the last POST /faults
 //	POST /run-local  {"definition": ASL, "input": pipeline input}: the Go interpreter's output
@@ -180,7 +180,7 @@ func (s *server) tasks(w http.ResponseWriter, _ *http.Request) {
 		have = append(have, p)
 	}
 	sort.Strings(have)
-	writeJSON(w, http.StatusOK, map[string]any{"tasks": pipeline.Tasks, "functions": have, "prefix": Prefix})
+	writeJSON(w, http.StatusOK, map[string]any{"tasks": catalog.Default().PipelineTasks(), "functions": have, "prefix": Prefix})
 }
 
 func (s *server) setFaults(w http.ResponseWriter, r *http.Request) {
@@ -322,7 +322,7 @@ func (s *server) runLocal(w http.ResponseWriter, r *http.Request) {
 		Region: "us-east-1", BaseEndpoint: aws.String(s.self), RetryMaxAttempts: 1,
 		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
 	})
-	runner, err := pipeline.NewLocalDefinition(body.Definition, invoke.NewLambda(client, Prefix))
+	runner, err := pipeline.NewLocalDefinition(body.Definition, catalog.Default(), invoke.NewLambda(client, Prefix))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
