@@ -6,7 +6,7 @@
 //
 //   - gateway: Switchboard as `go run ./functions/gateway` assembles it: an
 //     embedded table in a temporary folder, the in-process invoker over
-//     [handlers.All], and the anonymous local caller (no API key exists).
+//     [handlers.All] (package local), and the anonymous local caller (no API key exists).
 //   - bare: a go-sdk stateless Streamable HTTP server whose one tool,
 //     memory_get_context, is registered with [mcp.AddTool] under the same
 //     input and output schemas and answers the gateway's result from memory,
@@ -68,10 +68,12 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
-	"github.com/switchboard-dev/switchboard/shared/config/open"
+	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/memory"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -283,15 +285,19 @@ func writeAllocs(path string) error {
 // fresh table holds no API key.
 func newGateway(ctx context.Context, dir string) (http.Handler, func() error, error) {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	// Open's only output is the offline-summariser WARNING line; it does not
-	// change what is served.
+	// Open's only output is WARNING lines about offline providers; they do
+	// not change what is served.
 	cfg := config.Local(filepath.Join(dir, "data"))
-	deps, closeFn, err := open.Deps(ctx, &cfg, io.Discard)
+	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open}, io.Discard)
 	if err != nil {
 		return nil, nil, err
 	}
 	deps.Logger = logger
-	cat := catalog.Default()
+	stack, err := local.New(local.Options{Deps: deps, Functions: handlers.All()})
+	if err != nil {
+		closeFn()
+		return nil, nil, err
+	}
 	keys := apikey.New(deps.Table, nil)
 	haveKeys, err := keys.Any(ctx)
 	if err != nil {
@@ -303,8 +309,8 @@ func newGateway(ctx context.Context, dir string) (http.Handler, func() error, er
 		return nil, nil, errors.New("the fresh table already holds API keys")
 	}
 	gw, err := gateway.New(gateway.Options{
-		Catalog:           cat,
-		Invoker:           invoke.NewLocal(handlers.Build(handlers.All(), deps), cat.Timeout),
+		Catalog:           catalog.Default(),
+		Invoker:           stack,
 		Keys:              keys,
 		Anonymous:         &tenant.Caller{Tenant: tenant.Local, Principal: "local"},
 		AllowLocalOrigins: true,

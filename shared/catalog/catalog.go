@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -434,6 +435,23 @@ func wider(a, b Access) Access {
 		return b
 	}
 	return a
+}
+
+// Function returns the function at path.
+func (c *Catalog) Function(path string) (Function, bool) {
+	i, ok := slices.BinarySearchFunc(c.functions, path, func(f Function, p string) int { return strings.Compare(f.Path, p) })
+	if !ok {
+		return Function{}, false
+	}
+	return c.functions[i], true
+}
+
+// ReservedConcurrency returns the reserved concurrency of the function at
+// path, or zero (no limit) if the catalog gives it none or has no such
+// function.
+func (c *Catalog) ReservedConcurrency(path string) int {
+	f, _ := c.Function(path)
+	return f.Limits.ReservedConcurrency
 }
 
 // Timeout returns the timeout of the function at path, or zero if the catalog has no such function.

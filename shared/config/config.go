@@ -1,17 +1,18 @@
 // Package config is the one place that reads Switchboard's environment. It
 // opens what every process needs, the table (an embedded file on a laptop,
-// DynamoDB inside Lambda, DynamoDB Local in tests) and the invoker of the
-// stack's functions; package config/open opens the rest a tool function
-// needs (blobs, providers, the pipeline runner). The gateway's Lambda uses
-// only this package, so that it links no S3, Bedrock or Step Functions
-// client and pays for none of their initialisation at cold start. Every
+// DynamoDB inside Lambda, DynamoDB Local in tests); one package below it
+// opens each other thing a function may need, so that a binary links only
+// the clients it uses and pays for no other's initialisation at cold start:
+// config/blobs (a folder or S3), config/providers (the embedder and the
+// generator), config/stepfunctions (the pipeline's runner) and
+// config/invoker (the stack's functions, through the Lambda API). Every
 // ephemeral or offline choice is announced once, on stderr, with a WARNING:
 // line.
 //
 //	cfg := config.FromEnv(os.Getenv)
-//	if err := cfg.Validate(); err != nil { ... }      // errors name the variable
+//	if err := cfg.Validate(); err != nil { ... }  // errors name the variable
 //	table, closeFn, err := cfg.OpenTable(ctx, os.Stderr)
-//	deps, closeFn, err := open.Deps(ctx, &cfg, os.Stderr) // a tool function's lambdafn.Deps
+//	blobs, err := blobs.Open(ctx, &cfg)           // package config/blobs
 package config
 
 import (
@@ -21,14 +22,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
-	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/store/embedded"
@@ -65,6 +65,9 @@ type Config struct {
 	AnonymousTenant string
 	// InLambda reports that the process runs inside AWS Lambda.
 	InLambda bool
+	// MemoryMB is the function's memory inside Lambda
+	// (AWS_LAMBDA_FUNCTION_MEMORY_SIZE); zero elsewhere.
+	MemoryMB int
 	// Providers chooses the embedder and generator (providers.go).
 	Providers Providers
 	// PipelineARN is the RAG pipeline state machine's ARN ([EnvPipelineARN]).
@@ -81,6 +84,7 @@ func FromEnv(getenv func(string) string) Config {
 		FunctionPrefix:  getenv(EnvFunctionPrefix),
 		AnonymousTenant: getenv(EnvAnonymousTenant),
 		InLambda:        getenv("AWS_LAMBDA_FUNCTION_NAME") != "",
+		MemoryMB:        atoi(getenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE")),
 		Providers:       providersFromEnv(getenv),
 		PipelineARN:     getenv(EnvPipelineARN),
 	}
@@ -102,8 +106,9 @@ func Local(dir string) Config {
 }
 
 // Validate checks c, naming the variable at fault. The providers' models,
-// dimensions and URLs are checked by package config/open (open.Validate),
-// which builds them: only the functions that embed or generate link them.
+// dimensions and URLs are checked by package config/providers
+// (providers.Validate), which builds them: only the functions that embed or
+// generate link them.
 func (c Config) Validate() error {
 	var errs []error
 	if c.Table == "" || c.Table == FilePrefix {
@@ -166,23 +171,10 @@ func (c *Config) OpenTable(ctx context.Context, warn io.Writer) (store.Table, fu
 	return t, t.Close, nil
 }
 
-// OpenInvoker returns the invoker of the functions FunctionPrefix names,
-// through the Lambda API, or nil if it names none.
-func (c *Config) OpenInvoker(ctx context.Context) (invoke.Invoker, error) {
-	if c.FunctionPrefix == "" {
-		return nil, nil
-	}
-	cfg, err := c.AWS(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return invoke.NewLambda(awslambda.NewFromConfig(cfg), c.FunctionPrefix), nil
-}
-
 // EnvPipelineARN names the RAG pipeline's Express state machine. The
 // template sets it on the functions that run the pipeline; where it is unset
 // (a laptop), the local gateway runs the same definition in process
-// (pipeline.Local, wired by package launch); package config/open
+// (pipeline.Local, wired by package local); package config/stepfunctions
 // opens the Step Functions runner.
 const EnvPipelineARN = "SWITCHBOARD_PIPELINE_ARN"
 
@@ -191,4 +183,10 @@ func (c Config) validatePipeline() error {
 		return fmt.Errorf("%s: %q is not a state machine ARN (arn:aws:states:REGION:ACCOUNT:stateMachine:NAME)", EnvPipelineARN, c.PipelineARN)
 	}
 	return nil
+}
+
+// atoi is the whole number s spells, or zero.
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }

@@ -12,9 +12,10 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/conformance"
-	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -32,7 +33,7 @@ func TestExtrasJoinTheDefaultCatalog(t *testing.T) {
 		if f.Family != conformance.Family {
 			continue
 		}
-		if x.Functions[f.Path] == nil {
+		if !slices.ContainsFunc(x.Functions, func(fn lambdafn.Function) bool { return fn.Path == f.Path }) {
 			t.Errorf("function %s (serving %v %v) has no constructor", f.Path, f.Tools, f.Resources)
 		}
 	}
@@ -60,7 +61,7 @@ func TestExtrasJoinTheDefaultCatalog(t *testing.T) {
 // the kinds of content it answers.
 func TestToolsThroughTheInvoker(t *testing.T) {
 	x := conformance.Extras()
-	inv := invoke.NewLocal(handlers.Build(x.Functions, lambdafn.Deps{}), nil)
+	inv := stack(t, x)
 	tests := []struct {
 		tool          string
 		wantTypes     []string
@@ -134,7 +135,7 @@ func TestToolsThroughTheInvoker(t *testing.T) {
 
 func TestResources(t *testing.T) {
 	x := conformance.Extras()
-	inv := invoke.NewLocal(handlers.Build(x.Functions, lambdafn.Deps{}), nil)
+	inv := stack(t, x)
 	for _, r := range x.Resources {
 		t.Run(r.Example, func(t *testing.T) {
 			resp, err := inv.Invoke(context.Background(), r.Function, &invoke.Request{
@@ -153,4 +154,14 @@ func TestResources(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stack runs the fixtures' functions in process, as the local server does.
+func stack(t *testing.T, x launch.Extras) *local.Stack {
+	t.Helper()
+	s, err := local.New(local.Options{Functions: x.Functions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/catalog/toolschema"
 	"github.com/switchboard-dev/switchboard/shared/fault"
-	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -97,7 +96,7 @@ func text(s string) Result { return Result{Content: []Content{{Type: "text", Tex
 // function that serves it.
 type toolFixture struct {
 	tool  *catalog.Tool
-	build handlers.Constructor
+	build func(lambdafn.Deps) lambda.Handler
 }
 
 var resultSchema = toolschema.JSON[Result](func(s *jsonschema.Schema) {

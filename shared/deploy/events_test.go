@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/embedded"
@@ -45,9 +46,25 @@ func openTable(t *testing.T, path string) *embedded.Table {
 	return tbl
 }
 
-// deps returns the dependencies of in-process handlers over table and blobs.
-func deps(table store.Table, blobs store.Blobs) lambdafn.Deps {
-	return lambdafn.Deps{Table: table, Blobs: blobs, Summarizer: offline.Summarizer{}}
+// stack returns every function in process over table and blobs, as the
+// local server runs them.
+func stack(t *testing.T, table store.Table, blobs store.Blobs) *local.Stack {
+	t.Helper()
+	s, err := local.New(local.Options{Deps: lambdafn.Deps{Table: table, Blobs: blobs, Summarizer: offline.Summarizer{}}, Functions: handlers.All()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// handler returns the handler of the function at path in s.
+func handler(t *testing.T, s *local.Stack, path string) lambda.Handler {
+	t.Helper()
+	h, ok := s.Handler(path)
+	if !ok {
+		t.Fatalf("handlers.All has no function %s", path)
+	}
+	return h
 }
 
 // openBlobs opens a local blob store in dir/blobs, where the bootstraps find it
@@ -95,14 +112,14 @@ func eventByPath(t *testing.T, path string) Event {
 // into it, and puts its shard where the search worker's example names it.
 func seed(t *testing.T, table store.Table, blobs store.Blobs) {
 	t.Helper()
-	hs := handlers.Build(handlers.All(), deps(table, blobs))
+	s := stack(t, table, blobs)
 	sample := tenant.Caller{Tenant: SampleTenant, Principal: SamplePrincipal}
 	if _, err := vector.New(table, blobs, nil, nil).CreateStore(context.Background(), sample, vector.CreateStoreInput{Alias: "manuals"}); err != nil {
 		t.Fatalf("seeding the sample vector store: %v", err)
 	}
 	for _, path := range []string{"events/memory/get_or_create.json", "events/memory/add_message.json", "events/vector/document_ingest.json"} {
 		ev := eventByPath(t, path)
-		out, err := hs[ev.Function].Invoke(context.Background(), readEvent(t, ev))
+		out, err := handler(t, s, ev.Function).Invoke(context.Background(), readEvent(t, ev))
 		if err != nil {
 			t.Fatalf("seeding with %s: %v", path, err)
 		}
@@ -364,7 +381,7 @@ func localGateway(t *testing.T, functions, keys store.Table, blobs store.Blobs) 
 	cat := catalog.Default()
 	gw, err := gateway.New(gateway.Options{
 		Catalog:   cat,
-		Invoker:   invoke.NewLocal(handlers.Build(handlers.All(), deps(functions, blobs)), cat.Timeout),
+		Invoker:   stack(t, functions, blobs),
 		Keys:      apikey.New(keys, nil),
 		Anonymous: &tenant.Caller{Tenant: SampleTenant, Principal: SamplePrincipal},
 	})
@@ -384,7 +401,6 @@ func TestEveryEventReplaysThroughItsHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctors := handlers.All()
 	for _, ev := range evs {
 		t.Run(ev.Path, func(t *testing.T) {
 			t.Parallel()
@@ -396,11 +412,7 @@ func TestEveryEventReplaysThroughItsHandler(t *testing.T) {
 			if ev.Function == GatewayPath {
 				h = localGateway(t, tbl, rec, blobs)
 			} else {
-				ctor, ok := ctors[ev.Function]
-				if !ok {
-					t.Fatalf("handlers.All has no constructor for %s", ev.Function)
-				}
-				h = ctor(deps(rec, blobs))
+				h = handler(t, stack(t, rec, blobs), ev.Function)
 			}
 			out, err := h.Invoke(context.Background(), readEvent(t, ev))
 			if err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
@@ -45,7 +46,7 @@ func newHarness(t *testing.T, configure func(*gateway.Options)) *harness {
 	deps := lambdafn.Deps{Table: tbl, Blobs: storetest.OpenLocalFS(t), Summarizer: offline.Summarizer{}}
 	opts := gateway.Options{
 		Catalog:           cat,
-		Invoker:           invoke.NewLocal(handlers.Build(handlers.All(), deps), cat.Timeout),
+		Invoker:           stack(t, deps),
 		Keys:              apikey.New(tbl, nil),
 		Anonymous:         &tenant.Caller{Tenant: tenant.Local, Principal: "local"},
 		AllowLocalOrigins: true,
@@ -561,6 +562,16 @@ func TestProgressAndLogsFromAFunctionReachTheClient(t *testing.T) {
 	}
 }
 
+// stack runs every function in process over deps, as the local server does.
+func stack(t *testing.T, deps lambdafn.Deps) *local.Stack {
+	t.Helper()
+	s, err := local.New(local.Options{Deps: deps, Functions: handlers.All()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func mustSchema[T any](t *testing.T) json.RawMessage {
 	s, err := jsonschema.For[T](nil)
 	if err != nil {
@@ -578,7 +589,7 @@ func TestStdioServesTheSameToolsAsTheAnonymousCaller(t *testing.T) {
 	cat := catalog.Default()
 	gw, err := gateway.New(gateway.Options{
 		Catalog:   cat,
-		Invoker:   invoke.NewLocal(handlers.Build(handlers.All(), lambdafn.Deps{Table: tbl}), cat.Timeout),
+		Invoker:   stack(t, lambdafn.Deps{Table: tbl}),
 		Anonymous: &tenant.Caller{Tenant: tenant.Local, Principal: "local"},
 	})
 	if err != nil {

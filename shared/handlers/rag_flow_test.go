@@ -49,7 +49,7 @@ func decodeFlow(t *testing.T, sc json.RawMessage) rag.Response {
 // The full local flow: documents ingested through the real vector tools,
 // answered by rag_basic through the real state machine and steps.
 func TestRAGBasicAnswersFromIngestedDocuments(t *testing.T) {
-	inv := local(t, nil)
+	inv := stack(t, nil)
 	ingest(t, inv, alice)
 	r := decodeFlow(t, mustCall(t, inv, alice, "rag_basic", map[string]any{"query": "How often should I replace my toothbrush?", "top_k": 2}))
 	if !strings.Contains(r.Answer, "three months") {
@@ -124,7 +124,7 @@ func TestFailingRealStepFunctionsDegradeThePipeline(t *testing.T) {
 		{"vector/grade", []string{rag.StepGrade}, true},
 	} {
 		t.Run(tc.broken, func(t *testing.T) {
-			inv := local(t, map[string]lambda.Handler{tc.broken: failingFlow})
+			inv := stack(t, map[string]lambda.Handler{tc.broken: failingFlow})
 			ingest(t, inv, alice)
 			r := decodeFlow(t, mustCall(t, inv, alice, "rag_basic", map[string]any{"query": "How often should I replace my toothbrush?"}))
 			if !slices.Equal(r.Metadata.Degraded, tc.degraded) || (len(r.RetrievedDocuments) > 0) != tc.docs {

@@ -13,8 +13,10 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/handlers/ragfn"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/rag"
@@ -27,31 +29,25 @@ var (
 	bob   = tenant.Caller{Tenant: "globex", Principal: "bob"}
 )
 
-// lateInvoker is set once the handlers it reaches exist: the pipeline runner
-// is one of their dependencies, as in the local gateway.
-type lateInvoker struct{ invoke.Invoker }
-
-// local is every function in process, as the local gateway assembles them,
-// with the pipeline run by pipeline.Local (the real ASL) over the same
-// invoker. replace swaps in handlers by function path, to break a step.
-func local(t *testing.T, replace map[string]lambda.Handler) invoke.Invoker {
+// stack is every function in process, as the local server runs them, with
+// the pipeline run by pipeline.Local (the real ASL) over the same functions.
+// replace swaps in handlers by function path, to break a step.
+func stack(t *testing.T, replace map[string]lambda.Handler) invoke.Invoker {
 	t.Helper()
 	skipUnlessRAG(t)
 	deps := lambdafn.Deps{
 		Table: storetest.OpenEmbedded(t), Blobs: storetest.OpenLocalFS(t), Summarizer: offline.Summarizer{},
 		Embedder: offline.NewEmbedder(offline.DefaultDims), Generator: offline.NewGenerator(),
 	}
-	late := &lateInvoker{}
-	var err error
-	if deps.Pipeline, err = pipeline.NewLocal(catalog.Default(), late); err != nil {
+	fns := handlers.All()
+	for path, h := range replace {
+		fns = append(fns, lambdafn.Function{Path: path, Build: func(lambdafn.Deps) lambda.Handler { return h }})
+	}
+	s, err := local.New(local.Options{Deps: deps, Functions: fns})
+	if err != nil {
 		t.Fatal(err)
 	}
-	hs := handlers.Build(handlers.All(), deps)
-	for path, h := range replace {
-		hs[path] = h
-	}
-	late.Invoker = invoke.NewLocal(hs, catalog.Default().Timeout)
-	return late.Invoker
+	return s
 }
 
 // call calls tool for c and returns its structured content, or the tool
@@ -120,7 +116,7 @@ var dental = []pipeline.Document{
 
 func TestRAGToolsRunTheStateMachineWithTheRealSteps(t *testing.T) {
 	var seen []json.RawMessage
-	inv := local(t, map[string]lambda.Handler{"vector/retriever": stubRetriever(map[string][]pipeline.Document{alice.Tenant: dental}, &seen)})
+	inv := stack(t, map[string]lambda.Handler{"vector/retriever": stubRetriever(map[string][]pipeline.Document{alice.Tenant: dental}, &seen)})
 	r := decodeRAG(t, mustCall(t, inv, alice, "rag_basic", map[string]any{"query": "How often should I replace my toothbrush?", "top_k": 2, "mode": "bm25", "stores": []string{"health"}}))
 	if !strings.Contains(r.Answer, "three months") || len(r.RetrievedDocuments) != 2 || !slices.Equal(r.Sources, []string{"dental-guide.md", "sleep.md"}) {
 		t.Errorf("response %+v", r)
@@ -170,7 +166,7 @@ func TestRAGToolsRunTheStateMachineWithTheRealSteps(t *testing.T) {
 }
 
 func TestRAGValidationErrorsNameTheField(t *testing.T) {
-	inv := local(t, nil)
+	inv := stack(t, nil)
 	for _, tc := range []struct {
 		tool  string
 		args  map[string]any
@@ -220,7 +216,7 @@ func TestFailingStepFunctionsDegradeThePipeline(t *testing.T) {
 			for _, b := range tc.broken {
 				replace[b] = failing
 			}
-			inv := local(t, replace)
+			inv := stack(t, replace)
 			r := decodeRAG(t, mustCall(t, inv, alice, "rag_basic", map[string]any{"query": "How often should I replace my toothbrush?", "thread_id": "chat_1"}))
 			if !slices.Equal(r.Metadata.Degraded, tc.degraded) || (len(r.RetrievedDocuments) > 0) != tc.docs {
 				t.Errorf("degraded %v with %d documents, want %v and documents %v", r.Metadata.Degraded, len(r.RetrievedDocuments), tc.degraded, tc.docs)
@@ -240,7 +236,7 @@ func TestARAGFunctionRunAloneRunsThePipelineItself(t *testing.T) {
 	// No Deps.Pipeline (sam local invoke, the sample-event replay): the
 	// function interprets the same state machine over its own step handlers.
 	d := lambdafn.Deps{Table: storetest.OpenEmbedded(t), Summarizer: offline.Summarizer{}}
-	h := handlers.RAGBasic(d)
+	h := ragfn.Basic.Build(d)
 	payload, _ := json.Marshal(invoke.Request{Method: invoke.MethodCallTool, Tool: "rag_basic", Arguments: json.RawMessage(`{"query":"How often should I replace my toothbrush?"}`), Caller: alice, TraceID: "t"})
 	out, err := h.Invoke(context.Background(), payload)
 	if err != nil {

@@ -6,7 +6,7 @@
 // [invoke.Invoker] ([Local]). There is no second, hand-kept copy of the
 // pipeline: both runners execute the one ASL file.
 //
-//	var r pipeline.Runner = deps.Pipeline // set up by config/open (AWS) or launch (local)
+//	var r pipeline.Runner = deps.Pipeline // config/stepfunctions (AWS) or package local (in process)
 //	out, err := r.Run(ctx, pipeline.Input{
 //		Request:  pipeline.Request{Caller: caller, TraceID: traceID, RequestID: requestID},
 //		Question: "how do I rotate keys?", ThreadID: "chat_1", TopK: 5, Mode: "hybrid",

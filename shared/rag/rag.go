@@ -17,9 +17,10 @@
 //	// resp.Answer, resp.RetrievedDocuments, resp.Sources, resp.Metadata.PipelineName == "basic"
 //
 // Each pipeline has resource limits (seed 002: 5 concurrent queries, 30 s,
-// 4096 tokens): reserved concurrency and the timeout in the template on AWS;
-// in process, a per-pipeline limiter that refuses a call beyond the limit at
-// once, a deadline, and the generator's token bound. Every call past
+// 4096 tokens): the concurrency is its function's reserved concurrency, which
+// Lambda applies on AWS and package local in one process (a call beyond it is
+// refused at once); the service applies the deadline and the generator's
+// token bound. Every call past
 // validation records its outcome and latency in the table, from which
 // [Service.Health] computes seed 002's health status.
 package rag
@@ -83,11 +84,10 @@ const UUIDv4Pattern = `^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0
 
 var uuidRE = regexp.MustCompile(UUIDv4Pattern)
 
-// Limits are a pipeline's resource limits (seed 002's ResourceLimits).
+// Limits are the resource limits of a pipeline's calls that the service
+// applies (seed 002's ResourceLimits; its 5 concurrent queries are the
+// functions' reserved concurrency, in the catalog).
 type Limits struct {
-	// MaxConcurrent is how many calls a pipeline serves at once in this
-	// process. If zero, defaults to 5.
-	MaxConcurrent int
 	// Timeout bounds one call. If zero, defaults to 30 s.
 	Timeout time.Duration
 	// MaxTokens bounds the answer's generation. If zero, defaults to 4096.
@@ -95,10 +95,9 @@ type Limits struct {
 }
 
 // DefaultLimits are seed 002's resource limits.
-var DefaultLimits = Limits{MaxConcurrent: 5, Timeout: 30 * time.Second, MaxTokens: 4096}
+var DefaultLimits = Limits{Timeout: 30 * time.Second, MaxTokens: 4096}
 
 func (l Limits) withDefaults() Limits {
-	l.MaxConcurrent = cmp.Or(l.MaxConcurrent, DefaultLimits.MaxConcurrent)
 	l.Timeout = cmp.Or(l.Timeout, DefaultLimits.Timeout)
 	l.MaxTokens = cmp.Or(l.MaxTokens, DefaultLimits.MaxTokens)
 	return l
@@ -119,14 +118,12 @@ type Options struct {
 }
 
 // Service implements the RAG pipeline tools and rag_health_check on a
-// [store.Table]. It is safe for concurrent use; its limiters count the calls
-// in flight in this process.
+// [store.Table]. It is safe for concurrent use.
 type Service struct {
 	table  store.Table
 	gen    provider.Generator
 	runner pipeline.Runner
 	limits Limits
-	slots  map[string]*limiter
 	health *recorder
 	now    func() time.Time
 	log    *slog.Logger
@@ -140,10 +137,6 @@ func New(table store.Table, opts Options) *Service {
 		s.now = time.Now
 	}
 	s.log = s.log.With("component", "rag")
-	s.slots = map[string]*limiter{}
-	for _, p := range Pipelines {
-		s.slots[p] = newLimiter(p, s.limits.MaxConcurrent)
-	}
 	s.health = &recorder{table: table, now: s.now}
 	return s
 }
@@ -261,9 +254,9 @@ func callerFault(err error) bool {
 	return k == fault.KindInvalid || k == fault.KindNotFound
 }
 
-// serve runs body as a call of pipeline: it validates, takes a slot from the
-// pipeline's limiter, bounds the call by the pipeline's timeout, records the
-// outcome, and fills in the response's common fields.
+// serve runs body as a call of pipeline: it validates, bounds the call by
+// the pipeline's timeout, records the outcome, and fills in the response's
+// common fields.
 func (s *Service) serve(ctx context.Context, c tenant.Caller, pipeline string, r Request, body func(ctx context.Context, cl *call) (Response, error)) (Response, error) {
 	received := s.now()
 	p, err := validate(r)
@@ -301,11 +294,6 @@ func (s *Service) serve(ctx context.Context, c tenant.Caller, pipeline string, r
 }
 
 func (s *Service) run(ctx context.Context, cl *call, body func(ctx context.Context, cl *call) (Response, error)) (Response, error) {
-	release, err := s.slots[cl.pipeline].acquire()
-	if err != nil {
-		return Response{}, err
-	}
-	defer release()
 	// The pipeline's limit, or less when the invocation's own deadline comes
 	// sooner: the call then still ends with an answer that says why, in time
 	// to record it, rather than being cut off by the runtime.

@@ -25,6 +25,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/catalog/toolschema"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/invoke/lambdaapi"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -43,7 +44,7 @@ type echoOut struct {
 
 // testServer serves one stand-in function, vector/rephrase, which echoes
 // the question.
-func testServer(t *testing.T) (*server, *invoke.Lambda) {
+func testServer(t *testing.T) (*server, *lambdaapi.Invoker) {
 	t.Helper()
 	tool := &catalog.Tool{
 		Name: "optimizer_vs-rephrase", Title: "r", Description: "A stand-in.", Family: "vector", Function: "vector/rephrase",
@@ -53,7 +54,10 @@ func testServer(t *testing.T) (*server, *invoke.Lambda) {
 	h := lambdafn.Tool(tool, lambdafn.Deps{}, func(_ context.Context, _ tenant.Caller, in echoIn) (echoOut, error) {
 		return echoOut{Question: in.Question + "?", Rephrased: true, Provider: "echo", Model: "e1"}, nil
 	})
-	s := newServer(map[string]lambda.Handler{"vector/rephrase": h}, nil, 100*time.Millisecond)
+	s, err := newServer([]lambdafn.Function{{Path: "vector/rephrase", Build: func(lambdafn.Deps) lambda.Handler { return h }}}, lambdafn.Deps{}, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(s.handler())
 	t.Cleanup(srv.Close)
 	s.self = srv.URL
@@ -61,7 +65,7 @@ func testServer(t *testing.T) (*server, *invoke.Lambda) {
 		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), RetryMaxAttempts: 1,
 		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
 	})
-	return s, invoke.NewLambda(client, Prefix)
+	return s, lambdaapi.New(client, Prefix)
 }
 
 func setFaults(t *testing.T, s *server, faults map[string]string) int {

@@ -1,0 +1,21 @@
+// Package operationsfn binds the operations family's functions to the
+// packages that serve them: one [lambdafn.Function] per function, which its
+// main starts (functions/operations/<name>/main.go) and package handlers
+// lists.
+package operationsfn
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/switchboard-dev/switchboard/shared/audit"
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+)
+
+// GetAuditTrace serves get_audit_trace.
+var GetAuditTrace = lambdafn.ToolFunction("get_audit_trace", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
+	return lambdafn.Tool(t, d, audit.New(d.Table, nil).GetTrace)
+})
+
+// Functions returns every function of the operations family.
+func Functions() []lambdafn.Function { return []lambdafn.Function{GetAuditTrace} }

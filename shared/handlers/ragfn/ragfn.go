@@ -1,0 +1,87 @@
+// Package ragfn binds the RAG pipeline's functions to package rag: the
+// pipeline tools (rag/basic, rag/basic_rerank, rag/crag), rag/health_check,
+// and the pipeline's rephrase and grade steps (vector/rephrase, vector/grade).
+// Each is a [lambdafn.Function], which its main starts and package handlers
+// lists.
+package ragfn
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/local"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/provider/offline"
+	"github.com/switchboard-dev/switchboard/shared/rag"
+)
+
+// generator is the generator d names, or the offline one: a function run
+// without configuration (a test, sam local invoke) still generates.
+func generator(d lambdafn.Deps) provider.Generator {
+	if d.Generator == nil {
+		return offline.NewGenerator()
+	}
+	return d.Generator
+}
+
+func steps(d lambdafn.Deps) *rag.Steps { return rag.NewSteps(d.Table, generator(d)) }
+
+// The pipeline's steps that package rag serves.
+var (
+	// Rephrase serves optimizer_vs-rephrase, the pipeline's first step.
+	Rephrase = lambdafn.ToolFunction("optimizer_vs-rephrase", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
+		return lambdafn.Tool(t, d, steps(d).Rephrase)
+	})
+	// Grade serves optimizer_vs-grade, the pipeline's last step.
+	Grade = lambdafn.ToolFunction("optimizer_vs-grade", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
+		return lambdafn.Tool(t, d, steps(d).Grade)
+	})
+)
+
+// service builds the pipeline tools' service. The pipeline is d's (Step
+// Functions on AWS, the local stack's on a laptop); a function run alone
+// without one (sam local invoke, the sample-event replay) runs the same
+// state machine definition in process over its own steps, built from d.
+func service(d lambdafn.Deps) *rag.Service {
+	runner := d.Pipeline
+	if runner == nil {
+		runner = ownPipeline(d)
+	}
+	return rag.New(d.Table, rag.Options{Generator: generator(d), Runner: runner, Logger: d.Logger})
+}
+
+// ownPipeline returns the pipeline run in process over the steps' functions
+// (the retriever's search workers too), or nil if it cannot be built.
+func ownPipeline(d lambdafn.Deps) pipeline.Runner {
+	s, err := local.New(local.Options{Deps: d, Functions: []lambdafn.Function{Rephrase, vectorfn.Retriever, vectorfn.SearchGroup, Grade}})
+	if err != nil {
+		return nil // rag.Service then answers that the pipeline is not configured
+	}
+	return s.Pipeline()
+}
+
+// The pipeline tools and the health check.
+var (
+	Basic = lambdafn.ToolFunction("rag_basic", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
+		return lambdafn.Tool(t, d, service(d).Basic)
+	})
+	BasicRerank = lambdafn.ToolFunction("rag_basic_rerank", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
+		return lambdafn.Tool(t, d, service(d).BasicRerank)
+	})
+	CRAG = lambdafn.ToolFunction("rag_crag", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
+		return lambdafn.Tool(t, d, service(d).CRAG)
+	})
+	// HealthCheck serves rag_health_check. It reads the recorded outcomes
+	// and runs no pipeline.
+	HealthCheck = lambdafn.ToolFunction("rag_health_check", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
+		return lambdafn.Tool(t, d, rag.New(d.Table, rag.Options{Logger: d.Logger}).Health)
+	})
+)
+
+// Functions returns every function package rag serves.
+func Functions() []lambdafn.Function {
+	return []lambdafn.Function{Basic, BasicRerank, CRAG, HealthCheck, Rephrase, Grade}
+}
