@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,7 +31,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/store/embedded"
 	"github.com/switchboard-dev/switchboard/shared/store/localfs"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
-	"github.com/switchboard-dev/switchboard/shared/vector"
 )
 
 // openTable opens an embedded table at path, closed when the test ends.
@@ -105,56 +103,11 @@ func eventByPath(t *testing.T, path string) Event {
 	return evs[i]
 }
 
-// seed prepares table and blobs for the sample events: it replays the events
-// of memory_get_or_create and memory_add_message, so that the sample
-// conversation exists with a message, and the sample trace has audit events;
-// and it creates the sample vector store, replays vector_document_ingest
-// into it, and puts its shard where the search worker's example names it.
+// seed prepares table and blobs for the sample events ([Seed]).
 func seed(t *testing.T, table store.Table, blobs store.Blobs) {
 	t.Helper()
-	s := stack(t, table, blobs)
-	sample := tenant.Caller{Tenant: SampleTenant, Principal: SamplePrincipal}
-	if _, err := vector.New(table, blobs, nil, nil).CreateStore(context.Background(), sample, vector.CreateStoreInput{Alias: "manuals"}); err != nil {
-		t.Fatalf("seeding the sample vector store: %v", err)
-	}
-	for _, path := range []string{"events/memory/get_or_create.json", "events/memory/add_message.json", "events/vector/document_ingest.json"} {
-		ev := eventByPath(t, path)
-		out, err := handler(t, s, ev.Function).Invoke(context.Background(), readEvent(t, ev))
-		if err != nil {
-			t.Fatalf("seeding with %s: %v", path, err)
-		}
-		checkAnswer(t, ev, out)
-	}
-	seedShard(t, blobs)
-}
-
-// seedShard copies the sample store's one shard to the key the search
-// worker's example names: shard keys are random, an example's fixed.
-func seedShard(t *testing.T, blobs store.Blobs) {
-	t.Helper()
-	ctx := context.Background()
-	worker, _ := catalog.Default().Tool("optimizer_vs-search-group")
-	var in vector.SearchGroupInput
-	if err := json.Unmarshal(worker.Example, &in); err != nil {
+	if err := Seed(context.Background(), table, blobs); err != nil {
 		t.Fatal(err)
-	}
-	page, err := blobs.List(ctx, tenant.BlobPrefix(SampleTenant)+"vector/manuals/shards/", nil)
-	if err != nil || len(page.Blobs) != 1 {
-		t.Fatalf("the sample store's shards: %v, %v; want one", page.Blobs, err)
-	}
-	rc, _, err := blobs.Get(ctx, page.Blobs[0].Key, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	data, err := io.ReadAll(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sh := range in.Group.Shards {
-		if _, err := blobs.Put(ctx, sh.Key, data, nil); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 
