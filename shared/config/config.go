@@ -26,7 +26,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/switchboard-dev/switchboard/shared/store"
@@ -73,7 +72,8 @@ type Config struct {
 	// PipelineARN is the RAG pipeline state machine's ARN ([EnvPipelineARN]).
 	PipelineARN string
 
-	aws *aws.Config // loaded once, by AWS
+	aws    *aws.Config         // loaded once, by AWS
+	getenv func(string) string // FromEnv's; nil means os.Getenv
 }
 
 // FromEnv reads a Config through getenv (os.Getenv, or a map's lookup in tests).
@@ -87,6 +87,7 @@ func FromEnv(getenv func(string) string) Config {
 		MemoryMB:        atoi(getenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE")),
 		Providers:       providersFromEnv(getenv),
 		PipelineARN:     getenv(EnvPipelineARN),
+		getenv:          getenv,
 	}
 	for _, o := range strings.Split(getenv(EnvAllowedOrigins), ",") {
 		if o = strings.TrimSpace(o); o != "" {
@@ -133,10 +134,16 @@ func (c Config) Validate() error {
 
 // AWS returns the AWS SDK configuration (region, credentials, and endpoint
 // overrides such as AWS_ENDPOINT_URL_DYNAMODB), loading it from the
-// environment the first time: a cold start pays for it once.
+// environment the first time: a cold start pays for it once. A bootstrap
+// (built with -tags lambda.norpc) reads only what Lambda sets ([lambdaAWS]);
+// any other build loads the SDK's default configuration, profiles and all.
 func (c *Config) AWS(ctx context.Context) (aws.Config, error) {
 	if c.aws == nil {
-		cfg, err := awsconfig.LoadDefaultConfig(ctx)
+		getenv := c.getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		cfg, err := loadAWS(ctx, getenv)
 		if err != nil {
 			return aws.Config{}, fmt.Errorf("config: loading AWS configuration: %w", err)
 		}
