@@ -430,11 +430,15 @@ func (c *Catalog) buildFunctions() []Function {
 }
 
 func wider(a, b Access) Access {
-	rank := map[Access]int{NoAccess: 0, Read: 1, ReadPut: 2, ReadWrite: 3}
-	if rank[b] > rank[a] {
+	if rank(b) > rank(a) {
 		return b
 	}
 	return a
+}
+
+// rank orders the levels of access, widest last.
+func rank(a Access) int {
+	return slices.Index([]Access{NoAccess, Read, ReadPut, ReadWrite}, a)
 }
 
 // Function returns the function at path.
