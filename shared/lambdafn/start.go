@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
 // A Function is one deployable function: its path under functions/ and how
@@ -41,6 +42,17 @@ func ToolFunction(name string, build func(t *catalog.Tool, d Deps) lambda.Handle
 		panic("lambdafn: no tool " + name + " in the catalog")
 	}
 	return Function{Path: t.Function, Build: func(d Deps) lambda.Handler { return build(t, d) }}
+}
+
+// Method returns the function that serves the default catalog's tool named
+// name with method of the service that newService builds from the
+// function's Deps: lambdafn.Method("memory_add_message", service,
+// (*memory.Service).AddMessage). It panics as [ToolFunction] does.
+func Method[S, In, Out any](name string, newService func(Deps) S, method func(S, context.Context, tenant.Caller, In) (Out, error)) Function {
+	return ToolFunction(name, func(t *catalog.Tool, d Deps) lambda.Handler {
+		svc := newService(d)
+		return Tool(t, d, func(ctx context.Context, c tenant.Caller, in In) (Out, error) { return method(svc, ctx, c, in) })
+	})
 }
 
 // Openers open what a function needs beyond the table. Each is the Open of a

@@ -4,10 +4,7 @@
 package careerfn
 
 import (
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/switchboard-dev/switchboard/shared/career"
-	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 )
@@ -26,54 +23,22 @@ func service(d lambdafn.Deps) *career.Service {
 
 // The career family's tool functions.
 var (
-	IngestResume = lambdafn.ToolFunction("ingest_resume", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).IngestResume)
-	})
-	AtomCreate = lambdafn.ToolFunction("atom_create", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).CreateAtom)
-	})
-	AtomUpdate = lambdafn.ToolFunction("atom_update", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).UpdateAtom)
-	})
-	AtomGet = lambdafn.ToolFunction("atom_get", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).GetAtoms)
-	})
-	AtomList = lambdafn.ToolFunction("atom_list", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).ListAtoms)
-	})
-	OpportunityCreate = lambdafn.ToolFunction("opportunity_create", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).CreateOpportunity)
-	})
-	OpportunityUpdate = lambdafn.ToolFunction("opportunity_update", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).UpdateOpportunity)
-	})
-	OpportunityGet = lambdafn.ToolFunction("opportunity_get", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).GetOpportunities)
-	})
-	OpportunityList = lambdafn.ToolFunction("opportunity_list", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).ListOpportunities)
-	})
-	MatchOpportunity = lambdafn.ToolFunction("match_opportunity", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).MatchOpportunity)
-	})
-	ValidateMatchReport = lambdafn.ToolFunction("validate_match_report", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).ValidateMatchReport)
-	})
-	IndexBuild = lambdafn.ToolFunction("index_build", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).IndexBuild)
-	})
-	IndexRunList = lambdafn.ToolFunction("index_run_list", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).ListIndexRuns)
-	})
-	InteractionCreate = lambdafn.ToolFunction("interaction_create", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).CreateInteraction)
-	})
-	InteractionGet = lambdafn.ToolFunction("interaction_get", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).GetInteractions)
-	})
-	InteractionApplyEvent = lambdafn.ToolFunction("interaction_apply_event", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).ApplyEvent)
-	})
+	IngestResume          = lambdafn.Method("ingest_resume", service, (*career.Service).IngestResume)
+	AtomCreate            = lambdafn.Method("atom_create", service, (*career.Service).CreateAtom)
+	AtomUpdate            = lambdafn.Method("atom_update", service, (*career.Service).UpdateAtom)
+	AtomGet               = lambdafn.Method("atom_get", service, (*career.Service).GetAtoms)
+	AtomList              = lambdafn.Method("atom_list", service, (*career.Service).ListAtoms)
+	OpportunityCreate     = lambdafn.Method("opportunity_create", service, (*career.Service).CreateOpportunity)
+	OpportunityUpdate     = lambdafn.Method("opportunity_update", service, (*career.Service).UpdateOpportunity)
+	OpportunityGet        = lambdafn.Method("opportunity_get", service, (*career.Service).GetOpportunities)
+	OpportunityList       = lambdafn.Method("opportunity_list", service, (*career.Service).ListOpportunities)
+	MatchOpportunity      = lambdafn.Method("match_opportunity", service, (*career.Service).MatchOpportunity)
+	ValidateMatchReport   = lambdafn.Method("validate_match_report", service, (*career.Service).ValidateMatchReport)
+	IndexBuild            = lambdafn.Method("index_build", service, (*career.Service).IndexBuild)
+	IndexRunList          = lambdafn.Method("index_run_list", service, (*career.Service).ListIndexRuns)
+	InteractionCreate     = lambdafn.Method("interaction_create", service, (*career.Service).CreateInteraction)
+	InteractionGet        = lambdafn.Method("interaction_get", service, (*career.Service).GetInteractions)
+	InteractionApplyEvent = lambdafn.Method("interaction_apply_event", service, (*career.Service).ApplyEvent)
 )
 
 // Functions returns every function of the career family.

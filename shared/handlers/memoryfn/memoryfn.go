@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/memory"
@@ -27,36 +26,16 @@ func service(d lambdafn.Deps) *memory.Service {
 
 // The memory family's tool functions.
 var (
-	GetOrCreate = lambdafn.ToolFunction("memory_get_or_create", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).GetOrCreate)
-	})
-	AddMessage = lambdafn.ToolFunction("memory_add_message", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).AddMessage)
-	})
-	GetContext = lambdafn.ToolFunction("memory_get_context", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).GetContext)
-	})
-	GetAllMessages = lambdafn.ToolFunction("memory_get_all_messages", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).GetAllMessages)
-	})
-	GetOldMessages = lambdafn.ToolFunction("memory_get_old_messages", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).GetOldMessages)
-	})
-	GetOrCreateSummary = lambdafn.ToolFunction("memory_get_or_create_summary", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).GetOrCreateSummary)
-	})
-	SetSummary = lambdafn.ToolFunction("memory_set_summary", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).SetSummary)
-	})
-	GetSummary = lambdafn.ToolFunction("memory_get_summary", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).GetSummary)
-	})
-	Clear = lambdafn.ToolFunction("memory_clear", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).Clear)
-	})
-	Delete = lambdafn.ToolFunction("memory_delete", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).Delete)
-	})
+	GetOrCreate        = lambdafn.Method("memory_get_or_create", service, (*memory.Service).GetOrCreate)
+	AddMessage         = lambdafn.Method("memory_add_message", service, (*memory.Service).AddMessage)
+	GetContext         = lambdafn.Method("memory_get_context", service, (*memory.Service).GetContext)
+	GetAllMessages     = lambdafn.Method("memory_get_all_messages", service, (*memory.Service).GetAllMessages)
+	GetOldMessages     = lambdafn.Method("memory_get_old_messages", service, (*memory.Service).GetOldMessages)
+	GetOrCreateSummary = lambdafn.Method("memory_get_or_create_summary", service, (*memory.Service).GetOrCreateSummary)
+	SetSummary         = lambdafn.Method("memory_set_summary", service, (*memory.Service).SetSummary)
+	GetSummary         = lambdafn.Method("memory_get_summary", service, (*memory.Service).GetSummary)
+	Clear              = lambdafn.Method("memory_clear", service, (*memory.Service).Clear)
+	Delete             = lambdafn.Method("memory_delete", service, (*memory.Service).Delete)
 )
 
 // Resource serves memory://conversation/{id}: resources/list of the caller's

@@ -5,17 +5,12 @@
 package operationsfn
 
 import (
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/switchboard-dev/switchboard/shared/audit"
-	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
 // GetAuditTrace serves get_audit_trace.
-var GetAuditTrace = lambdafn.ToolFunction("get_audit_trace", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-	return lambdafn.Tool(t, d, audit.New(d.Table, nil).GetTrace)
-})
+var GetAuditTrace = lambdafn.Method("get_audit_trace", func(d lambdafn.Deps) *audit.Log { return audit.New(d.Table, nil) }, (*audit.Log).GetTrace)
 
 // Functions returns every function of the operations family.
 func Functions() []lambdafn.Function { return []lambdafn.Function{GetAuditTrace} }

@@ -6,9 +6,6 @@
 package ragfn
 
 import (
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/local"
@@ -32,13 +29,9 @@ func steps(d lambdafn.Deps) *rag.Steps { return rag.NewSteps(d.Table, generator(
 // The pipeline's steps that package rag serves.
 var (
 	// Rephrase serves optimizer_vs-rephrase, the pipeline's first step.
-	Rephrase = lambdafn.ToolFunction("optimizer_vs-rephrase", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, steps(d).Rephrase)
-	})
+	Rephrase = lambdafn.Method("optimizer_vs-rephrase", steps, (*rag.Steps).Rephrase)
 	// Grade serves optimizer_vs-grade, the pipeline's last step.
-	Grade = lambdafn.ToolFunction("optimizer_vs-grade", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, steps(d).Grade)
-	})
+	Grade = lambdafn.Method("optimizer_vs-grade", steps, (*rag.Steps).Grade)
 )
 
 // service builds the pipeline tools' service. The pipeline is d's (Step
@@ -63,22 +56,16 @@ func ownPipeline(d lambdafn.Deps) pipeline.Runner {
 	return s.Pipeline()
 }
 
+// health builds the service of rag_health_check, which reads the recorded
+// outcomes and runs no pipeline.
+func health(d lambdafn.Deps) *rag.Service { return rag.New(d.Table, rag.Options{Logger: d.Logger}) }
+
 // The pipeline tools and the health check.
 var (
-	Basic = lambdafn.ToolFunction("rag_basic", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).Basic)
-	})
-	BasicRerank = lambdafn.ToolFunction("rag_basic_rerank", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).BasicRerank)
-	})
-	CRAG = lambdafn.ToolFunction("rag_crag", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).CRAG)
-	})
-	// HealthCheck serves rag_health_check. It reads the recorded outcomes
-	// and runs no pipeline.
-	HealthCheck = lambdafn.ToolFunction("rag_health_check", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, rag.New(d.Table, rag.Options{Logger: d.Logger}).Health)
-	})
+	Basic       = lambdafn.Method("rag_basic", service, (*rag.Service).Basic)
+	BasicRerank = lambdafn.Method("rag_basic_rerank", service, (*rag.Service).BasicRerank)
+	CRAG        = lambdafn.Method("rag_crag", service, (*rag.Service).CRAG)
+	HealthCheck = lambdafn.Method("rag_health_check", health, (*rag.Service).Health)
 )
 
 // Functions returns every function package rag serves.

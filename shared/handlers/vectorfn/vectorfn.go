@@ -31,30 +31,14 @@ func options(d lambdafn.Deps) *vector.Options {
 
 // The vector family's tool functions.
 var (
-	Storage = lambdafn.ToolFunction("optimizer_vs-storage", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).Storage)
-	})
-	StoreCreate = lambdafn.ToolFunction("vector_store_create", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).CreateStore)
-	})
-	StoreGet = lambdafn.ToolFunction("vector_store_get", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).GetStore)
-	})
-	StoreList = lambdafn.ToolFunction("vector_store_list", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).ListStores)
-	})
-	StoreDelete = lambdafn.ToolFunction("vector_store_delete", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).DeleteStore)
-	})
-	DocumentList = lambdafn.ToolFunction("vector_document_list", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).ListDocuments)
-	})
-	DocumentDelete = lambdafn.ToolFunction("vector_document_delete", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).DeleteDocument)
-	})
-	DocumentIngest = lambdafn.ToolFunction("vector_document_ingest", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
-		return lambdafn.Tool(t, d, service(d).Ingest)
-	})
+	Storage        = lambdafn.Method("optimizer_vs-storage", service, (*vector.Service).Storage)
+	StoreCreate    = lambdafn.Method("vector_store_create", service, (*vector.Service).CreateStore)
+	StoreGet       = lambdafn.Method("vector_store_get", service, (*vector.Service).GetStore)
+	StoreList      = lambdafn.Method("vector_store_list", service, (*vector.Service).ListStores)
+	StoreDelete    = lambdafn.Method("vector_store_delete", service, (*vector.Service).DeleteStore)
+	DocumentList   = lambdafn.Method("vector_document_list", service, (*vector.Service).ListDocuments)
+	DocumentDelete = lambdafn.Method("vector_document_delete", service, (*vector.Service).DeleteDocument)
+	DocumentIngest = lambdafn.Method("vector_document_ingest", service, (*vector.Service).Ingest)
 )
 
 // Retriever serves optimizer_vs-retriever: the pipeline's retrieve step and a
