@@ -3,10 +3,12 @@
 // envelope, validates the arguments against the catalog schema, calls the
 // domain method with the caller the gateway authenticated, appends an audit
 // event for calls that change state, logs one structured line with an
-// embedded CloudWatch metric, and answers an [invoke.Response].
+// embedded CloudWatch metric, and answers an [invoke.Response]. A
+// [Function] is one deployable function built that way; [Start] runs it in
+// Lambda, and package local runs any set of them in one process.
 //
-//	h := lambdafn.Tool(tool, deps, svc.AddMessage) // svc.AddMessage(ctx, caller, memory.AddMessageInput)
-//	lambda.Start(h)                                  // on AWS; the gateway's local invoker calls h.Invoke directly
+//	var AddMessage = lambdafn.Method("memory_add_message", service, (*memory.Service).AddMessage)
+//	func main() { lambdafn.Start(AddMessage, lambdafn.Openers{}) } // functions/memory/add_message
 package lambdafn
 
 import (
