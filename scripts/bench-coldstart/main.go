@@ -18,8 +18,10 @@
 // and a local folder seeded as the bootstrap tests seed them (deploy.Seed),
 // a fresh copy for each run, on a memory file system when there is one (so
 // that the store's file syncs do not count): its figure includes the work of
-// that call on the embedded store (a pipeline tool runs the whole pipeline in
-// process), not the DynamoDB and S3 calls it would make on AWS. Every bootstrap gets a Lambda-like environment
+// that call on the embedded store, not the DynamoDB and S3 calls it would
+// make on AWS. A pipeline tool calls the state machine, as on AWS: a
+// stand-in of the Step Functions API on 127.0.0.1 answers its
+// StartSyncExecution with a fixed run. Every bootstrap gets a Lambda-like environment
 // and nothing else: AWS_CA_BUNDLE, which this machine sets and Lambda does
 // not, never reaches it.
 //
@@ -34,9 +36,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,6 +57,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/deploy"
 	"github.com/switchboard-dev/switchboard/shared/lambdatest"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/store/embedded"
 	"github.com/switchboard-dev/switchboard/shared/store/localfs"
 )
@@ -84,6 +90,7 @@ type bootstrap struct {
 	function string // its path under functions/, or "hello"
 	path     string
 	memoryMB int
+	pipeline bool // it runs the RAG pipeline (through stepFunctions)
 	event    []byte
 	times    []time.Duration
 }
@@ -131,7 +138,7 @@ func run(n int, only, table string, inittrace bool, baseline string) error {
 			if _, err := os.Stat(filepath.Join(tree.root, "functions", filepath.FromSlash(f.Path), "main.go")); err != nil {
 				continue // not a function of that tree
 			}
-			b := &bootstrap{tree: tree.name, function: f.Path, memoryMB: f.Limits.MemoryMB, event: events[f.Path],
+			b := &bootstrap{tree: tree.name, function: f.Path, memoryMB: f.Limits.MemoryMB, pipeline: f.Pipeline, event: events[f.Path],
 				path: filepath.Join(dir, host, strings.ReplaceAll(tree.name, " ", "-"), filepath.FromSlash(f.Path), "bootstrap")}
 			if err := build(tree.root, runtime.GOOS, runtime.GOARCH, b.path, "./functions/"+f.Path); err != nil {
 				return fmt.Errorf("%s: %w", tree.name, err)
@@ -148,6 +155,9 @@ func run(n int, only, table string, inittrace bool, baseline string) error {
 		return err
 	}
 	defer os.RemoveAll(runs)
+	sfn := stepFunctions()
+	defer sfn.Close()
+	pipelineEnv = []string{config.EnvPipelineARN + "=arn:aws:states:us-east-1:123456789012:stateMachine:bench", "AWS_ENDPOINT_URL_SFN=" + sfn.URL}
 
 	fmt.Printf("Cold start, exec to the first answer (%s, %d CPUs, load average %s), %d runs of each of %d bootstraps interleaved, gateway table %s, AWS_CA_BUNDLE unset:\n",
 		host, runtime.NumCPU(), loadAverage(), n, len(bins), table)
@@ -270,6 +280,27 @@ func seedData(dir string) error {
 	return err
 }
 
+// pipelineEnv points a pipeline function at [stepFunctions].
+var pipelineEnv []string
+
+// stepFunctions serves the Step Functions API's StartSyncExecution (JSON
+// 1.0) with a succeeded run of the pipeline that found one relevant
+// document: a pipeline tool's first call then does what it does on AWS,
+// one call to the state machine, rather than run the pipeline in process,
+// which only a pipeline function run alone (sam local invoke) does.
+func stepFunctions() *httptest.Server {
+	out, _ := json.Marshal(pipeline.Output{
+		Question: "How often should I replace my toothbrush?", ContextInput: "How often should I replace my toothbrush?",
+		Documents: []pipeline.Document{{DocID: "dental-guide", ChunkID: "dental-guide#0", Content: "Replace your toothbrush every three months, or sooner if the bristles fray.",
+			Score: 0.83, Metadata: map[string]string{"source": "dental-guide.md"}, Store: "health"}},
+		SearchedStores: []string{"health"}, Relevant: "yes", Graded: true, Degraded: []string{},
+	})
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		json.NewEncoder(w).Encode(map[string]any{"status": "SUCCEEDED", "output": string(out), "startDate": 1.7e9, "stopDate": 1.7e9})
+	}))
+}
+
 // runsDir returns a folder for the runs' data: on a memory file system
 // (/dev/shm) when there is one, so that the embedded store's file syncs,
 // which a function on DynamoDB does not make, are not counted; else under
@@ -304,6 +335,9 @@ func environment(b *bootstrap, dir, seed, table string) ([]string, error) {
 		if table == "dynamodb" {
 			return append(env, config.EnvTable+"=switchboard-Table-BENCH", "AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:9"), nil
 		}
+	}
+	if b.pipeline {
+		env = append(env, pipelineEnv...)
 	}
 	data := filepath.Join(dir, strings.ReplaceAll(b.tree, " ", "-"), filepath.FromSlash(b.function))
 	if err := copyTree(seed, data); err != nil {

@@ -307,16 +307,9 @@ func checkInvokes(functions []Function) error {
 // WithTriggers returns a catalog of c's entries and triggers. A trigger's
 // function serves no tool or resource: an event source is its only caller.
 func (c *Catalog) WithTriggers(triggers ...*Trigger) (*Catalog, error) {
-	out, err := New(c.tools, c.resources, c.prompts)
-	if err != nil {
-		return nil, err
-	}
 	used := map[string]bool{}
-	for _, f := range out.functions {
+	for _, f := range c.functions {
 		used[f.Path] = true
-	}
-	for _, t := range c.triggers {
-		used[t.Function] = true
 	}
 	for _, t := range triggers {
 		switch {
@@ -331,15 +324,17 @@ func (c *Catalog) WithTriggers(triggers ...*Trigger) (*Catalog, error) {
 		}
 		used[t.Function] = true
 	}
+	out := *c // its entries are checked and immutable; only the functions change
 	out.triggers = append(append([]*Trigger(nil), c.triggers...), triggers...)
 	out.functions = out.buildFunctions()
 	if err := checkInvokes(out.functions); err != nil {
 		return nil, err
 	}
+	out.timeouts = map[string]time.Duration{}
 	for _, f := range out.functions {
 		out.timeouts[f.Path] = f.Limits.Timeout
 	}
-	return out, nil
+	return &out, nil
 }
 
 // PipelineTasks returns the RAG pipeline's Task states, in catalog order.
