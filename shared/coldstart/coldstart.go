@@ -1,6 +1,6 @@
 // Package coldstart shortens a Lambda function's cold start: the garbage
 // collector stays off from the start of main until the first invocation has
-// been answered. Starting up allocates a few megabytes that all stay live
+// been answered and its answer sent (it resumes when the second begins). Starting up allocates a few megabytes that all stay live
 // (clients, the catalog, decoded schemas), so the one or two collections the
 // default settings run meanwhile only cost time: 2 to 5 ms of each cold start
 // (issue 11). A soft memory limit keeps that safe: past half of the function's
@@ -8,13 +8,14 @@
 //
 //	resume := coldstart.PauseGC(cfg.MemoryMB) // first thing in main
 //	// ... open clients, build the handler ...
-//	lambda.Start(coldstart.ResumeAfterFirst(handler, resume))
+//	lambda.Start(coldstart.ResumeAfterFirst(handler, resume)) // collection resumes when the second invocation begins
 package coldstart
 
 import (
 	"context"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/aws/aws-lambda-go/lambda"
 )
@@ -37,19 +38,24 @@ func PauseGC(memoryMB int) (resume func()) {
 	})
 }
 
-// ResumeAfterFirst returns h calling resume once its first invocation has
-// returned its answer, successfully or not.
+// ResumeAfterFirst returns h calling resume when its second invocation
+// begins: after the first has answered, successfully or not, and the runtime
+// has sent that answer. A collection resumed as the first returns would run
+// while the answer is being sent.
 func ResumeAfterFirst(h lambda.Handler, resume func()) lambda.Handler {
 	return &firstAnswer{h: h, resume: sync.OnceFunc(resume)}
 }
 
 type firstAnswer struct {
-	h      lambda.Handler
-	resume func()
+	h       lambda.Handler
+	resume  func()
+	started atomic.Bool // an invocation has begun
 }
 
 // Invoke implements [lambda.Handler].
 func (f *firstAnswer) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	defer f.resume()
+	if f.started.Swap(true) {
+		f.resume()
+	}
 	return f.h.Invoke(ctx, payload)
 }
