@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
@@ -80,12 +79,12 @@ func newLambdaAPI(t *testing.T, answer func([]byte) (int, http.Header, []byte)) 
 }
 
 func newLambdaInvoker(api *lambdaAPI, prefix string) *lambdaapi.Invoker {
-	client := awslambda.New(awslambda.Options{
+	cfg := aws.Config{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(api.URL),
 		Credentials:  credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
-	})
-	return lambdaapi.New(client, prefix)
+	}
+	return lambdaapi.New(cfg, prefix)
 }
 
 func sampleRequest() *invoke.Request {

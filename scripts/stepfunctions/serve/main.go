@@ -45,7 +45,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
@@ -329,11 +328,11 @@ func (s *server) runLocal(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	client := awslambda.New(awslambda.Options{
+	cfg := aws.Config{
 		Region: "us-east-1", BaseEndpoint: aws.String(s.self), RetryMaxAttempts: 1,
 		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
-	})
-	runner, err := pipeline.NewLocalDefinition(body.Definition, catalog.Default(), lambdaapi.New(client, Prefix))
+	}
+	runner, err := pipeline.NewLocalDefinition(body.Definition, catalog.Default(), lambdaapi.New(cfg, Prefix))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return

@@ -17,7 +17,6 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
@@ -61,11 +60,11 @@ func testServer(t *testing.T) (*server, *lambdaapi.Invoker) {
 	srv := httptest.NewServer(s.handler())
 	t.Cleanup(srv.Close)
 	s.self = srv.URL
-	client := awslambda.New(awslambda.Options{
+	cfg := aws.Config{
 		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), RetryMaxAttempts: 1,
 		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
-	})
-	return s, lambdaapi.New(client, Prefix)
+	}
+	return s, lambdaapi.New(cfg, Prefix)
 }
 
 func setFaults(t *testing.T, s *server, faults map[string]string) int {
