@@ -36,6 +36,9 @@ const DefaultMaxBodyBytes = 1 << 20
 // Version is reported as the server version to MCP clients.
 const Version = "0.1.0"
 
+// implementation is how the server introduces itself to MCP clients.
+var implementation = mcp.Implementation{Name: "switchboard", Title: "Switchboard", Version: Version}
+
 // Authenticator maps a bearer key to the caller it stands for.
 // [github.com/switchboard-dev/switchboard/shared/apikey.Keys] implements it.
 type Authenticator interface {
@@ -134,7 +137,7 @@ func (g *Gateway) buildServer() *mcp.Server {
 	if len(cat.Prompts()) > 0 {
 		caps.Prompts = &mcp.PromptCapabilities{}
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard", Version: Version}, &mcp.ServerOptions{
+	s := mcp.NewServer(&implementation, &mcp.ServerOptions{
 		Instructions: "Switchboard keeps conversation memory for agents: open a conversation with memory_get_or_create, " +
 			"append messages with memory_add_message, and fetch the summary plus recent messages with memory_get_context " +
 			"before answering. Older messages are summarised automatically; the full history stays available.",

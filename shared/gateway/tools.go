@@ -105,6 +105,9 @@ var errNotAwaited = errors.New("the endpoint stopped waiting for it")
 // [answerReserve] of it is left, then returns errNotAwaited, so that a long
 // call gets an answer instead of the gateway being cut off mid-call.
 func (g *Gateway) invoke(ctx context.Context, function string, env *invoke.Request) (*invoke.Response, error) {
+	if resp, ok := takePrefetched(ctx, function, env); ok {
+		return resp, nil
+	}
 	d, ok := deadline(ctx)
 	if !ok {
 		return g.opts.Invoker.Invoke(ctx, function, env)

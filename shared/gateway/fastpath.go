@@ -1,0 +1,667 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
+)
+
+// The tools/call fast path answers the request hosts make most, a lone
+// tools/call POSTed to /mcp, without the go-sdk's per-request machinery (a
+// session, a JSON-RPC connection and goroutines, and about eleven decodes
+// into 32 KiB buffers each), and passes the function's result through with
+// one validating copy instead of decoding and encoding it four times.
+//
+// It answers exactly as the go-sdk would, byte for byte, and only what it
+// can prove it answers the same way: a well-formed tools/call of a public
+// tool, in a protocol version the go-sdk serves, with the headers that
+// version requires matching the body. Anything else, valid or not (batches,
+// other methods, notifications, unknown tools, unusual JSON, a header out of
+// place), goes to the go-sdk untouched, which then answers or refuses it
+// as it always has. fastpath_test.go sends the same requests both ways and
+// compares the answers.
+//
+// The checks in front of /mcp (Origin, body limit, authentication) run
+// before it, as before the go-sdk.
+
+// Headers and values of the Streamable HTTP transport, as the go-sdk names them.
+const (
+	headerProtocolVersion = "Mcp-Protocol-Version"
+	headerMethod          = "Mcp-Method"
+	headerName            = "Mcp-Name"
+	headerLastEventID     = "Last-Event-ID"
+	// sessionlessVersion is the first protocol version without sessions,
+	// where each request describes its client in _meta (SEP-2575).
+	sessionlessVersion = "2026-07-28"
+	// defaultVersion is the version the go-sdk assumes when a request names none.
+	defaultVersion = "2025-03-26"
+)
+
+// Keys of a sessionless request's _meta.
+const (
+	metaProgressToken      = "progressToken"
+	metaProtocolVersion    = mcp.MetaKeyProtocolVersion
+	metaClientCapabilities = mcp.MetaKeyClientCapabilities
+	metaClientInfo         = mcp.MetaKeyClientInfo
+	metaLogLevel           = mcp.MetaKeyLogLevel
+)
+
+// fastPath is the tools/call fast path in front of the go-sdk's handler.
+type fastPath struct {
+	g    *Gateway
+	next http.Handler
+	// tools are the tools the go-sdk server has: the catalog's public ones.
+	tools map[string]*catalog.Tool
+	// versions are the protocol versions answered here; "" stands for a
+	// request without a version header.
+	versions map[string]bool
+	// serverInfo is the JSON of the server's implementation, which the
+	// go-sdk adds to the _meta of every sessionless result.
+	serverInfo []byte
+}
+
+// fastPathOn is false when MCPGODEBUG changes how the go-sdk behaves, in
+// which case every request goes to it. Tests turn it off to compare the two.
+var fastPathOn = os.Getenv("MCPGODEBUG") == ""
+
+// fastCalls returns next (the go-sdk's Streamable HTTP handler) behind the
+// tools/call fast path.
+func (g *Gateway) fastCalls(next http.Handler) http.Handler {
+	if !fastPathOn {
+		return next
+	}
+	f := &fastPath{g: g, next: next, tools: map[string]*catalog.Tool{}, versions: map[string]bool{}}
+	for _, t := range g.opts.Catalog.Tools() {
+		if t.Visibility == catalog.Public {
+			f.tools[t.Name] = t
+		}
+	}
+	supported := mcp.SupportedProtocolVersions()
+	for _, v := range []string{"2024-11-05", defaultVersion, "2025-06-18", "2025-11-25", sessionlessVersion} {
+		if slices.Contains(supported, v) {
+			f.versions[v] = true
+		}
+	}
+	f.versions[""] = f.versions[defaultVersion]
+	var err error
+	if f.serverInfo, err = json.Marshal(&implementation); err != nil {
+		panic(err) // strings only
+	}
+	return f
+}
+
+// ServeHTTP implements [http.Handler].
+func (f *fastPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	version, ok := f.accepts(r)
+	if !ok {
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	body, err := readBody(r.Body, r.ContentLength, f.g.opts.MaxBodyBytes)
+	if err != nil {
+		// The go-sdk reads the same bytes and the same error, and answers it.
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	call, ok := f.parse(r, version, body)
+	if !ok {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	f.serve(w, r, body, call)
+}
+
+// accepts returns the protocol version of a request whose HTTP side the
+// go-sdk would accept as the fast path handles it, checked as the go-sdk's
+// StreamableHTTPHandler does.
+func (f *fastPath) accepts(r *http.Request) (string, bool) {
+	if r.Method != http.MethodPost || len(r.Header.Values(headerLastEventID)) > 0 {
+		return "", false
+	}
+	// DNS rebinding protection, as the go-sdk applies it on loopback.
+	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
+		if isLoopback(local.String()) && !isLoopback(r.Host) {
+			return "", false
+		}
+	}
+	version := r.Header.Get(headerProtocolVersion)
+	if !f.versions[version] {
+		return "", false
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return "", false
+		}
+	}
+	if jsonOK, streamOK := streamableAccepts(r.Header.Values("Accept")); !jsonOK || !streamOK {
+		return "", false
+	}
+	if version == "" {
+		version = defaultVersion
+	}
+	return version, true
+}
+
+// isLoopback is the go-sdk's test of a loopback address or host.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// streamableAccepts is the go-sdk's reading of the Accept header.
+func streamableAccepts(values []string) (jsonOK, streamOK bool) {
+	for _, value := range values {
+		for raw := range strings.SplitSeq(value, ",") {
+			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK, streamOK
+}
+
+// readBody reads a request body of the declared length (-1 if unknown).
+// The body is already limited; limit only sizes the buffer.
+func readBody(body io.Reader, length, limit int64) ([]byte, error) {
+	if length < 0 || length > limit {
+		length = 0
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, length+bytes.MinRead))
+	_, err := buf.ReadFrom(body)
+	return buf.Bytes(), err
+}
+
+// errReader fails every read with err.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// toolCall is a tools/call request the fast path answers.
+type toolCall struct {
+	version string // of the protocol
+	id      []byte // the JSON-RPC id, as the request wrote it
+	tool    *catalog.Tool
+	args    []byte // the arguments, as the request wrote them; nil if none
+	token   []byte // the progress token, as the request wrote it; nil if none
+	// logLevel is the least level of log messages the client gets.
+	logLevel string
+}
+
+// parse reads a tools/call request and the headers its version requires.
+func (f *fastPath) parse(r *http.Request, version string, body []byte) (toolCall, bool) {
+	sessionless := version >= sessionlessVersion
+	// Before 2026-07-28 the go-sdk's stateless sessions log at info.
+	call := toolCall{version: version, logLevel: "info"}
+	var name, metaVersion []byte
+	var rpc, method, params, caps bool
+	if sessionless {
+		call.logLevel = "" // none unless _meta asks
+	}
+	s := &jsonScanner{b: body, numbers: true}
+	meta := func(key []byte) bool {
+		s.numbers = false // the go-sdk decodes _meta into float64s
+		defer func() { s.numbers = true }()
+		switch k := string(key); {
+		case k == metaProgressToken:
+			call.token = tokenOf(s)
+			return call.token != nil
+		case !sessionless:
+			return false // another key the go-sdk would read, or not
+		case k == metaProtocolVersion:
+			v, ok := s.plainString()
+			metaVersion = v
+			return ok
+		case k == metaClientCapabilities:
+			caps = clientCapabilities(s)
+			return caps
+		case k == metaClientInfo:
+			return clientInfo(s)
+		case k == metaLogLevel:
+			v, ok := s.plainString()
+			call.logLevel = string(v)
+			return ok
+		}
+		return false
+	}
+	param := func(key []byte) bool {
+		switch string(key) {
+		case "name":
+			var ok bool
+			name, ok = s.plainString()
+			return ok
+		case "arguments":
+			if s.peek() == 'n' { // null: the go-sdk and the envelope see no arguments differently
+				return false
+			}
+			start := s.i
+			if !s.value() {
+				return false
+			}
+			call.args = body[start:s.i]
+			return true
+		case "_meta":
+			return s.object(meta)
+		}
+		return false // inputResponses, requestState, task, ...: the go-sdk's
+	}
+	ok := s.object(func(key []byte) bool {
+		switch string(key) {
+		case "jsonrpc":
+			v, ok := s.plainString()
+			rpc = ok && string(v) == "2.0"
+			return rpc
+		case "id":
+			call.id = tokenOf(s)
+			return call.id != nil
+		case "method":
+			v, ok := s.plainString()
+			method = ok && string(v) == "tools/call"
+			return method
+		case "params":
+			params = true
+			return s.object(param)
+		}
+		return false
+	})
+	if !ok || !rpc || !method || !params || call.id == nil || name == nil || !s.atEnd() {
+		return call, false
+	}
+	if call.tool, ok = f.tools[string(name)]; !ok {
+		return call, false // the go-sdk answers unknown tools
+	}
+	if sessionless {
+		// The checks of the go-sdk's servePOST, validateMcpHeaders and
+		// validateRequestMeta for a sessionless request.
+		h := r.Header
+		if string(metaVersion) != version || !caps || h.Get(headerMethod) != "tools/call" || h.Get(headerName) != string(name) {
+			return call, false
+		}
+	}
+	return call, true
+}
+
+// tokenOf reads a JSON-RPC id or a progress token that the go-sdk writes
+// back as the request wrote it: a plain string or a safe integer.
+func tokenOf(s *jsonScanner) []byte {
+	if s.peek() == '"' {
+		start := s.i
+		if _, ok := s.plainString(); ok {
+			return s.b[start:s.i]
+		}
+		return nil
+	}
+	n, ok := s.number()
+	if !ok || !isSafeInt(n) {
+		return nil
+	}
+	return n
+}
+
+// clientCapabilities reads _meta's client capabilities, accepting only what
+// the go-sdk certainly decodes: objects where it expects objects, no numbers.
+func clientCapabilities(s *jsonScanner) bool {
+	return s.object(func(key []byte) bool {
+		switch string(key) {
+		case "roots":
+			return s.object(func(key []byte) bool {
+				if string(key) == "listChanged" {
+					return s.literal("true") || s.literal("false")
+				}
+				return s.value()
+			})
+		case "sampling", "elicitation":
+			return s.object(func([]byte) bool { return s.peek() == '{' && s.value() })
+		case "experimental", "extensions":
+			return s.peek() == '{' && s.value()
+		}
+		return s.value() // a capability the go-sdk ignores
+	})
+}
+
+// clientInfo reads _meta's client implementation, accepting only what the
+// go-sdk certainly decodes.
+func clientInfo(s *jsonScanner) bool {
+	return s.object(func(key []byte) bool {
+		switch string(key) {
+		case "name", "title", "description", "version", "websiteUrl":
+			return s.str()
+		case "icons":
+			return false
+		}
+		return s.value()
+	})
+}
+
+// serve calls the tool and answers the call.
+func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, call toolCall) {
+	g, t := f.g, call.tool
+	// The go-sdk serves calls under a context that keeps the request's
+	// values (keepDeadline's deadline among them) but not its cancellation.
+	ctx := context.WithoutCancel(r.Context())
+	caller, err := g.caller(&mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context())})
+	if err != nil {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	env := &invoke.Request{
+		Method: invoke.MethodCallTool, Tool: t.Name, Arguments: call.args,
+		Caller: caller, RequestID: newID(), TraceID: traceID(r.Header), ProtocolVersion: call.version,
+	}
+	start := time.Now()
+	resp, err := g.invoke(ctx, t.Function, env)
+	if err == nil && multiRoundTrip(resp.Result) {
+		f.handOff(w, r, body, env, t, resp)
+		return
+	}
+	g.log.InfoContext(ctx, "tools/call", "tool", t.Name, "tenant", caller.Tenant, "trace_id", env.TraceID,
+		"request_id", env.RequestID, "duration_ms", time.Since(start).Milliseconds(), "error", errString(err))
+
+	buf := answerBuffers.Get().(*bytes.Buffer)
+	defer answerBuffers.Put(buf)
+	buf.Reset()
+	if err == nil {
+		f.appendNotifications(buf, call, resp.Notifications)
+	}
+	if !f.appendResponse(buf, call, env, resp, err) {
+		// The result is not one the fast path can write (it cannot happen with
+		// what the go-sdk writes: a result that does not encode); the go-sdk
+		// answers with the function's response in hand.
+		f.handOff(w, r, body, env, t, resp)
+		return
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Connection", "keep-alive")
+	w.Write(buf.Bytes())
+	http.NewResponseController(w).Flush()
+}
+
+// answerBuffers hold answers while they are written.
+var answerBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// appendEvent appends an SSE event holding one JSON-RPC message, as the
+// go-sdk frames it.
+func appendEvent(buf *bytes.Buffer, message func(*bytes.Buffer) bool) bool {
+	buf.WriteString("event: message\ndata: ")
+	if !message(buf) {
+		return false
+	}
+	buf.WriteString("\n\n")
+	return true
+}
+
+// appendNotifications appends the notifications the function produced that
+// the client gets, as the go-sdk relays them (tools.go's relay): progress
+// when the client sent a progress token, log messages at or above the level
+// it asked for.
+func (f *fastPath) appendNotifications(buf *bytes.Buffer, call toolCall, notes []invoke.Notification) {
+	for _, n := range notes {
+		var method string
+		var params any
+		switch {
+		case n.Progress != nil && call.token != nil:
+			method = "notifications/progress"
+			params = &mcp.ProgressNotificationParams{ProgressToken: json.RawMessage(call.token), Progress: *n.Progress, Total: n.Total, Message: n.Message}
+		case n.Level != "":
+			if call.logLevel == "" || mcpLevel(n.Level) < mcpLevel(call.logLevel) {
+				continue
+			}
+			method = "notifications/message"
+			params = &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(n.Level), Logger: n.Logger, Data: n.Data}
+		default:
+			continue
+		}
+		mark := buf.Len()
+		ok := appendEvent(buf, func(buf *bytes.Buffer) bool {
+			buf.WriteString(`{"jsonrpc":"2.0","method":"` + method + `","params":`)
+			enc := json.NewEncoder(buf)
+			enc.SetEscapeHTML(false) // as the go-sdk's jsonrpc2 encodes params
+			if enc.Encode(params) != nil {
+				return false
+			}
+			buf.Truncate(buf.Len() - 1) // Encode's newline
+			buf.WriteByte('}')
+			return true
+		})
+		if !ok {
+			buf.Truncate(mark)
+			f.g.log.WarnContext(context.Background(), "relaying a notification failed", "tool", call.tool.Name)
+		}
+	}
+}
+
+// mcpLevels orders the MCP logging levels as the go-sdk does; it takes any
+// other level for debug.
+var mcpLevels = map[string]slog.Level{
+	"debug": mcp.LevelDebug, "info": mcp.LevelInfo, "notice": mcp.LevelNotice, "warning": mcp.LevelWarning,
+	"error": mcp.LevelError, "critical": mcp.LevelCritical, "alert": mcp.LevelAlert, "emergency": mcp.LevelEmergency,
+}
+
+func mcpLevel(l string) slog.Level {
+	if v, ok := mcpLevels[l]; ok {
+		return v
+	}
+	return mcp.LevelDebug
+}
+
+// appendResponse appends the JSON-RPC response to the call: the tool's
+// result, or a tool error when the function failed, as callTool returns
+// them and the go-sdk writes them. It reports false if it cannot.
+func (f *fastPath) appendResponse(buf *bytes.Buffer, call toolCall, env *invoke.Request, resp *invoke.Response, err error) bool {
+	sessionless := call.version >= sessionlessVersion
+	return appendEvent(buf, func(buf *bytes.Buffer) bool {
+		buf.WriteString(`{"jsonrpc":"2.0","id":`)
+		buf.Write(call.id)
+		buf.WriteString(`,"result":`)
+		if err == nil {
+			// Most results are as lambdafn writes them, and need only their
+			// strings HTML-escaped.
+			if out, ok := transcodeToolResult(buf.AvailableBuffer(), resp.Result, sessionless, f.serverInfo); ok {
+				buf.Write(out)
+				buf.WriteByte('}')
+				return true
+			}
+		}
+		var res *mcp.CallToolResult
+		switch {
+		case err != nil:
+			res = functionFailure(call.tool, env, err)
+		default:
+			var derr error
+			if res, derr = decodeToolResult(resp.Result); derr != nil {
+				res = functionFailure(call.tool, env, fmt.Errorf("undecodable result: %w", derr))
+			}
+		}
+		b, merr := encodeToolResult(res, sessionless)
+		if merr != nil {
+			return false
+		}
+		buf.Write(b)
+		buf.WriteByte('}')
+		return true
+	})
+}
+
+// encodeToolResult encodes a tool result as the go-sdk's server does after
+// the tool handler returns it: content never null, and on sessionless
+// requests the result type and the server's implementation in _meta.
+func encodeToolResult(res *mcp.CallToolResult, sessionless bool) ([]byte, error) {
+	if res.Content == nil {
+		res.Content = []mcp.Content{}
+	}
+	if sessionless {
+		if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok {
+			meta := mcp.Meta{mcp.MetaKeyServerInfo: &implementation}
+			for k, v := range res.Meta {
+				meta[k] = v
+			}
+			res.Meta = meta
+		}
+	}
+	b, err := json.Marshal(res)
+	if err != nil || !sessionless {
+		return b, err
+	}
+	// resultType follows every field of a result that asks for no input.
+	return append(b[:len(b)-1], `,"resultType":"complete"}`...), nil
+}
+
+// multiRoundTrip reports whether a function's result asks the client for
+// input (or could), which the go-sdk's server handles itself.
+func multiRoundTrip(result []byte) bool {
+	s := &jsonScanner{b: result, numbers: true}
+	found := false
+	s.object(func(key []byte) bool {
+		switch string(key) {
+		case "resultType", "inputRequests", "requestState":
+			found = true
+			return false
+		}
+		return s.value()
+	})
+	return found
+}
+
+// prefetchedCall is a tools/call the fast path has sent to its function and
+// hands to the go-sdk to answer, with the function's response.
+type prefetchedCall struct {
+	function           string
+	requestID, traceID string
+	resp               *invoke.Response
+	taken              atomic.Bool
+}
+
+type prefetchedKey struct{}
+
+// handOff lets the go-sdk answer a call the fast path has already sent to
+// its function: the go-sdk reads the request again and, when its tool
+// handler invokes the function, gets resp (see [takePrefetched]).
+func (f *fastPath) handOff(w http.ResponseWriter, r *http.Request, body []byte, env *invoke.Request, t *catalog.Tool, resp *invoke.Response) {
+	p := &prefetchedCall{function: t.Function, requestID: env.RequestID, traceID: env.TraceID, resp: resp}
+	r = r.WithContext(context.WithValue(r.Context(), prefetchedKey{}, p))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	f.next.ServeHTTP(w, r)
+	if !p.taken.Load() {
+		f.g.log.ErrorContext(r.Context(), "the go-sdk answered a tools/call without the response of the function the fast path invoked",
+			"tool", t.Name, "request_id", env.RequestID, "trace_id", env.TraceID)
+	}
+}
+
+// takePrefetched returns, once, the response the fast path got for a call
+// of function that it handed to the go-sdk, giving env the call's ids.
+func takePrefetched(ctx context.Context, function string, env *invoke.Request) (*invoke.Response, bool) {
+	p, ok := ctx.Value(prefetchedKey{}).(*prefetchedCall)
+	if !ok || p.function != function || !p.taken.CompareAndSwap(false, true) {
+		return nil, false
+	}
+	env.RequestID, env.TraceID = p.requestID, p.traceID
+	return p.resp, true
+}
+
+// transcodeToolResult appends to dst the result the go-sdk writes for a
+// function's result in the form lambdafn writes it:
+//
+//	{"_meta":{"switchboard.dev/trace_id":"…"},"content":[{"type":"text","text":"…"}],"structuredContent":…}
+//	{"_meta":{"switchboard.dev/trace_id":"…"},"content":[{"type":"text","text":"…"}],"isError":true}
+//
+// The go-sdk decodes such a result and encodes it again with HTML escaping
+// (sessionless: with its implementation in _meta and the result type), so
+// the two differ only in escapes of <, > and & and those additions. It
+// reports false for anything else.
+func transcodeToolResult(dst, result []byte, sessionless bool, serverInfo []byte) ([]byte, bool) {
+	const (
+		metaOpen    = `{"_meta":{"` + invoke.TraceMetaKey + `":`
+		contentOpen = `},"content":[{"type":"text","text":`
+		contentEnd  = `}]`
+		structured  = `,"structuredContent":`
+		isError     = `,"isError":true`
+	)
+	rest, ok := bytes.CutPrefix(result, []byte(metaOpen))
+	if !ok {
+		return dst, false
+	}
+	s := &jsonScanner{b: rest}
+	trace, ok := s.plainString()
+	if !ok {
+		return dst, false
+	}
+	rest = rest[s.i:]
+	dst = append(dst, `{"_meta":{`...)
+	if sessionless {
+		dst = append(dst, `"`+mcp.MetaKeyServerInfo+`":`...)
+		dst = append(dst, serverInfo...)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"`+invoke.TraceMetaKey+`":"`...)
+	dst = append(dst, trace...)
+	dst = append(dst, '"')
+	if rest, ok = bytes.CutPrefix(rest, []byte(contentOpen)); !ok {
+		return dst, false
+	}
+	dst = append(dst, contentOpen...)
+	var n int
+	if dst, n = transcodeCanonicalString(dst, rest); n == 0 {
+		return dst, false
+	}
+	if rest, ok = bytes.CutPrefix(rest[n:], []byte(contentEnd)); !ok {
+		return dst, false
+	}
+	dst = append(dst, contentEnd...)
+	if after, ok := bytes.CutPrefix(rest, []byte(structured)); ok {
+		if len(after) > 0 && after[0] == 'n' { // null: decoded, it is no structured content
+			return dst, false
+		}
+		dst = append(dst, structured...)
+		if dst, n = transcodeCompact(dst, after); n == 0 {
+			return dst, false
+		}
+		rest = after[n:]
+	}
+	if after, ok := bytes.CutPrefix(rest, []byte(isError)); ok {
+		dst = append(dst, isError...)
+		rest = after
+	}
+	if string(rest) != "}" {
+		return dst, false
+	}
+	if sessionless {
+		dst = append(dst, `,"resultType":"complete"`...)
+	}
+	return append(dst, '}'), true
+}
