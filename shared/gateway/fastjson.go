@@ -491,7 +491,7 @@ func (t *compactTranscoder) value(depth int) bool {
 			return true
 		}
 		for {
-			if !t.value(depth + 1) || t.i == len(t.src) {
+			if !t.value(depth+1) || t.i == len(t.src) {
 				return false
 			}
 			switch t.src[t.i] {

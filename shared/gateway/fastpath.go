@@ -644,9 +644,6 @@ func transcodeToolResult(dst, result []byte, sessionless bool, serverInfo []byte
 	}
 	dst = append(dst, contentEnd...)
 	if after, ok := bytes.CutPrefix(rest, []byte(structured)); ok {
-		if len(after) > 0 && after[0] == 'n' { // null: decoded, it is no structured content
-			return dst, false
-		}
 		dst = append(dst, structured...)
 		if dst, n = transcodeCompact(dst, after); n == 0 {
 			return dst, false

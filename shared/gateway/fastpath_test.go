@@ -47,9 +47,14 @@ var fakeResults = map[string]func(trace string) (*invoke.Response, error){
 	"tool_error": func(trace string) (*invoke.Response, error) {
 		return lambdafnResult(trace, "conversation_id: <script> & friends must match ^[a-z]+$", true), nil
 	},
-	"text_escapes": func(trace string) (*invoke.Response, error) {
-		return result(`{"_meta":{"switchboard.dev/trace_id":"` + trace + `"},"content":[{"type":"text","text":"\u00e9\/\u001F"}],"structuredContent":{"a":"\u00e9"}}`), nil
-	},
+	"escape_solidus":                textResult(`"\/"`, `{"a":"\/"}`),
+	"escape_latin":                  textResult(`"caf\u00e9"`, `{"a":"caf\u00e9"}`),
+	"escape_upper_hex":              textResult(`"\u001F"`, `{"a":"\u001F"}`),
+	"escape_newline_as_hex":         textResult(`"\u000a"`, `{"a":"\u000a"}`),
+	"escape_html":                   textResult(`"\u003c"`, `{"a":"\u003c"}`),
+	"raw_line_separator":            textResult("\"a\u2028b\u2029\"", "{\"a\u2028\":\"\u2029\"}"),
+	"raw_line_separator_structured": textResult(`"x"`, "{\"a\u2028\":\"\u2029\"}"),
+	"raw_control":                   textResult("\"a\tb\"", `{"a":1}`),
 	"spaced": func(trace string) (*invoke.Response, error) {
 		return result(`{"_meta":{"switchboard.dev/trace_id":"` + trace + `"},"content":[{"type":"text","text":"x"}],"structuredContent":{ "a" : [1, 2] }}`), nil
 	},
@@ -120,6 +125,14 @@ func lambdafnResult(trace string, v any, isError bool) *invoke.Response {
 
 func result(s string) *invoke.Response { return &invoke.Response{Result: json.RawMessage(s)} }
 
+// textResult is a result in lambdafn's form with the given JSON of its text
+// and structured content, which lambdafn would not write.
+func textResult(text, structured string) func(trace string) (*invoke.Response, error) {
+	return func(trace string) (*invoke.Response, error) {
+		return result(`{"_meta":{"switchboard.dev/trace_id":"` + trace + `"},"content":[{"type":"text","text":` + text + `}],"structuredContent":` + structured + `}`), nil
+	}
+}
+
 func (f *fakeFunctions) Invoke(ctx context.Context, function string, env *invoke.Request) (*invoke.Response, error) {
 	f.mu.Lock()
 	f.calls[function]++
@@ -144,8 +157,8 @@ func (f *fakeFunctions) count() map[string]int {
 // twoPaths is one gateway served twice: with the fast path, and with every
 // request going to the go-sdk.
 type twoPaths struct {
-	fast, sdk string        // MCP URLs
-	sdkCalls  atomic.Int64  // tools/call requests the go-sdk's server handled
+	fast, sdk string       // MCP URLs
+	sdkCalls  atomic.Int64 // tools/call requests the go-sdk's server handled
 	functions *fakeFunctions
 }
 
@@ -220,6 +233,10 @@ func send(t *testing.T, url string, header map[string]string, body string) excha
 	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	req.Header.Set("Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
 	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		if v == "" {
 			req.Header.Del(k)
 		} else {
@@ -345,6 +362,8 @@ func TestTheFastPathAnswersAsTheGoSDKDoes(t *testing.T) {
 		{"AContentTypeWithParameters", map[string]string{"Content-Type": "Application/JSON; charset=utf-8"}, toolsCall("1", "memory_get_context", conv), fast},
 		{"AcceptingOnlyJSON", map[string]string{"Accept": "application/json"}, toolsCall("1", "memory_get_context", conv), sdk},
 		{"AcceptingAnything", map[string]string{"Accept": "*/*"}, toolsCall("1", "memory_get_context", conv), fast},
+		{"ARebindingHost", map[string]string{"Host": "evil.example"}, toolsCall("1", "memory_get_context", conv), sdk},
+		{"ALocalhostHost", map[string]string{"Host": "localhost"}, toolsCall("1", "memory_get_context", conv), fast},
 		{"ALastEventID", map[string]string{"Last-Event-ID": "x_1"}, toolsCall("1", "memory_get_context", conv), sdk},
 		{"AnAllowedOrigin", map[string]string{"Origin": "http://localhost:6274"}, toolsCall("1", "memory_get_context", conv), fast},
 		{"AForeignOrigin", map[string]string{"Origin": "https://evil.example"}, toolsCall("1", "memory_get_context", conv), sdk},
