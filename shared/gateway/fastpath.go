@@ -23,6 +23,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/rawjson"
 )
 
 // The tools/call fast path answers the request hosts make most, a lone
@@ -231,10 +232,10 @@ func (f *fastPath) parse(r *http.Request, version string, body []byte) (toolCall
 	if sessionless {
 		call.logLevel = "" // none unless _meta asks
 	}
-	s := &jsonScanner{b: body, numbers: true}
+	s := &rawjson.Scanner{Data: body}
 	meta := func(key []byte) bool {
-		s.numbers = false // the go-sdk decodes _meta into float64s
-		defer func() { s.numbers = true }()
+		s.NoNumbers = true // the go-sdk decodes _meta into float64s
+		defer func() { s.NoNumbers = false }()
 		switch k := string(key); {
 		case k == metaProgressToken:
 			call.token = tokenOf(s)
@@ -242,7 +243,7 @@ func (f *fastPath) parse(r *http.Request, version string, body []byte) (toolCall
 		case !sessionless:
 			return false // another key the go-sdk would read, or not
 		case k == metaProtocolVersion:
-			v, ok := s.plainString()
+			v, ok := s.PlainString()
 			metaVersion = v
 			return ok
 		case k == metaClientCapabilities:
@@ -251,7 +252,7 @@ func (f *fastPath) parse(r *http.Request, version string, body []byte) (toolCall
 		case k == metaClientInfo:
 			return clientInfo(s)
 		case k == metaLogLevel:
-			v, ok := s.plainString()
+			v, ok := s.PlainString()
 			call.logLevel = string(v)
 			return ok
 		}
@@ -261,43 +262,43 @@ func (f *fastPath) parse(r *http.Request, version string, body []byte) (toolCall
 		switch string(key) {
 		case "name":
 			var ok bool
-			name, ok = s.plainString()
+			name, ok = s.PlainString()
 			return ok
 		case "arguments":
-			if s.peek() == 'n' { // null: the go-sdk and the envelope see no arguments differently
+			if s.Peek() == 'n' { // null: the go-sdk and the envelope see no arguments differently
 				return false
 			}
-			start := s.i
-			if !s.value() {
+			start := s.Pos
+			if !s.Value() {
 				return false
 			}
-			call.args = body[start:s.i]
+			call.args = body[start:s.Pos]
 			return true
 		case "_meta":
-			return s.object(meta)
+			return s.Object(meta)
 		}
 		return false // inputResponses, requestState, task, ...: the go-sdk's
 	}
-	ok := s.object(func(key []byte) bool {
+	ok := s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "jsonrpc":
-			v, ok := s.plainString()
+			v, ok := s.PlainString()
 			rpc = ok && string(v) == "2.0"
 			return rpc
 		case "id":
 			call.id = tokenOf(s)
 			return call.id != nil
 		case "method":
-			v, ok := s.plainString()
+			v, ok := s.PlainString()
 			method = ok && string(v) == "tools/call"
 			return method
 		case "params":
 			params = true
-			return s.object(param)
+			return s.Object(param)
 		}
 		return false
 	})
-	if !ok || !rpc || !method || !params || call.id == nil || name == nil || !s.atEnd() {
+	if !ok || !rpc || !method || !params || call.id == nil || name == nil || !s.AtEnd() {
 		return call, false
 	}
 	if call.tool, ok = f.tools[string(name)]; !ok {
@@ -316,16 +317,16 @@ func (f *fastPath) parse(r *http.Request, version string, body []byte) (toolCall
 
 // tokenOf reads a JSON-RPC id or a progress token that the go-sdk writes
 // back as the request wrote it: a plain string or a safe integer.
-func tokenOf(s *jsonScanner) []byte {
-	if s.peek() == '"' {
-		start := s.i
-		if _, ok := s.plainString(); ok {
-			return s.b[start:s.i]
+func tokenOf(s *rawjson.Scanner) []byte {
+	if s.Peek() == '"' {
+		start := s.Pos
+		if _, ok := s.PlainString(); ok {
+			return s.Data[start:s.Pos]
 		}
 		return nil
 	}
-	n, ok := s.number()
-	if !ok || !isSafeInt(n) {
+	n, ok := s.Number()
+	if !ok || !rawjson.IsSafeInt(n) {
 		return nil
 	}
 	return n
@@ -333,36 +334,37 @@ func tokenOf(s *jsonScanner) []byte {
 
 // clientCapabilities reads _meta's client capabilities, accepting only what
 // the go-sdk certainly decodes: objects where it expects objects, no numbers.
-func clientCapabilities(s *jsonScanner) bool {
-	return s.object(func(key []byte) bool {
+func clientCapabilities(s *rawjson.Scanner) bool {
+	return s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "roots":
-			return s.object(func(key []byte) bool {
+			return s.Object(func(key []byte) bool {
 				if string(key) == "listChanged" {
-					return s.literal("true") || s.literal("false")
+					return s.Literal("true") || s.Literal("false")
 				}
-				return s.value()
+				return s.Value()
 			})
 		case "sampling", "elicitation":
-			return s.object(func([]byte) bool { return s.peek() == '{' && s.value() })
+			return s.Object(func([]byte) bool { return s.Peek() == '{' && s.Value() })
 		case "experimental", "extensions":
-			return s.peek() == '{' && s.value()
+			return s.Peek() == '{' && s.Value()
 		}
-		return s.value() // a capability the go-sdk ignores
+		return s.Value() // a capability the go-sdk ignores
 	})
 }
 
 // clientInfo reads _meta's client implementation, accepting only what the
 // go-sdk certainly decodes.
-func clientInfo(s *jsonScanner) bool {
-	return s.object(func(key []byte) bool {
+func clientInfo(s *rawjson.Scanner) bool {
+	return s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "name", "title", "description", "version", "websiteUrl":
-			return s.str()
+			_, _, ok := s.String()
+			return ok
 		case "icons":
 			return false
 		}
-		return s.value()
+		return s.Value()
 	})
 }
 
@@ -545,15 +547,15 @@ func encodeToolResult(res *mcp.CallToolResult, sessionless bool) ([]byte, error)
 // multiRoundTrip reports whether a function's result asks the client for
 // input (or could), which the go-sdk's server handles itself.
 func multiRoundTrip(result []byte) bool {
-	s := &jsonScanner{b: result, numbers: true}
+	s := &rawjson.Scanner{Data: result}
 	found := false
-	s.object(func(key []byte) bool {
+	s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "resultType", "inputRequests", "requestState":
 			found = true
 			return false
 		}
-		return s.value()
+		return s.Value()
 	})
 	return found
 }
@@ -616,12 +618,12 @@ func transcodeToolResult(dst, result []byte, sessionless bool, serverInfo []byte
 	if !ok {
 		return dst, false
 	}
-	s := &jsonScanner{b: rest}
-	trace, ok := s.plainString()
+	s := &rawjson.Scanner{Data: rest}
+	trace, ok := s.PlainString()
 	if !ok {
 		return dst, false
 	}
-	rest = rest[s.i:]
+	rest = rest[s.Pos:]
 	dst = append(dst, `{"_meta":{`...)
 	if sessionless {
 		dst = append(dst, `"`+mcp.MetaKeyServerInfo+`":`...)
