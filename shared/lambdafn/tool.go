@@ -71,29 +71,39 @@ func Tool[In, Out any](t *catalog.Tool, d Deps, fn Func[In, Out]) lambda.Handler
 	if err != nil {
 		panic(fmt.Sprintf("lambdafn: input schema of %s: %v", t.Name, err)) // TestDefaultCatalogIsValid resolves every schema
 	}
-	h := &toolHandler[In, Out]{tool: t, input: rs, fn: fn, audit: audit.New(d.Table, nil), log: d.logger().With("tool", t.Name), metrics: d.Metrics}
-	return lambda.NewHandler(func(ctx context.Context, req invoke.Request) (io.Reader, error) {
-		resp, err := h.handle(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		return encoded(resp)
-	})
+	h := &toolHandler[In, Out]{tool: t, input: rs, check: compileCheck(t.Input()), fn: fn, audit: audit.New(d.Table, nil), log: d.logger().With("tool", t.Name), metrics: d.Metrics}
+	return h
 }
 
-// encoded returns resp as a reader over its JSON: aws-lambda-go passes a
-// reader's bytes on as they are rather than encoding the value again.
+// Invoke implements [lambda.Handler]: it decodes the envelope, serves the
+// call and encodes the response, as aws-lambda-go does for a handler of a
+// context and an [invoke.Request], without its reflection and copies.
+func (h *toolHandler[In, Out]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	var req invoke.Request
+	if err := json.Unmarshal(payload, &req); err != nil {
+		return nil, err
+	}
+	resp, err := h.handle(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return invoke.EncodeResponse(&resp)
+}
+
+// encoded returns resp as a buffer holding its JSON: aws-lambda-go passes a
+// buffer's bytes on as they are rather than encoding the value again.
 func encoded(resp invoke.Response) (io.Reader, error) {
 	b, err := invoke.EncodeResponse(&resp)
 	if err != nil {
 		return nil, err
 	}
-	return bytes.NewReader(b), nil
+	return bytes.NewBuffer(b), nil
 }
 
 type toolHandler[In, Out any] struct {
 	tool    *catalog.Tool
 	input   *jsonschema.Resolved
+	check   *argsCheck // nil if the input schema has none
 	fn      Func[In, Out]
 	audit   *audit.Log
 	log     *slog.Logger
@@ -138,12 +148,14 @@ func (h *toolHandler[In, Out]) call(ctx context.Context, req invoke.Request) (Ou
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	var generic any
-	if err := json.Unmarshal(args, &generic); err != nil {
-		return *new(Out), fault.Invalid("arguments", "are not valid JSON: %v", err)
-	}
-	if err := h.input.Validate(generic); err != nil {
-		return *new(Out), schemaFault(err, h.tool.Input())
+	if h.check == nil || !h.check.certainlyValid(args) {
+		var generic any
+		if err := json.Unmarshal(args, &generic); err != nil {
+			return *new(Out), fault.Invalid("arguments", "are not valid JSON: %v", err)
+		}
+		if err := h.input.Validate(generic); err != nil {
+			return *new(Out), schemaFault(err, h.tool.Input())
+		}
 	}
 	if err := json.Unmarshal(args, &in); err != nil {
 		return *new(Out), fault.Invalid("arguments", "do not fit the input schema: %v", err)
@@ -288,7 +300,7 @@ func toolResponse(out any, err error, traceID string) invoke.Response {
 		if c, ok := out.(Contenter); ok {
 			return contentResponse(c.MCPContent(), structured, traceID)
 		}
-		writeString(&buf, string(structured))
+		writeQuoted(&buf, structured)
 		buf.WriteString(`}],"structuredContent":`)
 		buf.Write(structured)
 		buf.WriteByte('}')
@@ -321,13 +333,16 @@ func writeString(buf *bytes.Buffer, s string) {
 
 func (h *toolHandler[In, Out]) logCall(ctx context.Context, req invoke.Request, outcome string, err error, d time.Duration) {
 	level := slog.LevelInfo
+	if err != nil && (fault.KindOf(err) == fault.KindInternal || fault.KindOf(err) == fault.KindUnavailable) {
+		level = slog.LevelError
+	}
+	if !h.log.Enabled(ctx, level) {
+		return
+	}
 	attrs := []any{"tenant", req.Caller.Tenant, "principal", req.Caller.Principal, "trace_id", req.TraceID,
 		"request_id", req.RequestID, "outcome", outcome, "duration_ms", d.Milliseconds()}
 	if err != nil {
 		attrs = append(attrs, "error", err.Error())
-		if fault.KindOf(err) == fault.KindInternal || fault.KindOf(err) == fault.KindUnavailable {
-			level = slog.LevelError
-		}
 	}
 	if h.metrics {
 		errors := 0

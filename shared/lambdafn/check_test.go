@@ -1,0 +1,122 @@
+package lambdafn
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
+)
+
+// TestEveryToolsInputSchemaCompilesToACheck keeps the quick check in use:
+// a schema keyword it does not follow would silently turn it off.
+func TestEveryToolsInputSchemaCompilesToACheck(t *testing.T) {
+	for _, tool := range catalog.Default().Tools() {
+		if compileCheck(tool.Input()) == nil {
+			t.Errorf("the input schema of %s does not compile to a check", tool.Name)
+		}
+	}
+}
+
+// argsSamples are arguments of every kind a check meets: each tool's
+// example, and variations on it.
+func argsSamples(tool *catalog.Tool) []string {
+	samples := []string{`{}`, `[]`, `null`, `"x"`, `{"x":1}`, ` {} `, `{"a":1,"a":2}`}
+	ex := string(tool.Example)
+	if ex == "" {
+		return samples
+	}
+	samples = append(samples, ex, " "+ex+" ", ex+"x")
+	var m map[string]any
+	if json.Unmarshal(tool.Example, &m) != nil {
+		return samples
+	}
+	for k, v := range m {
+		for _, repl := range []any{nil, "", "x", strings.Repeat("é", 300), "a#b", "<b>&", 0, -1, 1.5, 1e300, json.Number("1e400"), 5, 101, true, []any{}, []any{"a"}, map[string]any{}} {
+			mm := map[string]any{}
+			for k2, v2 := range m {
+				mm[k2] = v2
+			}
+			mm[k] = repl
+			b, _ := json.Marshal(mm)
+			samples = append(samples, string(b))
+		}
+		delete(m, k)
+		b, _ := json.Marshal(m)
+		samples = append(samples, string(b))
+		m[k] = v
+	}
+	return samples
+}
+
+func TestAChecksCertaintyImpliesTheSchemaAccepts(t *testing.T) {
+	for _, tool := range catalog.Default().Tools() {
+		c := compileCheck(tool.Input())
+		if c == nil {
+			continue
+		}
+		rs, err := tool.Input().Resolve(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		certain := 0
+		for _, args := range argsSamples(tool) {
+			if !c.certainlyValid([]byte(args)) {
+				continue
+			}
+			certain++
+			var v any
+			if err := json.Unmarshal([]byte(args), &v); err != nil {
+				t.Errorf("%s: the check is certain of %s, which does not decode: %v", tool.Name, args, err)
+			} else if err := rs.Validate(v); err != nil {
+				t.Errorf("%s: the check is certain of %s, which the schema refuses: %v", tool.Name, args, err)
+			}
+		}
+		if len(tool.Example) > 0 && !c.certainlyValid(tool.Example) {
+			t.Errorf("%s: the check is not certain of the tool's example %s", tool.Name, tool.Example)
+		}
+	}
+}
+
+func FuzzArgsCheck(f *testing.F) {
+	tools := catalog.Default().Tools()
+	for i, tool := range tools {
+		for _, args := range argsSamples(tool) {
+			f.Add(i, args)
+		}
+	}
+	f.Fuzz(func(t *testing.T, i int, args string) {
+		if i < 0 {
+			i = -i
+		}
+		tool := tools[i%len(tools)]
+		c := compileCheck(tool.Input())
+		if c == nil || !c.certainlyValid([]byte(args)) {
+			return
+		}
+		rs, _ := tool.Input().Resolve(nil)
+		var v any
+		if err := json.Unmarshal([]byte(args), &v); err != nil {
+			t.Fatalf("%s: the check is certain of %q, which does not decode: %v", tool.Name, args, err)
+		}
+		if err := rs.Validate(v); err != nil {
+			t.Fatalf("%s: the check is certain of %q, which the schema refuses: %v", tool.Name, args, err)
+		}
+	})
+}
+
+func FuzzWriteQuoted(f *testing.F) {
+	for _, s := range []string{"", "plain", `{"a":"b\"c\\d"}`, "\x00\b\f\n\r\t\x1f", "é😀\u2028\u2029", "a\xffb\xe2\x80", "<b>&"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var got bytes.Buffer
+		writeQuoted(&got, []byte(s))
+		want, _ := invoke.Marshal(s)
+		if got.String() != string(want) {
+			t.Errorf("writeQuoted(%q) = %s, want %s", s, got.Bytes(), want)
+		}
+	})
+}
