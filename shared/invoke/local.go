@@ -87,8 +87,10 @@ func errorType(err error) string {
 
 func decodeResponse(function string, out []byte) (*Response, error) {
 	var resp Response
-	if err := json.Unmarshal(out, &resp); err != nil {
-		return nil, &FunctionError{Function: function, Type: "InvalidResponse", Message: fmt.Sprintf("undecodable response: %v", err)}
+	if !decodeQuickly(out, &resp) {
+		if err := json.Unmarshal(out, &resp); err != nil {
+			return nil, &FunctionError{Function: function, Type: "InvalidResponse", Message: fmt.Sprintf("undecodable response: %v", err)}
+		}
 	}
 	if len(resp.Result) == 0 && resp.Error == nil {
 		return nil, &FunctionError{Function: function, Type: "InvalidResponse", Message: "response has neither a result nor an error"}
