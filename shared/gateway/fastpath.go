@@ -386,13 +386,6 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 	}
 	start := time.Now()
 	resp, err := g.invoke(ctx, t.Function, env)
-	if err == nil && multiRoundTrip(resp.Result) {
-		f.handOff(w, r, body, env, t, resp)
-		return
-	}
-	g.log.InfoContext(ctx, "tools/call", "tool", t.Name, "tenant", caller.Tenant, "trace_id", env.TraceID,
-		"request_id", env.RequestID, "duration_ms", time.Since(start).Milliseconds(), "error", errString(err))
-
 	buf := answerBuffers.Get().(*bytes.Buffer)
 	defer answerBuffers.Put(buf)
 	buf.Reset()
@@ -400,11 +393,12 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 		f.appendNotifications(buf, call, resp.Notifications)
 	}
 	if !f.appendResponse(buf, call, env, resp, err) {
-		// The result is not one the fast path can write (it cannot happen with
-		// what the go-sdk writes: a result that does not encode); the go-sdk
-		// answers with the function's response in hand.
 		f.handOff(w, r, body, env, t, resp)
 		return
+	}
+	if g.log.Enabled(ctx, slog.LevelInfo) {
+		g.log.InfoContext(ctx, "tools/call", "tool", t.Name, "tenant", caller.Tenant, "trace_id", env.TraceID,
+			"request_id", env.RequestID, "duration_ms", time.Since(start).Milliseconds(), "error", errString(err))
 	}
 	h := w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
@@ -484,7 +478,9 @@ func mcpLevel(l string) slog.Level {
 
 // appendResponse appends the JSON-RPC response to the call: the tool's
 // result, or a tool error when the function failed, as callTool returns
-// them and the go-sdk writes them. It reports false if it cannot.
+// them and the go-sdk writes them. It reports false for a result the go-sdk
+// must answer itself: one that asks the client for input (or could), or
+// one that does not encode.
 func (f *fastPath) appendResponse(buf *bytes.Buffer, call toolCall, env *invoke.Request, resp *invoke.Response, err error) bool {
 	sessionless := call.version >= sessionlessVersion
 	return appendEvent(buf, func(buf *bytes.Buffer) bool {
@@ -498,6 +494,9 @@ func (f *fastPath) appendResponse(buf *bytes.Buffer, call toolCall, env *invoke.
 				buf.Write(out)
 				buf.WriteByte('}')
 				return true
+			}
+			if multiRoundTrip(resp.Result) {
+				return false
 			}
 		}
 		var res *mcp.CallToolResult

@@ -19,6 +19,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -120,20 +121,26 @@ func Encode(req *Request) ([]byte, error) {
 // Marshal is json.Marshal without HTML escaping: what crosses the boundary
 // keeps "<", ">" and "&" as they are, rather than as "\u003c" and its kin.
 func Marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	buf := marshalBuffers.Get().(*bytes.Buffer)
+	defer marshalBuffers.Put(buf)
+	buf.Reset()
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return bytes.Clone(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 }
+
+// marshalBuffers spare Marshal growing a buffer for every value.
+var marshalBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // EncodeResponse returns the JSON payload of resp. It writes Result as it is,
 // without the validate-and-compact pass encoding/json gives a RawMessage:
 // functions produce it themselves, and it can be large.
 func EncodeResponse(resp *Response) ([]byte, error) {
 	var buf bytes.Buffer
+	buf.Grow(len(resp.Result) + 64)
 	buf.WriteString(`{"result":`)
 	if len(resp.Result) == 0 {
 		buf.WriteString("null")

@@ -300,6 +300,7 @@ func toolResponse(out any, err error, traceID string) invoke.Response {
 		if c, ok := out.(Contenter); ok {
 			return contentResponse(c.MCPContent(), structured, traceID)
 		}
+		buf.Grow(2*len(structured) + len(structured)/2 + 64) // the text, quoted, and the structured content
 		writeQuoted(&buf, structured)
 		buf.WriteString(`}],"structuredContent":`)
 		buf.Write(structured)
