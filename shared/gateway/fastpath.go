@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -404,8 +405,10 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Connection", "keep-alive")
+	// The go-sdk writes each event as it comes, as a chunk; the whole answer
+	// is in hand here, so it goes out with its length, in one write fewer.
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.Write(buf.Bytes())
-	http.NewResponseController(w).Flush()
 }
 
 // answerBuffers hold answers while they are written.
