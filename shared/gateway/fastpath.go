@@ -402,14 +402,20 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 			"request_id", env.RequestID, "duration_ms", time.Since(start).Milliseconds(), "error", errString(err))
 	}
 	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Connection", "keep-alive")
+	h["Cache-Control"], h["Content-Type"], h["Connection"] = noCache, eventStream, keepAlive
 	// The go-sdk writes each event as it comes, as a chunk; the whole answer
 	// is in hand here, so it goes out with its length, in one write fewer.
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.Write(buf.Bytes())
 }
+
+// The headers of an SSE answer, as the go-sdk sets them. Shared by every
+// answer: their capacity is their length, so that adding to one copies it.
+var (
+	noCache     = []string{"no-cache, no-transform"}[:1:1]
+	eventStream = []string{"text/event-stream"}[:1:1]
+	keepAlive   = []string{"keep-alive"}[:1:1]
+)
 
 // answerBuffers hold answers while they are written.
 var answerBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
