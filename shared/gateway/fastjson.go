@@ -50,6 +50,10 @@ func transcodeCanonicalString(dst, src []byte) ([]byte, int) {
 			j++
 			start = j
 		case c == '\\':
+			if j+1 < len(src) && (src[j+1] == '"' || src[j+1] == '\\') { // the usual ones, quickly
+				j += 2
+				continue
+			}
 			n := canonicalEscapeLen(src[j:])
 			if n == 0 {
 				return dst, 0
@@ -211,6 +215,10 @@ func (t *compactTranscoder) str() bool {
 			t.i++
 			t.start = t.i
 		case c == '\\':
+			if t.i+1 < len(t.src) && (t.src[t.i+1] == '"' || t.src[t.i+1] == '\\') { // the usual ones, quickly
+				t.i += 2
+				continue
+			}
 			n := rawjson.EscapeLen(t.src[t.i:])
 			if n == 0 {
 				return false

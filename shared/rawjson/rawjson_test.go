@@ -19,7 +19,8 @@ var values = []string{
 
 // TestScannerAcceptsOnlyWhatEncodingJSONAccepts: a Scanner that accepts a
 // value is never more lenient than encoding/json, and refuses valid JSON
-// only for invalid UTF-8, deep nesting or a key that is not plain.
+// only for invalid UTF-8 or deep nesting; reading the value as an object, it
+// also refuses keys that are not plain, or twice.
 func TestScannerAcceptsOnlyWhatEncodingJSONAccepts(t *testing.T) {
 	for _, v := range values {
 		check(t, v)
@@ -41,8 +42,24 @@ func check(t *testing.T, v string) {
 	if got && !want {
 		t.Errorf("Scanner accepts %q, which encoding/json refuses", v)
 	}
-	if !got && want && utf8.ValidString(v) && depth(v) < MaxDepth && !hasUnplainKey(v) {
+	if !got && want && utf8.ValidString(v) && depth(v) < MaxDepth {
 		t.Errorf("Scanner refuses %q, valid JSON", v)
+	}
+	// As an object, keys and all.
+	s = &Scanner{Data: []byte(v)}
+	var member func([]byte) bool
+	member = func([]byte) bool {
+		if s.Peek() == '{' {
+			return s.Object(member)
+		}
+		return s.Value()
+	}
+	got = s.Peek() == '{' && s.Object(member) && s.AtEnd()
+	if got && !want {
+		t.Errorf("Scanner.Object accepts %q, which encoding/json refuses", v)
+	}
+	if !got && want && strings.HasPrefix(strings.TrimSpace(v), "{") && utf8.ValidString(v) && depth(v) < MaxDepth && !hasUnplainKey(v) {
+		t.Errorf("Scanner.Object refuses %q, valid JSON", v)
 	}
 }
 
