@@ -242,6 +242,7 @@ func run(ctx context.Context, o options) error {
 			t.allocBytes += after.TotalAlloc - before.TotalAlloc
 			t.allocs += after.Mallocs - before.Mallocs
 			t.allocCalls += k
+			t.seqCPU += time.Duration(after.CPU - before.CPU)
 		}
 		left -= k
 	}
@@ -250,10 +251,18 @@ func run(ctx context.Context, o options) error {
 	slice := o.duration / time.Duration(o.rounds)
 	for i := range o.rounds {
 		for _, t := range alternate(targets, i) {
+			var before, after memstats
+			if err := t.control(ctx, client, http.MethodGet, "memstats", &before); err != nil {
+				return err
+			}
 			r := load(ctx, client, t, o.c, slice, true)
+			if err := t.control(ctx, client, http.MethodGet, "memstats", &after); err != nil {
+				return err
+			}
 			t.loadOK += r.ok
 			t.loadElapsed += r.elapsed
 			t.loadLat = append(t.loadLat, r.lat...)
+			t.loadCPU += time.Duration(after.CPU - before.CPU)
 		}
 	}
 	if o.cpuprofile != "" {
@@ -506,9 +515,11 @@ type target struct {
 	allocBytes  uint64          // allocated by the server process during the sequential calls
 	allocs      uint64
 	allocCalls  int
+	seqCPU      time.Duration // server process CPU time during the sequential calls
 	loadOK      int
 	loadElapsed time.Duration
 	loadLat     []time.Duration
+	loadCPU     time.Duration // and during the concurrent ones
 }
 
 // control calls one of the server's /bench endpoints, decoding its answer
@@ -744,6 +755,8 @@ func report(w io.Writer, o options, ts []*target) {
 		func(t *target) float64 { return perCall(t.allocBytes, t) })
 	row("  server allocs/call", func(t *target) string { return fmt.Sprintf("%.0f", perCall(t.allocs, t)) },
 		func(t *target) float64 { return perCall(t.allocs, t) })
+	seqCPU := func(t *target) float64 { return float64(t.seqCPU) / float64(max(t.allocCalls, 1)) }
+	row("  server CPU/call", func(t *target) string { return us(time.Duration(seqCPU(t))) }, seqCPU)
 	rps := func(t *target) float64 { return float64(t.loadOK) / t.loadElapsed.Seconds() }
 	row(fmt.Sprintf("concurrent calls (c=%d)", o.c), func(t *target) string { return fmt.Sprint(t.loadOK) }, nil)
 	row("  requests/s", func(t *target) string { return fmt.Sprintf("%.0f", rps(t)) }, rps)
@@ -751,6 +764,8 @@ func report(w io.Writer, o options, ts []*target) {
 		f := func(t *target) float64 { return float64(percentile(t.loadLat, p)) }
 		row(fmt.Sprintf("  p%.0f under load", p), func(t *target) string { return us(percentile(t.loadLat, p)) }, f)
 	}
+	loadCPU := func(t *target) float64 { return float64(t.loadCPU) / float64(max(t.loadOK, 1)) }
+	row("  server CPU/call", func(t *target) string { return us(time.Duration(loadCPU(t))) }, loadCPU)
 	row("errors", func(t *target) string { return fmt.Sprint(t.errors()) }, nil)
 	tw.Flush()
 

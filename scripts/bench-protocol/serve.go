@@ -17,6 +17,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -150,7 +151,7 @@ func control(mux *http.ServeMux, cpuprofile string) {
 	mux.HandleFunc("GET /bench/memstats", func(w http.ResponseWriter, _ *http.Request) {
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		json.NewEncoder(w).Encode(memstats{TotalAlloc: m.TotalAlloc, Mallocs: m.Mallocs})
+		json.NewEncoder(w).Encode(memstats{TotalAlloc: m.TotalAlloc, Mallocs: m.Mallocs, CPU: cpuTime()})
 	})
 	var mu sync.Mutex
 	var f *os.File
@@ -182,10 +183,19 @@ func control(mux *http.ServeMux, cpuprofile string) {
 	})
 }
 
-// memstats are a server process's cumulative allocation counters.
+// memstats are a server process's cumulative allocation counters and CPU
+// time (user and system, in nanoseconds).
 type memstats struct {
 	TotalAlloc uint64
 	Mallocs    uint64
+	CPU        int64
+}
+
+// cpuTime returns the CPU time this process has used, in nanoseconds.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // newGateway builds the gateway's handler the way the local server does

@@ -107,17 +107,6 @@ func (e *FunctionError) Error() string {
 	return fmt.Sprintf("function %s failed (%s): %s", e.Function, e.Type, e.Message)
 }
 
-// Encode returns the JSON payload of req, as every invoker sends it. It does
-// not HTML-escape, so arguments reach the function byte for byte as the client
-// sent them.
-func Encode(req *Request) ([]byte, error) {
-	b, err := Marshal(req)
-	if err != nil {
-		return nil, fmt.Errorf("invoke: encoding request: %w", err)
-	}
-	return b, nil
-}
-
 // Marshal is json.Marshal without HTML escaping: what crosses the boundary
 // keeps "<", ">" and "&" as they are, rather than as "\u003c" and its kin.
 func Marshal(v any) ([]byte, error) {

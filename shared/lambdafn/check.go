@@ -1,7 +1,6 @@
 package lambdafn
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"regexp"
@@ -261,56 +260,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// writeQuoted writes b as a JSON string, exactly as invoke.Marshal writes
-// string(b) (encoding/json without HTML escaping), without the string copy
-// and the reflection.
-func writeQuoted(buf *bytes.Buffer, b []byte) {
-	buf.WriteByte('"')
-	for {
-		n := rawjson.PlainPrefix(b, false)
-		buf.Write(b[:n])
-		if b = b[n:]; len(b) == 0 {
-			break
-		}
-		switch c := b[0]; {
-		case c == '"' || c == '\\':
-			buf.WriteByte('\\')
-			buf.WriteByte(c)
-			b = b[1:]
-		case c < 0x20:
-			switch c {
-			case '\b':
-				buf.WriteString(`\b`)
-			case '\f':
-				buf.WriteString(`\f`)
-			case '\n':
-				buf.WriteString(`\n`)
-			case '\r':
-				buf.WriteString(`\r`)
-			case '\t':
-				buf.WriteString(`\t`)
-			default:
-				buf.WriteString(`\u00`)
-				buf.WriteByte("0123456789abcdef"[c>>4])
-				buf.WriteByte("0123456789abcdef"[c&0xF])
-			}
-			b = b[1:]
-		default:
-			r, size := utf8.DecodeRune(b)
-			switch {
-			case r == utf8.RuneError && size == 1:
-				buf.WriteString(`\ufffd`)
-			case r == '\u2028':
-				buf.WriteString(`\u2028`)
-			case r == '\u2029':
-				buf.WriteString(`\u2029`)
-			default:
-				buf.Write(b[:size])
-			}
-			b = b[size:]
-		}
-	}
-	buf.WriteByte('"')
 }

@@ -1,13 +1,11 @@
 package lambdafn
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
-	"github.com/switchboard-dev/switchboard/shared/invoke"
 )
 
 // TestEveryToolsInputSchemaCompilesToACheck keeps the quick check in use:
@@ -103,20 +101,6 @@ func FuzzArgsCheck(f *testing.F) {
 		}
 		if err := rs.Validate(v); err != nil {
 			t.Fatalf("%s: the check is certain of %q, which the schema refuses: %v", tool.Name, args, err)
-		}
-	})
-}
-
-func FuzzWriteQuoted(f *testing.F) {
-	for _, s := range []string{"", "plain", `{"a":"b\"c\\d"}`, "\x00\b\f\n\r\t\x1f", "é😀\u2028\u2029", "a\xffb\xe2\x80", "<b>&"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		var got bytes.Buffer
-		writeQuoted(&got, []byte(s))
-		want, _ := invoke.Marshal(s)
-		if got.String() != string(want) {
-			t.Errorf("writeQuoted(%q) = %s, want %s", s, got.Bytes(), want)
 		}
 	})
 }

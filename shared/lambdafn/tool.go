@@ -31,6 +31,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/rawjson"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -79,8 +80,8 @@ func Tool[In, Out any](t *catalog.Tool, d Deps, fn Func[In, Out]) lambda.Handler
 // call and encodes the response, as aws-lambda-go does for a handler of a
 // context and an [invoke.Request], without its reflection and copies.
 func (h *toolHandler[In, Out]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	var req invoke.Request
-	if err := json.Unmarshal(payload, &req); err != nil {
+	req, err := invoke.Decode(payload)
+	if err != nil {
 		return nil, err
 	}
 	resp, err := h.handle(ctx, req)
@@ -300,8 +301,10 @@ func toolResponse(out any, err error, traceID string) invoke.Response {
 		if c, ok := out.(Contenter); ok {
 			return contentResponse(c.MCPContent(), structured, traceID)
 		}
-		buf.Grow(2*len(structured) + len(structured)/2 + 64) // the text, quoted, and the structured content
-		writeQuoted(&buf, structured)
+		// The text, quoted (one escape per quote and backslash, but for rare
+		// control characters), and the structured content.
+		buf.Grow(2*len(structured) + bytes.Count(structured, []byte(`"`)) + bytes.Count(structured, []byte(`\`)) + 32)
+		buf.Write(rawjson.AppendString(buf.AvailableBuffer(), structured))
 		buf.WriteString(`}],"structuredContent":`)
 		buf.Write(structured)
 		buf.WriteByte('}')

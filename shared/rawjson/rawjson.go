@@ -353,7 +353,7 @@ func EscapeLen(b []byte) int {
 // PlainPrefix returns how many bytes at the start of b need no attention
 // inside a JSON string: printable ASCII other than " and \ (and, if html, <,
 // > and &, which encoding/json escapes by default).
-func PlainPrefix(b []byte, html bool) int {
+func PlainPrefix[S []byte | string](b S, html bool) int {
 	t := &plain
 	if html {
 		t = &plainHTML
@@ -391,3 +391,51 @@ var plain, plainHTML = func() (t, h [256]bool) {
 	}
 	return t, h
 }()
+
+// AppendString appends s as a JSON string exactly as encoding/json writes
+// it with HTML escaping off (as json.Encoder.SetEscapeHTML(false) does):
+// invalid UTF-8 becomes \ufffd, and U+2028 and U+2029 are escaped.
+func AppendString[S []byte | string](dst []byte, s S) []byte {
+	dst = append(dst, '"')
+	for {
+		n := PlainPrefix(s, false)
+		dst = append(dst, s[:n]...)
+		if s = s[n:]; len(s) == 0 {
+			return append(dst, '"')
+		}
+		switch c := s[0]; {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+			s = s[1:]
+		case c < 0x20:
+			switch c {
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			s = s[1:]
+		default:
+			r, size := utf8.DecodeRuneInString(string(s[:min(len(s), utf8.UTFMax)]))
+			switch {
+			case r == utf8.RuneError && size == 1:
+				dst = append(dst, `\ufffd`...)
+			case r == '\u2028' || r == '\u2029':
+				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			default:
+				dst = append(dst, s[:size]...)
+			}
+			s = s[size:]
+		}
+	}
+}
+
+const hexDigits = "0123456789abcdef"

@@ -1,6 +1,7 @@
 package rawjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -178,4 +179,22 @@ func TestIsSafeInt(t *testing.T) {
 			t.Errorf("IsSafeInt(%q) = %v, want %v", n, got, want)
 		}
 	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", `{"a":"b\"c\\d"}`, "\x00\b\f\n\r\t\x1f\x7f", "é😀\u2028\u2029", "a\xffb\xe2\x80", "<b>&", "\xed\xa0\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		enc.Encode(s)
+		if got := AppendString(nil, s); string(got)+"\n" != want.String() {
+			t.Errorf("AppendString(%q) = %s, want %s", s, got, want.Bytes())
+		}
+		if got := AppendString(nil, []byte(s)); string(got)+"\n" != want.String() {
+			t.Errorf("AppendString([]byte(%q)) = %s, want %s", s, got, want.Bytes())
+		}
+	})
 }

@@ -22,6 +22,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"sync"
+	"syscall"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -64,7 +65,12 @@ func control(mux *http.ServeMux, cpuprofile string) {
 	mux.HandleFunc("GET /bench/memstats", func(w http.ResponseWriter, _ *http.Request) {
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		json.NewEncoder(w).Encode(struct{ TotalAlloc, Mallocs uint64 }{m.TotalAlloc, m.Mallocs})
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		json.NewEncoder(w).Encode(struct {
+			TotalAlloc, Mallocs uint64
+			CPU                 int64
+		}{m.TotalAlloc, m.Mallocs, ru.Utime.Nano() + ru.Stime.Nano()})
 	})
 	var mu sync.Mutex
 	var f *os.File
