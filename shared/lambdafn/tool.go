@@ -72,7 +72,7 @@ func Tool[In, Out any](t *catalog.Tool, d Deps, fn Func[In, Out]) lambda.Handler
 	if err != nil {
 		panic(fmt.Sprintf("lambdafn: input schema of %s: %v", t.Name, err)) // TestDefaultCatalogIsValid resolves every schema
 	}
-	h := &toolHandler[In, Out]{tool: t, input: rs, check: compileCheck(t.Input()), fn: fn, audit: audit.New(d.Table, nil), log: d.logger().With("tool", t.Name), metrics: d.Metrics}
+	h := &toolHandler[In, Out]{tool: t, input: rs, check: sync.OnceValue(func() *argsCheck { return compileCheck(t.Input()) }), fn: fn, audit: audit.New(d.Table, nil), log: d.logger().With("tool", t.Name), metrics: d.Metrics}
 	return h
 }
 
@@ -104,7 +104,7 @@ func encoded(resp invoke.Response) (io.Reader, error) {
 type toolHandler[In, Out any] struct {
 	tool    *catalog.Tool
 	input   *jsonschema.Resolved
-	check   *argsCheck // nil if the input schema has none
+	check   func() *argsCheck // compiled on first use, off the cold start; nil for a schema it does not follow
 	fn      Func[In, Out]
 	audit   *audit.Log
 	log     *slog.Logger
@@ -149,7 +149,7 @@ func (h *toolHandler[In, Out]) call(ctx context.Context, req invoke.Request) (Ou
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	if h.check == nil || !h.check.certainlyValid(args) {
+	if c := h.check(); c == nil || !c.certainlyValid(args) {
 		var generic any
 		if err := json.Unmarshal(args, &generic); err != nil {
 			return *new(Out), fault.Invalid("arguments", "are not valid JSON: %v", err)
