@@ -255,7 +255,9 @@ func run(ctx context.Context, o options) error {
 			if err := t.control(ctx, client, http.MethodGet, "memstats", &before); err != nil {
 				return err
 			}
+			clientBefore := cpuTime()
 			r := load(ctx, client, t, o.c, slice, true)
+			t.clientCPU += time.Duration(cpuTime() - clientBefore)
 			if err := t.control(ctx, client, http.MethodGet, "memstats", &after); err != nil {
 				return err
 			}
@@ -520,6 +522,7 @@ type target struct {
 	loadElapsed time.Duration
 	loadLat     []time.Duration
 	loadCPU     time.Duration // and during the concurrent ones
+	clientCPU   time.Duration // this process's CPU time during the concurrent calls
 }
 
 // control calls one of the server's /bench endpoints, decoding its answer
@@ -766,6 +769,8 @@ func report(w io.Writer, o options, ts []*target) {
 	}
 	loadCPU := func(t *target) float64 { return float64(t.loadCPU) / float64(max(t.loadOK, 1)) }
 	row("  server CPU/call", func(t *target) string { return us(time.Duration(loadCPU(t))) }, loadCPU)
+	clientCPU := func(t *target) float64 { return float64(t.clientCPU) / float64(max(t.loadOK, 1)) }
+	row("  client CPU/call", func(t *target) string { return us(time.Duration(clientCPU(t))) }, clientCPU)
 	row("errors", func(t *target) string { return fmt.Sprint(t.errors()) }, nil)
 	tw.Flush()
 

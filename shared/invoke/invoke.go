@@ -113,12 +113,21 @@ func Marshal(v any) ([]byte, error) {
 	buf := marshalBuffers.Get().(*bytes.Buffer)
 	defer marshalBuffers.Put(buf)
 	buf.Reset()
+	if err := MarshalTo(buf, v); err != nil {
+		return nil, err
+	}
+	return bytes.Clone(buf.Bytes()), nil
+}
+
+// MarshalTo appends the JSON of v to buf, as [Marshal] returns it.
+func MarshalTo(buf *bytes.Buffer, v any) error {
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return nil, err
+		return err
 	}
-	return bytes.Clone(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+	buf.Truncate(buf.Len() - 1) // Encode's newline
+	return nil
 }
 
 // marshalBuffers spare Marshal growing a buffer for every value.

@@ -294,10 +294,13 @@ func toolResponse(out any, err error, traceID string) invoke.Response {
 		buf.WriteString(`}],"isError":true}`)
 		resp.Error = &invoke.Error{Kind: string(kind), Field: field, Message: message}
 	} else {
-		structured, merr := invoke.Marshal(out)
-		if merr != nil {
+		scratch := scratchBuffers.Get().(*bytes.Buffer)
+		defer scratchBuffers.Put(scratch)
+		scratch.Reset()
+		if merr := invoke.MarshalTo(scratch, out); merr != nil {
 			return toolResponse(nil, fmt.Errorf("encoding result: %w", merr), traceID)
 		}
+		structured := scratch.Bytes() // written twice below, and not kept
 		if c, ok := out.(Contenter); ok {
 			return contentResponse(c.MCPContent(), structured, traceID)
 		}
@@ -312,6 +315,9 @@ func toolResponse(out any, err error, traceID string) invoke.Response {
 	resp.Result = buf.Bytes()
 	return resp
 }
+
+// scratchBuffers hold a result's structured content while toolResponse writes it.
+var scratchBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // Contenter is implemented by tool outputs that show themselves to the model
 // as MCP content other than their JSON text: images, audio, embedded
