@@ -388,8 +388,12 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 	start := time.Now()
 	resp, err := g.invoke(ctx, t.Function, env)
 	buf := answerBuffers.Get().(*bytes.Buffer)
-	defer answerBuffers.Put(buf)
 	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledAnswer { // a rare large answer does not stay held
+			answerBuffers.Put(buf)
+		}
+	}()
 	if err == nil {
 		f.appendNotifications(buf, call, resp.Notifications)
 	}
@@ -419,6 +423,9 @@ var (
 
 // answerBuffers hold answers while they are written.
 var answerBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledAnswer is the largest answer buffer kept for reuse.
+const maxPooledAnswer = 1 << 20
 
 // appendEvent appends an SSE event holding one JSON-RPC message, as the
 // go-sdk frames it.

@@ -111,8 +111,12 @@ func (e *FunctionError) Error() string {
 // keeps "<", ">" and "&" as they are, rather than as "\u003c" and its kin.
 func Marshal(v any) ([]byte, error) {
 	buf := marshalBuffers.Get().(*bytes.Buffer)
-	defer marshalBuffers.Put(buf)
 	buf.Reset()
+	defer func() {
+		if buf.Cap() <= 1<<20 { // a rare large value does not stay held
+			marshalBuffers.Put(buf)
+		}
+	}()
 	if err := MarshalTo(buf, v); err != nil {
 		return nil, err
 	}

@@ -1,11 +1,15 @@
 package lambdafn
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/memory"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
 // TestEveryToolsInputSchemaCompilesToACheck keeps the quick check in use:
@@ -103,4 +107,33 @@ func FuzzArgsCheck(f *testing.F) {
 			t.Fatalf("%s: the check is certain of %q, which the schema refuses: %v", tool.Name, args, err)
 		}
 	})
+}
+
+// TestAnAnswerStaysAsItWasAfterTheNextCall: results are built in reused
+// buffers, so an answer must not share one.
+func TestAnAnswerStaysAsItWasAfterTheNextCall(t *testing.T) {
+	tool, _ := catalog.Default().Tool("memory_get_context")
+	h := Tool(tool, Deps{}, func(_ context.Context, _ tenant.Caller, in memory.GetContextInput) (memory.GetContextOutput, error) {
+		return memory.GetContextOutput{ConversationID: in.ConversationID, Summary: strings.Repeat(in.ConversationID, 100)}, nil
+	})
+	call := func(conv string) []byte {
+		payload, err := invoke.Encode(&invoke.Request{Method: invoke.MethodCallTool, Tool: tool.Name,
+			Arguments: json.RawMessage(`{"conversation_id":"` + conv + `"}`), Caller: tenant.Caller{Tenant: "acme", Principal: "p"}, TraceID: conv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := h.Invoke(context.Background(), payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	first := call("first-and-longest")
+	kept := string(first)
+	for _, conv := range []string{"second", "third"} {
+		call(conv)
+	}
+	if string(first) != kept {
+		t.Errorf("the first answer changed after later calls:\n%s\nwas\n%s", first, kept)
+	}
 }

@@ -88,8 +88,21 @@ func (h *toolHandler[In, Out]) Invoke(ctx context.Context, payload []byte) ([]by
 	if err != nil {
 		return nil, err
 	}
-	return invoke.EncodeResponse(&resp)
+	out, err := invoke.EncodeResponse(&resp)
+	// The result is in out now, and its buffer is for the next call's.
+	if recycled := []byte(resp.Result[:0]); cap(recycled) <= maxPooled {
+		resultBuffers.Put(&recycled)
+	}
+	return out, err
 }
+
+// resultBuffers hold the buffers of results (*[]byte) from the call whose
+// response has been encoded to the next call's toolResponse.
+var resultBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooled is the largest buffer kept for reuse: a rare large result does
+// not stay held.
+const maxPooled = 1 << 20
 
 // encoded returns resp as a buffer holding its JSON: aws-lambda-go passes a
 // buffer's bytes on as they are rather than encoding the value again.
@@ -282,21 +295,25 @@ func describe(keyword string, s *jsonschema.Schema) string {
 // structured content is encoded once and embedded twice.
 func toolResponse(out any, err error, traceID string) invoke.Response {
 	var resp invoke.Response
-	var buf bytes.Buffer
+	buf := bytes.NewBuffer((*resultBuffers.Get().(*[]byte))[:0])
 	buf.WriteString(`{"_meta":{`)
-	writeString(&buf, invoke.TraceMetaKey)
+	writeString(buf, invoke.TraceMetaKey)
 	buf.WriteByte(':')
-	writeString(&buf, traceID)
+	writeString(buf, traceID)
 	buf.WriteString(`},"content":[{"type":"text","text":`)
 	if err != nil {
 		kind, field, message := fault.Public(err)
-		writeString(&buf, message)
+		writeString(buf, message)
 		buf.WriteString(`}],"isError":true}`)
 		resp.Error = &invoke.Error{Kind: string(kind), Field: field, Message: message}
 	} else {
 		scratch := scratchBuffers.Get().(*bytes.Buffer)
-		defer scratchBuffers.Put(scratch)
 		scratch.Reset()
+		defer func() {
+			if scratch.Cap() <= maxPooled {
+				scratchBuffers.Put(scratch)
+			}
+		}()
 		if merr := invoke.MarshalTo(scratch, out); merr != nil {
 			return toolResponse(nil, fmt.Errorf("encoding result: %w", merr), traceID)
 		}
