@@ -392,11 +392,17 @@ func decode(k, v []byte, pk string) (store.Item, error) {
 		return it, fmt.Errorf("embedded: decode %s/%s: %w", it.PK, it.SK, r.err)
 	}
 	it.Attrs = make(store.Attrs, n)
+	var text string // v as a string, made once: the item's string values are parts of it
 	for j := uint64(0); j < n && r.err == nil; j++ {
 		name := attrName(r.bytes())
 		switch r.byte() {
 		case tagString:
-			it.Attrs[name] = string(r.bytes())
+			b := r.bytes()
+			if text == "" {
+				text = string(v)
+			}
+			end := len(v) - len(r.b)
+			it.Attrs[name] = text[end-len(b) : end]
 		case tagNumber:
 			it.Attrs[name] = r.varint()
 		case tagBinary:
