@@ -386,7 +386,7 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 		Caller: caller, RequestID: newID(), TraceID: traceID(r.Header), ProtocolVersion: call.version,
 	}
 	start := time.Now()
-	resp, err := g.invoke(ctx, t.Function, env)
+	resp, raw, err := f.invoke(ctx, t.Function, env)
 	buf := answerBuffers.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer func() {
@@ -394,12 +394,23 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 			answerBuffers.Put(buf)
 		}
 	}()
-	if err == nil {
-		f.appendNotifications(buf, call, resp.Notifications)
+	answered := false
+	if err == nil && raw != nil {
+		// Most answers are read from the function's payload in one pass;
+		// the rest after decoding it as the invoker would have.
+		if answered = f.appendPayload(buf, call, raw); !answered {
+			buf.Reset()
+			resp, err = invoke.DecodeResponse(t.Function, raw)
+		}
 	}
-	if !f.appendResponse(buf, call, env, resp, err) {
-		f.handOff(w, r, body, env, t, resp)
-		return
+	if !answered {
+		if err == nil {
+			f.appendNotifications(buf, call, resp.Notifications)
+		}
+		if !f.appendResponse(buf, call, env, resp, err) {
+			f.handOff(w, r, body, env, t, resp)
+			return
+		}
 	}
 	if g.log.Enabled(ctx, slog.LevelInfo) {
 		g.log.InfoContext(ctx, "tools/call", "tool", t.Name, "tenant", caller.Tenant, "trace_id", env.TraceID,
@@ -420,6 +431,44 @@ var (
 	eventStream = []string{"text/event-stream"}[:1:1]
 	keepAlive   = []string{"keep-alive"}[:1:1]
 )
+
+// invoke calls a function as [Gateway.invoke] does, for its payload as the
+// function wrote it if the invoker can give it (raw), else its response.
+func (f *fastPath) invoke(ctx context.Context, function string, env *invoke.Request) (*invoke.Response, []byte, error) {
+	if ri, ok := f.g.opts.Invoker.(invoke.RawInvoker); ok {
+		raw, err := await(ctx, func(ctx context.Context) ([]byte, error) { return ri.InvokeRaw(ctx, function, env) })
+		return nil, raw, err
+	}
+	resp, err := f.g.invoke(ctx, function, env)
+	return resp, nil, err
+}
+
+// appendPayload appends the answer to a call whose function answered
+// payload, {"result":…} with no notifications or error, its result in
+// lambdafn's form: the result is transcoded (see [transcodeToolResult])
+// straight from the payload, which is read once. It reports false for
+// anything else.
+func (f *fastPath) appendPayload(buf *bytes.Buffer, call toolCall, payload []byte) bool {
+	result, ok := bytes.CutPrefix(payload, []byte(`{"result":`))
+	return ok && appendEvent(buf, func(buf *bytes.Buffer) bool {
+		appendResponseStart(buf, call)
+		out, n, ok := transcodeToolResult(buf.AvailableBuffer(), result, call.version >= sessionlessVersion, f.serverInfo)
+		if !ok || string(result[n:]) != "}" {
+			return false
+		}
+		buf.Write(out)
+		buf.WriteByte('}')
+		return true
+	})
+}
+
+// appendResponseStart appends the start of the JSON-RPC response to call,
+// up to its result.
+func appendResponseStart(buf *bytes.Buffer, call toolCall) {
+	buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	buf.Write(call.id)
+	buf.WriteString(`,"result":`)
+}
 
 // answerBuffers hold answers while they are written.
 var answerBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -500,13 +549,11 @@ func mcpLevel(l string) slog.Level {
 func (f *fastPath) appendResponse(buf *bytes.Buffer, call toolCall, env *invoke.Request, resp *invoke.Response, err error) bool {
 	sessionless := call.version >= sessionlessVersion
 	return appendEvent(buf, func(buf *bytes.Buffer) bool {
-		buf.WriteString(`{"jsonrpc":"2.0","id":`)
-		buf.Write(call.id)
-		buf.WriteString(`,"result":`)
+		appendResponseStart(buf, call)
 		if err == nil {
 			// Most results are as lambdafn writes them, and need only their
 			// strings HTML-escaped.
-			if out, ok := transcodeToolResult(buf.AvailableBuffer(), resp.Result, sessionless, f.serverInfo); ok {
+			if out, n, ok := transcodeToolResult(buf.AvailableBuffer(), resp.Result, sessionless, f.serverInfo); ok && n == len(resp.Result) {
 				buf.Write(out)
 				buf.WriteByte('}')
 				return true
@@ -620,8 +667,9 @@ func takePrefetched(ctx context.Context, function string, env *invoke.Request) (
 // The go-sdk decodes such a result and encodes it again with HTML escaping
 // (sessionless: with its implementation in _meta and the result type), so
 // the two differ only in escapes of <, > and & and those additions. It
-// reports false for anything else.
-func transcodeToolResult(dst, result []byte, sessionless bool, serverInfo []byte) ([]byte, bool) {
+// returns the length of the result it read (result may go on), or false
+// for anything else.
+func transcodeToolResult(dst, result []byte, sessionless bool, serverInfo []byte) ([]byte, int, bool) {
 	const (
 		metaOpen    = `{"_meta":{"` + invoke.TraceMetaKey + `":`
 		contentOpen = `},"content":[{"type":"text","text":`
@@ -631,12 +679,12 @@ func transcodeToolResult(dst, result []byte, sessionless bool, serverInfo []byte
 	)
 	rest, ok := bytes.CutPrefix(result, []byte(metaOpen))
 	if !ok {
-		return dst, false
+		return dst, 0, false
 	}
 	s := &rawjson.Scanner{Data: rest}
 	trace, ok := s.PlainString()
 	if !ok {
-		return dst, false
+		return dst, 0, false
 	}
 	rest = rest[s.Pos:]
 	dst = append(dst, `{"_meta":{`...)
@@ -649,21 +697,21 @@ func transcodeToolResult(dst, result []byte, sessionless bool, serverInfo []byte
 	dst = append(dst, trace...)
 	dst = append(dst, '"')
 	if rest, ok = bytes.CutPrefix(rest, []byte(contentOpen)); !ok {
-		return dst, false
+		return dst, 0, false
 	}
 	dst = append(dst, contentOpen...)
 	var n int
 	if dst, n = transcodeCanonicalString(dst, rest); n == 0 {
-		return dst, false
+		return dst, 0, false
 	}
 	if rest, ok = bytes.CutPrefix(rest[n:], []byte(contentEnd)); !ok {
-		return dst, false
+		return dst, 0, false
 	}
 	dst = append(dst, contentEnd...)
 	if after, ok := bytes.CutPrefix(rest, []byte(structured)); ok {
 		dst = append(dst, structured...)
 		if dst, n = transcodeCompact(dst, after); n == 0 {
-			return dst, false
+			return dst, 0, false
 		}
 		rest = after[n:]
 	}
@@ -671,11 +719,11 @@ func transcodeToolResult(dst, result []byte, sessionless bool, serverInfo []byte
 		dst = append(dst, isError...)
 		rest = after
 	}
-	if string(rest) != "}" {
-		return dst, false
+	if len(rest) == 0 || rest[0] != '}' {
+		return dst, 0, false
 	}
 	if sessionless {
 		dst = append(dst, `,"resultType":"complete"`...)
 	}
-	return append(dst, '}'), true
+	return append(dst, '}'), len(result) - len(rest) + 1, true
 }

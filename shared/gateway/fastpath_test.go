@@ -29,7 +29,7 @@ import (
 // served by function fake/<name>) with crafted responses, and sends every
 // other call to the real functions. It counts the calls of each function.
 type fakeFunctions struct {
-	real  invoke.Invoker
+	real  *invoke.Local
 	mu    sync.Mutex
 	calls map[string]int
 }
@@ -69,6 +69,11 @@ var fakeResults = map[string]func(trace string) (*invoke.Response, error){
 	},
 	"no_content": func(string) (*invoke.Response, error) {
 		return result(`{"structuredContent":{"a":1}}`), nil
+	},
+	"trailing_garbage": func(trace string) (*invoke.Response, error) {
+		resp := lambdafnResult(trace, map[string]any{"a": 1}, false)
+		resp.Result = append(resp.Result, " x"...)
+		return resp, nil
 	},
 	"undecodable": func(trace string) (*invoke.Response, error) {
 		return result(`{"_meta":{"switchboard.dev/trace_id":"` + trace + `"},"content":[{"type":"text","text":"x"}],"structuredContent":{"a":}`), nil
@@ -144,6 +149,36 @@ func (f *fakeFunctions) Invoke(ctx context.Context, function string, env *invoke
 	return fakeResults[name](env.TraceID)
 }
 
+// rawFunctions are fakeFunctions that give payloads undecoded too, as
+// invoke.Local does, and decode them as it does.
+type rawFunctions struct{ f *fakeFunctions }
+
+func (r rawFunctions) InvokeRaw(ctx context.Context, function string, env *invoke.Request) ([]byte, error) {
+	name, ok := strings.CutPrefix(function, "fake/")
+	if !ok {
+		r.f.mu.Lock()
+		r.f.calls[function]++
+		r.f.mu.Unlock()
+		return r.f.real.InvokeRaw(ctx, function, env)
+	}
+	resp, err := r.f.Invoke(ctx, function, env)
+	switch {
+	case err != nil:
+		return nil, err
+	case name == "undecodable" || name == "trailing_garbage": // as the function wrote it: then the payload is not JSON either
+		return []byte(`{"result":` + string(resp.Result) + `}`), nil
+	}
+	return invoke.EncodeResponse(resp)
+}
+
+func (r rawFunctions) Invoke(ctx context.Context, function string, env *invoke.Request) (*invoke.Response, error) {
+	out, err := r.InvokeRaw(ctx, function, env)
+	if err != nil {
+		return nil, err
+	}
+	return invoke.DecodeResponse(function, out)
+}
+
 func (f *fakeFunctions) count() map[string]int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -162,7 +197,9 @@ type twoPaths struct {
 	functions *fakeFunctions
 }
 
-func newTwoPaths(t *testing.T) *twoPaths {
+// newTwoPaths serves the gateway over an invoker that gives payloads
+// undecoded if raw is set, else one that gives responses only.
+func newTwoPaths(t *testing.T, raw bool) *twoPaths {
 	t.Helper()
 	tbl := storetest.OpenEmbedded(t)
 	def := catalog.Default()
@@ -185,9 +222,13 @@ func newTwoPaths(t *testing.T) *twoPaths {
 	}
 	deps := lambdafn.Deps{Table: tbl, Blobs: storetest.OpenLocalFS(t), Summarizer: offline.Summarizer{}}
 	p := &twoPaths{functions: &fakeFunctions{real: invoke.NewLocal(handlers.Build(handlers.All(), deps), cat.Timeout), calls: map[string]int{}}}
+	var invoker invoke.Invoker = p.functions
+	if raw {
+		invoker = rawFunctions{p.functions}
+	}
 	g, err := New(Options{
 		Catalog:           cat,
-		Invoker:           p.functions,
+		Invoker:           invoker,
 		Anonymous:         &tenant.Caller{Tenant: tenant.Local, Principal: "local"},
 		AllowLocalOrigins: true,
 	})
@@ -277,7 +318,14 @@ func sessionlessHeaders(tool string) map[string]string {
 }
 
 func TestTheFastPathAnswersAsTheGoSDKDoes(t *testing.T) {
-	p := newTwoPaths(t)
+	for _, raw := range []bool{true, false} {
+		t.Run(map[bool]string{true: "PayloadsUndecoded", false: "ResponsesOnly"}[raw], func(t *testing.T) {
+			testTheFastPathAnswersAsTheGoSDKDoes(t, newTwoPaths(t, raw))
+		})
+	}
+}
+
+func testTheFastPathAnswersAsTheGoSDKDoes(t *testing.T, p *twoPaths) {
 	conv := `{"conversation_id":"fast"}`
 	// A conversation to read, with a summary.
 	send(t, p.sdk, nil, toolsCall("1", "memory_get_or_create", conv))
@@ -430,7 +478,7 @@ func diffCalls(before, after map[string]int) map[string]int {
 }
 
 func TestTheFastPathHandsAResultAskingForInputToTheGoSDKOnce(t *testing.T) {
-	p := newTwoPaths(t)
+	p := newTwoPaths(t, true)
 	before := p.functions.count()
 	e := send(t, p.fast, nil, toolsCall("1", "fake_input_required", "{}"))
 	if e.Status != http.StatusOK || p.sdkCalls.Load() != 1 {

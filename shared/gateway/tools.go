@@ -108,17 +108,23 @@ func (g *Gateway) invoke(ctx context.Context, function string, env *invoke.Reque
 	if resp, ok := takePrefetched(ctx, function, env); ok {
 		return resp, nil
 	}
+	return await(ctx, func(ctx context.Context) (*invoke.Response, error) { return g.opts.Invoker.Invoke(ctx, function, env) })
+}
+
+// await makes a call to a function as [Gateway.invoke] does.
+func await[T any](ctx context.Context, call func(context.Context) (T, error)) (T, error) {
 	d, ok := deadline(ctx)
 	if !ok {
-		return g.opts.Invoker.Invoke(ctx, function, env)
+		return call(ctx)
 	}
 	wait, cancel := context.WithDeadline(ctx, d.Add(-answerReserve))
 	defer cancel()
-	resp, err := g.opts.Invoker.Invoke(wait, function, env)
+	v, err := call(wait)
 	if err != nil && wait.Err() != nil && ctx.Err() == nil {
-		return nil, errNotAwaited
+		var zero T
+		return zero, errNotAwaited
 	}
-	return resp, err
+	return v, err
 }
 
 func functionFailure(t *catalog.Tool, env *invoke.Request, err error) *mcp.CallToolResult {

@@ -96,6 +96,15 @@ type Invoker interface {
 	Invoke(ctx context.Context, function string, req *Request) (*Response, error)
 }
 
+// RawInvoker is an [Invoker] that can also return a function's response
+// payload as the function wrote it, for a caller that reads it in a pass of
+// its own rather than after [DecodeResponse] has (the gateway's tools/call
+// fast path). [Local] is one.
+type RawInvoker interface {
+	Invoker
+	InvokeRaw(ctx context.Context, function string, req *Request) ([]byte, error)
+}
+
 // FunctionError reports a function that failed outright rather than answering.
 type FunctionError struct {
 	Function string

@@ -28,7 +28,16 @@ func NewLocal(handlers map[string]lambda.Handler, timeout func(function string) 
 }
 
 // Invoke implements [Invoker].
-func (l *Local) Invoke(ctx context.Context, function string, req *Request) (resp *Response, err error) {
+func (l *Local) Invoke(ctx context.Context, function string, req *Request) (*Response, error) {
+	out, err := l.InvokeRaw(ctx, function, req)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeResponse(function, out)
+}
+
+// InvokeRaw implements [RawInvoker].
+func (l *Local) InvokeRaw(ctx context.Context, function string, req *Request) ([]byte, error) {
 	h, ok := l.handlers[function]
 	if !ok {
 		return nil, &FunctionError{Function: function, Type: "ResourceNotFoundException", Message: "no such function"}
@@ -56,7 +65,7 @@ func (l *Local) Invoke(ctx context.Context, function string, req *Request) (resp
 		}
 		return nil, fe
 	}
-	return decodeResponse(function, out)
+	return out, nil
 }
 
 // invokeRecovered turns a panic into an error, as the Lambda runtime reports one.
@@ -85,7 +94,9 @@ func errorType(err error) string {
 	return t.Name()
 }
 
-func decodeResponse(function string, out []byte) (*Response, error) {
+// DecodeResponse decodes the response payload of function, as an
+// [Invoker] does: a payload that is not a response is a [FunctionError].
+func DecodeResponse(function string, out []byte) (*Response, error) {
 	var resp Response
 	if !decodeQuickly(out, &resp) {
 		if err := json.Unmarshal(out, &resp); err != nil {
