@@ -1,6 +1,7 @@
 package invoke
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -65,7 +66,21 @@ func (l *Local) InvokeRaw(ctx context.Context, function string, req *Request) ([
 		}
 		return nil, fe
 	}
+	if _, owned := h.(PayloadOwner); !owned {
+		// aws-lambda-go's handlers answer from a buffer they reuse.
+		out = bytes.Clone(out)
+	}
 	return out, nil
+}
+
+// PayloadOwner is implemented by a handler whose Invoke returns a payload no
+// one else holds, which [Local] then passes on as it is. The handlers
+// aws-lambda-go builds answer from a buffer they reuse, so Local copies
+// theirs.
+type PayloadOwner interface {
+	lambda.Handler
+	// OwnsPayloads does nothing: it marks the handler.
+	OwnsPayloads()
 }
 
 // invokeRecovered turns a panic into an error, as the Lambda runtime reports one.

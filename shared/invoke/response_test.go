@@ -1,9 +1,11 @@
 package invoke
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
+	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -57,4 +59,23 @@ func check(t *testing.T, payload string) bool {
 		t.Errorf("decoding %s quickly differs (-json.Unmarshal +quickly):\n%s", payload, diff)
 	}
 	return true
+}
+
+// TestLocalKeepsNoPayloadAHandlerReuses: aws-lambda-go's handlers answer
+// from a buffer the next call writes into, so a response must not share it.
+func TestLocalKeepsNoPayloadAHandlerReuses(t *testing.T) {
+	h := lambda.NewHandler(func(_ context.Context, req Request) (Response, error) {
+		return Response{Result: json.RawMessage(`{"tool":"` + req.Tool + `"}`)}, nil
+	})
+	l := NewLocal(map[string]lambda.Handler{"f": h}, nil)
+	first, err := l.Invoke(context.Background(), "f", &Request{Tool: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Invoke(context.Background(), "f", &Request{Tool: "other"}); err != nil {
+		t.Fatal(err)
+	}
+	if string(first.Result) != `{"tool":"first"}` {
+		t.Errorf("the first response's result became %s", first.Result)
+	}
 }

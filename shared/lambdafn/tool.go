@@ -104,6 +104,11 @@ var resultBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // not stay held.
 const maxPooled = 1 << 20
 
+// OwnsPayloads implements [invoke.PayloadOwner]: Invoke's payload is new.
+func (h *toolHandler[In, Out]) OwnsPayloads() {}
+
+var _ invoke.PayloadOwner = (*toolHandler[struct{}, struct{}])(nil)
+
 // encoded returns resp as a buffer holding its JSON: aws-lambda-go passes a
 // buffer's bytes on as they are rather than encoding the value again.
 func encoded(resp invoke.Response) (io.Reader, error) {
