@@ -398,7 +398,9 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 	if err == nil && raw != nil {
 		// Most answers are read from the function's payload in one pass;
 		// the rest after decoding it as the invoker would have.
-		if answered = f.appendPayload(buf, call, raw); !answered {
+		if answered = f.appendPayload(buf, call, raw); answered {
+			releasePayload(raw) // copied into the answer
+		} else {
 			buf.Reset()
 			resp, err = invoke.DecodeResponse(t.Function, raw)
 		}
@@ -469,6 +471,10 @@ func appendResponseStart(buf *bytes.Buffer, call toolCall) {
 	buf.Write(call.id)
 	buf.WriteString(`,"result":`)
 }
+
+// releasePayload is [invoke.ReleasePayload]; tests make it poison the
+// payload, so that any use after it shows in the answer.
+var releasePayload = invoke.ReleasePayload
 
 // answerBuffers hold answers while they are written.
 var answerBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}

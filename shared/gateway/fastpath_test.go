@@ -243,6 +243,14 @@ func newTwoPaths(t *testing.T, raw bool) *twoPaths {
 			return next(ctx, method, req)
 		}
 	})
+	// A payload the fast path releases is overwritten at once, as a later
+	// call could: any use after the release spoils the answer.
+	releasePayload = func(b []byte) {
+		for i := range b {
+			b[i] = 'X'
+		}
+	}
+	t.Cleanup(func() { releasePayload = invoke.ReleasePayload })
 	fast := httptest.NewServer(g.Handler())
 	t.Cleanup(fast.Close)
 	fastPathOn = false
@@ -265,9 +273,19 @@ var ids = regexp.MustCompile(`[0-9a-f]{32}`)
 
 func send(t *testing.T, url string, header map[string]string, body string) exchange {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	e, err := exchangeWith(url, header, body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return e
+}
+
+// exchangeWith POSTs body to url with the headers of a 2025-11-25 client
+// and header, and returns the answer.
+func exchangeWith(url string, header map[string]string, body string) (exchange, error) {
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return exchange{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -286,12 +304,12 @@ func send(t *testing.T, url string, header map[string]string, body string) excha
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return exchange{}, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatal(err)
+		return exchange{}, err
 	}
 	resp.Header.Del("Date")
 	if resp.Header.Get("Content-Type") == "text/event-stream" {
@@ -299,7 +317,7 @@ func send(t *testing.T, url string, header map[string]string, body string) excha
 		// same bytes, framed as HTTP allows.
 		resp.Header.Del("Content-Length")
 	}
-	return exchange{Status: resp.StatusCode, Header: resp.Header, Body: ids.ReplaceAllString(string(b), "<id>")}
+	return exchange{Status: resp.StatusCode, Header: resp.Header, Body: ids.ReplaceAllString(string(b), "<id>")}, nil
 }
 
 // sessionless is the _meta a 2026-07-28 client sends with every request.
@@ -529,5 +547,38 @@ func TestCanonicalEscapes(t *testing.T) {
 		if canonical := string(b) == `"`+tc.escape+`"`; canonical != tc.want {
 			t.Errorf("encoding/json writes %q as %s: canonical %v, want %v", s, b, canonical, tc.want)
 		}
+	}
+}
+
+// TestConcurrentFastCallsGetTheirOwnAnswers: the fast path reuses buffers
+// (answers, payloads, results) from call to call; concurrent calls must
+// each get their own answer whole.
+func TestConcurrentFastCallsGetTheirOwnAnswers(t *testing.T) {
+	p := newTwoPaths(t, true)
+	const n = 40
+	for i := range n {
+		send(t, p.fast, nil, toolsCall("1", "memory_get_or_create", fmt.Sprintf(`{"conversation_id":"c%d"}`, i)))
+	}
+	var wg sync.WaitGroup
+	const each = 30
+	errs := make(chan string, n*each)
+	for i := range n {
+		wg.Go(func() {
+			for range each {
+				want := fmt.Sprintf(`\"conversation_id\":\"c%d\"`, i)
+				e, err := exchangeWith(p.fast, nil, toolsCall("1", "memory_get_summary", fmt.Sprintf(`{"conversation_id":"c%d"}`, i)))
+				if err != nil || e.Status != http.StatusOK || !strings.Contains(e.Body, want) || strings.Count(e.Body, "conversation_id") != 2 {
+					errs <- fmt.Sprint(e.Body, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Errorf("an answer is not its call's: %s", e)
+	}
+	if p.sdkCalls.Load() != 0 {
+		t.Errorf("the go-sdk served %d of the calls; want the fast path to", p.sdkCalls.Load())
 	}
 }

@@ -150,15 +150,14 @@ var marshalBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // without the validate-and-compact pass encoding/json gives a RawMessage:
 // functions produce it themselves, and it can be large.
 func EncodeResponse(resp *Response) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(len(resp.Result) + 64)
+	buf := bytes.NewBuffer(reusedPayload(len(resp.Result) + 64))
 	buf.WriteString(`{"result":`)
 	if len(resp.Result) == 0 {
 		buf.WriteString("null")
 	} else {
 		buf.Write(resp.Result)
 	}
-	enc := json.NewEncoder(&buf)
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if resp.Error != nil {
 		buf.WriteString(`,"error":`)

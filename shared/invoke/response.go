@@ -3,6 +3,7 @@ package invoke
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 
 	"github.com/switchboard-dev/switchboard/shared/rawjson"
 )
@@ -43,4 +44,31 @@ func decodeQuickly(b []byte, resp *Response) bool {
 	}
 	resp.Result = result
 	return true
+}
+
+// ReleasePayload gives back a payload that [RawInvoker.InvokeRaw] returned,
+// once its caller needs neither it nor anything read from it without a copy
+// (such as a Response that [DecodeResponse] made of it): [EncodeResponse]
+// may write another payload over it. Only the caller of InvokeRaw may, and
+// only once.
+func ReleasePayload(b []byte) {
+	if b = b[:0]; cap(b) <= maxReused {
+		payloads.Put(&b)
+	}
+}
+
+// payloads hold released payloads (*[]byte) for EncodeResponse.
+var payloads = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxReused is the largest payload kept for reuse: a rare large one does not
+// stay held.
+const maxReused = 1 << 20
+
+// reusedPayload returns an empty buffer of at least size bytes, a released
+// payload's if one is at hand.
+func reusedPayload(size int) []byte {
+	if b := *payloads.Get().(*[]byte); cap(b) >= size {
+		return b
+	}
+	return make([]byte, 0, size)
 }
