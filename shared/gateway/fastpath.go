@@ -422,8 +422,12 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 	h["Cache-Control"], h["Content-Type"], h["Connection"] = noCache, eventStream, keepAlive
 	// The go-sdk writes each event as it comes, as a chunk; the whole answer
 	// is in hand here, so it goes out with its length, in one write fewer.
+	// An answer over net/http's 4 KiB buffer takes two: flushing at once
+	// sends the second now rather than once the handlers have returned,
+	// which left the client waiting for it (p50 +25 µs on loopback).
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.Write(buf.Bytes())
+	http.NewResponseController(w).Flush()
 }
 
 // The headers of an SSE answer, as the go-sdk sets them. Shared by every
