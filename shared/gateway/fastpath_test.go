@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -81,6 +82,7 @@ var fakeResults = map[string]func(trace string) (*invoke.Response, error){
 	"invalid_utf8": func(trace string) (*invoke.Response, error) {
 		return result(`{"_meta":{"switchboard.dev/trace_id":"` + trace + `"},"content":[{"type":"text","text":"a` + "\xff" + `b"}],"structuredContent":{"a":"` + "\xfe" + `"}}`), nil
 	},
+	"slow": nil, // answers when the call's context ends: see fakeFunctions.Invoke
 	"fails": func(string) (*invoke.Response, error) {
 		return nil, &invoke.FunctionError{Function: "fake/fails", Type: "Runtime.ExitError", Message: "exit status 2 <oops>"}
 	},
@@ -145,6 +147,10 @@ func (f *fakeFunctions) Invoke(ctx context.Context, function string, env *invoke
 	name, ok := strings.CutPrefix(function, "fake/")
 	if !ok {
 		return f.real.Invoke(ctx, function, env)
+	}
+	if name == "slow" {
+		<-ctx.Done()
+		return nil, ctx.Err()
 	}
 	return fakeResults[name](env.TraceID)
 }
@@ -251,14 +257,28 @@ func newTwoPaths(t *testing.T, raw bool) *twoPaths {
 		}
 	}
 	t.Cleanup(func() { releasePayload = invoke.ReleasePayload })
-	fast := httptest.NewServer(g.Handler())
+	fast := httptest.NewServer(withTestDeadline(g.Handler()))
 	t.Cleanup(fast.Close)
 	fastPathOn = false
-	sdk := httptest.NewServer(g.Handler())
+	sdk := httptest.NewServer(withTestDeadline(g.Handler()))
 	fastPathOn = true
 	t.Cleanup(sdk.Close)
 	p.fast, p.sdk = fast.URL+"/mcp", sdk.URL+"/mcp"
 	return p
+}
+
+// withTestDeadline gives a request with an X-Test-Deadline header the
+// deadline a Lambda gateway has, short enough that the gateway stops
+// waiting for a function 100 ms in.
+func withTestDeadline(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Test-Deadline") != "" {
+			ctx, cancel := context.WithTimeout(r.Context(), answerReserve+100*time.Millisecond)
+			defer cancel()
+			r = r.WithContext(ctx)
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // exchange is an HTTP answer, for comparing.
@@ -444,8 +464,14 @@ func testTheFastPathAnswersAsTheGoSDKDoes(t *testing.T, p *twoPaths) {
 		if name == "input_required" { // handed to the go-sdk after the call
 			served = sdk
 		}
-		cases = append(cases, tc{"Result_" + name, nil, toolsCall("9", "fake_"+name, "{}"), served})
-		cases = append(cases, tc{"Result20260728_" + name, sessionlessHeaders("fake_" + name), toolsCallMeta("fake_"+name, "{}", caps(`{}`)), served})
+		var header map[string]string
+		header26 := sessionlessHeaders("fake_" + name)
+		if name == "slow" { // the gateway stops waiting for it
+			header = map[string]string{"X-Test-Deadline": "1"}
+			header26["X-Test-Deadline"] = "1"
+		}
+		cases = append(cases, tc{"Result_" + name, header, toolsCall("9", "fake_"+name, "{}"), served})
+		cases = append(cases, tc{"Result20260728_" + name, header26, toolsCallMeta("fake_"+name, "{}", caps(`{}`)), served})
 	}
 	for _, token := range []string{`"progressToken":3`, `"progressToken":"tok"`, `"progressToken":"<tok>"`, `"progressToken":1.5`, `"progressToken":null`} {
 		served := fast
