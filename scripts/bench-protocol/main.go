@@ -568,6 +568,15 @@ func (t *target) probe(ctx context.Context, client *http.Client) error {
 
 var hexIDs = regexp.MustCompile(`[0-9a-f]{32}`)
 
+func isHex(b []byte) bool {
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // same reports whether body is the first answer but for its ids.
 func (t *target) same(body []byte) bool {
 	if len(body) != len(t.want) {
@@ -575,7 +584,7 @@ func (t *target) same(body []byte) bool {
 	}
 	prev := 0
 	for _, id := range t.ids {
-		if !bytes.Equal(body[prev:id[0]], t.want[prev:id[0]]) || !hexIDs.Match(body[id[0]:id[1]]) {
+		if !bytes.Equal(body[prev:id[0]], t.want[prev:id[0]]) || !isHex(body[id[0]:id[1]]) {
 			return false
 		}
 		prev = id[1]
