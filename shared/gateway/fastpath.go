@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"mime"
@@ -563,36 +562,25 @@ func mcpLevel(l string) slog.Level {
 
 // appendResponse appends the JSON-RPC response to the call: the tool's
 // result, or a tool error when the function failed, as callTool returns
-// them and the go-sdk writes them. It reports false for a result the go-sdk
-// must answer itself: one that asks the client for input (or could), or
-// one that does not encode.
+// them and the go-sdk writes them. It reports false for a result not in
+// lambdafn's form (content other than text, a result asking the client for
+// input, one that does not decode): the go-sdk answers those, with the
+// function's response in hand, so that callTool's handling of them stays
+// in one place.
 func (f *fastPath) appendResponse(buf *bytes.Buffer, call toolCall, env *invoke.Request, resp *invoke.Response, err error) bool {
 	sessionless := call.version >= sessionlessVersion
 	return appendEvent(buf, func(buf *bytes.Buffer) bool {
 		appendResponseStart(buf, call)
 		if err == nil {
-			// Most results are as lambdafn writes them, and need only their
-			// strings HTML-escaped.
-			if out, n, ok := transcodeToolResult(buf.AvailableBuffer(), resp.Result, sessionless, f.serverInfo); ok && n == len(resp.Result) {
-				buf.Write(out)
-				buf.WriteByte('}')
-				return true
-			}
-			if multiRoundTrip(resp.Result) {
+			out, n, ok := transcodeToolResult(buf.AvailableBuffer(), resp.Result, sessionless, f.serverInfo)
+			if !ok || n != len(resp.Result) {
 				return false
 			}
+			buf.Write(out)
+			buf.WriteByte('}')
+			return true
 		}
-		var res *mcp.CallToolResult
-		switch {
-		case err != nil:
-			res = functionFailure(call.tool, env, err)
-		default:
-			var derr error
-			if res, derr = decodeToolResult(resp.Result); derr != nil {
-				res = functionFailure(call.tool, env, fmt.Errorf("undecodable result: %w", derr))
-			}
-		}
-		b, merr := encodeToolResult(res, sessionless)
+		b, merr := encodeToolResult(functionFailure(call.tool, env, err), sessionless)
 		if merr != nil {
 			return false
 		}
@@ -624,22 +612,6 @@ func encodeToolResult(res *mcp.CallToolResult, sessionless bool) ([]byte, error)
 	}
 	// resultType follows every field of a result that asks for no input.
 	return append(b[:len(b)-1], `,"resultType":"complete"}`...), nil
-}
-
-// multiRoundTrip reports whether a function's result asks the client for
-// input (or could), which the go-sdk's server handles itself.
-func multiRoundTrip(result []byte) bool {
-	s := &rawjson.Scanner{Data: result}
-	found := false
-	s.Object(func(key []byte) bool {
-		switch string(key) {
-		case "resultType", "inputRequests", "requestState":
-			found = true
-			return false
-		}
-		return s.Value()
-	})
-	return found
 }
 
 // prefetchedCall is a tools/call the fast path has sent to its function and
