@@ -32,17 +32,22 @@ import (
 // into 32 KiB buffers each), and passes the function's result through with
 // one validating copy instead of decoding and encoding it four times.
 //
-// It answers exactly as the go-sdk would, byte for byte, and only what it
-// can prove it answers the same way: a well-formed tools/call of a public
-// tool, in a protocol version the go-sdk serves, with the headers that
-// version requires matching the body. Anything else, valid or not (batches,
-// other methods, notifications, unknown tools, unusual JSON, a header out of
-// place), goes to the go-sdk untouched, which then answers or refuses it
-// as it always has. fastpath_test.go sends the same requests both ways and
-// compares the answers.
+// It answers exactly as the go-sdk would, byte for byte (framed with a
+// Content-Length rather than in chunks), and only what it can prove it
+// answers the same way: a well-formed tools/call of a public tool, in a
+// protocol version the go-sdk serves, with the headers that version
+// requires matching the body, whose function answers with a result in
+// lambdafn's form or fails. Any other request, valid or not (batches, other
+// methods, notifications, unknown tools, unusual JSON, a header out of
+// place), goes to the go-sdk untouched, which then answers or refuses it as
+// it always has; any other result goes to the go-sdk with the request,
+// which answers it with the function's response in hand (see handOff).
+// fastpath_test.go sends the same requests both ways and compares the
+// answers.
 //
 // The checks in front of /mcp (Origin, body limit, authentication) run
-// before it, as before the go-sdk.
+// before it, as before the go-sdk; the deadline a function is awaited under
+// is the same (see await).
 
 // Headers and values of the Streamable HTTP transport, as the go-sdk names them.
 const (
@@ -409,7 +414,7 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 			f.appendNotifications(buf, call, resp.Notifications)
 		}
 		if !f.appendResponse(buf, call, env, resp, err) {
-			f.handOff(w, r, body, env, t, resp)
+			f.handOff(w, r, body, env, t, resp, err)
 			return
 		}
 	}
@@ -620,6 +625,7 @@ type prefetchedCall struct {
 	function           string
 	requestID, traceID string
 	resp               *invoke.Response
+	err                error
 	taken              atomic.Bool
 }
 
@@ -627,9 +633,9 @@ type prefetchedKey struct{}
 
 // handOff lets the go-sdk answer a call the fast path has already sent to
 // its function: the go-sdk reads the request again and, when its tool
-// handler invokes the function, gets resp (see [takePrefetched]).
-func (f *fastPath) handOff(w http.ResponseWriter, r *http.Request, body []byte, env *invoke.Request, t *catalog.Tool, resp *invoke.Response) {
-	p := &prefetchedCall{function: t.Function, requestID: env.RequestID, traceID: env.TraceID, resp: resp}
+// handler invokes the function, gets resp and err (see [takePrefetched]).
+func (f *fastPath) handOff(w http.ResponseWriter, r *http.Request, body []byte, env *invoke.Request, t *catalog.Tool, resp *invoke.Response, err error) {
+	p := &prefetchedCall{function: t.Function, requestID: env.RequestID, traceID: env.TraceID, resp: resp, err: err}
 	r = r.WithContext(context.WithValue(r.Context(), prefetchedKey{}, p))
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	f.next.ServeHTTP(w, r)
@@ -639,15 +645,16 @@ func (f *fastPath) handOff(w http.ResponseWriter, r *http.Request, body []byte, 
 	}
 }
 
-// takePrefetched returns, once, the response the fast path got for a call
-// of function that it handed to the go-sdk, giving env the call's ids.
-func takePrefetched(ctx context.Context, function string, env *invoke.Request) (*invoke.Response, bool) {
+// takePrefetched returns, once, what the fast path got for a call of
+// function that it handed to the go-sdk (resp and err), giving env the
+// call's ids.
+func takePrefetched(ctx context.Context, function string, env *invoke.Request) (*prefetchedCall, bool) {
 	p, ok := ctx.Value(prefetchedKey{}).(*prefetchedCall)
 	if !ok || p.function != function || !p.taken.CompareAndSwap(false, true) {
 		return nil, false
 	}
 	env.RequestID, env.TraceID = p.requestID, p.traceID
-	return p.resp, true
+	return p, true
 }
 
 // transcodeToolResult appends to dst the result the go-sdk writes for a

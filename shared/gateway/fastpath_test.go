@@ -546,7 +546,7 @@ func TestTakePrefetchedGivesTheResponseOnceAndOnlyToItsFunction(t *testing.T) {
 	if _, ok := takePrefetched(ctx, "g", env); ok {
 		t.Error("another function took the response")
 	}
-	if got, ok := takePrefetched(ctx, "f", env); !ok || got != resp || env.RequestID != "r" || env.TraceID != "t" {
+	if got, ok := takePrefetched(ctx, "f", env); !ok || got.resp != resp || env.RequestID != "r" || env.TraceID != "t" {
 		t.Errorf("took %v %v with ids %q %q", got, ok, env.RequestID, env.TraceID)
 	}
 	if _, ok := takePrefetched(ctx, "f", env); ok {

@@ -105,8 +105,8 @@ var errNotAwaited = errors.New("the endpoint stopped waiting for it")
 // [answerReserve] of it is left, then returns errNotAwaited, so that a long
 // call gets an answer instead of the gateway being cut off mid-call.
 func (g *Gateway) invoke(ctx context.Context, function string, env *invoke.Request) (*invoke.Response, error) {
-	if resp, ok := takePrefetched(ctx, function, env); ok {
-		return resp, nil
+	if p, ok := takePrefetched(ctx, function, env); ok {
+		return p.resp, p.err
 	}
 	return await(ctx, func(ctx context.Context) (*invoke.Response, error) { return g.opts.Invoker.Invoke(ctx, function, env) })
 }
