@@ -63,7 +63,7 @@ func memoryTools() []*Tool {
 			}), schemaFor[memory.AddMessageOutput](nil), true, additive,
 			`{"conversation_id":"chat_demo","role":"user","content":"How often should I replace my toothbrush?"}`),
 		memoryTool("memory_get_context", "memory/get_context", "Get the context window",
-			"Returns what a model needs to continue the conversation: the rolling summary of older messages plus the most recent messages (6 unless max_messages says otherwise), oldest first.",
+			"Returns what a model needs to continue the conversation: the rolling summary of older messages and every message after what it covers (at least the 6 newest), oldest first. max_messages (default 20) keeps only the newest; omitted counts the messages after the summary it left out, so 0 means nothing is missing.",
 			schemaFor[memory.GetContextInput](func(p map[string]*jsonschema.Schema) {
 				conversationID(p)
 				p["max_messages"].Minimum, p["max_messages"].Maximum = ptr(1.0), ptr(float64(memory.MaxContextMessages))

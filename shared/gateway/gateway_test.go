@@ -402,8 +402,9 @@ func TestMemoryToolsWorkThroughTheGateway(t *testing.T) {
 		mustCall(t, cs, "memory_add_message", map[string]any{"conversation_id": id, "role": "user", "content": fmt.Sprintf("Message %d about brushing.", i)})
 	}
 	ctxOut := mustCall(t, cs, "memory_get_context", map[string]any{"conversation_id": id})
-	if msgs := ctxOut["messages"].([]any); len(msgs) != 6 || ctxOut["summary"] == "" {
-		t.Errorf("memory_get_context = %d messages, summary %q; want 6 and a summary", len(msgs), ctxOut["summary"])
+	// The summary covers 1..5: the context holds it and 6..12.
+	if msgs := ctxOut["messages"].([]any); len(msgs) != 7 || ctxOut["summary"] == "" || ctxOut["omitted"] != 0.0 {
+		t.Errorf("memory_get_context = %d messages, summary %q, omitted %v; want 7, a summary and 0", len(msgs), ctxOut["summary"], ctxOut["omitted"])
 	}
 	all := mustCall(t, cs, "memory_get_all_messages", map[string]any{"conversation_id": id})
 	if msgs := all["messages"].([]any); len(msgs) != 12 {
