@@ -79,7 +79,7 @@ func memoryTools() []*Tool {
 			"Returns the messages older than the 6 most recent that the rolling summary does not cover yet: what a client would summarise. Empty once they have been compressed.",
 			conv, schemaFor[memory.OldMessagesOutput](nil), false, readOnly, example),
 		memoryTool("memory_get_or_create_summary", "memory/get_or_create_summary", "Get or create the summary",
-			"Returns the conversation's rolling summary. If there is none yet, summarises old_messages (or, if omitted, the conversation's own messages awaiting summary) with the configured summariser, stores the result and returns it; the result names the provider and model that wrote it.",
+			"Returns the conversation's rolling summary. If there is none yet, summarises old_messages (at most 200, of 900,000 characters in all; or, if omitted, the conversation's own messages awaiting summary) with the configured summariser, stores the result and returns it; the result names the provider and model that wrote it.",
 			schemaFor[memory.GetOrCreateSummaryInput](func(p map[string]*jsonschema.Schema) {
 				conversationID(p)
 				p["language"].Enum = []any{"en", "vi"}

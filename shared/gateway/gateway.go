@@ -24,6 +24,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
@@ -31,7 +32,7 @@ import (
 )
 
 // DefaultMaxBodyBytes is the request body limit when [Options.MaxBodyBytes] is zero.
-const DefaultMaxBodyBytes = 1 << 20
+const DefaultMaxBodyBytes = catalog.DefaultRequestBytes
 
 // Version is reported as the server version to MCP clients.
 const Version = "0.1.0"
@@ -59,7 +60,9 @@ type Options struct {
 	AllowedOrigins []string
 	// AllowLocalOrigins also allows any http://localhost, 127.0.0.1 or [::1] origin.
 	AllowLocalOrigins bool
-	// MaxBodyBytes limits request bodies. If zero, defaults to [DefaultMaxBodyBytes].
+	// MaxBodyBytes limits request bodies, except calls of tools with a
+	// larger limit of their own ([catalog.Tool.MaxRequestBytes]). If zero,
+	// defaults to [DefaultMaxBodyBytes].
 	MaxBodyBytes int64
 	// Logger receives one line per request. If nil, logs are discarded.
 	Logger *slog.Logger
@@ -77,6 +80,10 @@ type Gateway struct {
 	// listed returns the public tools as tools/list shows them, with their
 	// schemas, by name; see listToolsMiddleware.
 	listed func() map[string]*mcp.Tool
+	// maxBody is the largest body of any request; budget bounds the large
+	// bodies held at once (see limits.go).
+	maxBody int64
+	budget  *semaphore.Weighted
 }
 
 // New builds the gateway's MCP server from opts.Catalog.
@@ -101,6 +108,8 @@ func New(opts Options) (*Gateway, error) {
 		}
 	}
 	g := &Gateway{opts: opts, log: opts.Logger, patterns: map[string]*regexp.Regexp{}}
+	g.maxBody = max(opts.MaxBodyBytes, opts.Catalog.MaxRequestBytes())
+	g.budget = semaphore.NewWeighted(max(bodyBudget, g.maxBody))
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}

@@ -360,7 +360,7 @@ func TestHTTPGuards(t *testing.T) {
 		}, 403, ""},
 		{"GETIs405", func() *http.Request { return rawReq(http.MethodGet, h.url+"/mcp", "") }, 405, "stateless"},
 		{"DELETEIs405", func() *http.Request { return rawReq(http.MethodDelete, h.url+"/mcp", "") }, 405, "stateless"},
-		{"ADeclaredLargeBodyIs413", func() *http.Request { return rawReq(http.MethodPost, h.url+"/mcp", bigArgs) }, 413, "accepts at most 4096"},
+		{"ADeclaredLargeBodyIs413", func() *http.Request { return rawReq(http.MethodPost, h.url+"/mcp", bigArgs) }, 413, "more than the 4096 bytes this server accepts"},
 		{"AChunkedLargeBodyIs413", func() *http.Request {
 			r := rawReq(http.MethodPost, h.url+"/mcp", "")
 			r.Body, r.ContentLength = io.NopCloser(strings.NewReader(bigArgs)), -1
@@ -370,7 +370,7 @@ func TestHTTPGuards(t *testing.T) {
 			r := rawReq(http.MethodPost, h.url+"/jsonrpc", "")
 			r.Body, r.ContentLength = io.NopCloser(strings.NewReader(bigArgs)), -1
 			return r
-		}, 413, "larger than 4096"},
+		}, 413, "more than the 4096 bytes this server accepts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := do(t, tc.req())

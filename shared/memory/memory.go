@@ -64,8 +64,11 @@ const (
 	MaxPageMessages = store.MaxQueryLimit
 	// MaxResourceMessages bounds the messages a conversation resource shows.
 	MaxResourceMessages = store.MaxQueryLimit
-	// MaxOldMessages bounds the old_messages a caller may pass.
-	MaxOldMessages = 200
+	// MaxOldMessages bounds the old_messages a caller may pass, and
+	// MaxOldMessagesChars their content in all: a call's request body is
+	// bounded (catalog.DefaultRequestBytes), and JSON Schema cannot bound a sum.
+	MaxOldMessages      = 200
+	MaxOldMessagesChars = 900_000
 )
 
 // Roles are the message roles memory accepts.
@@ -535,10 +538,15 @@ func (s *Service) GetOrCreateSummary(ctx context.Context, c tenant.Caller, in Ge
 	if len(in.OldMessages) > MaxOldMessages {
 		return SummaryOutput{}, fault.Invalid("old_messages", "has %d messages, more than %d", len(in.OldMessages), MaxOldMessages)
 	}
+	total := 0
 	for i, m := range in.OldMessages {
 		if err := validateMessage(fmt.Sprintf("old_messages[%d].", i), m.Role, m.Content); err != nil {
 			return SummaryOutput{}, err
 		}
+		total += utf8.RuneCountInString(m.Content)
+	}
+	if total > MaxOldMessagesChars {
+		return SummaryOutput{}, fault.Invalid("old_messages", "hold %d characters in all, more than %d", total, MaxOldMessagesChars)
 	}
 	sum, err := s.loadSummary(ctx, c, in.ConversationID)
 	if err != nil || sum.Text != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -166,6 +167,12 @@ func testInvalidInput(t *testing.T, tbl store.Table) {
 				OldMessages: []memory.MessageInput{{Role: "user", Content: "ok"}, {Role: "alien", Content: "x"}}})
 			return err
 		}, "old_messages[1].role"},
+		{"OldMessagesTooLongInAll", func() error {
+			long := memory.MessageInput{Role: "user", Content: strings.Repeat("y", memory.MaxContentChars)}
+			_, err := svc.GetOrCreateSummary(ctx, c, memory.GetOrCreateSummaryInput{ConversationID: id,
+				OldMessages: slices.Repeat([]memory.MessageInput{long}, memory.MaxOldMessagesChars/memory.MaxContentChars+1)})
+			return err
+		}, "old_messages"},
 		{"UnknownSummaryMode", func() error {
 			_, err := svc.SetSummary(ctx, c, memory.SetSummaryInput{ConversationID: id, Summary: "s", Mode: "merge"})
 			return err

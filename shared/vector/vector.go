@@ -151,9 +151,9 @@ const (
 	MaxFilterKeys   = 16
 	MaxFilterValues = 64
 	// MaxInlineBytes bounds a document passed inline (content or
-	// content_base64, decoded): the gateway takes request bodies up to 1 MiB.
-	// Larger documents go through S3 (the key argument, or an upload under
-	// documents/<store>/).
+	// content_base64, decoded); the tool's request limit (3 MiB) fits both
+	// at once, as the schema allows. Larger documents go through S3 (the key
+	// argument, or an upload under documents/<store>/).
 	MaxInlineBytes = 1 << 20
 )
 
