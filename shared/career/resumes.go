@@ -142,7 +142,7 @@ func (s *Service) ingest(ctx context.Context, c tenant.Caller, key, name, field 
 		}
 		r, info, err := s.blobs.Get(ctx, key, nil)
 		if errors.Is(err, store.ErrNotFound) {
-			return IngestResumeOutput{}, fault.NotFound("no object %q in your tenant's storage", key)
+			return IngestResumeOutput{}, fault.NotFound("no object %q (%s): put the resume there first", key, store.LookedFor(s.blobs, key))
 		}
 		if err != nil {
 			return IngestResumeOutput{}, fault.Unavailable(err, "reading %s failed; retry", key)

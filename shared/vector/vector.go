@@ -138,6 +138,11 @@ func randomID(n int) string {
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
 
+// ErrNoText is the cause of the invalid_argument error of an ingestion whose
+// document holds no text: bulk ingestion skips and counts such documents
+// rather than stopping.
+var ErrNoText = errors.New("holds no text to index")
+
 // Limits of the retriever's and the ingestion tool's arguments.
 const (
 	// MaxQuestionChars bounds a question, as seed 002 bounds a query.
