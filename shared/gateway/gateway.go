@@ -144,9 +144,7 @@ func (g *Gateway) buildServer() *mcp.Server {
 		caps.Prompts = &mcp.PromptCapabilities{}
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard", Version: Version}, &mcp.ServerOptions{
-		Instructions: "Switchboard keeps conversation memory for agents: open a conversation with memory_get_or_create, " +
-			"append messages with memory_add_message, and fetch the summary plus recent messages with memory_get_context " +
-			"before answering. Older messages are summarised automatically; the full history stays available.",
+		Instructions:       instructions,
 		Logger:             g.log,
 		Capabilities:       caps,
 		CompletionHandler:  g.complete,

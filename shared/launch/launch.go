@@ -169,19 +169,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 	if err != nil {
 		return err
 	}
-	url := "http://" + ln.Addr().String() + "/mcp"
-	header := ""
-	if haveKeys {
-		header = ` --header "Authorization: Bearer $SWITCHBOARD_KEY"`
-	}
-	fmt.Fprintf(stdout, `Switchboard is serving MCP at %s
-  data:        %s (embedded table and blobs; offline summariser)
-  Claude Code: claude mcp add --transport http switchboard %s%s
-  Inspector:   npx @modelcontextprotocol/inspector --cli %s --transport http --method tools/list%s
-               or the Inspector UI (npx @modelcontextprotocol/inspector): transport Streamable HTTP, URL %s
-  stdio:       go run ./functions/gateway --stdio   (for desktop hosts that launch a command)
-Press Ctrl-C to stop.
-`, url, data, url, header, url, header, url)
+	banner(stdout, "http://"+ln.Addr().String(), data, haveKeys)
 	srv := &http.Server{Handler: gw.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/gateway"
 )
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
@@ -55,7 +56,7 @@ func serveLocalWith(t *testing.T, data string, extras Extras) (string, *syncBuff
 	})
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if m := urlLine.FindStringSubmatch(stdout.String()); m != nil {
-			if !strings.Contains(stdout.String(), "claude mcp add --transport http switchboard "+m[1]) || !strings.Contains(stdout.String(), "inspector --cli "+m[1]) {
+			if !strings.Contains(stdout.String(), "claude mcp add --transport http switchboard "+m[1]) || !strings.Contains(stdout.String(), "inspector@"+gateway.InspectorVersion+" --cli "+m[1]) {
 				t.Errorf("the banner does not say how to connect:\n%s", stdout.String())
 			}
 			return m[1], stderr
