@@ -91,8 +91,9 @@ func Gateway(args []string, extras Extras) int {
 	addr := fs.String("addr", "127.0.0.1:8080", "`host:port` to serve HTTP on")
 	data := fs.String("data", ".switchboard", "`folder` for the embedded table and blobs")
 	stdio := fs.Bool("stdio", false, "serve MCP on stdin and stdout instead of HTTP, for desktop hosts")
+	showVersion := fs.Bool("version", false, "print the version (module version, commit) and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: go run ./functions/gateway [--addr HOST:PORT] [--data DIR] [--stdio]\n\nServes Switchboard locally with embedded storage and offline providers.\n\n")
+		fmt.Fprintf(fs.Output(), "Usage: go run ./functions/gateway [--addr HOST:PORT] [--data DIR] [--stdio] [--version]\n\nServes Switchboard locally with embedded storage and offline providers.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -100,6 +101,10 @@ func Gateway(args []string, extras Extras) int {
 			return 0
 		}
 		return 2
+	}
+	if *showVersion {
+		fmt.Println(version())
+		return 0
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
