@@ -33,7 +33,7 @@ func (g *Gateway) Handler() http.Handler {
 		Logger:              g.log,
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.guard(g.postOnly(keepDeadline(streamable))))
+	mux.Handle("/mcp", g.guard(g.postOnly(g.checkJSON(keepDeadline(streamable)))))
 	mux.Handle("/jsonrpc", g.guard(g.postOnly(http.HandlerFunc(g.serveJSONRPC))))
 	mux.HandleFunc("GET /{$}", g.serveHome)
 	mux.HandleFunc("GET /health", g.serveHealth)
