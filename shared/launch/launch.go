@@ -16,7 +16,6 @@ import (
 	"log/slog"
 	"maps"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"slices"
@@ -175,7 +174,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 		return err
 	}
 	banner(stdout, "http://"+ln.Addr().String(), data, haveKeys)
-	srv := &http.Server{Handler: gw.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := newServer(gw.Handler(), localTimeouts(cat))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
