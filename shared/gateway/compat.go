@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -112,9 +111,8 @@ type rpcRequest struct {
 // would change state is refused instead, since its caller could never learn
 // whether it did.
 func (g *Gateway) serveJSONRPC(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "reading the request body failed: "+err.Error())
+	body, ok := readBody(w, r)
+	if !ok {
 		return
 	}
 	if err := oneValue(body); err != nil {

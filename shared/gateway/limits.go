@@ -58,14 +58,8 @@ func (g *Gateway) limitTool(h http.Handler) http.Handler {
 			return // the client is gone
 		}
 		defer g.budget.Release(weight)
-		body, err := io.ReadAll(r.Body)
-		var tooBig *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooBig):
-			writeTooLarge(w, nil, -1, tooBig.Limit, "")
-			return
-		case err != nil:
-			writeJSONRPCError(w, http.StatusBadRequest, -32600, "reading the request body failed: "+err.Error())
+		body, ok := readBody(w, r)
+		if !ok {
 			return
 		}
 		if id, limit, tool := g.limitOf(body); int64(len(body)) > limit {
@@ -96,6 +90,23 @@ func (g *Gateway) limitOf(body []byte) (id json.RawMessage, limit int64, tool st
 		return msg.ID, g.opts.MaxBodyBytes, ""
 	}
 	return msg.ID, t.MaxRequestBytes, t.Name
+}
+
+// readBody reads r's body whole, or answers why it cannot: 413 past the
+// limit a MaxBytesReader set, 400 when reading fails (a client gone or too
+// slow).
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(r.Body)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		writeTooLarge(w, nil, -1, tooBig.Limit, "")
+		return nil, false
+	case err != nil:
+		writeJSONRPCError(w, http.StatusBadRequest, -32600, "reading the request body failed: "+err.Error())
+		return nil, false
+	}
+	return body, true
 }
 
 // writeTooLarge answers 413 with a JSON-RPC error naming the limit (and the

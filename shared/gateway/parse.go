@@ -24,14 +24,8 @@ const MaxBatch = 16
 // does).
 func (g *Gateway) checkJSON(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		var tooBig *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooBig):
-			writeTooLarge(w, nil, -1, tooBig.Limit, "")
-			return
-		case err != nil:
-			writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "reading the request body failed: "+err.Error())
+		body, ok := readBody(w, r)
+		if !ok {
 			return
 		}
 		if err := oneValue(body); err != nil {

@@ -68,7 +68,7 @@ func TestTheMCPEndpointRefusesMalformedJSONAndLargeBatches(t *testing.T) {
 		return "[" + strings.Join(msgs, ",") + "]"
 	}
 	for _, tc := range []struct {
-		name, version, body string
+		name, version, body  string
 		wantStatus, wantCode int
 		wantText             string
 	}{

@@ -1,7 +1,6 @@
 package launch
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -12,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/apikey"
-	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 )
 
@@ -58,17 +55,7 @@ func TestTheInspectorHintWorksOnceAKeyExists(t *testing.T) {
 	if pkg.Version != gateway.InspectorVersion || pkg.Engines.Node != ">=22.19.0" {
 		t.Fatalf("installed Inspector %s needs Node %s; the hint names %s and Node 22.19+", pkg.Version, pkg.Engines.Node, gateway.InspectorVersion)
 	}
-	data := t.TempDir()
-	cfg := config.Local(data)
-	tbl, closeFn, err := cfg.OpenTable(context.Background(), &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, _, err := apikey.New(tbl, nil).Create(context.Background(), "acme", "alice", nil, time.Time{})
-	closeFn()
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, key := dataWithKey(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	done := make(chan error, 1)

@@ -92,18 +92,25 @@ func TestWithoutKeysTheLocalServerActsForTenantLocalAndSaysSo(t *testing.T) {
 	}
 }
 
-func TestOnceAKeyExistsTheLocalServerRequiresOne(t *testing.T) {
-	data := t.TempDir()
+// dataWithKey returns a data folder holding one API key, and the key.
+func dataWithKey(t *testing.T) (data, key string) {
+	t.Helper()
+	data = t.TempDir()
 	cfg := config.Local(data)
 	tbl, closeFn, err := cfg.OpenTable(context.Background(), &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _, err := apikey.New(tbl, nil).Create(context.Background(), "acme", "alice", nil, time.Time{})
+	key, _, err = apikey.New(tbl, nil).Create(context.Background(), "acme", "alice", nil, time.Time{})
 	closeFn()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return data, key
+}
+
+func TestOnceAKeyExistsTheLocalServerRequiresOne(t *testing.T) {
+	data, key := dataWithKey(t)
 	url, stderr := serveLocal(t, data)
 	if got := initialize(t, url, ""); got != http.StatusUnauthorized {
 		t.Errorf("initialize without a key: %d, want 401", got)
