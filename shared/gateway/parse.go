@@ -10,6 +10,7 @@ import (
 	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // MaxBatch bounds the messages of one JSON-RPC batch, which only protocol
@@ -18,9 +19,12 @@ import (
 const MaxBatch = 16
 
 // checkJSON answers an MCP request whose body is not one JSON value with
-// 400 and a JSON-RPC parse error (-32700), and a batch of more than
-// [MaxBatch] messages, or of none, with 400 and an invalid request error
-// (-32600). Later protocol versions refuse batches altogether (the go-sdk
+// 400 and a JSON-RPC parse error (-32700); a batch of more than [MaxBatch]
+// messages, or of none, or a message whose members have the wrong JSON
+// types, with 400 and an invalid request error (-32600); and a request whose
+// params have the wrong JSON types with a -32602 error naming the member.
+// The go-sdk would refuse the last two too, but in messages that name its Go
+// types. Later protocol versions refuse batches altogether (the go-sdk
 // does).
 func (g *Gateway) checkJSON(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -32,17 +36,76 @@ func (g *Gateway) checkJSON(h http.Handler) http.Handler {
 			writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "parse error: "+jsonProblem("the request body", err))
 			return
 		}
-		if v := r.Header.Get("Mcp-Protocol-Version"); bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("[")) && (v == "" || v < "2025-06-18") {
-			var batch []json.RawMessage
-			if err := json.Unmarshal(body, &batch); err == nil && (len(batch) == 0 || len(batch) > MaxBatch) {
+		var msgs []json.RawMessage // copies: decoding into body's own bytes would overwrite them
+		if !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("[")) {
+			msgs = []json.RawMessage{body}
+		} else {
+			json.Unmarshal(body, &msgs)
+			if v := r.Header.Get("Mcp-Protocol-Version"); (v == "" || v < "2025-06-18") && (len(msgs) == 0 || len(msgs) > MaxBatch) {
 				writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
-					fmt.Sprintf("invalid request: a batch holds %d messages; send 1 to %d per request", len(batch), MaxBatch))
+					fmt.Sprintf("invalid request: a batch holds %d messages; send 1 to %d per request", len(msgs), MaxBatch))
+				return
+			}
+		}
+		for _, m := range msgs {
+			id, code, problem := checkMessage(m)
+			switch code {
+			case jsonrpc.CodeInvalidRequest:
+				writeJSONRPCError(w, http.StatusBadRequest, int(code), problem)
+				return
+			case jsonrpc.CodeInvalidParams:
+				writeRPC(w, id, nil, &rpcError{Code: int(code), Message: problem})
 				return
 			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		h.ServeHTTP(w, r)
 	})
+}
+
+// paramTypes gives, for the methods whose params the go-sdk decodes, a new
+// value of the type it decodes them into.
+var paramTypes = map[string]func() any{
+	"initialize":               func() any { return new(mcp.InitializeParams) },
+	"ping":                     func() any { return new(mcp.PingParams) },
+	"tools/list":               func() any { return new(mcp.ListToolsParams) },
+	"tools/call":               func() any { return new(mcp.CallToolParamsRaw) },
+	"resources/list":           func() any { return new(mcp.ListResourcesParams) },
+	"resources/templates/list": func() any { return new(mcp.ListResourceTemplatesParams) },
+	"resources/read":           func() any { return new(mcp.ReadResourceParams) },
+	"resources/subscribe":      func() any { return new(mcp.SubscribeParams) },
+	"resources/unsubscribe":    func() any { return new(mcp.UnsubscribeParams) },
+	"prompts/list":             func() any { return new(mcp.ListPromptsParams) },
+	"prompts/get":              func() any { return new(mcp.GetPromptParams) },
+	"completion/complete":      func() any { return new(mcp.CompleteParams) },
+	"logging/setLevel":         func() any { return new(mcp.SetLoggingLevelParams) },
+}
+
+// checkMessage checks the JSON types of a JSON-RPC message's members, and
+// of its params where paramTypes knows them. It returns the error code
+// (zero if none), the message's id and what is wrong.
+func checkMessage(raw json.RawMessage) (id json.RawMessage, code int64, problem string) {
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, jsonrpc.CodeInvalidRequest, "invalid request: " + jsonProblem("a JSON-RPC message", err)
+	}
+	if len(m.ID) > 0 && !bytes.HasPrefix(m.ID, []byte(`"`)) && !bytes.Equal(m.ID, []byte("null")) && json.Unmarshal(m.ID, new(float64)) != nil {
+		return nil, jsonrpc.CodeInvalidRequest, "invalid request: id must be a string or a number"
+	}
+	newParams, known := paramTypes[m.Method]
+	if !known || len(m.Params) == 0 || bytes.Equal(m.Params, []byte("null")) {
+		return nil, 0, ""
+	}
+	var typ *json.UnmarshalTypeError
+	if err := json.Unmarshal(m.Params, newParams()); errors.As(err, &typ) {
+		return m.ID, jsonrpc.CodeInvalidParams, "invalid params: " + jsonProblem("params", err)
+	}
+	return nil, 0, ""
 }
 
 // errTrailing is the error of a body with more after its JSON value.

@@ -78,6 +78,11 @@ func TestTheMCPEndpointRefusesMalformedJSONAndLargeBatches(t *testing.T) {
 		{"ABatchOverTheCap", "2025-03-26", ping(gateway.MaxBatch + 1), 400, -32600, fmt.Sprintf("a batch holds %d messages; send 1 to %d per request", gateway.MaxBatch+1, gateway.MaxBatch)},
 		{"ABatchOverTheCapWithoutAVersion", "", ping(gateway.MaxBatch + 1), 400, -32600, "a batch holds"},
 		{"AnEmptyBatch", "2025-03-26", `[]`, 400, -32600, "a batch holds 0 messages"},
+		{"AMethodOfTheWrongType", "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":5}`, 400, -32600, "invalid request: method must be a string, not number"},
+		{"AnIDOfTheWrongType", "2025-11-25", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, 400, -32600, "invalid request: id must be a string or a number"},
+		{"ParamsOfTheWrongType", "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}`, 200, -32602, "invalid params: params must be an object, not array"},
+		{"AParamOfTheWrongType", "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}`, 200, -32602, "invalid params: name must be a string, not number"},
+		{"ANestedParamOfTheWrongType", "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":1}}}`, 200, -32602, "invalid params: clientInfo.name must be a string, not number"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			header := map[string]string{}
@@ -90,12 +95,16 @@ func TestTheMCPEndpointRefusesMalformedJSONAndLargeBatches(t *testing.T) {
 			}
 			if tc.wantCode == 0 {
 				if len(resp.messages) != gateway.MaxBatch {
-					t.Errorf("a batch of %d got %d answers", gateway.MaxBatch, len(resp.messages))
+					t.Errorf("a batch of %d got %d answers: %.300s", gateway.MaxBatch, len(resp.messages), resp.body)
 				}
 				return
 			}
-			if code, msg := rpcErrorOf(t, resp.body); code != tc.wantCode || !strings.Contains(msg, tc.wantText) || resp.header.Get("Content-Type") != "application/json" {
+			code, msg := rpcErrorOf(t, resp.body)
+			if code != tc.wantCode || !strings.Contains(msg, tc.wantText) || resp.header.Get("Content-Type") != "application/json" {
 				t.Errorf("got %d %q (%s), want %d containing %q", code, msg, resp.header.Get("Content-Type"), tc.wantCode, tc.wantText)
+			}
+			if strings.Contains(msg, "Go ") || strings.Contains(msg, "mcp.") {
+				t.Errorf("the message names Go types: %q", msg)
 			}
 		})
 	}
