@@ -66,21 +66,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cmd == "revoke" && fs.NArg() != 1 {
 		return fmt.Errorf("usage: apikey revoke [--data DIR | --table NAME] HASH (apikey list shows the hashes)")
 	}
-	keys, where, closeFn, err := open(ctx, *data, *table, stderr)
+	keys, closeFn, err := open(ctx, *data, *table, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
+	deployed := *table != ""
 	switch cmd {
 	case "create":
-		return create(ctx, keys, where, *data, *t, *principal, until, stdout, stderr)
+		return create(ctx, keys, deployed, *data, *t, *principal, until, stdout, stderr)
 	case "list":
 		return list(ctx, keys, stdout)
 	default:
 		if err := keys.Revoke(ctx, strings.TrimSpace(fs.Arg(0))); err != nil {
 			return err
 		}
-		if where == deployed {
+		if deployed {
 			fmt.Fprintln(stderr, "Revoked. A warm gateway may accept the key for up to a minute more (it caches verified keys).")
 		} else {
 			fmt.Fprintln(stderr, "Revoked. The local server refuses the key from now on.")
@@ -96,40 +97,29 @@ func set(fs *flag.FlagSet, name string) bool {
 	return found
 }
 
-// where says which keys the command manages.
-type where int
-
-const (
-	localFolder   where = iota // the data folder, opened by this command
-	runningServer              // the data folder, through the server holding it
-	deployed                   // a DynamoDB table
-)
-
 // open returns the keys of the DynamoDB table, if named, or else of the data
 // folder: through the socket of the server running on it, or directly.
-func open(ctx context.Context, data, table string, stderr io.Writer) (admin.Manager, where, func() error, error) {
-	noop := func() error { return nil }
+func open(ctx context.Context, data, table string, stderr io.Writer) (admin.Manager, func() error, error) {
 	cfg := config.Local(data)
-	w := localFolder
 	if table != "" {
-		cfg, w = config.Config{Table: table}, deployed
+		cfg = config.Config{Table: table}
 	} else {
 		c, err := admin.Dial(ctx, data)
 		if err == nil {
-			return c, runningServer, noop, nil
+			return c, func() error { return nil }, nil
 		}
 		if !errors.Is(err, admin.ErrNotRunning) {
-			return nil, 0, nil, err
+			return nil, nil, err
 		}
 	}
 	tbl, closeFn, err := cfg.OpenTable(ctx, stderr)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, nil, err
 	}
-	return apikey.New(tbl, nil), w, closeFn, nil
+	return apikey.New(tbl, nil), closeFn, nil
 }
 
-func create(ctx context.Context, keys admin.Manager, w where, data, t, principal string, until time.Time, stdout, stderr io.Writer) error {
+func create(ctx context.Context, keys admin.Manager, deployed bool, data, t, principal string, until time.Time, stdout, stderr io.Writer) error {
 	existing, err := keys.List(ctx)
 	if err != nil {
 		return err
@@ -141,7 +131,7 @@ func create(ctx context.Context, keys admin.Manager, w where, data, t, principal
 	fmt.Fprintf(stdout, "%s\n", secret)
 	fmt.Fprintf(stderr, "Created a key for tenant %q, principal %q (hash %s). It is shown only now; the server keeps only its hash.\n", key.Tenant, key.Principal, key.Hash)
 	fmt.Fprintf(stderr, "Use it as: Authorization: Bearer <key>\n")
-	if w == deployed || len(existing) > 0 {
+	if deployed || len(existing) > 0 {
 		return nil
 	}
 	fmt.Fprintf(stderr, "\nNote: this is the first key of %s, so HTTP requests without a key, which acted for tenant %q, are refused from now on (over --stdio every request still acts for %q).\n", data, tenant.Local, tenant.Local)

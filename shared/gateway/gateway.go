@@ -11,6 +11,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -112,14 +113,11 @@ func New(opts Options) (*Gateway, error) {
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
-	switch {
-	case opts.Keys == nil:
-	case opts.KeyCacheTTL < 0:
+	if opts.Keys != nil {
 		g.keys = opts.Keys
-	case opts.KeyCacheTTL == 0:
-		g.keys = newKeyCache(opts.Keys, DefaultKeyCacheTTL)
-	default:
-		g.keys = newKeyCache(opts.Keys, opts.KeyCacheTTL)
+		if opts.KeyCacheTTL >= 0 {
+			g.keys = newKeyCache(opts.Keys, cmp.Or(opts.KeyCacheTTL, DefaultKeyCacheTTL))
+		}
 	}
 	g.listed = sync.OnceValue(g.listedTools)
 	g.server = g.buildServer()
