@@ -11,6 +11,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -21,10 +22,12 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -39,9 +42,9 @@ const Version = "0.1.0"
 // Authenticator maps a bearer key to the caller it stands for.
 // [github.com/switchboard-dev/switchboard/shared/apikey.Keys] implements it.
 type Authenticator interface {
-	// Verify returns the caller for key, or an error wrapping
+	// Verify returns the key (its caller and expiry), or an error wrapping
 	// apikey.ErrInvalidKey for a key that is not valid.
-	Verify(ctx context.Context, key string) (tenant.Caller, error)
+	Verify(ctx context.Context, key string) (apikey.Key, error)
 }
 
 // Options configures [New].
@@ -50,6 +53,12 @@ type Options struct {
 	Invoker invoke.Invoker
 	// Keys checks bearer keys. If nil, only Anonymous callers are served.
 	Keys Authenticator
+	// KeyCacheTTL is how long a verified key is trusted before Keys checks it
+	// again, so how long a revoked key may still work; a key stops working at
+	// its expiry regardless. If zero, defaults to [DefaultKeyCacheTTL]; if
+	// negative, every request is checked (the local server, whose table is
+	// in process: a revocation takes effect at once).
+	KeyCacheTTL time.Duration
 	// Anonymous is the caller of requests without a bearer key. If nil, such
 	// requests are refused with 401.
 	Anonymous *tenant.Caller
@@ -105,7 +114,10 @@ func New(opts Options) (*Gateway, error) {
 		g.log = slog.New(slog.DiscardHandler)
 	}
 	if opts.Keys != nil {
-		g.keys = newKeyCache(opts.Keys)
+		g.keys = opts.Keys
+		if opts.KeyCacheTTL >= 0 {
+			g.keys = newKeyCache(opts.Keys, cmp.Or(opts.KeyCacheTTL, DefaultKeyCacheTTL))
+		}
 	}
 	g.listed = sync.OnceValue(g.listedTools)
 	g.server = g.buildServer()

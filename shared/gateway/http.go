@@ -18,7 +18,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
-	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
 // callerKey is where the authenticated caller travels in a TokenInfo's Extra.
@@ -157,7 +156,7 @@ func (g *Gateway) authenticate(h http.Handler) http.Handler {
 }
 
 func (g *Gateway) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-	c, err := g.keys.Verify(ctx, token)
+	key, err := g.keys.Verify(ctx, token)
 	if errors.Is(err, apikey.ErrInvalidKey) {
 		return nil, fmt.Errorf("%w: unknown, revoked or expired API key", auth.ErrInvalidToken)
 	}
@@ -165,6 +164,7 @@ func (g *Gateway) verify(ctx context.Context, token string, _ *http.Request) (*a
 		g.log.ErrorContext(ctx, "verifying an API key failed", "error", err)
 		return nil, errors.New("authentication is unavailable; retry shortly")
 	}
+	c := key.Caller()
 	return &auth.TokenInfo{UserID: c.Tenant + "/" + c.Principal, Scopes: c.Scopes, Extra: map[string]any{callerKey: c}}, nil
 }
 
@@ -204,50 +204,57 @@ func writeJSONRPCError(w http.ResponseWriter, status int, code int, message stri
 	})
 }
 
-// keyCache remembers verified keys for a minute, so a warm gateway checks a
+// DefaultKeyCacheTTL is how long the gateway trusts a verified key when
+// [Options.KeyCacheTTL] is zero.
+const DefaultKeyCacheTTL = time.Minute
+
+// keyCache remembers verified keys for its ttl, so a warm gateway checks a
 // key against the table once a minute rather than on every request. Revoking
-// a key therefore takes up to a minute to bite.
+// a key therefore takes up to ttl to bite; an entry never outlives its key's
+// expiry.
 type keyCache struct {
 	next Authenticator
+	ttl  time.Duration
 	mu   sync.Mutex
-	m    map[string]cachedCaller
+	m    map[string]cachedKey
 	now  func() time.Time
 }
 
-type cachedCaller struct {
-	c       tenant.Caller
-	expires time.Time
+type cachedKey struct {
+	key   apikey.Key
+	until time.Time // the earlier of the entry's end and the key's expiry
 }
 
-const (
-	keyCacheTTL  = time.Minute
-	keyCacheSize = 1024
-)
+const keyCacheSize = 1024
 
-func newKeyCache(next Authenticator) *keyCache {
-	return &keyCache{next: next, m: map[string]cachedCaller{}, now: time.Now}
+func newKeyCache(next Authenticator, ttl time.Duration) *keyCache {
+	return &keyCache{next: next, ttl: ttl, m: map[string]cachedKey{}, now: time.Now}
 }
 
-func (k *keyCache) Verify(ctx context.Context, key string) (tenant.Caller, error) {
-	h := apikey.Hash(key)
+func (k *keyCache) Verify(ctx context.Context, secret string) (apikey.Key, error) {
+	h := apikey.Hash(secret)
 	now := k.now()
 	k.mu.Lock()
 	e, ok := k.m[h]
 	k.mu.Unlock()
-	if ok && now.Before(e.expires) {
-		return e.c, nil
+	if ok && now.Before(e.until) {
+		return e.key, nil
 	}
-	c, err := k.next.Verify(ctx, key)
+	key, err := k.next.Verify(ctx, secret)
 	if err != nil {
-		return c, err
+		return key, err
+	}
+	until := now.Add(k.ttl)
+	if !key.ExpiresAt.IsZero() && key.ExpiresAt.Before(until) {
+		until = key.ExpiresAt
 	}
 	k.mu.Lock()
 	if len(k.m) >= keyCacheSize {
 		clear(k.m)
 	}
-	k.m[h] = cachedCaller{c: c, expires: now.Add(keyCacheTTL)}
+	k.m[h] = cachedKey{key: key, until: until}
 	k.mu.Unlock()
-	return c, nil
+	return key, nil
 }
 
 // statusWriter records the status of a response; it passes flushes through

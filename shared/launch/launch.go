@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
+	"github.com/switchboard-dev/switchboard/shared/apikey/admin"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/config/open"
@@ -142,6 +144,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 		Catalog:           cat,
 		Invoker:           functions.Invoker,
 		Keys:              keys,
+		KeyCacheTTL:       -1, // the table is in process: a revoked key is refused at once
 		AllowLocalOrigins: true,
 		Logger:            logger,
 	}
@@ -162,6 +165,12 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 	if err != nil {
 		return err
 	}
+	handler, created, err := requireKeysOnceCreated(opts, gw.Handler(), stdio)
+	if err != nil {
+		return err
+	}
+	stopAdmin := serveKeyAdmin(ctx, data, keys, created, logger, stderr)
+	defer stopAdmin()
 	if stdio {
 		return gw.ServeStdio(ctx)
 	}
@@ -182,7 +191,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
   stdio:       go run ./functions/gateway --stdio   (for desktop hosts that launch a command)
 Press Ctrl-C to stop.
 `, url, data, url, header, url, header, url)
-	srv := &http.Server{Handler: gw.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -193,6 +202,52 @@ Press Ctrl-C to stop.
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdown)
+}
+
+// requireKeysOnceCreated returns the HTTP handler of the local server. One
+// that acts for tenant local while no key exists switches, when the first key
+// is created through the admin socket, to requiring keys, as a restart would;
+// created reports a key so created. Over stdio every request stays local.
+func requireKeysOnceCreated(opts gateway.Options, h http.Handler, stdio bool) (handler http.Handler, created func(apikey.Key), err error) {
+	if opts.Anonymous == nil || stdio {
+		return h, nil, nil
+	}
+	opts.Anonymous = nil
+	keyed, err := gateway.New(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	withKeys := keyed.Handler()
+	var keysExist atomic.Bool
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if keysExist.Load() {
+			withKeys.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}), func(apikey.Key) { keysExist.Store(true) }, nil
+}
+
+// serveKeyAdmin serves key management on the data folder's socket
+// (package apikey/admin), for the apikey command, until ctx is done or the
+// returned function is called. A folder where no socket can be made (a
+// file system without them, a path too long for one) only loses that, with
+// a WARNING.
+func serveKeyAdmin(ctx context.Context, data string, keys *apikey.Keys, created func(apikey.Key), logger *slog.Logger, stderr io.Writer) (stop func()) {
+	ln, err := admin.Listen(data)
+	if err != nil {
+		fmt.Fprintf(stderr, "WARNING: go run ./scripts/apikey cannot manage keys while this server runs: %v\n", err)
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := admin.Serve(ctx, ln, keys, &admin.Options{Created: created, Logger: logger}); err != nil {
+			logger.Error("serving key management stopped", "error", err)
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // lateInvoker is an [invoke.Invoker] set after it is handed out: the local
