@@ -21,8 +21,9 @@ const GeneratorModel = "extractive-v1"
 // document must cover for [Generator] to grade it relevant. It was tuned on
 // SciFact's train split (go run ./scripts/rag-eval --tune): the threshold
 // that best separates each query's retrieved documents when one is judged
-// relevant from the retrieved documents of another query (balanced
-// accuracy 0.97; 97% of the first kept, 97% of the second refused).
+// relevant from the retrieved documents of another query (809 queries, top
+// 10 passages each: 97.4% of the first kept, 97.0% of the second refused,
+// balanced accuracy 0.972, the best of 0.05..0.80 in steps of 0.05).
 const GradeThreshold = 0.4
 
 // AnswerMinScore is the share of the best sentence's score a further sentence
