@@ -138,12 +138,17 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 	deps.Invoker = functions
 	functions.Invoker = invoke.NewLocal(handlers.Build(constructors, deps), cat.Timeout)
 	keys := apikey.New(deps.Table, nil)
+	states, err := cfg.OpenKeyring()
+	if err != nil {
+		return err
+	}
 	opts := gateway.Options{
 		Catalog:           cat,
 		Invoker:           functions.Invoker,
 		Keys:              keys,
 		AllowLocalOrigins: true,
 		Logger:            logger,
+		RequestStates:     states,
 	}
 	haveKeys, err := keys.Any(ctx)
 	if err != nil {
