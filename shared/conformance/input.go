@@ -183,10 +183,8 @@ func accepted(r *elicit.Round, id, field string) (string, bool) {
 
 // sampled returns the text of the client model's answer to request id.
 func sampled(r *elicit.Round, id string) (string, bool) {
-	if r == nil {
-		return "", false
-	}
-	res, ok := r.Responses[id].(*mcp.CreateMessageWithToolsResult)
+	answer, _ := r.Response(id)
+	res, ok := answer.(*mcp.CreateMessageWithToolsResult)
 	if !ok {
 		return "", false
 	}
@@ -201,10 +199,8 @@ func sampled(r *elicit.Round, id string) (string, bool) {
 
 // listedRoots returns the client's roots, answering request id, as text.
 func listedRoots(r *elicit.Round, id string) (string, bool) {
-	if r == nil {
-		return "", false
-	}
-	res, ok := r.Responses[id].(*mcp.ListRootsResult)
+	answer, _ := r.Response(id)
+	res, ok := answer.(*mcp.ListRootsResult)
 	if !ok {
 		return "", false
 	}

@@ -115,13 +115,21 @@ func (r *Round) Supports(method string) bool {
 	return r != nil && slices.Contains(r.Can, method)
 }
 
-// Elicited returns the client's answer to the elicitation with id.
-func (r *Round) Elicited(id string) (*mcp.ElicitResult, bool) {
+// Response returns the client's answer to the input request with id: an
+// *mcp.ElicitResult, *mcp.CreateMessageWithToolsResult or *mcp.ListRootsResult.
+func (r *Round) Response(id string) (mcp.InputResponse, bool) {
 	if r == nil {
 		return nil, false
 	}
-	res, ok := r.Responses[id].(*mcp.ElicitResult)
+	res, ok := r.Responses[id]
 	return res, ok
+}
+
+// Elicited returns the client's answer to the elicitation with id.
+func (r *Round) Elicited(id string) (*mcp.ElicitResult, bool) {
+	res, _ := r.Response(id)
+	e, ok := res.(*mcp.ElicitResult)
+	return e, ok
 }
 
 // Confirmed reports the answer to the [Confirm] question with id: answered
