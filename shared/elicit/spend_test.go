@@ -2,6 +2,7 @@ package elicit_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"sync"
 	"testing"
@@ -15,7 +16,7 @@ import (
 func TestSpendLetsExactlyOneOfManyConcurrentUsesThrough(t *testing.T) {
 	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
 		ctx := context.Background()
-		state := &elicit.State{ID: "state-" + t.Name(), Expires: time.Now().Add(time.Minute), Once: true}
+		state := &elicit.State{ID: rand.Text(), Expires: time.Now().Add(time.Minute), Once: true}
 		const callers = 16
 		errs := make([]error, callers)
 		var wg sync.WaitGroup
@@ -44,7 +45,7 @@ func TestSpendLetsExactlyOneOfManyConcurrentUsesThrough(t *testing.T) {
 func TestSpendKeepsTenantsApart(t *testing.T) {
 	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
 		ctx := context.Background()
-		state := &elicit.State{ID: "shared-id-" + t.Name(), Expires: time.Now().Add(time.Minute), Once: true}
+		state := &elicit.State{ID: rand.Text(), Expires: time.Now().Add(time.Minute), Once: true}
 		for _, tn := range []string{"acme", "globex"} {
 			if err := elicit.Spend(ctx, tbl, tn, state, time.Now()); err != nil {
 				t.Errorf("Spend for %s: %v", tn, err)
