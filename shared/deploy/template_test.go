@@ -540,10 +540,11 @@ func TestOutputsGiveTheMcpUrlAndTheStores(t *testing.T) {
 	p := readTemplate(t)
 	outputs := p.raw["Outputs"].(map[string]any)
 	want := map[string]any{
-		"McpUrl":       sub("https://${HttpApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}/mcp"),
-		"TableName":    ref("Table"),
-		"BucketName":   ref("Bucket"),
-		"CreateApiKey": sub("AWS_REGION=${AWS::Region} go run ./scripts/apikey create --table ${Table} --tenant TENANT --principal WHO"),
+		"McpUrl":           sub("https://${HttpApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}/mcp"),
+		"TableName":        ref("Table"),
+		"BucketName":       ref("Bucket"),
+		"RequestStateKeys": ref(RequestStateKeysLogicalID),
+		"CreateApiKey":     sub("AWS_REGION=${AWS::Region} go run ./scripts/apikey create --table ${Table} --tenant TENANT --principal WHO"),
 	}
 	got := map[string]any{}
 	for name, o := range outputs {
