@@ -26,14 +26,7 @@ func inputFixtures() []toolFixture {
 		})
 	}
 	return []toolFixture{
-		tool("test_input_required_result_elicitation", "Asks for a name", "Asks for your name (a form), then greets you.",
-			func(_ context.Context, r *elicit.Round) (Result, error) {
-				name, ok := accepted(r, "user_name", "name")
-				if !ok {
-					return Result{}, elicit.Ask("user_name", nameForm())
-				}
-				return text(fmt.Sprintf("Hello, %s!", name)), nil
-			}),
+		tool("test_input_required_result_elicitation", "Asks for a name", "Asks for your name (a form), then greets you.", greet),
 		tool("test_input_required_result_sampling", "Asks the client's model", "Asks the client's model for the capital of France, then repeats its answer.",
 			func(_ context.Context, r *elicit.Round) (Result, error) {
 				answer, ok := sampled(r, "capital_question")
@@ -124,14 +117,7 @@ func inputFixtures() []toolFixture {
 				}
 				return text("The client's model answered: " + answer), nil
 			}),
-		tool("test_streaming_elicitation", "Asks in its result", "Asks for a name in its result (an input request), never with a request of its own on the response stream.",
-			func(_ context.Context, r *elicit.Round) (Result, error) {
-				name, ok := accepted(r, "user_name", "name")
-				if !ok {
-					return Result{}, elicit.Ask("user_name", nameForm())
-				}
-				return text(fmt.Sprintf("Hello, %s!", name)), nil
-			}),
+		tool("test_streaming_elicitation", "Asks in its result", "Asks for your name in its result (an input request), never with a request of its own on the response stream, then greets you.", greet),
 		tool("test_logging_tool", "Logs", "Logs three messages (debug, info, warning) to the client, which receives those at or above the level it asked for, and none if it asked for none.",
 			func(ctx context.Context, _ *elicit.Round) (Result, error) {
 				for _, level := range []string{"debug", "info", "warning"} {
@@ -140,6 +126,15 @@ func inputFixtures() []toolFixture {
 				return text("Logged three messages."), nil
 			}),
 	}
+}
+
+// greet asks for a name (a form), then greets whoever answered.
+func greet(_ context.Context, r *elicit.Round) (Result, error) {
+	name, ok := accepted(r, "user_name", "name")
+	if !ok {
+		return Result{}, elicit.Ask("user_name", nameForm())
+	}
+	return text(fmt.Sprintf("Hello, %s!", name)), nil
 }
 
 // inputPrompt is the prompt of input-required-result-non-tool-request: it
