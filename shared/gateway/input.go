@@ -13,29 +13,33 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 )
 
-// roundRequest is what the gateway reads of a tools/call or prompts/get
-// request for multi round-trip input: both are *mcp.ServerRequest.
-type roundRequest interface {
-	ProtocolVersion() string
-	ClientCapabilities() *mcp.ClientCapabilities
-}
-
 // asks reports whether a client on protocol version can be asked for input
 // in the middle of a call: in results, from protocol 2026-07-28 on. Earlier
 // protocols ask with a server-to-client request, which a stateless server
 // cannot wait for the answer to.
 func asks(version string) bool { return version >= elicit.ProtocolVersion }
 
-// openRound returns the round of a call bound to b from a client that can be
-// asked for input, or nil for one that cannot: what it can answer, its
-// answers, and the request state it sent back, opened. A state that is
-// altered, foreign or expired is refused with an invalid-params error saying
-// which and what to do.
-func (g *Gateway) openRound(req roundRequest, answers mcp.InputResponseMap, token string, b elicit.Binding) (*elicit.Round, error) {
-	if !asks(req.ProtocolVersion()) {
+// protocolOf returns the protocol version and client capabilities of the
+// session of a request: on 2026-07-28 and later, this request's own (the
+// go-sdk decodes its _meta into the session it makes for it); before, the
+// initialize handshake's.
+func protocolOf(ss *mcp.ServerSession) (string, *mcp.ClientCapabilities) {
+	if ip := ss.InitializeParams(); ip != nil {
+		return ip.ProtocolVersion, ip.Capabilities
+	}
+	return "", nil
+}
+
+// openRound returns the round of a call bound to b from a client on protocol
+// version with caps that can be asked for input, or nil for one that cannot:
+// what it can answer, its answers, and the request state it sent back,
+// opened. A state that is altered, foreign or expired is refused with an
+// invalid-params error saying which and what to do.
+func (g *Gateway) openRound(version string, caps *mcp.ClientCapabilities, answers mcp.InputResponseMap, token string, b elicit.Binding) (*elicit.Round, error) {
+	if !asks(version) {
 		return nil, nil
 	}
-	r := &elicit.Round{Can: elicit.Answerable(req.ClientCapabilities()), Responses: answers}
+	r := &elicit.Round{Can: elicit.Answerable(caps), Responses: answers}
 	if token != "" {
 		s, err := g.states.Open(token, b, time.Now())
 		if err != nil {

@@ -24,7 +24,8 @@ func (g *Gateway) getPrompt(p *catalog.Prompt) mcp.PromptHandler {
 		}
 		args, _ := json.Marshal(req.Params.Arguments) // a map of strings always encodes
 		b := elicit.Binding{Caller: caller, Method: "prompts/get", Name: p.Name, Arguments: args}
-		round, err := g.openRound(req, req.Params.InputResponses, req.Params.RequestState, b)
+		version, caps := protocolOf(req.Session)
+		round, err := g.openRound(version, caps, req.Params.InputResponses, req.Params.RequestState, b)
 		if err != nil {
 			return nil, err
 		}
@@ -34,7 +35,7 @@ func (g *Gateway) getPrompt(p *catalog.Prompt) mcp.PromptHandler {
 		case !errors.As(err, &ask):
 			return res, err
 		case round == nil:
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: ask.Unsupported("prompt "+p.Name, req.ProtocolVersion())}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: ask.Unsupported("prompt "+p.Name, version)}
 		case ask.Once:
 			return nil, errOnceInPrompt
 		}

@@ -27,10 +27,12 @@ func (g *Gateway) callTool(t *catalog.Tool) mcp.ToolHandler {
 		}
 		env := &invoke.Request{
 			Method: invoke.MethodCallTool, Tool: t.Name, Arguments: req.Params.Arguments,
-			Caller: caller, RequestID: newID(), TraceID: traceID(headerOf(req.Extra)), ProtocolVersion: req.ProtocolVersion(),
+			Caller: caller, RequestID: newID(), TraceID: traceID(headerOf(req.Extra)),
 		}
+		version, caps := protocolOf(req.Session)
+		env.ProtocolVersion = version
 		b := elicit.Binding{Caller: caller, Method: invoke.MethodCallTool, Name: t.Name, Arguments: req.Params.Arguments}
-		if env.Input, err = g.openRound(req, req.Params.InputResponses, req.Params.RequestState, b); err != nil {
+		if env.Input, err = g.openRound(version, caps, req.Params.InputResponses, req.Params.RequestState, b); err != nil {
 			return nil, err
 		}
 		start := time.Now()
