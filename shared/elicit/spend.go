@@ -29,8 +29,8 @@ func Spend(ctx context.Context, table store.Table, tenantID string, s *State, no
 	if table == nil {
 		return errors.New("elicit: spending a state needs a table, and this function has none")
 	}
-	if s.ID == "" {
-		return errors.New("elicit: spending a state without an id")
+	if s.ID == "" || s.Expires.IsZero() {
+		return errors.New("elicit: spending a state without an id or an expiry")
 	}
 	it := store.Item{
 		PK: tenant.Key(tenantID) + "elicit", SK: s.ID,
