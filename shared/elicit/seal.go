@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,8 +90,19 @@ type Keyring struct {
 	newest string
 }
 
-// keyIDPattern is the form of a key id: k and a number.
-var keyIDPattern = regexp.MustCompile(`^k[1-9][0-9]{0,8}$`)
+// isKeyID reports whether id has the form of a key id: k and a number
+// without leading zeros, of up to nine digits.
+func isKeyID(id string) bool {
+	if len(id) < 2 || len(id) > 10 || id[0] != 'k' || id[1] == '0' {
+		return false
+	}
+	for _, c := range id[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // MinSecretBytes bounds the key material of one key from below.
 const MinSecretBytes = 32
@@ -108,7 +118,7 @@ func NewKeyring(secrets map[string]string) (*Keyring, error) {
 	k := &Keyring{keys: map[string]cipher.AEAD{}}
 	newest := 0
 	for id, secret := range secrets {
-		if !keyIDPattern.MatchString(id) {
+		if !isKeyID(id) {
 			return nil, fmt.Errorf("elicit: key id %q must be k followed by a number, such as k1", id)
 		}
 		if len(secret) < MinSecretBytes {
@@ -139,7 +149,7 @@ func (k *Keyring) IDs() []string {
 	return ids
 }
 
-// keyNumber returns the number of a key id that matches keyIDPattern.
+// keyNumber returns the number of a key id (isKeyID).
 func keyNumber(id string) int {
 	n, _ := strconv.Atoi(id[1:])
 	return n
@@ -195,7 +205,7 @@ func (k *Keyring) Open(token string, b Binding, now time.Time) (State, error) {
 	}
 	aead, ok := k.keys[id]
 	if !ok {
-		if keyIDPattern.MatchString(id) {
+		if isKeyID(id) {
 			return State{}, fmt.Errorf("%w (key %s was retired); call again without it to start over", ErrRetiredKey, id)
 		}
 		return State{}, ErrTampered
