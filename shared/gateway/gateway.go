@@ -4,7 +4,9 @@
 // client) and over stdio, alongside the memory server seed's compatibility
 // endpoints (/health, /servers, POST /jsonrpc). tools/list, prompts and
 // resource templates are answered from the catalog; tools/call and resource
-// reads go through the [invoke.Invoker] to the function that serves them.
+// reads go through the [invoke.Invoker] to the function that serves them. On
+// protocol 2026-07-28 a tool or prompt may ask the client for input (package
+// elicit): the gateway seals and opens the request states (input.go).
 //
 //	gw, err := gateway.New(gateway.Options{Catalog: catalog.Default(), Invoker: inv, Keys: keys})
 //	http.ListenAndServe("127.0.0.1:8080", gw.Handler()) // MCP at /mcp
