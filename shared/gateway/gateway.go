@@ -4,7 +4,9 @@
 // client) and over stdio, alongside the memory server seed's compatibility
 // endpoints (/health, /servers, POST /jsonrpc). tools/list, prompts and
 // resource templates are answered from the catalog; tools/call and resource
-// reads go through the [invoke.Invoker] to the function that serves them.
+// reads go through the [invoke.Invoker] to the function that serves them. On
+// protocol 2026-07-28 a tool or prompt may ask the client for input (package
+// elicit): the gateway seals and opens the request states (input.go).
 //
 //	gw, err := gateway.New(gateway.Options{Catalog: catalog.Default(), Invoker: inv, Keys: keys})
 //	http.ListenAndServe("127.0.0.1:8080", gw.Handler()) // MCP at /mcp
@@ -29,6 +31,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -72,6 +75,11 @@ type Options struct {
 	MaxBodyBytes int64
 	// Logger receives one line per request. If nil, logs are discarded.
 	Logger *slog.Logger
+	// RequestStates seals and opens the request states of calls that ask
+	// the client for input (package elicit). If nil, a key made at start-up
+	// is used: its states then outlive neither the process nor reach another
+	// instance, which suits tests and a single local process only.
+	RequestStates *elicit.Keyring
 }
 
 // Gateway serves the catalog's tools, resources and prompts. It is safe for
@@ -81,6 +89,7 @@ type Gateway struct {
 	log      *slog.Logger
 	server   *mcp.Server
 	keys     Authenticator
+	states   *elicit.Keyring
 	listers  []*catalog.Resource       // resources whose function enumerates concrete ones
 	patterns map[string]*regexp.Regexp // URI template -> its matcher
 	// listed returns the public tools as tools/list shows them, with their
@@ -109,9 +118,15 @@ func New(opts Options) (*Gateway, error) {
 			return nil, fmt.Errorf("gateway: allowed origin %q must look like https://example.com", o)
 		}
 	}
-	g := &Gateway{opts: opts, log: opts.Logger, patterns: map[string]*regexp.Regexp{}}
+	g := &Gateway{opts: opts, log: opts.Logger, states: opts.RequestStates, patterns: map[string]*regexp.Regexp{}}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
+	}
+	if g.states == nil {
+		var err error
+		if g.states, err = elicit.NewKeyring(map[string]string{"k1": elicit.NewSecret()}); err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
 	}
 	if opts.Keys != nil {
 		g.keys = opts.Keys
@@ -153,6 +168,7 @@ func (g *Gateway) buildServer() *mcp.Server {
 		Logger:             g.log,
 		Capabilities:       caps,
 		CompletionHandler:  g.complete,
+		SetCacheable:       setCacheable,
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
@@ -191,10 +207,7 @@ func (g *Gateway) buildServer() *mcp.Server {
 		}
 	}
 	for _, p := range cat.Prompts() {
-		s.AddPrompt(&mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Arguments: p.Arguments},
-			func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-				return p.Render(req.Params.Arguments)
-			})
+		s.AddPrompt(&mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Arguments: p.Arguments}, g.getPrompt(p))
 	}
 	s.AddReceivingMiddleware(g.listResourcesMiddleware, g.listToolsMiddleware)
 	return s

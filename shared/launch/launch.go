@@ -140,6 +140,10 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 	deps.Invoker = functions
 	functions.Invoker = invoke.NewLocal(handlers.Build(constructors, deps), cat.Timeout)
 	keys := apikey.New(deps.Table, nil)
+	states, err := cfg.OpenKeyring()
+	if err != nil {
+		return err
+	}
 	opts := gateway.Options{
 		Catalog:           cat,
 		Invoker:           functions.Invoker,
@@ -147,6 +151,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 		KeyCacheTTL:       -1, // the table is in process: a revoked key is refused at once
 		AllowLocalOrigins: true,
 		Logger:            logger,
+		RequestStates:     states,
 	}
 	haveKeys, err := keys.Any(ctx)
 	if err != nil {
