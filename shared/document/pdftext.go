@@ -22,8 +22,8 @@ const maxPDFPages = 100_000
 
 // extractPDF returns the Markdown of a PDF's text and the title in its
 // document information dictionary.
-func extractPDF(data []byte) (md, title string, err error) {
-	f, err := parsePDF(data)
+func extractPDF(data []byte, lim *limits) (md, title string, err error) {
+	f, err := parsePDF(data, lim)
 	if err != nil {
 		return "", "", err
 	}
@@ -31,39 +31,61 @@ func extractPDF(data []byte) (md, title string, err error) {
 	if len(pages) == 0 {
 		return "", "", corrupt("pdf: no pages found")
 	}
-	x := &pdfExtractor{f: f, fonts: map[uintptr]*pdfFont{}, cmaps: map[*pdfStream]*pdfCMap{}}
+	x := &pdfExtractor{f: f, lim: lim, fonts: map[uintptr]*pdfFont{}, cmaps: map[*pdfStream]*pdfCMap{},
+		forms: map[*pdfStream][]byte{}}
+	x.cur.lim = lim
 	for _, p := range pages {
 		x.newPage = true
-		var content []byte
-		var streams []any
-		switch c := f.resolve(p.dict["Contents"]).(type) {
-		case *pdfStream:
-			streams = []any{c}
-		case pdfArray:
-			streams = c
-		}
-		for _, s := range streams {
-			st, ok := f.resolve(s).(*pdfStream)
-			if !ok {
-				continue
-			}
-			d, err := f.decode(st)
-			if err != nil {
-				return "", "", fmt.Errorf("page content: %w", err)
-			}
-			content = append(append(content, d...), '\n')
+		content, err := f.pageContent(p)
+		if err != nil {
+			return "", "", err
 		}
 		if err := x.run(content, p.res, 0); err != nil {
 			return "", "", err
 		}
 		x.endLine()
+		if lim.err != nil {
+			return "", "", lim.err
+		}
 	}
 	if info := f.dict(f.trailer["Info"]); info != nil {
 		if s, ok := f.resolve(info["Title"]).(pdfString); ok {
 			title = pdfTextString(s)
 		}
 	}
-	return x.markdown(), title, nil
+	md = x.markdown()
+	return md, title, lim.err
+}
+
+// pageContent returns the content of page p: its content stream, or its
+// content streams joined by line breaks.
+func (f *pdfFile) pageContent(p pdfPage) ([]byte, error) {
+	var streams []any
+	switch c := f.resolve(p.dict["Contents"]).(type) {
+	case *pdfStream:
+		streams = []any{c}
+	case pdfArray:
+		streams = c
+	}
+	var content []byte
+	for i, s := range streams {
+		st, ok := f.resolve(s).(*pdfStream)
+		if !ok {
+			continue
+		}
+		d, err := f.decode(st)
+		if err != nil {
+			return nil, fmt.Errorf("page content: %w", err)
+		}
+		if len(streams) == 1 {
+			return d, nil
+		}
+		if i == 0 {
+			content = make([]byte, 0, len(d)+1)
+		}
+		content = append(append(content, d...), '\n')
+	}
+	return content, nil
 }
 
 // pdfPage is a page dictionary with its (possibly inherited) resources.
@@ -160,14 +182,16 @@ type pdfLine struct {
 // pdfExtractor interprets content streams into lines of text.
 type pdfExtractor struct {
 	f     *pdfFile
+	lim   *limits
 	fonts map[uintptr]*pdfFont // by font dictionary
 	cmaps map[*pdfStream]*pdfCMap
+	forms map[*pdfStream][]byte // decoded form XObjects, drawn perhaps many times
 	work  int
 	ctm   matrix
 	lines []pdfLine
 
 	// The line being built.
-	cur       strings.Builder
+	cur       textBuf
 	curSize   float64
 	curGap    float64
 	curUp     bool
@@ -192,7 +216,7 @@ var defaultFont = &pdfFont{enc: winAnsiEncoding(), widths: map[int]float64{}, dw
 func (x *pdfExtractor) run(content []byte, res pdfDict, depth int) error {
 	x.work += len(content)
 	if x.work > maxPDFWork {
-		return unsupported("pdf: more than %d MiB of page content", maxPDFWork>>20)
+		return tooLarge("pdf: more than %d MiB of page content to interpret (forms counted each time drawn), the limit per file", maxPDFWork>>20)
 	}
 	if depth == 0 {
 		x.ctm = identity
@@ -201,7 +225,9 @@ func (x *pdfExtractor) run(content []byte, res pdfDict, depth int) error {
 	ts := textState{tm: identity, tlm: identity, font: defaultFont, th: 1}
 	var stack []matrix
 	var ops []any
-	l := &pdfLexer{data: content}
+	// Operands, array elements included, are bounded between operators.
+	operands := maxPDFOperands
+	l := &pdfLexer{data: content, values: &operands, tooMany: errPDFSyntax}
 	num := func(i int) float64 {
 		if i < len(ops) {
 			if v, ok := ops[i].(float64); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -219,6 +245,9 @@ func (x *pdfExtractor) run(content []byte, res pdfDict, depth int) error {
 		return true
 	}
 	for {
+		if err := x.lim.tick(); err != nil {
+			return err
+		}
 		start := l.pos
 		tok, err := l.next()
 		if err == io.EOF {
@@ -229,19 +258,17 @@ func (x *pdfExtractor) run(content []byte, res pdfDict, depth int) error {
 			if l.pos == start {
 				l.pos++
 			}
-			ops = ops[:0]
+			ops, operands = ops[:0], maxPDFOperands
 			continue
 		}
 		kw, isKw := tok.(pdfKeyword)
 		if !isKw || kw == kwArrayOpen || kw == kwDictOpen {
 			v, err := l.objectFrom(tok, 0, false)
 			if err != nil {
-				ops = ops[:0]
+				ops, operands = ops[:0], maxPDFOperands
 				continue
 			}
-			if len(ops) < maxPDFOperands {
-				ops = append(ops, v)
-			}
+			ops = append(ops, v)
 			continue
 		}
 		switch kw {
@@ -340,7 +367,7 @@ func (x *pdfExtractor) run(content []byte, res pdfDict, depth int) error {
 				if !ok || xs.dict["Subtype"] != pdfName("Form") {
 					break
 				}
-				data, err := f.decode(xs)
+				data, err := x.form(xs)
 				if err != nil {
 					return fmt.Errorf("form XObject %s: %w", name, err)
 				}
@@ -364,8 +391,21 @@ func (x *pdfExtractor) run(content []byte, res pdfDict, depth int) error {
 		case "BI":
 			x.skipInlineImage(l)
 		}
-		ops = ops[:0]
+		ops, operands = ops[:0], maxPDFOperands
 	}
+}
+
+// form returns the decoded content of form XObject s, decoding it once
+// however many times it is drawn.
+func (x *pdfExtractor) form(s *pdfStream) ([]byte, error) {
+	if d, ok := x.forms[s]; ok {
+		return d, nil
+	}
+	d, err := x.f.decode(s)
+	if err == nil {
+		x.forms[s] = d
+	}
+	return d, err
 }
 
 // skipInlineImage skips from after BI past the image data and its EI.
@@ -447,14 +487,12 @@ func (x *pdfExtractor) place(text string, px, py, dx, dy, size float64) {
 			x.endLine()
 			x.curGap, x.curUp = -across, across > 0
 		} else if along > 0.15*size && x.cur.Len() > 0 {
-			if !strings.HasSuffix(x.cur.String(), " ") && !strings.HasPrefix(text, " ") {
-				x.cur.WriteByte(' ')
+			if !x.cur.HasSuffix(" ") && !strings.HasPrefix(text, " ") {
+				x.cur.writeByte(' ')
 			}
 		}
 	}
-	if x.cur.Len() < 1<<20 {
-		x.cur.WriteString(text)
-	}
+	x.cur.write(text)
 	x.curSize = max(x.curSize, size)
 	x.lastSize = size
 }
@@ -470,7 +508,7 @@ func (x *pdfExtractor) endLine() {
 	if r, n := utf8.DecodeRuneInString(t); unicode.Is(unicode.Co, r) && strings.HasPrefix(t[n:], " ") {
 		t = "•" + t[n:]
 	}
-	if t != "" {
+	if t != "" && x.lim.err == nil {
 		x.lines = append(x.lines, pdfLine{text: t, size: x.curSize, gap: x.curGap, up: x.curUp, newPage: x.curPage})
 	}
 	x.cur.Reset()
@@ -529,6 +567,9 @@ func (x *pdfExtractor) markdown() string {
 		if len(blocks) > 0 {
 			b = blocks[len(blocks)-1]
 		}
+		if x.lim.tick() != nil {
+			return ""
+		}
 		if b == nil || i == 0 || ln.newPage || ln.up || bullet || lv != b.level ||
 			ln.gap > 1.4*max(ln.size, prev.size) {
 			b = &block{level: lv, list: bullet}
@@ -540,29 +581,33 @@ func (x *pdfExtractor) markdown() string {
 			}
 			b.text.WriteString(t)
 		} else {
-			if !strings.HasSuffix(b.text.String(), "-") {
+			// The lines' text is counted; the spaces joining them are not.
+			if !strings.HasSuffix(b.text.String(), "-") && x.lim.produce(1) == nil {
 				b.text.WriteByte(' ')
 			}
 			b.text.WriteString(ln.text)
 		}
 		prev = ln
 	}
-	var out strings.Builder
+	out := textBuf{lim: x.lim}
 	for i, b := range blocks {
 		if i > 0 {
 			if b.list && blocks[i-1].list {
-				out.WriteString("\n")
+				out.write("\n")
 			} else {
-				out.WriteString("\n\n")
+				out.write("\n\n")
 			}
 		}
 		switch {
 		case b.level > 0:
-			out.WriteString(strings.Repeat("#", b.level) + " ")
+			out.write(strings.Repeat("#", b.level) + " ")
 		case b.list:
-			out.WriteString("- ")
+			out.write("- ")
 		}
-		out.WriteString(b.text.String())
+		if x.lim.err != nil {
+			return ""
+		}
+		out.move(b.text.String())
 	}
 	return out.String()
 }
