@@ -736,11 +736,21 @@ func (f *pdfFile) number(v any) (float64, bool) {
 	return n, ok
 }
 
-// decode returns the decoded data of stream s: unfiltered or FlateDecode
-// (without a predictor); other filters are not supported. Every call
-// decodes anew and counts against the file's limits: callers that need a
-// stream more than once keep what it gave.
+// decode returns the decoded data of stream s (see [pdfFile.decoder]).
+// Every call decodes anew and counts against the file's limits: callers
+// that need a stream more than once keep what it gave.
 func (f *pdfFile) decode(s *pdfStream) ([]byte, error) {
+	r, err := f.decoder(s)
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(r)
+}
+
+// decoder returns a reader of the decoded data of stream s: unfiltered or
+// FlateDecode (without a predictor); other filters are not supported. What
+// it decompresses counts against the file's limits as it is read.
+func (f *pdfFile) decoder(s *pdfStream) (io.Reader, error) {
 	var filters []pdfName
 	switch v := f.resolve(s.dict["Filter"]).(type) {
 	case nil:
@@ -757,7 +767,7 @@ func (f *pdfFile) decode(s *pdfStream) ([]byte, error) {
 	default:
 		return nil, corrupt("pdf: stream filter %v is not a name", v)
 	}
-	data := s.raw
+	var r io.Reader = bytes.NewReader(s.raw)
 	for i, name := range filters {
 		switch name {
 		case "FlateDecode", "Fl":
@@ -766,16 +776,16 @@ func (f *pdfFile) decode(s *pdfStream) ([]byte, error) {
 					return nil, unsupported("pdf: FlateDecode with predictor %v", p)
 				}
 			}
-			out, err := f.inflate(data)
+			zr, err := zlib.NewReader(r)
 			if err != nil {
-				return nil, err
+				return nil, corrupt("pdf: FlateDecode stream: %v", err)
 			}
-			data = out
+			r = &inflater{zr: zr, lim: f.lim}
 		default:
 			return nil, unsupported("pdf: stream filter /%s (only FlateDecode is supported)", name)
 		}
 	}
-	return data, nil
+	return r, nil
 }
 
 // decodeParms returns the DecodeParms dictionary of the i-th filter.
@@ -791,21 +801,26 @@ func (f *pdfFile) decodeParms(d pdfDict, i int) pdfDict {
 	return nil
 }
 
-// inflate decompresses zlib data within the budget. A stream cut short after
-// some output is accepted with what it gave (many writers pad or truncate
-// the checksum); one that gives nothing is corrupt.
-func (f *pdfFile) inflate(data []byte) ([]byte, error) {
-	zr, err := zlib.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, corrupt("pdf: FlateDecode stream: %v", err)
+// inflater reads a zlib stream within the file's limits. A stream cut short
+// after some output ends there (many writers pad or truncate the checksum);
+// one that gives nothing, or is damaged, is corrupt.
+type inflater struct {
+	zr  io.Reader
+	lim *limits
+	n   int64 // bytes given so far
+}
+
+func (r *inflater) Read(p []byte) (int, error) {
+	n, err := r.zr.Read(p)
+	r.n += int64(n)
+	if lerr := r.lim.inflate(n); lerr != nil {
+		return n, fmt.Errorf("pdf: %w", lerr)
 	}
-	defer zr.Close()
-	out, err := io.ReadAll(io.LimitReader(zr, f.lim.decoded+1))
-	if berr := f.lim.inflate(len(out)); berr != nil {
-		return nil, fmt.Errorf("pdf: %w", berr)
+	switch {
+	case err == nil, err == io.EOF:
+		return n, err
+	case errors.Is(err, io.ErrUnexpectedEOF) && r.n > 0:
+		return n, io.EOF
 	}
-	if err != nil && (len(out) == 0 || !errors.Is(err, io.ErrUnexpectedEOF)) {
-		return nil, corrupt("pdf: FlateDecode stream: %v", err)
-	}
-	return out, nil
+	return n, corrupt("pdf: FlateDecode stream: %v", err)
 }

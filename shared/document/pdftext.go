@@ -34,13 +34,15 @@ func extractPDF(data []byte, lim *limits) (md, title string, err error) {
 	x := &pdfExtractor{f: f, lim: lim, fonts: map[uintptr]*pdfFont{}, cmaps: map[*pdfStream]*pdfCMap{},
 		forms: map[*pdfStream][]byte{}}
 	x.cur.lim = lim
+	src := &contentReader{}
 	for _, p := range pages {
 		x.newPage = true
-		content, err := f.pageContent(p)
+		r, err := f.pageContent(p)
 		if err != nil {
 			return "", "", err
 		}
-		if err := x.run(content, p.res, 0); err != nil {
+		src.reset(r)
+		if err := x.run(nil, src, p.res, 0); err != nil {
 			return "", "", err
 		}
 		x.endLine()
@@ -57,9 +59,9 @@ func extractPDF(data []byte, lim *limits) (md, title string, err error) {
 	return md, title, lim.err
 }
 
-// pageContent returns the content of page p: its content stream, or its
-// content streams joined by line breaks.
-func (f *pdfFile) pageContent(p pdfPage) ([]byte, error) {
+// pageContent returns a reader of the content of page p: its content
+// streams, decoded as they are read, each followed by a line break.
+func (f *pdfFile) pageContent(p pdfPage) (io.Reader, error) {
 	var streams []any
 	switch c := f.resolve(p.dict["Contents"]).(type) {
 	case *pdfStream:
@@ -67,25 +69,63 @@ func (f *pdfFile) pageContent(p pdfPage) ([]byte, error) {
 	case pdfArray:
 		streams = c
 	}
-	var content []byte
-	for i, s := range streams {
+	var readers []io.Reader
+	for _, s := range streams {
 		st, ok := f.resolve(s).(*pdfStream)
 		if !ok {
 			continue
 		}
-		d, err := f.decode(st)
+		r, err := f.decoder(st)
 		if err != nil {
 			return nil, fmt.Errorf("page content: %w", err)
 		}
-		if len(streams) == 1 {
-			return d, nil
-		}
-		if i == 0 {
-			content = make([]byte, 0, len(d)+1)
-		}
-		content = append(append(content, d...), '\n')
+		readers = append(readers, r, strings.NewReader("\n"))
 	}
-	return content, nil
+	return io.MultiReader(readers...), nil
+}
+
+// The window through which the interpreter reads a page's content: a page's
+// content is never held whole, since a hostile file decompresses to 64 MiB
+// of content that a limit cuts short long before its end.
+const (
+	contentWindow = 1 << 20  // bytes read at a time
+	contentMargin = 64 << 10 // bytes left in the window when it slides on
+)
+
+// contentReader feeds content to the interpreter a window at a time. Parsed
+// values never point into a window (the lexer copies what it keeps), so the
+// two buffers it reads into serve every page.
+type contentReader struct {
+	r         io.Reader
+	done      bool
+	err       error // the error that ended the content early
+	cur, next []byte
+}
+
+func (c *contentReader) reset(r io.Reader) {
+	c.r, c.done, c.err = r, false, nil
+}
+
+// more returns keep, a part of the current window, followed by more of the
+// content: a window's worth, or as much again as keep when that is more, so
+// that reading a value longer than a window costs time linear in its size.
+func (c *contentReader) more(keep []byte) []byte {
+	need := len(keep) + max(contentWindow, len(keep))
+	buf := c.next
+	if cap(buf) < need {
+		buf = make([]byte, need)
+	}
+	buf = buf[:need]
+	copy(buf, keep)
+	n, err := io.ReadFull(c.r, buf[len(keep):])
+	if err != nil {
+		c.done = true
+		if err != io.EOF && err != io.ErrUnexpectedEOF {
+			c.err = err
+		}
+	}
+	c.cur, c.next = buf, c.cur
+	return buf[:len(keep)+n]
 }
 
 // pdfPage is a page dictionary with its (possibly inherited) resources.
@@ -212,11 +252,11 @@ type textState struct {
 
 var defaultFont = &pdfFont{enc: winAnsiEncoding(), widths: map[int]float64{}, dw: 500, scale: 1}
 
-// run interprets a content stream with resources res.
-func (x *pdfExtractor) run(content []byte, res pdfDict, depth int) error {
-	x.work += len(content)
-	if x.work > maxPDFWork {
-		return tooLarge("pdf: more than %d MiB of page content to interpret (forms counted each time drawn), the limit per file", maxPDFWork>>20)
+// run interprets a content stream with resources res: content, or what
+// src reads when it is not nil.
+func (x *pdfExtractor) run(content []byte, src *contentReader, res pdfDict, depth int) error {
+	if err := x.interpret(len(content)); err != nil {
+		return err
 	}
 	if depth == 0 {
 		x.ctm = identity
@@ -244,13 +284,47 @@ func (x *pdfExtractor) run(content []byte, res pdfDict, depth int) error {
 		ops = ops[len(ops)-n:]
 		return true
 	}
+	// slide moves the window of src on to start at from, reading more
+	// content; it reports false at the content's end.
+	slide := func(from int) (bool, error) {
+		if src == nil || src.done {
+			return false, nil
+		}
+		kept := len(l.data) - from
+		l.data, l.pos = src.more(l.data[from:]), l.pos-from
+		return true, x.interpret(len(l.data) - kept)
+	}
+	// cut reports whether what was read from start ran into the end of the
+	// window with more content to come, and if so widens the window to
+	// read it again whole.
+	cut := func(start int) (bool, error) {
+		if l.pos < len(l.data) || src == nil || src.done {
+			return false, nil
+		}
+		l.pos = start
+		return slide(start)
+	}
 	for {
 		if err := x.lim.tick(); err != nil {
 			return err
 		}
+		if len(l.data)-l.pos < contentMargin {
+			if _, err := slide(l.pos); err != nil {
+				return err
+			}
+		}
 		start := l.pos
 		tok, err := l.next()
+		if again, err := cut(start); again || err != nil {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		if err == io.EOF {
+			if src != nil {
+				return src.err
+			}
 			return nil
 		}
 		if err != nil {
@@ -263,7 +337,15 @@ func (x *pdfExtractor) run(content []byte, res pdfDict, depth int) error {
 		}
 		kw, isKw := tok.(pdfKeyword)
 		if !isKw || kw == kwArrayOpen || kw == kwDictOpen {
+			before := operands
 			v, err := l.objectFrom(tok, 0, false)
+			if again, werr := cut(start); again || werr != nil {
+				if werr != nil {
+					return werr
+				}
+				operands = before
+				continue
+			}
 			if err != nil {
 				ops, operands = ops[:0], maxPDFOperands
 				continue
@@ -383,16 +465,31 @@ func (x *pdfExtractor) run(content []byte, res pdfDict, depth int) error {
 					}
 					x.ctm = mm.mul(x.ctm)
 				}
-				if err := x.run(data, xres, depth+1); err != nil {
+				if err := x.run(data, nil, xres, depth+1); err != nil {
 					return err
 				}
 				x.ctm = saved
 			}
 		case "BI":
 			x.skipInlineImage(l)
+			if again, err := cut(start); again || err != nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
 		}
 		ops, operands = ops[:0], maxPDFOperands
 	}
+}
+
+// interpret counts n more bytes of content interpreted against maxPDFWork.
+func (x *pdfExtractor) interpret(n int) error {
+	x.work += n
+	if x.work > maxPDFWork {
+		return x.lim.fail(tooLarge("pdf: more than %d MiB of page content to interpret (forms counted each time drawn), the limit per file", maxPDFWork>>20))
+	}
+	return nil
 }
 
 // form returns the decoded content of form XObject s, decoding it once

@@ -46,8 +46,8 @@ func Hostile() []HostileFile {
 			Data: PDFTextOperators(64<<20 - 4096), Limit: "the extracted text exceeds 8 MiB"},
 		{Name: "many-chunks.txt", What: "1 MiB of text into a store of 100-character chunks",
 			Data: Prose(1 << 20), ChunkSize: 100, Limit: "chunks"},
-		{Name: "metadata.md", What: "800 KB of Markdown with 32 KB of metadata, which every chunk repeats",
-			Data: Prose(800 << 10), Metadata: BulkyMetadata(), Limit: "of metadata"},
+		{Name: "metadata.md", What: "800 KB of Markdown in 200-character chunks with 32 KB of metadata, which every chunk repeats",
+			Data: Prose(800 << 10), ChunkSize: 200, Metadata: BulkyMetadata(), Limit: "of metadata"},
 	}
 }
 
