@@ -26,8 +26,8 @@ type HostileFile struct {
 	Metadata map[string]string
 }
 
-// Hostile returns every hostile file, each under 1 MiB, small enough to be
-// sent inline.
+// Hostile returns every hostile file, each small enough to be sent inline
+// in a request of at most 1 MiB.
 func Hostile() []HostileFile {
 	return []HostileFile{
 		{Name: "table-bomb-1.5k.docx", What: "DOCX, one row of 10,000 empty cells, then 10,000 one-cell rows",
@@ -44,8 +44,8 @@ func Hostile() []HostileFile {
 			Data: PDFGlyphNameBomb(4000, 100_000), Limit: "UTF-16 units of text, more than 32"},
 		{Name: "text-operators.pdf", What: "PDF, 64 MiB of plain text operators in one compressed content stream",
 			Data: PDFTextOperators(64<<20 - 4096), Limit: "the extracted text exceeds 8 MiB"},
-		{Name: "many-chunks.txt", What: "1 MiB of text into a store of 100-character chunks",
-			Data: Prose(1 << 20), ChunkSize: 100, Limit: "chunks"},
+		{Name: "many-chunks.txt", What: "960 KB of text into a store of 100-character chunks",
+			Data: Prose(960 << 10), ChunkSize: 100, Limit: "chunks"},
 		{Name: "metadata.md", What: "800 KB of Markdown in 200-character chunks with 32 KB of metadata, which every chunk repeats",
 			Data: Prose(800 << 10), ChunkSize: 200, Metadata: BulkyMetadata(), Limit: "of metadata"},
 	}
