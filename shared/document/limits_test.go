@@ -185,16 +185,12 @@ func TestExtractStopsWhenTheContextEnds(t *testing.T) {
 		data []byte
 	}{
 		{"text.pdf", documenttest.PDFTextOperators(4 << 20)},
-		{"paragraphs.docx", documenttest.DOCX(`<w:body>`+strings.Repeat(`<w:p><w:r><w:t>Some words.</w:t></w:r></w:p>`, 200_000)+`</w:body>`, "", "")},
-		{"styles.docx", documenttest.DOCX(`<w:body/>`, strings.Repeat(`<w:style w:styleId="s"><w:name w:val="Normal"/></w:style>`, 200_000), "")},
+		{"paragraphs.docx", documenttest.DOCX(`<w:body>`+strings.Repeat(`<w:p><w:r><w:t>Some words.</w:t></w:r></w:p>`, 50_000)+`</w:body>`, "", "")},
+		{"styles.docx", documenttest.DOCX(`<w:body/>`, strings.Repeat(`<w:style w:styleId="s"><w:name w:val="Normal"/></w:style>`, 50_000), "")},
 		{"report.docx", report},
 	}
 	for _, b := range big {
 		t.Run(b.name, func(t *testing.T) {
-			full, err := Extract(t.Context(), b.name, b.data)
-			if err != nil {
-				t.Fatal(err)
-			}
 			for _, after := range []int64{0, 1, 3} {
 				ctx := &countdown{Context: t.Context()}
 				ctx.left.Store(after)
@@ -203,7 +199,7 @@ func TestExtractStopsWhenTheContextEnds(t *testing.T) {
 				case b.name == "report.docx" && after > 0:
 					// Too small to be checked more than once.
 				case !errors.Is(err, context.Canceled):
-					t.Fatalf("with the context ending after %d checks: error = %v (Markdown of %d bytes otherwise)", after, err, len(full.Markdown))
+					t.Fatalf("with the context ending after %d checks: error = %v", after, err)
 				case ctx.after.Load() != 1:
 					t.Errorf("the context was checked %d times after it ended, want once", ctx.after.Load())
 				}

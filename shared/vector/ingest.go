@@ -53,7 +53,10 @@ type source struct {
 // batches, writes them as a new immutable shard and commits it to the
 // store's manifest, removing the document's previous chunks from search in
 // the same commit. A document whose text and metadata are unchanged is
-// skipped before anything is embedded.
+// skipped before anything is embedded. A document past a limit (those of
+// package document, [MaxDocumentChunks], [MaxDocumentMetadataBytes]) is
+// refused before anything is embedded or stored; a call whose context ends
+// stops at the next stage, leaving nothing behind.
 func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (IngestOutput, error) {
 	if err := ValidateAlias("store", in.Store); err != nil {
 		return IngestOutput{}, err
