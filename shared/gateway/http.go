@@ -32,7 +32,7 @@ func (g *Gateway) Handler() http.Handler {
 		Logger:              g.log,
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.guard(g.postOnly(keepDeadline(streamable))))
+	mux.Handle("/mcp", g.guard(g.postOnly(keepRequest(streamable))))
 	mux.Handle("/jsonrpc", g.guard(g.postOnly(http.HandlerFunc(g.serveJSONRPC))))
 	mux.HandleFunc("GET /health", g.serveHealth)
 	mux.HandleFunc("GET /servers", g.serveServers)
@@ -48,27 +48,54 @@ func (g *Gateway) guard(h http.Handler) http.Handler {
 	return g.checkOrigin(g.limitBody(g.authenticate(h)))
 }
 
-// deadlineKey is where keepDeadline puts a request's deadline.
-type deadlineKey struct{}
+// requestKey is where keepRequest puts what the calls need of their HTTP
+// request's context.
+type requestKey struct{}
 
-// keepDeadline carries the request's deadline (in Lambda, the gateway's own)
-// to the tool handlers as a context value: the go-sdk serves calls under a
-// context that keeps the request's values but not its deadline.
-func keepDeadline(h http.Handler) http.Handler {
+// requestScope is the deadline and the end of an HTTP request.
+type requestScope struct {
+	deadline    time.Time
+	hasDeadline bool
+	done        <-chan struct{} // closed when the client goes away or the request ends
+}
+
+// keepRequest carries the request's deadline (in Lambda, the gateway's own)
+// and its end to the tool handlers as a context value: the go-sdk serves
+// calls under a context that keeps the request's values but neither its
+// deadline nor its cancellation (a client that closed its connection left
+// its call running for nobody, issue 10).
+func keepRequest(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if d, ok := r.Context().Deadline(); ok {
-			r = r.WithContext(context.WithValue(r.Context(), deadlineKey{}, d))
-		}
-		h.ServeHTTP(w, r)
+		rs := requestScope{done: r.Context().Done()}
+		rs.deadline, rs.hasDeadline = r.Context().Deadline()
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, rs)))
 	})
 }
 
 // deadline returns the deadline of the request ctx serves.
 func deadline(ctx context.Context) (time.Time, bool) {
-	if d, ok := ctx.Value(deadlineKey{}).(time.Time); ok {
-		return d, true
+	if rs, ok := ctx.Value(requestKey{}).(requestScope); ok {
+		return rs.deadline, rs.hasDeadline
 	}
 	return ctx.Deadline()
+}
+
+// withRequestEnd returns ctx, cancelled also when the HTTP request it serves
+// ends, and the function that releases it.
+func withRequestEnd(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	rs, ok := ctx.Value(requestKey{}).(requestScope)
+	if !ok || rs.done == nil {
+		return ctx, cancel
+	}
+	go func() {
+		select {
+		case <-rs.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // postOnly answers anything but POST with 405: Switchboard is stateless, so

@@ -117,10 +117,13 @@ const answerReserve = 1500 * time.Millisecond
 // which goes on running: a Lambda invocation outlives its caller.
 var errNotAwaited = errors.New("the endpoint stopped waiting for it")
 
-// invoke calls function with env. Under a deadline it waits until only
+// invoke calls function with env, cancelling the call when its HTTP request
+// ends (the client went away). Under a deadline it waits until only
 // [answerReserve] of it is left, then returns errNotAwaited, so that a long
 // call gets an answer instead of the gateway being cut off mid-call.
 func (g *Gateway) invoke(ctx context.Context, function string, env *invoke.Request) (*invoke.Response, error) {
+	ctx, cancel := withRequestEnd(ctx)
+	defer cancel()
 	d, ok := deadline(ctx)
 	if !ok {
 		return g.opts.Invoker.Invoke(ctx, function, env)

@@ -196,7 +196,8 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
   stdio:       go run ./functions/gateway --stdio   (for desktop hosts that launch a command)
 Press Ctrl-C to stop.
 `, url, data, url, header, url, header, url)
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: readTimeout,
+		WriteTimeout: longestCall(cat) + writeMargin, IdleTimeout: idleTimeout}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -253,6 +254,26 @@ func serveKeyAdmin(ctx context.Context, data string, keys *apikey.Keys, created 
 		}
 	}()
 	return func() { cancel(); <-done }
+}
+
+// Timeouts of the local HTTP server, so that slow or idle clients cannot
+// hold connections (and their buffers) forever: a request must arrive
+// within readTimeout, a keep-alive connection may idle for idleTimeout, and
+// a response may take as long as the longest function runs, plus
+// writeMargin to write it.
+const (
+	readTimeout = 30 * time.Second
+	idleTimeout = 2 * time.Minute
+	writeMargin = 30 * time.Second
+)
+
+// longestCall returns the longest timeout of cat's functions.
+func longestCall(cat *catalog.Catalog) time.Duration {
+	var d time.Duration
+	for _, f := range cat.Functions() {
+		d = max(d, f.Limits.Timeout)
+	}
+	return d
 }
 
 // lateInvoker is an [invoke.Invoker] set after it is handed out: the local
