@@ -106,7 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	files, unsupported, err := collect(o.dir)
+	files, unsupported, err := collect(ctx, o.dir)
 	if err != nil {
 		fmt.Fprintln(stderr, "ingest:", err)
 		return 1
@@ -159,7 +159,7 @@ type file struct {
 
 // collect lists the files under dir that the tool can read, in path order,
 // and counts the others by extension. Hidden files and folders are left out.
-func collect(dir string) ([]file, map[string]int, error) {
+func collect(ctx context.Context, dir string) ([]file, map[string]int, error) {
 	var files []file
 	unsupported := map[string]int{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -177,7 +177,7 @@ func collect(dir string) ([]file, map[string]int, error) {
 		}
 		// Extract refuses a format it does not read by the file name
 		// alone, before looking at any content.
-		if _, err := document.Extract(d.Name(), nil); errors.Is(err, document.ErrUnsupported) {
+		if _, err := document.Extract(ctx, d.Name(), nil); errors.Is(err, document.ErrUnsupported) {
 			unsupported[strings.ToLower(cmp.Or(filepath.Ext(d.Name()), "(none)"))]++
 			return nil
 		}

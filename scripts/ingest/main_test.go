@@ -140,7 +140,7 @@ func TestARunningServerIsIngestedThrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stores, err := vector.New(deps.Table, deps.Blobs, deps.Embedder, nil).ListDocuments(ctx, acme, vector.ListDocumentsInput{Store: "docs"})
+	stores, err := vector.New(deps.Table, deps.Blobs, deps.Embedder, nil).ListDocuments(ctx, acme.Caller(), vector.ListDocumentsInput{Store: "docs"})
 	if err != nil || len(stores.Documents) != 3 {
 		t.Errorf("the server's store holds %+v, %v; want the 3 documents", stores.Documents, err)
 	}

@@ -155,12 +155,16 @@ func (s *Service) ingest(ctx context.Context, c tenant.Caller, key, name, field 
 			return IngestResumeOutput{}, fault.Unavailable(err, "reading %s failed; retry", key)
 		}
 	}
-	doc, err := extract(name, data)
+	doc, err := extract(ctx, name, data)
 	switch {
 	case errors.Is(err, document.ErrUnsupported):
 		return IngestResumeOutput{}, fault.Invalid(field, "%s is not a resume this server reads: %v", name, err)
-	case err != nil:
+	case errors.Is(err, document.ErrTooLarge):
+		return IngestResumeOutput{}, fault.Invalid(field, "%s is refused: %v", name, err)
+	case errors.Is(err, document.ErrCorrupt):
 		return IngestResumeOutput{}, fault.Invalid(field, "%s cannot be read, it looks corrupt: %v", name, err)
+	case err != nil:
+		return IngestResumeOutput{}, err // the call's deadline passed
 	}
 	md := doc.Markdown
 	if strings.TrimSpace(md) == "" {
@@ -173,7 +177,7 @@ func (s *Service) ingest(ctx context.Context, c tenant.Caller, key, name, field 
 	now := s.now()
 	stmts := extractAtoms(md)
 	if len(stmts) > MaxResumeAtoms {
-		return IngestResumeOutput{}, fault.Invalid(field, "%s yields %d statements, more than %d", name, len(stmts), MaxResumeAtoms)
+		return IngestResumeOutput{}, fault.Invalid(field, "%s yields more than %d statements, the limit per resume", name, MaxResumeAtoms)
 	}
 	if len(stmts) == 0 {
 		out.Warnings = append(out.Warnings, "no experience atoms found: no section headed like Experience, Projects or Skills holds a bullet or a sentence; add such headings, or create atoms with atom_create")

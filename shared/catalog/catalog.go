@@ -13,6 +13,7 @@
 package catalog
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -165,7 +166,10 @@ type Prompt struct {
 	Title       string
 	Description string
 	Arguments   []*mcp.PromptArgument
-	Render      func(args map[string]string) (*mcp.GetPromptResult, error)
+	// Render writes the prompt for args. It may ask the client for input as
+	// a tool does, returning an *elicit.InputRequired; ctx carries the round
+	// (elicit.FromContext).
+	Render func(ctx context.Context, args map[string]string) (*mcp.GetPromptResult, error)
 	// Complete, if set, suggests values for an argument given its prefix.
 	Complete func(arg, prefix string) []string
 }

@@ -101,8 +101,8 @@ func memoryTools() []*Tool {
 			"Deletes every message and the summary of a conversation but keeps the conversation itself; messages added while it runs are kept.",
 			conv, statusOut, true, destructive, example),
 		memoryTool("memory_delete", "memory/delete", "Delete a conversation",
-			"Deletes a conversation with all its messages and its summary. If interrupted, calling it again finishes the job.",
-			conv, statusOut, true, destructive, example),
+			"Deletes a conversation with all its messages and its summary. If interrupted, calling it again finishes the job. Unless confirm is true, a client that can show the user a form (MCP 2026-07-28 and later) is first asked to confirm.",
+			schemaFor[memory.DeleteInput](conversationID), statusOut, true, destructive, example),
 	}
 }
 

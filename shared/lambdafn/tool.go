@@ -27,6 +27,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/audit"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
@@ -71,7 +72,7 @@ func Tool[In, Out any](t *catalog.Tool, d Deps, fn Func[In, Out]) lambda.Handler
 	if err != nil {
 		panic(fmt.Sprintf("lambdafn: input schema of %s: %v", t.Name, err)) // TestDefaultCatalogIsValid resolves every schema
 	}
-	h := &toolHandler[In, Out]{tool: t, input: rs, fn: fn, audit: audit.New(d.Table, nil), log: d.logger().With("tool", t.Name), metrics: d.Metrics}
+	h := &toolHandler[In, Out]{tool: t, input: rs, fn: fn, table: d.Table, audit: audit.New(d.Table, nil), log: d.logger().With("tool", t.Name), metrics: d.Metrics}
 	return lambda.NewHandler(func(ctx context.Context, req invoke.Request) (io.Reader, error) {
 		resp, err := h.handle(ctx, req)
 		if err != nil {
@@ -95,6 +96,7 @@ type toolHandler[In, Out any] struct {
 	tool    *catalog.Tool
 	input   *jsonschema.Resolved
 	fn      Func[In, Out]
+	table   store.Table
 	audit   *audit.Log
 	log     *slog.Logger
 	metrics bool
@@ -110,13 +112,10 @@ func (h *toolHandler[In, Out]) handle(ctx context.Context, req invoke.Request) (
 	}
 	ctx, notes := withNotifications(ctx)
 	ctx = context.WithValue(ctx, callKey{}, [2]string{req.TraceID, req.RequestID})
+	ctx = elicit.NewContext(ctx, req.Input)
 	out, err := h.call(ctx, req)
-	resp := toolResponse(out, err, req.TraceID)
+	resp, outcome, err := h.respond(out, err, req)
 	resp.Notifications = notes.drain()
-	outcome := "ok"
-	if err != nil {
-		outcome = "error: " + string(fault.KindOf(err))
-	}
 	if h.tool.Mutates {
 		if aerr := h.audit.Append(ctx, audit.Event{
 			Tenant: req.Caller.Tenant, TraceID: req.TraceID, Type: audit.ToolCalled, Tool: h.tool.Name,
@@ -147,6 +146,9 @@ func (h *toolHandler[In, Out]) call(ctx context.Context, req invoke.Request) (Ou
 	}
 	if err := json.Unmarshal(args, &in); err != nil {
 		return *new(Out), fault.Invalid("arguments", "do not fit the input schema: %v", err)
+	}
+	if err := spendOnce(ctx, h.table, req); err != nil {
+		return *new(Out), err
 	}
 	return h.fn(ctx, req.Caller, in)
 }

@@ -16,9 +16,11 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -26,6 +28,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
+	"github.com/switchboard-dev/switchboard/shared/apikey/admin"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/config/open"
@@ -142,12 +145,18 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 	deps.Invoker = functions
 	functions.Invoker = invoke.NewLocal(handlers.Build(constructors, deps), cat.Timeout)
 	keys := apikey.New(deps.Table, nil)
+	states, err := cfg.OpenKeyring()
+	if err != nil {
+		return err
+	}
 	opts := gateway.Options{
 		Catalog:           cat,
 		Invoker:           functions.Invoker,
 		Keys:              keys,
+		KeyCacheTTL:       -1, // the table is in process: a revoked key is refused at once
 		AllowLocalOrigins: true,
 		Logger:            logger,
+		RequestStates:     states,
 	}
 	haveKeys, err := keys.Any(ctx)
 	if err != nil {
@@ -166,6 +175,12 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 	if err != nil {
 		return err
 	}
+	handler, created, err := requireKeysOnceCreated(opts, gw.Handler(), stdio)
+	if err != nil {
+		return err
+	}
+	stopAdmin := serveKeyAdmin(ctx, data, keys, created, logger, stderr)
+	defer stopAdmin()
 	if stdio {
 		return gw.ServeStdio(ctx)
 	}
@@ -174,7 +189,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 		return err
 	}
 	banner(stdout, "http://"+ln.Addr().String(), data, haveKeys)
-	srv := newServer(gw.Handler(), localTimeouts(cat))
+	srv := newServer(handler, localTimeouts(cat))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -185,6 +200,52 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdown)
+}
+
+// requireKeysOnceCreated returns the HTTP handler of the local server. One
+// that acts for tenant local while no key exists switches, when the first key
+// is created through the admin socket, to requiring keys, as a restart would;
+// created reports a key so created. Over stdio every request stays local.
+func requireKeysOnceCreated(opts gateway.Options, h http.Handler, stdio bool) (handler http.Handler, created func(apikey.Key), err error) {
+	if opts.Anonymous == nil || stdio {
+		return h, nil, nil
+	}
+	opts.Anonymous = nil
+	keyed, err := gateway.New(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	withKeys := keyed.Handler()
+	var keysExist atomic.Bool
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if keysExist.Load() {
+			withKeys.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}), func(apikey.Key) { keysExist.Store(true) }, nil
+}
+
+// serveKeyAdmin serves key management on the data folder's socket
+// (package apikey/admin), for the apikey command, until ctx is done or the
+// returned function is called. A folder where no socket can be made (a
+// file system without them, a path too long for one) only loses that, with
+// a WARNING.
+func serveKeyAdmin(ctx context.Context, data string, keys *apikey.Keys, created func(apikey.Key), logger *slog.Logger, stderr io.Writer) (stop func()) {
+	ln, err := admin.Listen(data)
+	if err != nil {
+		fmt.Fprintf(stderr, "WARNING: go run ./scripts/apikey cannot manage keys while this server runs: %v\n", err)
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := admin.Serve(ctx, ln, keys, &admin.Options{Created: created, Logger: logger}); err != nil {
+			logger.Error("serving key management stopped", "error", err)
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // lateInvoker is an [invoke.Invoker] set after it is handed out: the local

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
+	"github.com/switchboard-dev/switchboard/shared/apikey/admin"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 )
@@ -129,5 +130,39 @@ func TestASecondServerOnTheSameDataFolderSaysWhyItCannotStart(t *testing.T) {
 	err := localGateway(context.Background(), "127.0.0.1:0", data, false, Extras{}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "another process holds it") {
 		t.Errorf("second server: error = %v, want one saying the folder is in use", err)
+	}
+}
+
+func TestKeysManagedThroughTheSocketTakeEffectAtOnce(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	url, _ := serveLocal(t, data)
+	keys, err := admin.Dial(ctx, data)
+	if err != nil {
+		t.Fatalf("the running server offers no key socket: %v", err)
+	}
+	secret, key, err := keys.Create(ctx, "acme", "alice", nil, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name   string
+		before func() error
+		key    string
+		want   int
+	}{
+		{"the new key is served", nil, secret, 200},
+		{"a request without a key is refused once one exists", nil, "", http.StatusUnauthorized},
+		{"a revoked key is refused at once", func() error { return keys.Revoke(ctx, key.Hash) }, secret, http.StatusUnauthorized},
+	}
+	for _, s := range steps {
+		if s.before != nil {
+			if err := s.before(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := initialize(t, url, s.key); got != s.want {
+			t.Errorf("%s: %d, want %d", s.name, got, s.want)
+		}
 	}
 }

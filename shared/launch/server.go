@@ -23,17 +23,18 @@ type timeouts struct {
 	idle time.Duration
 }
 
-// localTimeouts are the local server's timeouts: a client has 10 s to send
-// its headers and 30 s its whole request (the largest a call may have, 4.4
-// MB, at 150 KB/s), so a slow sender cannot hold a connection longer, while
-// a call may run as long as the catalog lets its function (5 minutes for
-// some) and its answer take a minute more.
+// localTimeouts are the local server's timeouts, so that slow or idle
+// clients cannot hold connections (and their buffers) forever: a client has
+// 10 s to send its headers and 30 s its whole request (the largest a call may
+// have, 4.4 MB, at 150 KB/s), a kept-alive connection may idle for 2
+// minutes, and a response may take as long as the longest function runs (5
+// minutes for some), plus 30 s to write it.
 func localTimeouts(cat *catalog.Catalog) timeouts {
 	var longest time.Duration
 	for _, f := range cat.Functions() {
 		longest = max(longest, f.Limits.Timeout)
 	}
-	return timeouts{header: 10 * time.Second, read: 30 * time.Second, write: longest + time.Minute, idle: time.Minute}
+	return timeouts{header: 10 * time.Second, read: 30 * time.Second, write: longest + 30*time.Second, idle: 2 * time.Minute}
 }
 
 // newServer returns an HTTP server for h with the timeouts t.

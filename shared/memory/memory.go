@@ -36,6 +36,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
@@ -713,9 +714,16 @@ func (s *Service) deleteMessages(ctx context.Context, pk, to string) (int, error
 
 // Delete removes the conversation and everything in it. If it is interrupted,
 // running it again finishes the job; meanwhile the conversation takes no writes.
-func (s *Service) Delete(ctx context.Context, c tenant.Caller, in ConversationInput) (StatusOutput, error) {
+// Unless in.Confirm is set, a caller that can be asked (package elicit) is
+// asked to confirm first.
+func (s *Service) Delete(ctx context.Context, c tenant.Caller, in DeleteInput) (StatusOutput, error) {
 	if err := ValidateID(in.ConversationID); err != nil {
 		return StatusOutput{}, err
+	}
+	if !in.Confirm {
+		if err := s.confirmDelete(ctx, c, in.ConversationID); err != nil {
+			return StatusOutput{}, err
+		}
 	}
 	pk := convPK(c, in.ConversationID)
 	err := retry(ctx, in.ConversationID, func() error {
@@ -742,6 +750,33 @@ func (s *Service) Delete(ctx context.Context, c tenant.Caller, in ConversationIn
 		return StatusOutput{}, fault.Unavailable(err, "deleting conversation %q failed part way; run memory_delete again to finish", in.ConversationID)
 	}
 	return StatusOutput{Status: "deleted", ConversationID: in.ConversationID, Removed: n}, nil
+}
+
+// confirmDelete asks the person behind the caller's client whether to
+// delete conversation id, when the client can show a form: the question
+// names what would be lost, and its request state is good for one answer. A
+// client that cannot be asked (before protocol 2026-07-28, or without form
+// elicitation) is not, as before; nor is one finishing an interrupted
+// deletion. It returns nil to go ahead, the question to ask, or the refusal.
+func (s *Service) confirmDelete(ctx context.Context, c tenant.Caller, id string) error {
+	round := elicit.FromContext(ctx)
+	if !round.Supports(elicit.MethodElicit) {
+		return nil
+	}
+	switch yes, answered := round.Confirmed("confirm"); {
+	case answered && yes:
+		return nil
+	case answered:
+		return fault.Invalid("confirm", "the user did not confirm deleting conversation %q; nothing was deleted", id)
+	}
+	m, err := s.loadMeta(ctx, c, id)
+	if err != nil || m.Deleting {
+		return err
+	}
+	ask := elicit.Ask("confirm", elicit.Confirm(fmt.Sprintf(
+		"Delete conversation %q, its %d messages and its summary? This cannot be undone.", id, m.Seq-m.Cleared)))
+	ask.Once = true
+	return ask
 }
 
 // ListConversations returns a page of the caller's conversations, by id.

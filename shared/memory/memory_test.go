@@ -11,7 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/memory"
 	"github.com/switchboard-dev/switchboard/shared/provider"
@@ -91,6 +93,7 @@ func TestMemory(t *testing.T) {
 			{"GetOrCreateSummaryCreatesFromOldMessages", testGetOrCreateSummary},
 			{"ClearRemovesMessagesAndKeepsTheConversation", testClear},
 			{"DeleteRemovesEverything", testDelete},
+			{"DeleteAsksThoseWhoCanBeAskedFirst", testDeleteAsksFirst},
 			{"GetAllMessagesPaginates", testPagination},
 			{"TenantsNeverSeeEachOther", testTenants},
 			{"HundredConcurrentAddsLoseNothing", testConcurrentAdds},
@@ -221,8 +224,11 @@ func testMissing(t *testing.T, tbl store.Table) {
 			_, err := svc.GetOrCreateSummary(ctx, c, memory.GetOrCreateSummaryInput{ConversationID: in.ConversationID})
 			return err
 		},
-		"Clear":        func() error { _, err := svc.Clear(ctx, c, in); return err },
-		"Delete":       func() error { _, err := svc.Delete(ctx, c, in); return err },
+		"Clear": func() error { _, err := svc.Clear(ctx, c, in); return err },
+		"Delete": func() error {
+			_, err := svc.Delete(ctx, c, memory.DeleteInput{ConversationID: in.ConversationID})
+			return err
+		},
 		"Conversation": func() error { _, err := svc.Conversation(ctx, c, in.ConversationID); return err },
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -445,12 +451,66 @@ func testClear(t *testing.T, tbl store.Table) {
 	}
 }
 
+func testDeleteAsksFirst(t *testing.T, tbl store.Table) {
+	svc, c := memory.New(tbl, nil), newCaller(t, tbl)
+	form := []string{elicit.MethodElicit}
+	state := &elicit.State{ID: "s1", Once: true}
+	answer := func(action string, confirm bool) mcp.InputResponseMap {
+		return mcp.InputResponseMap{"confirm": &mcp.ElicitResult{Action: action, Content: map[string]any{"confirm": confirm}}}
+	}
+	tests := []struct {
+		name        string
+		round       *elicit.Round
+		confirm     bool
+		wantAsk     bool
+		wantRefusal bool
+	}{
+		{name: "a client that can show a form is asked", round: &elicit.Round{Can: form}, wantAsk: true},
+		{name: "an answer without the question's state is asked again", round: &elicit.Round{Can: form, Responses: answer("accept", true)}, wantAsk: true},
+		{name: "a declined question deletes nothing", round: &elicit.Round{Can: form, Responses: answer("decline", false), State: state}, wantRefusal: true},
+		{name: "an accepted question left unticked deletes nothing", round: &elicit.Round{Can: form, Responses: answer("accept", false), State: state}, wantRefusal: true},
+		{name: "a confirmed question deletes", round: &elicit.Round{Can: form, Responses: answer("accept", true), State: state}},
+		{name: "confirm true deletes without asking", round: &elicit.Round{Can: form}, confirm: true},
+		{name: "a client without forms is not asked", round: &elicit.Round{Can: []string{elicit.MethodSample}}},
+		{name: "a client before protocol 2026-07-28 is not asked", round: nil},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := mustCreate(t, svc, c, fmt.Sprintf("asked-%d", i))
+			mustAdd(t, svc, c, id, 3)
+			ctx := elicit.NewContext(context.Background(), tt.round)
+			out, err := svc.Delete(ctx, c, memory.DeleteInput{ConversationID: id, Confirm: tt.confirm})
+			var ask *elicit.InputRequired
+			switch {
+			case tt.wantAsk:
+				if !errors.As(err, &ask) {
+					t.Fatalf("Delete = %+v, %v; want a question", out, err)
+				}
+				msg := ask.Requests["confirm"].(*mcp.ElicitParams).Message
+				if !ask.Once || !strings.Contains(msg, id) || !strings.Contains(msg, "3 messages") {
+					t.Errorf("asked %q (once: %v), want a single-use question naming %s and its 3 messages", msg, ask.Once, id)
+				}
+			case tt.wantRefusal:
+				wantKind(t, err, fault.KindInvalid, "confirm")
+			default:
+				if err != nil || out.Status != "deleted" {
+					t.Fatalf("Delete = %+v, %v; want it deleted", out, err)
+				}
+				return
+			}
+			if _, err := svc.GetContext(context.Background(), c, memory.GetContextInput{ConversationID: id}); err != nil {
+				t.Errorf("the conversation is gone, though the deletion was not confirmed: %v", err)
+			}
+		})
+	}
+}
+
 func testDelete(t *testing.T, tbl store.Table) {
 	ctx := context.Background()
 	svc, c := memory.New(tbl, nil), newCaller(t, tbl)
 	id := mustCreate(t, svc, c, "doomed")
 	mustAdd(t, svc, c, id, 150)
-	out, err := svc.Delete(ctx, c, memory.ConversationInput{ConversationID: id})
+	out, err := svc.Delete(ctx, c, memory.DeleteInput{ConversationID: id})
 	if err != nil || out.Status != "deleted" || out.Removed != 150 {
 		t.Fatalf("Delete = %+v, %v", out, err)
 	}
@@ -518,7 +578,7 @@ func testTenants(t *testing.T, tbl store.Table) {
 	if len(aAll.Messages) != 3 || len(bAll.Messages) != 1 {
 		t.Errorf("A holds %d messages and B %d, want 3 and 1", len(aAll.Messages), len(bAll.Messages))
 	}
-	if _, err := svc.Delete(ctx, b, memory.ConversationInput{ConversationID: id}); err != nil {
+	if _, err := svc.Delete(ctx, b, memory.DeleteInput{ConversationID: id}); err != nil {
 		t.Fatal(err)
 	}
 	aAll, _ = svc.GetAllMessages(ctx, a, memory.GetAllMessagesInput{ConversationID: id})

@@ -32,6 +32,12 @@ type ConversationInput struct {
 	ConversationID string `json:"conversation_id" jsonschema:"the conversation, as returned by memory_get_or_create"`
 }
 
+// DeleteInput is the input of memory_delete.
+type DeleteInput struct {
+	ConversationID string `json:"conversation_id" jsonschema:"the conversation, as returned by memory_get_or_create"`
+	Confirm        bool   `json:"confirm,omitempty" jsonschema:"true if the user has already agreed to the deletion; otherwise a client that can show the user a form (MCP 2026-07-28 and later) is asked to confirm first"`
+}
+
 // AddMessageInput is the input of memory_add_message.
 type AddMessageInput struct {
 	ConversationID string `json:"conversation_id" jsonschema:"the conversation, as returned by memory_get_or_create"`
