@@ -28,6 +28,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
@@ -37,7 +38,7 @@ import (
 )
 
 // DefaultMaxBodyBytes is the request body limit when [Options.MaxBodyBytes] is zero.
-const DefaultMaxBodyBytes = 1 << 20
+const DefaultMaxBodyBytes = catalog.DefaultRequestBytes
 
 // Version is reported as the server version to MCP clients.
 const Version = "0.1.0"
@@ -71,7 +72,9 @@ type Options struct {
 	AllowedOrigins []string
 	// AllowLocalOrigins also allows any http://localhost, 127.0.0.1 or [::1] origin.
 	AllowLocalOrigins bool
-	// MaxBodyBytes limits request bodies. If zero, defaults to [DefaultMaxBodyBytes].
+	// MaxBodyBytes limits request bodies, except calls of tools with a
+	// larger limit of their own ([catalog.Tool.MaxRequestBytes]). If zero,
+	// defaults to [DefaultMaxBodyBytes].
 	MaxBodyBytes int64
 	// Logger receives one line per request. If nil, logs are discarded.
 	Logger *slog.Logger
@@ -95,6 +98,10 @@ type Gateway struct {
 	// listed returns the public tools as tools/list shows them, with their
 	// schemas, by name; see listToolsMiddleware.
 	listed func() map[string]*mcp.Tool
+	// maxBody is the largest body of any request; budget bounds the large
+	// bodies held at once (see limits.go).
+	maxBody int64
+	budget  *semaphore.Weighted
 }
 
 // New builds the gateway's MCP server from opts.Catalog.
@@ -119,6 +126,8 @@ func New(opts Options) (*Gateway, error) {
 		}
 	}
 	g := &Gateway{opts: opts, log: opts.Logger, states: opts.RequestStates, patterns: map[string]*regexp.Regexp{}}
+	g.maxBody = max(opts.MaxBodyBytes, opts.Catalog.MaxRequestBytes())
+	g.budget = semaphore.NewWeighted(max(bodyBudget, g.maxBody))
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -162,9 +171,7 @@ func (g *Gateway) buildServer() *mcp.Server {
 		caps.Prompts = &mcp.PromptCapabilities{}
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard", Version: Version}, &mcp.ServerOptions{
-		Instructions: "Switchboard keeps conversation memory for agents: open a conversation with memory_get_or_create, " +
-			"append messages with memory_add_message, and fetch the summary plus recent messages with memory_get_context " +
-			"before answering. Older messages are summarised automatically; the full history stays available.",
+		Instructions:       instructions,
 		Logger:             g.log,
 		Capabilities:       caps,
 		CompletionHandler:  g.complete,

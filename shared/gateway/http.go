@@ -28,12 +28,13 @@ const callerKey = "switchboard.caller"
 func (g *Gateway) Handler() http.Handler {
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
 		Stateless:           true,
-		MaxRequestBodyBytes: g.opts.MaxBodyBytes,
+		MaxRequestBodyBytes: g.maxBody,
 		Logger:              g.log,
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.guard(g.postOnly(keepRequest(streamable))))
+	mux.Handle("/mcp", g.guard(g.postOnly(g.checkJSON(keepRequest(streamable)))))
 	mux.Handle("/jsonrpc", g.guard(g.postOnly(http.HandlerFunc(g.serveJSONRPC))))
+	mux.HandleFunc("GET /{$}", g.serveHome)
 	mux.HandleFunc("GET /health", g.serveHealth)
 	mux.HandleFunc("GET /servers", g.serveServers)
 	mux.HandleFunc("GET /servers/{name}/capabilities", g.serveCapabilities)
@@ -42,10 +43,11 @@ func (g *Gateway) Handler() http.Handler {
 	return g.logRequests(mux)
 }
 
-// guard applies, in order, the Origin check (403), CORS, the body limit (413)
-// and authentication (401).
+// guard applies, in order, the Origin check (403), CORS, the body limit (413),
+// authentication (401) and the body limit of the tool called (413; see
+// limits.go).
 func (g *Gateway) guard(h http.Handler) http.Handler {
-	return g.checkOrigin(g.limitBody(g.authenticate(h)))
+	return g.checkOrigin(g.limitBody(g.authenticate(g.limitTool(h))))
 }
 
 // requestKey is where keepRequest puts what the calls need of their HTTP
@@ -144,20 +146,6 @@ func (g *Gateway) checkOrigin(h http.Handler) http.Handler {
 				return
 			}
 		}
-		h.ServeHTTP(w, r)
-	})
-}
-
-// limitBody refuses bodies over the limit with 413 and a message saying so,
-// up front when the length is declared and while reading otherwise.
-func (g *Gateway) limitBody(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > g.opts.MaxBodyBytes {
-			writeJSONRPCError(w, http.StatusRequestEntityTooLarge, -32600,
-				fmt.Sprintf("request body is %d bytes; this server accepts at most %d", r.ContentLength, g.opts.MaxBodyBytes))
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, g.opts.MaxBodyBytes)
 		h.ServeHTTP(w, r)
 	})
 }

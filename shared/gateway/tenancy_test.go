@@ -258,8 +258,8 @@ func TestTheCompatibilityEndpoint(t *testing.T) {
 			}
 		})
 	}
-	t.Run("ANotificationGetsNoAnswer", func(t *testing.T) {
-		resp := post(t, h.url+"/jsonrpc", nil, `{"jsonrpc":"2.0","method":"memory-server/memory/get_or_create","params":{"conversation_id":"note"}}`)
+	t.Run("ANotificationThatReadsGetsNoAnswer", func(t *testing.T) {
+		resp := post(t, h.url+"/jsonrpc", nil, `{"jsonrpc":"2.0","method":"memory-server/memory/get_summary","params":{"conversation_id":"note"}}`)
 		if resp.status != http.StatusAccepted || resp.body != "" {
 			t.Errorf("got %d %q, want 202 and no body", resp.status, resp.body)
 		}

@@ -93,8 +93,9 @@ func Gateway(args []string, extras Extras) int {
 	addr := fs.String("addr", "127.0.0.1:8080", "`host:port` to serve HTTP on")
 	data := fs.String("data", ".switchboard", "`folder` for the embedded table and blobs")
 	stdio := fs.Bool("stdio", false, "serve MCP on stdin and stdout instead of HTTP, for desktop hosts")
+	showVersion := fs.Bool("version", false, "print the version (module version, commit) and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: go run ./functions/gateway [--addr HOST:PORT] [--data DIR] [--stdio]\n\nServes Switchboard locally with embedded storage and offline providers.\n\n")
+		fmt.Fprintf(fs.Output(), "Usage: go run ./functions/gateway [--addr HOST:PORT] [--data DIR] [--stdio] [--version]\n\nServes Switchboard locally with embedded storage and offline providers.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -102,6 +103,10 @@ func Gateway(args []string, extras Extras) int {
 			return 0
 		}
 		return 2
+	}
+	if *showVersion {
+		fmt.Println(version())
+		return 0
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -183,21 +188,8 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 	if err != nil {
 		return err
 	}
-	url := "http://" + ln.Addr().String() + "/mcp"
-	header := ""
-	if haveKeys {
-		header = ` --header "Authorization: Bearer $SWITCHBOARD_KEY"`
-	}
-	fmt.Fprintf(stdout, `Switchboard is serving MCP at %s
-  data:        %s (embedded table and blobs; offline summariser)
-  Claude Code: claude mcp add --transport http switchboard %s%s
-  Inspector:   npx @modelcontextprotocol/inspector --cli %s --transport http --method tools/list%s
-               or the Inspector UI (npx @modelcontextprotocol/inspector): transport Streamable HTTP, URL %s
-  stdio:       go run ./functions/gateway --stdio   (for desktop hosts that launch a command)
-Press Ctrl-C to stop.
-`, url, data, url, header, url, header, url)
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: readTimeout,
-		WriteTimeout: longestCall(cat) + writeMargin, IdleTimeout: idleTimeout}
+	banner(stdout, "http://"+ln.Addr().String(), data, haveKeys)
+	srv := newServer(handler, localTimeouts(cat))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -254,26 +246,6 @@ func serveKeyAdmin(ctx context.Context, data string, keys *apikey.Keys, created 
 		}
 	}()
 	return func() { cancel(); <-done }
-}
-
-// Timeouts of the local HTTP server, so that slow or idle clients cannot
-// hold connections (and their buffers) forever: a request must arrive
-// within readTimeout, a keep-alive connection may idle for idleTimeout, and
-// a response may take as long as the longest function runs, plus
-// writeMargin to write it.
-const (
-	readTimeout = 30 * time.Second
-	idleTimeout = 2 * time.Minute
-	writeMargin = 30 * time.Second
-)
-
-// longestCall returns the longest timeout of cat's functions.
-func longestCall(cat *catalog.Catalog) time.Duration {
-	var d time.Duration
-	for _, f := range cat.Functions() {
-		d = max(d, f.Limits.Timeout)
-	}
-	return d
 }
 
 // lateInvoker is an [invoke.Invoker] set after it is handed out: the local

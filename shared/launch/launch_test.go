@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/apikey/admin"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/gateway"
 )
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
@@ -56,7 +57,7 @@ func serveLocalWith(t *testing.T, data string, extras Extras) (string, *syncBuff
 	})
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if m := urlLine.FindStringSubmatch(stdout.String()); m != nil {
-			if !strings.Contains(stdout.String(), "claude mcp add --transport http switchboard "+m[1]) || !strings.Contains(stdout.String(), "inspector --cli "+m[1]) {
+			if !strings.Contains(stdout.String(), "claude mcp add --transport http switchboard "+m[1]) || !strings.Contains(stdout.String(), "inspector@"+gateway.InspectorVersion+" --cli "+m[1]) {
 				t.Errorf("the banner does not say how to connect:\n%s", stdout.String())
 			}
 			return m[1], stderr
@@ -92,18 +93,25 @@ func TestWithoutKeysTheLocalServerActsForTenantLocalAndSaysSo(t *testing.T) {
 	}
 }
 
-func TestOnceAKeyExistsTheLocalServerRequiresOne(t *testing.T) {
-	data := t.TempDir()
+// dataWithKey returns a data folder holding one API key, and the key.
+func dataWithKey(t *testing.T) (data, key string) {
+	t.Helper()
+	data = t.TempDir()
 	cfg := config.Local(data)
 	tbl, closeFn, err := cfg.OpenTable(context.Background(), &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _, err := apikey.New(tbl, nil).Create(context.Background(), "acme", "alice", nil, time.Time{})
+	key, _, err = apikey.New(tbl, nil).Create(context.Background(), "acme", "alice", nil, time.Time{})
 	closeFn()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return data, key
+}
+
+func TestOnceAKeyExistsTheLocalServerRequiresOne(t *testing.T) {
+	data, key := dataWithKey(t)
 	url, stderr := serveLocal(t, data)
 	if got := initialize(t, url, ""); got != http.StatusUnauthorized {
 		t.Errorf("initialize without a key: %d, want 401", got)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -87,6 +88,7 @@ func TestMemory(t *testing.T) {
 			{"AMissingConversationIsNotFound", testMissing},
 			{"CompressionKeepsSixRecentAndNeverLosesHistory", testCompression},
 			{"AFailingSummariserNeverLosesAMessage", testSummariserFailure},
+			{"TheContextHoldsEveryMessageAfterTheSummary", testContextWindow},
 			{"SetSummaryAccumulates", testSetSummary},
 			{"GetOrCreateSummaryCreatesFromOldMessages", testGetOrCreateSummary},
 			{"ClearRemovesMessagesAndKeepsTheConversation", testClear},
@@ -168,6 +170,12 @@ func testInvalidInput(t *testing.T, tbl store.Table) {
 				OldMessages: []memory.MessageInput{{Role: "user", Content: "ok"}, {Role: "alien", Content: "x"}}})
 			return err
 		}, "old_messages[1].role"},
+		{"OldMessagesTooLongInAll", func() error {
+			long := memory.MessageInput{Role: "user", Content: strings.Repeat("y", memory.MaxContentChars)}
+			_, err := svc.GetOrCreateSummary(ctx, c, memory.GetOrCreateSummaryInput{ConversationID: id,
+				OldMessages: slices.Repeat([]memory.MessageInput{long}, memory.MaxOldMessagesChars/memory.MaxContentChars+1)})
+			return err
+		}, "old_messages"},
 		{"UnknownSummaryMode", func() error {
 			_, err := svc.SetSummary(ctx, c, memory.SetSummaryInput{ConversationID: id, Summary: "s", Mode: "merge"})
 			return err
@@ -275,7 +283,7 @@ func testCompression(t *testing.T, tbl store.Table) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(span(int64(step.total)-5, int64(step.total)), seqs(window.Messages)); diff != "" || window.Summary != sum.Summary {
+		if diff := cmp.Diff(span(min(step.wantThrough+1, int64(step.total)-5), int64(step.total)), seqs(window.Messages)); diff != "" || window.Summary != sum.Summary || window.Omitted != 0 {
 			t.Errorf("after %d messages the context window mismatch (-want +got):\n%s", step.total, diff)
 		}
 		all, err := svc.GetAllMessages(ctx, c, memory.GetAllMessagesInput{ConversationID: id})
@@ -292,8 +300,46 @@ func testCompression(t *testing.T, tbl store.Table) {
 		t.Errorf("summary after several compressions has %d paragraph breaks, want several:\n%s", n, sum.Summary)
 	}
 	window, _ := svc.GetContext(ctx, c, memory.GetContextInput{ConversationID: id, MaxMessages: 20})
-	if len(window.Messages) != 20 {
-		t.Errorf("GetContext(max 20) returned %d messages", len(window.Messages))
+	if diff := cmp.Diff(span(31, 40), seqs(window.Messages)); diff != "" {
+		t.Errorf("GetContext(max 20) mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// testContextWindow is issue 10's 13-message chat: the summary covers 1..5,
+// so the context must hold 6..13, not only the 6 newest.
+func testContextWindow(t *testing.T, tbl store.Table) {
+	ctx := context.Background()
+	svc, c := memory.New(tbl, nil), newCaller(t, tbl)
+	id := mustCreate(t, svc, c, "")
+	mustAdd(t, svc, c, id, 13)
+	stuck := mustCreate(t, svc, c, "")
+	failing := memory.New(tbl, &memory.Options{Summarizer: failingSummarizer{}})
+	mustAdd(t, failing, c, stuck, 25)
+	for _, tc := range []struct {
+		name        string
+		in          memory.GetContextInput
+		want        []int64
+		wantOmitted int64
+	}{
+		{"ByDefaultEveryMessageAfterTheSummary", memory.GetContextInput{ConversationID: id}, span(6, 13), 0},
+		{"AWindowOfExactlyTheMissingMessagesOmitsNothing", memory.GetContextInput{ConversationID: id, MaxMessages: 8}, span(6, 13), 0},
+		{"MaxMessagesKeepsTheNewestAndCountsTheRest", memory.GetContextInput{ConversationID: id, MaxMessages: 6}, span(8, 13), 2},
+		{"ALargerWindowAddsNothingTheSummaryCovers", memory.GetContextInput{ConversationID: id, MaxMessages: 50}, span(6, 13), 0},
+		{"WithoutASummaryTheDefaultCapCountsWhatItLeftOut", memory.GetContextInput{ConversationID: stuck}, span(6, 25), 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := svc.GetContext(ctx, c, tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, seqs(got.Messages)); diff != "" || got.Omitted != tc.wantOmitted {
+				t.Errorf("messages mismatch (-want +got):\n%s omitted %d, want %d", diff, got.Omitted, tc.wantOmitted)
+			}
+		})
+	}
+	sum, _ := svc.GetSummary(ctx, c, memory.ConversationInput{ConversationID: id})
+	if sum.Through != 5 {
+		t.Errorf("the 13-message chat's summary covers through %d, want 5", sum.Through)
 	}
 }
 

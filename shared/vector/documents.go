@@ -17,10 +17,12 @@ import (
 
 // Limits of document ids and metadata.
 const (
-	MaxDocIDBytes     = 512
-	MaxMetadataKeys   = 32
-	MaxMetadataValue  = 1024
-	metadataKeyPatten = `^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,63}$`
+	MaxDocIDBytes    = 512
+	MaxMetadataKeys  = 32
+	MaxMetadataValue = 1024
+	// MaxMetadataKeyBytes is the longest metadata key metadataKeyPatten admits.
+	MaxMetadataKeyBytes = 64
+	metadataKeyPatten   = `^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,63}$`
 )
 
 // Limits of what one document becomes. Its text is bounded by

@@ -134,7 +134,7 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 		return IngestOutput{}, fmt.Errorf("cutting passages: %w", err)
 	}
 	if len(passages) == 0 {
-		return IngestOutput{}, fault.Invalid(src.field, "holds no text to index")
+		return IngestOutput{}, &fault.Error{Kind: fault.KindInvalid, Field: src.field, Message: ErrNoText.Error(), Err: ErrNoText}
 	}
 	if err := checkChunkMetadata(md, len(passages), src.field, in.Metadata); err != nil {
 		return IngestOutput{}, err
@@ -230,7 +230,7 @@ func (s *Service) readSource(ctx context.Context, c tenant.Caller, in IngestInpu
 	}
 	info, err := s.blobs.Head(ctx, in.Key)
 	if isNotFound(err) {
-		return source{}, fault.NotFound("no object %q: upload it first", in.Key)
+		return source{}, fault.NotFound("no object %q (%s): put the document there first", in.Key, store.LookedFor(s.blobs, in.Key))
 	}
 	if err != nil {
 		return source{}, fault.Unavailable(err, "reading object %q failed; retry", in.Key)
@@ -240,7 +240,7 @@ func (s *Service) readSource(ctx context.Context, c tenant.Caller, in IngestInpu
 	}
 	rc, _, err := s.blobs.Get(ctx, in.Key, &store.GetOptions{Length: document.MaxBytes + 1})
 	if isNotFound(err) {
-		return source{}, fault.NotFound("no object %q: upload it first", in.Key)
+		return source{}, fault.NotFound("no object %q (%s): put the document there first", in.Key, store.LookedFor(s.blobs, in.Key))
 	}
 	if err != nil {
 		return source{}, fault.Unavailable(err, "reading object %q failed; retry", in.Key)
