@@ -38,6 +38,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/deploy"
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/lambdatest"
 )
 
@@ -189,6 +190,7 @@ func gatewayEnv(dir, table string, run int) ([]string, error) {
 		"AWS_ENDPOINT_URL_LAMBDA=http://127.0.0.1:9",
 		config.EnvFunctionPrefix + "=switchboard-",
 		config.EnvAnonymousTenant + "=" + deploy.SampleTenant,
+		config.EnvRequestStateKeys + `={"k1":"` + elicit.NewSecret() + `"}`,
 	}
 	switch table {
 	case "dynamodb":

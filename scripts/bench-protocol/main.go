@@ -179,7 +179,7 @@ func run(ctx context.Context, o options) error {
 	if err := os.WriteFile(answerFile, b, 0o600); err != nil {
 		return err
 	}
-	args := map[string]any{"conversation_id": conversationID, "max_messages": memory.DefaultContextMessages}
+	args := map[string]any{"conversation_id": conversationID, "max_messages": memory.KeepRecent}
 	body := callBody(1, "memory_get_context", args)
 	checkContext := contextChecker(len(answer.Messages))
 	targets := []*target{{name: kindGateway, url: gw.url, body: body, check: checkContext}}
@@ -321,16 +321,16 @@ func seed(ctx context.Context, client *http.Client, url string) (memory.GetConte
 			return out, fmt.Errorf("memory_add_message %d: %w", i, err)
 		}
 	}
-	sc, err := post(ctx, client, url, callBody(1, "memory_get_context", map[string]any{"conversation_id": conversationID}), nil)
+	sc, err := post(ctx, client, url, callBody(1, "memory_get_context", map[string]any{"conversation_id": conversationID, "max_messages": memory.KeepRecent}), nil)
 	if err != nil {
 		return out, fmt.Errorf("memory_get_context: %w", err)
 	}
 	if err := json.Unmarshal(sc, &out); err != nil {
 		return out, fmt.Errorf("memory_get_context: decoding structured content: %w", err)
 	}
-	if len(out.Messages) != memory.DefaultContextMessages || out.Summary == "" {
+	if len(out.Messages) != memory.KeepRecent || out.Summary == "" {
 		return out, fmt.Errorf("memory_get_context returned %d messages and a %d-byte summary, want %d and a summary",
-			len(out.Messages), len(out.Summary), memory.DefaultContextMessages)
+			len(out.Messages), len(out.Summary), memory.KeepRecent)
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"time"
 
@@ -95,11 +96,12 @@ func careerTools() []*Tool {
 			p["s3_key"].MaxLength = ptr(store.MaxBlobKeyBytes)
 			p["file_name"].MaxLength = ptr(255)
 			p["file_name"].Pattern = `(?i)\.(md|markdown|txt|docx|pdf)$`
-			p["content_base64"].MaxLength = ptr(career.MaxResumeBytes/3*4 + 4)
+			p["content_base64"].MaxLength = ptr(base64.StdEncoding.EncodedLen(career.MaxInlineResumeBytes))
 			traceField(p)
 		}), schemaFor[career.IngestResumeOutput](nil), true, idempotent,
 		`{"file_name":"dana-lee.md","content_base64":"`+sampleResume+`","persist":false}`)
 	ingest.Limits, ingest.Blobs = careerHeavyLimits, ReadWrite
+	ingest.MaxRequestBytes = MaxRequestBytes // content_base64 of a 3 MiB file, 4 MiB, fits
 
 	match := careerTool("match_opportunity", "match_opportunity", "Match an opportunity",
 		"Matches a stored opportunity (opportunity_id) or one given inline (opportunity) against your experience atoms, validates the result and stores the report. Strategy deterministic_lexical_v0.1 (default) ranks atoms per requirement with BM25 (k_lex candidates); hybrid_lexical_embedding_v0.2 fuses that with the k_emb nearest atoms by embedding. The report gives an overall score, the matched atoms, and per requirement the atom that satisfied it with its evidence, or that nothing did. The same inputs always give the same report. resume_id is carried into the audit trail only.",

@@ -63,7 +63,7 @@ func memoryTools() []*Tool {
 			}), schemaFor[memory.AddMessageOutput](nil), true, additive,
 			`{"conversation_id":"chat_demo","role":"user","content":"How often should I replace my toothbrush?"}`),
 		memoryTool("memory_get_context", "memory/get_context", "Get the context window",
-			"Returns what a model needs to continue the conversation: the rolling summary of older messages plus the most recent messages (6 unless max_messages says otherwise), oldest first.",
+			"Returns what a model needs to continue the conversation: the rolling summary of older messages and every message after what it covers (at least the 6 newest), oldest first. max_messages (default 20) keeps only the newest; omitted counts the messages after the summary it left out, so 0 means nothing is missing.",
 			schemaFor[memory.GetContextInput](func(p map[string]*jsonschema.Schema) {
 				conversationID(p)
 				p["max_messages"].Minimum, p["max_messages"].Maximum = ptr(1.0), ptr(float64(memory.MaxContextMessages))
@@ -79,7 +79,7 @@ func memoryTools() []*Tool {
 			"Returns the messages older than the 6 most recent that the rolling summary does not cover yet: what a client would summarise. Empty once they have been compressed.",
 			conv, schemaFor[memory.OldMessagesOutput](nil), false, readOnly, example),
 		memoryTool("memory_get_or_create_summary", "memory/get_or_create_summary", "Get or create the summary",
-			"Returns the conversation's rolling summary. If there is none yet, summarises old_messages (or, if omitted, the conversation's own messages awaiting summary) with the configured summariser, stores the result and returns it; the result names the provider and model that wrote it.",
+			"Returns the conversation's rolling summary. If there is none yet, summarises old_messages (at most 200, of 900,000 characters in all; or, if omitted, the conversation's own messages awaiting summary) with the configured summariser, stores the result and returns it; the result names the provider and model that wrote it.",
 			schemaFor[memory.GetOrCreateSummaryInput](func(p map[string]*jsonschema.Schema) {
 				conversationID(p)
 				p["language"].Enum = []any{"en", "vi"}
@@ -101,8 +101,8 @@ func memoryTools() []*Tool {
 			"Deletes every message and the summary of a conversation but keeps the conversation itself; messages added while it runs are kept.",
 			conv, statusOut, true, destructive, example),
 		memoryTool("memory_delete", "memory/delete", "Delete a conversation",
-			"Deletes a conversation with all its messages and its summary. If interrupted, calling it again finishes the job.",
-			conv, statusOut, true, destructive, example),
+			"Deletes a conversation with all its messages and its summary. If interrupted, calling it again finishes the job. Unless confirm is true, a client that can show the user a form (MCP 2026-07-28 and later) is first asked to confirm.",
+			schemaFor[memory.DeleteInput](conversationID), statusOut, true, destructive, example),
 	}
 }
 

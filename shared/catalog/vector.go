@@ -95,10 +95,12 @@ func vectorTools() []*Tool {
 				p["file_name"].MaxLength = ptr(vector.MaxDocIDBytes)
 				p["format"].Enum = []any{"txt", "md", "pdf", "docx"}
 				p["metadata"].MaxProperties = ptr(vector.MaxMetadataKeys)
+				p["metadata"].PropertyNames = &jsonschema.Schema{Type: "string", MaxLength: ptr(vector.MaxMetadataKeyBytes)}
 				p["metadata"].AdditionalProperties.MaxLength = ptr(vector.MaxMetadataValue)
 			}), schemaFor[vector.IngestOutput](nil), replacing,
 			Limits{Timeout: 300 * time.Second, MemoryMB: 2048}, ReadWrite, ReadWrite,
-			`{"store":"manuals","file_name":"setup.md","content":"# Setup\n\nRun the installer, then sign in with your API key.","metadata":{"product":"switchboard"}}`),
+			`{"store":"manuals","file_name":"setup.md","content":"# Setup\n\nRun the installer, then sign in with your API key.","metadata":{"product":"switchboard"}}`,
+		).withRequestBytes(IngestRequestBytes),
 		vectorTool("vector_document_list", "vector/document_list", "List a store's documents",
 			"Lists the documents of a vector store by id, with their chunk counts, content hashes, formats, sources and metadata; pass next_cursor back as cursor to continue.",
 			schemaFor[vector.ListDocumentsInput](func(p map[string]*jsonschema.Schema) {

@@ -28,6 +28,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/dynamo"
@@ -42,6 +43,9 @@ const (
 	EnvFunctionPrefix  = "SWITCHBOARD_FUNCTION_PREFIX"
 	EnvAllowedOrigins  = "SWITCHBOARD_ALLOWED_ORIGINS"
 	EnvAnonymousTenant = "SWITCHBOARD_ANONYMOUS_TENANT"
+	// EnvRequestStateKeys is the gateway's key ring for the request states of
+	// calls that ask the client for input (package elicit).
+	EnvRequestStateKeys = "SWITCHBOARD_REQUEST_STATE_KEYS"
 )
 
 // FilePrefix marks a store setting that names a local path instead of an AWS resource.
@@ -69,6 +73,10 @@ type Config struct {
 	Providers Providers
 	// PipelineARN is the RAG pipeline state machine's ARN ([EnvPipelineARN]).
 	PipelineARN string
+	// RequestStateKeys is the gateway's key ring ([EnvRequestStateKeys]): a
+	// JSON object of secrets by key id ({"k1":"..."}; on AWS, from Secrets
+	// Manager), or file:PATH of a key file, created on first use.
+	RequestStateKeys string
 
 	aws *aws.Config // loaded once, by AWS
 }
@@ -83,6 +91,8 @@ func FromEnv(getenv func(string) string) Config {
 		InLambda:        getenv("AWS_LAMBDA_FUNCTION_NAME") != "",
 		Providers:       providersFromEnv(getenv),
 		PipelineARN:     getenv(EnvPipelineARN),
+
+		RequestStateKeys: getenv(EnvRequestStateKeys),
 	}
 	for _, o := range strings.Split(getenv(EnvAllowedOrigins), ",") {
 		if o = strings.TrimSpace(o); o != "" {
@@ -98,6 +108,8 @@ func Local(dir string) Config {
 		Table:           FilePrefix + filepath.Join(dir, "switchboard.db"),
 		Bucket:          FilePrefix + filepath.Join(dir, "blobs"),
 		AnonymousTenant: tenant.Local,
+
+		RequestStateKeys: FilePrefix + filepath.Join(dir, "request-state-keys.json"),
 	}
 }
 
@@ -123,7 +135,38 @@ func (c Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.validatePipeline())
+	if k := c.RequestStateKeys; k != "" && !strings.HasPrefix(k, FilePrefix) {
+		if _, err := elicit.ParseKeyring(k); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", EnvRequestStateKeys, err))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// OpenKeyring returns the key ring that seals and opens request states
+// ([EnvRequestStateKeys]): the gateway needs one. A key file is created,
+// readable by its owner only, if there is none.
+func (c Config) OpenKeyring() (*elicit.Keyring, error) {
+	var (
+		k   *elicit.Keyring
+		err error
+	)
+	switch path, isFile := strings.CutPrefix(c.RequestStateKeys, FilePrefix); {
+	case c.RequestStateKeys == "":
+		return nil, fmt.Errorf("%s is required by the gateway: a JSON object of key ids to secrets, {\"k1\":\"<at least %d random characters>\"}, or %s/path/to/keys.json",
+			EnvRequestStateKeys, elicit.MinSecretBytes, FilePrefix)
+	case isFile:
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("%s: %w", EnvRequestStateKeys, err)
+		}
+		k, err = elicit.LoadKeyFile(path)
+	default:
+		k, err = elicit.ParseKeyring(c.RequestStateKeys)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", EnvRequestStateKeys, err)
+	}
+	return k, nil
 }
 
 // AWS returns the AWS SDK configuration (region, credentials, and endpoint

@@ -231,6 +231,7 @@ func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
 				env = append(env,
 					config.EnvFunctionPrefix+"="+prefix,
 					config.EnvAnonymousTenant+"="+SampleTenant,
+					config.EnvRequestStateKeys+"="+config.FilePrefix+filepath.Join(dir, "request-state-keys.json"),
 					"AWS_ENDPOINT_URL_LAMBDA="+srv.URL,
 				)
 			} else {

@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/rawjson"
 )
@@ -122,7 +123,7 @@ func (f *fastPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.next.ServeHTTP(w, r)
 		return
 	}
-	body, err := readBody(r.Body, r.ContentLength, f.g.opts.MaxBodyBytes)
+	body, err := readRequestBody(r.Body, r.ContentLength, f.g.maxBody)
 	if err != nil {
 		// The go-sdk reads the same bytes and the same error, and answers it.
 		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
@@ -200,9 +201,9 @@ func streamableAccepts(values []string) (jsonOK, streamOK bool) {
 	return jsonOK, streamOK
 }
 
-// readBody reads a request body of the declared length (-1 if unknown).
-// The body is already limited; limit only sizes the buffer.
-func readBody(body io.Reader, length, limit int64) ([]byte, error) {
+// readRequestBody reads a request body of the declared length (-1 if
+// unknown). The body is already limited; limit only sizes the buffer.
+func readRequestBody(body io.Reader, length, limit int64) ([]byte, error) {
 	if length < 0 || length > limit {
 		length = 0
 	}
@@ -225,6 +226,9 @@ type toolCall struct {
 	token   []byte // the progress token, as the request wrote it; nil if none
 	// logLevel is the least level of log messages the client gets.
 	logLevel string
+	// caps are the client's capabilities, on 2026-07-28 and later: the
+	// parts of them that say what it can be asked.
+	caps *mcp.ClientCapabilities
 }
 
 // parse reads a tools/call request and the headers its version requires.
@@ -233,7 +237,7 @@ func (f *fastPath) parse(r *http.Request, version string, body []byte) (toolCall
 	// Before 2026-07-28 the go-sdk's stateless sessions log at info.
 	call := toolCall{version: version, logLevel: "info"}
 	var name, metaVersion []byte
-	var rpc, method, params, caps bool
+	var rpc, method, params bool
 	if sessionless {
 		call.logLevel = "" // none unless _meta asks
 	}
@@ -252,8 +256,8 @@ func (f *fastPath) parse(r *http.Request, version string, body []byte) (toolCall
 			metaVersion = v
 			return ok
 		case k == metaClientCapabilities:
-			caps = clientCapabilities(s)
-			return caps
+			call.caps = clientCapabilities(s)
+			return call.caps != nil
 		case k == metaClientInfo:
 			return clientInfo(s)
 		case k == metaLogLevel:
@@ -313,7 +317,7 @@ func (f *fastPath) parse(r *http.Request, version string, body []byte) (toolCall
 		// The checks of the go-sdk's servePOST, validateMcpHeaders and
 		// validateRequestMeta for a sessionless request.
 		h := r.Header
-		if string(metaVersion) != version || !caps || h.Get(headerMethod) != "tools/call" || h.Get(headerName) != string(name) {
+		if string(metaVersion) != version || call.caps == nil || h.Get(headerMethod) != "tools/call" || h.Get(headerName) != string(name) {
 			return call, false
 		}
 	}
@@ -339,23 +343,43 @@ func tokenOf(s *rawjson.Scanner) []byte {
 
 // clientCapabilities reads _meta's client capabilities, accepting only what
 // the go-sdk certainly decodes: objects where it expects objects, no numbers.
-func clientCapabilities(s *rawjson.Scanner) bool {
-	return s.Object(func(key []byte) bool {
+// It returns what they say the client can be asked (the capabilities the
+// go-sdk decodes, but for listChanged and the experimental ones), or nil.
+func clientCapabilities(s *rawjson.Scanner) *mcp.ClientCapabilities {
+	caps := &mcp.ClientCapabilities{}
+	ok := s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "roots":
+			caps.RootsV2 = &mcp.RootCapabilities{}
 			return s.Object(func(key []byte) bool {
 				if string(key) == "listChanged" {
 					return s.Literal("true") || s.Literal("false")
 				}
 				return s.Value()
 			})
-		case "sampling", "elicitation":
+		case "sampling":
+			caps.Sampling = &mcp.SamplingCapabilities{}
 			return s.Object(func([]byte) bool { return s.Peek() == '{' && s.Value() })
+		case "elicitation":
+			caps.Elicitation = &mcp.ElicitationCapabilities{}
+			return s.Object(func(key []byte) bool {
+				switch string(key) {
+				case "form":
+					caps.Elicitation.Form = &mcp.FormElicitationCapabilities{}
+				case "url":
+					caps.Elicitation.URL = &mcp.URLElicitationCapabilities{}
+				}
+				return s.Peek() == '{' && s.Value()
+			})
 		case "experimental", "extensions":
 			return s.Peek() == '{' && s.Value()
 		}
 		return s.Value() // a capability the go-sdk ignores
 	})
+	if !ok {
+		return nil
+	}
+	return caps
 }
 
 // clientInfo reads _meta's client implementation, accepting only what the
@@ -389,6 +413,15 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 		Method: invoke.MethodCallTool, Tool: t.Name, Arguments: call.args,
 		Caller: caller, RequestID: newID(), TraceID: traceID(r.Header), ProtocolVersion: call.version,
 	}
+	// What a client on 2026-07-28 can be asked, as callTool tells the
+	// function (with neither answers nor a request state: a call that
+	// carries them is the go-sdk's).
+	b := elicit.Binding{Caller: caller, Method: invoke.MethodCallTool, Name: t.Name, Arguments: call.args}
+	if env.Input, err = g.openRound(call.version, call.caps, nil, "", b); err != nil {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		f.next.ServeHTTP(w, r)
+		return
+	}
 	start := time.Now()
 	resp, raw, err := f.invoke(ctx, t.Function, env)
 	buf := answerBuffers.Get().(*bytes.Buffer)
@@ -410,6 +443,12 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 		}
 	}
 	if !answered {
+		// A function that asks the client for input is answered by callTool,
+		// which seals the request state.
+		if err == nil && resp.InputRequired != nil {
+			f.handOff(w, r, body, env, t, resp, err)
+			return
+		}
 		if err == nil {
 			f.appendNotifications(buf, call, resp.Notifications)
 		}

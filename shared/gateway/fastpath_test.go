@@ -15,9 +15,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
@@ -82,7 +84,13 @@ var fakeResults = map[string]func(trace string) (*invoke.Response, error){
 	"invalid_utf8": func(trace string) (*invoke.Response, error) {
 		return result(`{"_meta":{"switchboard.dev/trace_id":"` + trace + `"},"content":[{"type":"text","text":"a` + "\xff" + `b"}],"structuredContent":{"a":"` + "\xfe" + `"}}`), nil
 	},
-	"slow": nil, // answers when the call's context ends: see fakeFunctions.Invoke
+	"slow":       nil, // answers when the call's context ends: see fakeFunctions.Invoke
+	"echo_input": nil, // answers what the call says the client can be asked: see fakeFunctions.Invoke
+	"asks": func(trace string) (*invoke.Response, error) {
+		resp := lambdafnResult(trace, "asks needs an answer from you: sure?", true)
+		resp.InputRequired = elicit.Ask("confirm", &mcp.ElicitParams{Message: "sure?", RequestedSchema: &jsonschema.Schema{Type: "object"}})
+		return resp, nil
+	},
 	"fails": func(string) (*invoke.Response, error) {
 		return nil, &invoke.FunctionError{Function: "fake/fails", Type: "Runtime.ExitError", Message: "exit status 2 <oops>"}
 	},
@@ -148,9 +156,12 @@ func (f *fakeFunctions) Invoke(ctx context.Context, function string, env *invoke
 	if !ok {
 		return f.real.Invoke(ctx, function, env)
 	}
-	if name == "slow" {
+	switch name {
+	case "slow":
 		<-ctx.Done()
 		return nil, ctx.Err()
+	case "echo_input":
+		return lambdafnResult(env.TraceID, map[string]any{"input": env.Input, "protocol_version": env.ProtocolVersion}, false), nil
 	}
 	return fakeResults[name](env.TraceID)
 }
@@ -288,8 +299,9 @@ type exchange struct {
 	Body   string
 }
 
-// ids matches the random request ids answers may name.
-var ids = regexp.MustCompile(`[0-9a-f]{32}`)
+// ids matches the random request ids answers may name, and the sealed
+// request states, random too.
+var ids = regexp.MustCompile(`[0-9a-f]{32}|"requestState":"[^"]*"`)
 
 func send(t *testing.T, url string, header map[string]string, body string) exchange {
 	t.Helper()
@@ -462,7 +474,7 @@ func testTheFastPathAnswersAsTheGoSDKDoes(t *testing.T, p *twoPaths, raw bool) {
 	// The fast path answers results in lambdafn's form, and failures; the
 	// go-sdk the rest, once the function has answered. A payload that is not
 	// a response is a failure.
-	answeredFast := map[string]bool{"canonical": true, "tool_error": true, "notes": true, "big": true,
+	answeredFast := map[string]bool{"canonical": true, "tool_error": true, "notes": true, "big": true, "echo_input": true,
 		"raw_line_separator_structured": true, "null_structured": true, "fails": true, "times_out": true, "slow": true,
 		"undecodable": raw, "trailing_garbage": raw, "raw_control": raw}
 	for name := range fakeResults {
@@ -478,6 +490,16 @@ func testTheFastPathAnswersAsTheGoSDKDoes(t *testing.T, p *twoPaths, raw bool) {
 		}
 		cases = append(cases, tc{"Result_" + name, header, toolsCall("9", "fake_"+name, "{}"), served})
 		cases = append(cases, tc{"Result20260728_" + name, header26, toolsCallMeta("fake_"+name, "{}", caps(`{}`)), served})
+	}
+	for _, c := range []string{`{}`, `{"elicitation":{}}`, `{"elicitation":{"form":{}}}`, `{"elicitation":{"url":{}}}`, `{"elicitation":{"url":{},"form":{}}}`,
+		`{"sampling":{"tools":{}},"roots":{"listChanged":false}}`, `{"roots":{}}`, `{"experimental":{"elicitation":{}}}`} {
+		for _, tool := range []string{"fake_echo_input", "fake_asks"} {
+			served := sdk
+			if tool == "fake_echo_input" {
+				served = fast
+			}
+			cases = append(cases, tc{"Capabilities" + c + "_" + tool, sessionlessHeaders(tool), toolsCallMeta(tool, "{}", caps(c)), served})
+		}
 	}
 	for _, token := range []string{`"progressToken":3`, `"progressToken":"tok"`, `"progressToken":"<tok>"`, `"progressToken":1.5`, `"progressToken":null`} {
 		served := fast

@@ -49,6 +49,12 @@ func Encode(req *Request) ([]byte, error) {
 	field(`},"request_id":`, req.RequestID, false)
 	field(`,"trace_id":`, req.TraceID, false)
 	field(`,"protocol_version":`, req.ProtocolVersion, true)
+	if req.Input != nil { // rare, and of many types: by reflection
+		buf.WriteString(`,"input":`)
+		if MarshalTo(&buf, req.Input) != nil {
+			return encodeByReflection(req) // for its error
+		}
+	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
 }
@@ -136,6 +142,12 @@ func decodeRequestQuickly(payload []byte, req *Request) bool {
 			return str(&req.TraceID)
 		case "protocol_version":
 			return str(&req.ProtocolVersion)
+		case "input":
+			start := s.Pos
+			if s.Peek() == 'n' || !s.Value() {
+				return false
+			}
+			return json.Unmarshal(payload[start:s.Pos], &req.Input) == nil
 		}
 		return false
 	})

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -18,6 +20,9 @@ func filled(t *testing.T, text string) *Request {
 	var fill func(v reflect.Value)
 	fill = func(v reflect.Value) {
 		switch {
+		case v.Type() == reflect.TypeFor[*elicit.Round]():
+			v.Set(reflect.ValueOf(&elicit.Round{Can: []string{elicit.MethodElicit, text},
+				State: &elicit.State{ID: text, Expires: time.Unix(1e9, 0).UTC(), Data: []byte(text)}}))
 		case v.Type() == reflect.TypeFor[json.RawMessage]():
 			v.SetBytes([]byte(` { "k" : [1, "` + text + `", {}] } `))
 		case v.Kind() == reflect.String:
@@ -84,7 +89,7 @@ func FuzzDecode(f *testing.F) {
 		`{"method":"tools/call","tool":"t","arguments":{"a":1},"caller":{"tenant":"acme","principal":"p","scopes":["s"]},"request_id":"r","trace_id":"t"}`,
 		`{"method":"m","caller":{"tenant":"a","principal":"p","scopes":[]},"request_id":"","trace_id":""}`,
 		`{"method":"m\u00e9","Method":"x"}`, `{"method":null}`, `{"arguments":null}`, `{"caller":null}`, `{"caller":{"scopes":null}}`,
-		`{"method":"a","method":"b"}`, `{}`, `[]`, `{"method":"m"} x`,
+		`{"method":"a","method":"b"}`, `{}`, `[]`, `{"method":"m"} x`, `{"method":"m","input":{"can":["elicitation/create"]}}`, `{"input":null}`,
 	} {
 		f.Add(p)
 	}

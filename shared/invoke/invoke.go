@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -52,6 +53,11 @@ type Request struct {
 	RequestID       string        `json:"request_id"`
 	TraceID         string        `json:"trace_id"`
 	ProtocolVersion string        `json:"protocol_version,omitempty"`
+	// Input is set for a tools/call from a client that can be asked for
+	// input in the middle of a call (protocol 2026-07-28 and later): what it
+	// can answer, and its answers and verified request state when it comes
+	// back with them. The tool reads it with elicit.FromContext.
+	Input *elicit.Round `json:"input,omitempty"`
 }
 
 // Response is what a function answers.
@@ -66,6 +72,11 @@ type Response struct {
 	// Notifications are the log and progress messages the function produced,
 	// in order; the gateway relays them to the client before the result.
 	Notifications []Notification `json:"notifications,omitempty"`
+	// InputRequired is set when the tool asked the client for input: the
+	// gateway seals its state and answers an InputRequiredResult. Result then
+	// holds the tool error for front ends that cannot ask (the compatibility
+	// endpoint, clients before protocol 2026-07-28).
+	InputRequired *elicit.InputRequired `json:"input_required,omitempty"`
 }
 
 // Error is a classified failure inside a [Response].
@@ -169,6 +180,12 @@ func EncodeResponse(resp *Response) ([]byte, error) {
 		buf.WriteString(`,"notifications":`)
 		if err := enc.Encode(resp.Notifications); err != nil {
 			return nil, fmt.Errorf("invoke: encoding notifications: %w", err)
+		}
+	}
+	if resp.InputRequired != nil {
+		buf.WriteString(`,"input_required":`)
+		if err := enc.Encode(resp.InputRequired); err != nil {
+			return nil, fmt.Errorf("invoke: encoding input requests: %w", err)
 		}
 	}
 	buf.WriteByte('}')

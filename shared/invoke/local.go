@@ -59,12 +59,13 @@ func (l *Local) InvokeRaw(ctx context.Context, function string, req *Request) ([
 		InvokedFunctionArn: "local:function:" + function,
 	})
 	out, err := invokeRecovered(ctx, h, payload)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// Past its deadline Lambda stops a function and drops what it
+		// answers; so does this invoker, whatever the handler returned.
+		return nil, &FunctionError{Function: function, Type: "Sandbox.Timedout", Message: "Task timed out"}
+	}
 	if err != nil {
-		fe := &FunctionError{Function: function, Type: errorType(err), Message: err.Error()}
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-			fe.Type, fe.Message = "Sandbox.Timedout", "Task timed out"
-		}
-		return nil, fe
+		return nil, &FunctionError{Function: function, Type: errorType(err), Message: err.Error()}
 	}
 	if _, owned := h.(PayloadOwner); !owned {
 		// aws-lambda-go's handlers answer from a buffer they reuse.

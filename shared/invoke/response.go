@@ -32,15 +32,15 @@ func decodeQuickly(b []byte, resp *Response) bool {
 		if len(tail) < 2 || tail[0] != ',' || !bytes.HasPrefix(bytes.TrimLeft(tail[1:], " \t\r\n"), []byte(`"`)) {
 			return false
 		}
+		// The rest are Response's other fields, decoded as they are.
 		var t struct {
-			Result        json.RawMessage `json:"result"` // twice: left to json.Unmarshal
-			Error         *Error          `json:"error"`
-			Notifications []Notification  `json:"notifications"`
+			Response
+			Twice json.RawMessage `json:"result"` // the result twice: left to json.Unmarshal
 		}
-		if json.Unmarshal(append([]byte{'{'}, tail[1:]...), &t) != nil || t.Result != nil {
+		if json.Unmarshal(append([]byte{'{'}, tail[1:]...), &t) != nil || t.Twice != nil {
 			return false
 		}
-		resp.Error, resp.Notifications = t.Error, t.Notifications
+		*resp = t.Response
 	}
 	resp.Result = result
 	return true

@@ -24,6 +24,7 @@ var responses = []string{
 	`{"error":{"kind":"internal","message":"m"},"result":{"a":1}}`,
 	` {"result":{"a":1}}`,
 	`{"result":{"a":1},"error":{"kind":5}}`,
+	`{"result":{"content":[]},"input_required":{"requests":{"a":{"method":"elicitation/create","params":{"message":"sure?"}}},"state":"e30="}}`,
 }
 
 func TestDecodingQuicklyGivesWhatJSONUnmarshalGives(t *testing.T) {

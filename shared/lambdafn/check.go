@@ -21,10 +21,11 @@ import (
 // outcome and the error message are jsonschema-go's.
 //
 // It follows the keywords the catalog's schemas use: type (one name),
-// properties, required, additionalProperties, items, enum (of strings),
-// pattern, minLength, maxLength, minimum, maximum, minItems, maxItems,
-// maxProperties, and the annotations title, description and default. A
-// schema with any other keyword compiles to nil: no quick check.
+// properties, required, additionalProperties, propertyNames (of type
+// string), items, enum (of strings), pattern, minLength, maxLength,
+// minimum, maximum, minItems, maxItems, maxProperties, and the annotations
+// title, description and default. A schema with any other keyword compiles
+// to nil: no quick check.
 type argsCheck struct {
 	typ        string // "" for any type
 	properties map[string]*argsCheck
@@ -32,16 +33,18 @@ type argsCheck struct {
 	// additional checks properties not in properties; nil allows any.
 	additional   *argsCheck
 	noAdditional bool
-	items        *argsCheck
-	enum         []string
-	pattern      *regexp.Regexp
-	minLength    int
-	maxLength    int // -1 for none
-	minimum      float64
-	maximum      float64
-	minItems     int
-	maxItems     int // -1 for none
-	maxProps     int // -1 for none
+	// names checks every property name; nil allows any.
+	names     *argsCheck
+	items     *argsCheck
+	enum      []string
+	pattern   *regexp.Regexp
+	minLength int
+	maxLength int // -1 for none
+	minimum   float64
+	maximum   float64
+	minItems  int
+	maxItems  int // -1 for none
+	maxProps  int // -1 for none
 }
 
 // compileCheck compiles s, or returns nil if it uses what a check does not follow.
@@ -108,6 +111,12 @@ func compileMap(m map[string]any) (*argsCheck, bool) {
 			im, isMap := v.(map[string]any)
 			if ok = isMap; ok {
 				c.items, ok = compileMap(im)
+			}
+		case "propertyNames":
+			nm, isMap := v.(map[string]any)
+			if ok = isMap; ok {
+				c.names, ok = compileMap(nm)
+				ok = ok && c.names.typ == "string"
 			}
 		case "enum":
 			list, isList := v.([]any)
@@ -217,6 +226,9 @@ func (c *argsCheck) acceptsObject(s *rawjson.Scanner) bool {
 	n := 0
 	ok := s.Object(func(key []byte) bool {
 		n++
+		if c.names != nil && !c.names.acceptsText(string(key)) {
+			return false
+		}
 		p, known := c.properties[string(key)]
 		if !known {
 			switch {
@@ -246,6 +258,11 @@ func (c *argsCheck) acceptsString(s *rawjson.Scanner) bool {
 	if escaped && json.Unmarshal(raw, &str) != nil {
 		return false
 	}
+	return c.acceptsText(str)
+}
+
+// acceptsText checks the string str against the string keywords.
+func (c *argsCheck) acceptsText(str string) bool {
 	if c.enum != nil && !contains(c.enum, str) {
 		return false
 	}

@@ -36,7 +36,7 @@ func argsSamples(tool *catalog.Tool) []string {
 		return samples
 	}
 	for k, v := range m {
-		for _, repl := range []any{nil, "", "x", strings.Repeat("é", 300), "a#b", "<b>&", 0, -1, 1.5, 1e300, json.Number("1e400"), 5, 101, true, []any{}, []any{"a"}, map[string]any{}} {
+		for _, repl := range []any{nil, "", "x", strings.Repeat("é", 300), "a#b", "<b>&", 0, -1, 1.5, 1e300, json.Number("1e400"), 5, 101, true, []any{}, []any{"a"}, map[string]any{}, map[string]any{strings.Repeat("k", 65): "v"}, map[string]any{"k": "v"}} {
 			mm := map[string]any{}
 			for k2, v2 := range m {
 				mm[k2] = v2

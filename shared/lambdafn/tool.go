@@ -27,6 +27,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/audit"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
@@ -72,7 +73,7 @@ func Tool[In, Out any](t *catalog.Tool, d Deps, fn Func[In, Out]) lambda.Handler
 	if err != nil {
 		panic(fmt.Sprintf("lambdafn: input schema of %s: %v", t.Name, err)) // TestDefaultCatalogIsValid resolves every schema
 	}
-	h := &toolHandler[In, Out]{tool: t, input: rs, check: sync.OnceValue(func() *argsCheck { return compileCheck(t.Input()) }), fn: fn, audit: audit.New(d.Table, nil), log: d.logger().With("tool", t.Name), metrics: d.Metrics}
+	h := &toolHandler[In, Out]{tool: t, input: rs, check: sync.OnceValue(func() *argsCheck { return compileCheck(t.Input()) }), fn: fn, table: d.Table, audit: audit.New(d.Table, nil), log: d.logger().With("tool", t.Name), metrics: d.Metrics}
 	return h
 }
 
@@ -124,6 +125,7 @@ type toolHandler[In, Out any] struct {
 	input   *jsonschema.Resolved
 	check   func() *argsCheck // compiled on first use, off the cold start; nil for a schema it does not follow
 	fn      Func[In, Out]
+	table   store.Table
 	audit   *audit.Log
 	log     *slog.Logger
 	metrics bool
@@ -139,13 +141,10 @@ func (h *toolHandler[In, Out]) handle(ctx context.Context, req invoke.Request) (
 	}
 	ctx, notes := withNotifications(ctx)
 	ctx = context.WithValue(ctx, callKey{}, [2]string{req.TraceID, req.RequestID})
+	ctx = elicit.NewContext(ctx, req.Input)
 	out, err := h.call(ctx, req)
-	resp := toolResponse(out, err, req.TraceID)
+	resp, outcome, err := h.respond(out, err, req)
 	resp.Notifications = notes.drain()
-	outcome := "ok"
-	if err != nil {
-		outcome = "error: " + string(fault.KindOf(err))
-	}
 	if h.tool.Mutates {
 		if aerr := h.audit.Append(ctx, audit.Event{
 			Tenant: req.Caller.Tenant, TraceID: req.TraceID, Type: audit.ToolCalled, Tool: h.tool.Name,
@@ -178,6 +177,9 @@ func (h *toolHandler[In, Out]) call(ctx context.Context, req invoke.Request) (Ou
 	}
 	if err := json.Unmarshal(args, &in); err != nil {
 		return *new(Out), fault.Invalid("arguments", "do not fit the input schema: %v", err)
+	}
+	if err := spendOnce(ctx, h.table, req); err != nil {
+		return *new(Out), err
 	}
 	return h.fn(ctx, req.Caller, in)
 }

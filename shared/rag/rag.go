@@ -405,11 +405,11 @@ func (s *Service) respond(ctx context.Context, cl *call, out PipelineOutput, doc
 	if !relevant {
 		discarded, docs = len(docs), nil
 	}
-	contents := make([]string, len(docs))
+	contents, names := make([]string, len(docs)), make([]string, len(docs))
 	for i, d := range docs {
-		contents[i] = d.Content
+		contents[i], names[i] = d.Content, source(d)
 	}
-	g, err := s.generate(ctx, cl, provider.GenerateRequest{Task: provider.TaskAnswer, Question: out.ContextInput, Documents: contents, MaxTokens: s.limits.MaxTokens}, "answering")
+	g, err := s.generate(ctx, cl, provider.GenerateRequest{Task: provider.TaskAnswer, Question: out.ContextInput, Documents: contents, Sources: names, MaxTokens: s.limits.MaxTokens}, "answering")
 	if err != nil {
 		return Response{}, err
 	}
@@ -441,13 +441,15 @@ func (s *Service) respond(ctx context.Context, cl *call, out PipelineOutput, doc
 func sources(docs []Document) []string {
 	out := []string{}
 	for _, d := range docs {
-		src := cmp.Or(d.Metadata["source"], d.DocID)
-		if src != "" && !slices.Contains(out, src) {
+		if src := source(d); src != "" && !slices.Contains(out, src) {
 			out = append(out, src)
 		}
 	}
 	return out
 }
+
+// source names where d came from: its metadata "source", else its doc_id.
+func source(d Document) string { return cmp.Or(d.Metadata["source"], d.DocID) }
 
 // byScore orders documents by descending score, keeping the retriever's
 // order among equals, and cuts them to k.

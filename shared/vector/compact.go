@@ -140,6 +140,9 @@ func (s *Service) compact(ctx context.Context, c tenant.Caller, alias string) er
 			return err
 		}
 		for i := range seg.Len() {
+			if i%4096 == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
 			ch := seg.Chunk(i)
 			if firsts[ch.ID] {
 				found[ch.ID] = true
@@ -148,6 +151,9 @@ func (s *Service) compact(ctx context.Context, c tenant.Caller, alias string) er
 				live = append(live, ch)
 			}
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	var merged shardRef
 	if len(live) > 0 {
