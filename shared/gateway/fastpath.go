@@ -400,9 +400,9 @@ func clientInfo(s *rawjson.Scanner) bool {
 // serve calls the tool and answers the call.
 func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, call toolCall) {
 	g, t := f.g, call.tool
-	// The go-sdk serves calls under a context that keeps the request's
-	// values (keepDeadline's deadline among them) but not its cancellation.
-	ctx := context.WithoutCancel(r.Context())
+	// The request's own context: the go-sdk's ends with the request too
+	// (withRequestEnd), and keeps its values.
+	ctx := r.Context()
 	caller, err := g.caller(&mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context())})
 	if err != nil {
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -491,8 +491,9 @@ var (
 	keepAlive   = []string{"keep-alive"}[:1:1]
 )
 
-// invoke calls a function as [Gateway.invoke] does, for its payload as the
-// function wrote it if the invoker can give it (raw), else its response.
+// invoke calls a function as [Gateway.invoke] does, under ctx, which ends
+// with the request: for its payload as the function wrote it if the invoker
+// can give it (raw), else its response.
 func (f *fastPath) invoke(ctx context.Context, function string, env *invoke.Request) (*invoke.Response, []byte, error) {
 	if ri, ok := f.g.opts.Invoker.(invoke.RawInvoker); ok {
 		raw, err := await(ctx, func(ctx context.Context) ([]byte, error) { return ri.InvokeRaw(ctx, function, env) })

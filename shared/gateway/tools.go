@@ -125,15 +125,15 @@ func (g *Gateway) invoke(ctx context.Context, function string, env *invoke.Reque
 	if p, ok := takePrefetched(ctx, function, env); ok {
 		return p.resp, p.err
 	}
+	ctx, cancel := withRequestEnd(ctx)
+	defer cancel()
 	return await(ctx, func(ctx context.Context) (*invoke.Response, error) { return g.opts.Invoker.Invoke(ctx, function, env) })
 }
 
-// await makes a call to a function as [Gateway.invoke] does: cancelled when
-// its HTTP request ends, and under a deadline given up with errNotAwaited
-// when only [answerReserve] of it is left.
+// await makes a call to a function under ctx, which ends with the call's
+// HTTP request, as [Gateway.invoke] does: under a deadline it gives up with
+// errNotAwaited when only [answerReserve] of it is left.
 func await[T any](ctx context.Context, call func(context.Context) (T, error)) (T, error) {
-	ctx, cancel := withRequestEnd(ctx)
-	defer cancel()
 	d, ok := deadline(ctx)
 	if !ok {
 		return call(ctx)
