@@ -466,22 +466,12 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 	// The go-sdk writes each event as it comes, as a chunk; the whole answer
 	// is in hand here, so it goes out with its length, in one write fewer.
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
-	rc := http.NewResponseController(w)
-	if buf.Len() > oneWrite {
-		// Headers and answer exceed net/http's 4 KiB buffer, so they take
-		// two writes anyway: the headers, then the whole answer, rather
-		// than a full buffer and the rest after the handlers return, which
-		// kept the client waiting for the rest (p50 +25 µs on loopback).
-		w.WriteHeader(http.StatusOK)
-		rc.Flush()
-	}
 	w.Write(buf.Bytes())
-	rc.Flush()
+	// An answer larger than net/http's 4 KiB buffer goes out in two writes:
+	// flushing sends the second at once rather than after the handlers
+	// return, which kept the client waiting for it (p50 +25 µs on loopback).
+	http.NewResponseController(w).Flush()
 }
-
-// oneWrite is the largest answer that goes out with its headers in one
-// write: net/http buffers 4 KiB, and the headers take less than 512 bytes.
-const oneWrite = 4096 - 512
 
 // The headers of an SSE answer, as the go-sdk sets them. Shared by every
 // answer: their capacity is their length, so that adding to one copies it.
