@@ -166,6 +166,7 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 func (g *Gateway) buildServer() *mcp.Server {
 	cat := g.opts.Catalog
 	caps := &mcp.ServerCapabilities{
+		//lint:ignore SA1019 logging (deprecated by SEP-2577) is still what clients of protocols before 2026-07-28 use
 		Logging:   &mcp.LoggingCapabilities{},
 		Tools:     &mcp.ToolCapabilities{}, // stateless: the list never changes under a session
 		Resources: &mcp.ResourceCapabilities{Subscribe: true},

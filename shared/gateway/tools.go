@@ -181,6 +181,7 @@ func (g *Gateway) relay(ctx context.Context, ss *mcp.ServerSession, token any, n
 		case n.Progress != nil && token != nil:
 			err = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: *n.Progress, Total: n.Total, Message: n.Message})
 		case n.Level != "":
+			//lint:ignore SA1019 logging (deprecated by SEP-2577) is still what clients of protocols before 2026-07-28 use
 			err = ss.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(n.Level), Logger: n.Logger, Data: n.Data})
 		}
 		if err != nil {

@@ -272,13 +272,16 @@ func (s *Service) serve(ctx context.Context, c tenant.Caller, pipeline string, r
 		return Response{}, fault.Unavailable(nil, "pipeline %s is not configured: it needs the pipeline runner and a generator", pipeline)
 	}
 	cl := &call{pipeline: pipeline, caller: c, p: p, received: received}
+	rec := s.health.begin(ctx, c, pipeline)
 	resp, err := s.run(ctx, cl, body)
 	elapsed := s.now().Sub(received)
 	// A call refused for the caller's mistake, by validation here or by the
 	// retriever, is a failed validation (seed 002's Validating -> Failed), not
 	// a pipeline failure: it says nothing of the pipeline's health.
 	if err == nil || !callerFault(err) {
-		s.record(ctx, c, pipeline, err, cl.degraded, elapsed)
+		s.record(ctx, rec, err, cl.degraded, elapsed)
+	} else {
+		rec.discard()
 	}
 	if err != nil {
 		return Response{}, err
@@ -345,12 +348,12 @@ const (
 
 // record stores the outcome of a call for rag_health_check. It must not fail
 // the call, and it runs after the call's own deadline may have passed.
-func (s *Service) record(ctx context.Context, c tenant.Caller, pipeline string, err error, degraded bool, latency time.Duration) {
+func (s *Service) record(ctx context.Context, rec *pending, err error, degraded bool, latency time.Duration) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	o := outcome{ok: err == nil, degraded: degraded, latency: latency}
-	if rerr := s.health.record(ctx, c, pipeline, o); rerr != nil {
-		s.log.WarnContext(ctx, "recording the outcome of a pipeline call failed", "pipeline", pipeline, "tenant", c.Tenant, "error", rerr)
+	if rerr := rec.finish(ctx, o); rerr != nil {
+		s.log.WarnContext(ctx, "recording the outcome of a pipeline call failed", "pipeline", rec.pipeline, "tenant", rec.c.Tenant, "error", rerr)
 	}
 }
 

@@ -158,6 +158,9 @@ func cutPassage(s string, start, done, size int) int {
 // rune r starts: 0 when i is inside a word or inside white space. A passage
 // ending at i would end with s[:i]'s last rune, which is not white space.
 func breakAt(s string, i int, r rune) int {
+	if i > 0 && s[i-1] < utf8.RuneSelf && r < utf8.RuneSelf && (asciiSpace(s[i-1]) || !asciiSpace(byte(r))) {
+		return 0 // inside an ASCII word or white space: most of every text, checked for every character
+	}
 	prev, _ := utf8.DecodeLastRuneInString(s[:i])
 	if unicode.IsSpace(prev) {
 		return 0
@@ -206,6 +209,12 @@ func breakAt(s string, i int, r rune) int {
 		return breakSentence
 	}
 	return breakLine
+}
+
+// asciiSpace reports whether the ASCII byte c is white space, as
+// [unicode.IsSpace] says.
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
 // sentenceEnds reports whether the text before ends a sentence, given the

@@ -152,7 +152,11 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 	if err := ctx.Err(); err != nil {
 		return IngestOutput{}, err
 	}
-	ref, err := s.writeShard(ctx, c, in.Store, r.Dims, chunks)
+	seg, err := retrieval.NewSegment(chunks, r.Dims)
+	if err != nil {
+		return IngestOutput{}, fmt.Errorf("building a shard: %w", err)
+	}
+	ref, err := s.writeShard(ctx, c, in.Store, seg)
 	if err != nil {
 		return IngestOutput{}, err
 	}
@@ -349,14 +353,10 @@ func (s *Service) embedChunks(ctx context.Context, r storeRec, chunks []retrieva
 	return nil
 }
 
-// writeShard writes chunks as a new shard object and returns its manifest
-// entry. The decoded shard goes into the cache, so this process's next
-// search does not read it back.
-func (s *Service) writeShard(ctx context.Context, c tenant.Caller, alias string, dims int, chunks []retrieval.Chunk) (shardRef, error) {
-	seg, err := retrieval.NewSegment(chunks, dims)
-	if err != nil {
-		return shardRef{}, fmt.Errorf("building a shard: %w", err)
-	}
+// writeShard writes seg as a new shard object and returns its manifest
+// entry. The segment goes into the cache, so this process's next search
+// does not read it back.
+func (s *Service) writeShard(ctx context.Context, c tenant.Caller, alias string, seg *retrieval.Segment) (shardRef, error) {
 	data, err := seg.MarshalBinary()
 	if err != nil {
 		return shardRef{}, fmt.Errorf("encoding a shard: %w", err)
@@ -369,31 +369,35 @@ func (s *Service) writeShard(ctx context.Context, c tenant.Caller, alias string,
 	}
 	s.cache.add(&cacheEntry{key: key, etag: info.ETag, size: segmentBytes(int64(len(data))), value: seg, checked: time.Now()})
 	docs := map[string]bool{}
-	for _, ch := range chunks {
-		docs[ch.DocID] = true
+	for i := range seg.Len() {
+		docs[seg.DocID(i)] = true
 	}
-	return shardRef{ID: id, Key: key, ETag: info.ETag, Size: info.Size, Chunks: len(chunks), Docs: len(docs),
-		Terms: termProfile(chunks)}, nil
+	return shardRef{ID: id, Key: key, ETag: info.ETag, Size: info.Size, Chunks: seg.Len(), Docs: len(docs),
+		Terms: termProfile(seg)}, nil
 }
 
-// termProfile counts, for the most frequent terms of chunks, the chunks that
-// hold them.
-func termProfile(chunks []retrieval.Chunk) map[string]int {
-	counts := map[string]int{}
-	for _, ch := range chunks {
-		seen := map[string]bool{}
-		for _, t := range text.Terms(ch.Text) {
-			if !seen[t] && len(t) > 1 {
-				seen[t] = true
-				counts[t]++
-			}
-		}
+// termProfile counts, for the most frequent terms of seg, the chunks that
+// hold them. The counts come from the segment's postings: analysing the
+// texts again cost as much as indexing them.
+func termProfile(seg *retrieval.Segment) map[string]int {
+	type term struct {
+		t string
+		n int
 	}
-	terms := slices.Collect(maps.Keys(counts))
-	slices.SortFunc(terms, func(a, b string) int { return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b)) })
-	out := make(map[string]int, min(len(terms), ShardProfileTerms))
-	for _, t := range terms[:min(len(terms), ShardProfileTerms)] {
-		out[t] = counts[t]
+	order := func(a, b term) int { return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.t, b.t)) }
+	top := make([]term, 0, ShardProfileTerms+1) // the best so far, in order
+	for t, n := range seg.Terms() {
+		x := term{t, n}
+		if len(t) < 2 || len(top) == ShardProfileTerms && order(x, top[len(top)-1]) > 0 {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(top, x, order)
+		top = slices.Insert(top, i, x)
+		top = top[:min(len(top), ShardProfileTerms)]
+	}
+	out := make(map[string]int, len(top))
+	for _, x := range top {
+		out[x.t] = x.n
 	}
 	return out
 }

@@ -389,8 +389,14 @@ func TestConcurrentIngestsLoseNothing(t *testing.T) {
 		_ = globex
 		ctx := context.Background()
 		const n = 12
-		// A low shard limit makes compactions run, and race, among the ingests.
-		svc := newService(t, tbl, storetest.OpenLocalFS(t), &vector.Options{MaxShards: 4})
+		// A low shard limit makes compactions run, and race, among the ingests:
+		// of several processes, since one process compacts a store once at a time.
+		blobs := storetest.OpenLocalFS(t)
+		var procs []*vector.Service
+		for range 3 {
+			procs = append(procs, newService(t, tbl, blobs, &vector.Options{MaxShards: 4}))
+		}
+		svc := procs[0]
 		if _, err := svc.CreateStore(ctx, acme, vector.CreateStoreInput{Alias: "crowd"}); err != nil {
 			t.Fatal(err)
 		}
@@ -398,7 +404,7 @@ func TestConcurrentIngestsLoseNothing(t *testing.T) {
 		for i := range n {
 			wg.Go(func() {
 				content := fmt.Sprintf("Document %d is about the word zq%dword and nothing else.", i, i)
-				if _, err := svc.Ingest(ctx, acme, vector.IngestInput{Store: "crowd", DocID: fmt.Sprintf("doc%02d", i), Content: content}); err != nil {
+				if _, err := procs[i%len(procs)].Ingest(ctx, acme, vector.IngestInput{Store: "crowd", DocID: fmt.Sprintf("doc%02d", i), Content: content}); err != nil {
 					t.Errorf("ingest %d: %v", i, err)
 				}
 			})

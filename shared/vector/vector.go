@@ -28,6 +28,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/provider"
@@ -79,6 +80,7 @@ type Service struct {
 	groupBytes int64
 	maxShards  int
 	revalidate time.Duration
+	compacting sync.Map // tenant and alias of the stores this process is compacting
 }
 
 // New returns a Service keeping records in table and shards in blobs, and

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/switchboard-dev/switchboard/shared/store"
 )
@@ -51,7 +52,7 @@ func Open(path string, opts *Options) (*Table, error) {
 		o.Now = time.Now
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.LockTimeout})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("embedded: open %s: another process holds it (is a second switchboard running on the same --data folder?)", path)
 	}
 	if err != nil {
@@ -181,7 +182,7 @@ func (t *Table) Query(ctx context.Context, pk string, q store.Query) (store.Page
 		c := tx.Bucket(itemsBucket).Cursor()
 		var k, v []byte
 		if q.Reverse {
-			k, v = c.Seek(hi)
+			k, _ = c.Seek(hi)
 			if k == nil {
 				k, v = c.Last()
 			} else {
