@@ -69,7 +69,8 @@ const (
 	metaProtocolVersion    = mcp.MetaKeyProtocolVersion
 	metaClientCapabilities = mcp.MetaKeyClientCapabilities
 	metaClientInfo         = mcp.MetaKeyClientInfo
-	metaLogLevel           = mcp.MetaKeyLogLevel
+	//lint:ignore SA1019 logging (deprecated by SEP-2577) is still what clients of protocols before 2026-07-28 use
+	metaLogLevel = mcp.MetaKeyLogLevel
 )
 
 // fastPath is the tools/call fast path in front of the go-sdk's handler.
@@ -350,6 +351,7 @@ func clientCapabilities(s *rawjson.Scanner) *mcp.ClientCapabilities {
 	ok := s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "roots":
+			//lint:ignore SA1019 roots (deprecated by SEP-2577) remain an input request clients may answer during their deprecation window
 			caps.RootsV2 = &mcp.RootCapabilities{}
 			return s.Object(func(key []byte) bool {
 				if string(key) == "listChanged" {
@@ -358,6 +360,7 @@ func clientCapabilities(s *rawjson.Scanner) *mcp.ClientCapabilities {
 				return s.Value()
 			})
 		case "sampling":
+			//lint:ignore SA1019 sampling (deprecated by SEP-2577) remains an input request clients may answer during its deprecation window
 			caps.Sampling = &mcp.SamplingCapabilities{}
 			return s.Object(func([]byte) bool { return s.Peek() == '{' && s.Value() })
 		case "elicitation":
@@ -558,6 +561,7 @@ func (f *fastPath) appendNotifications(buf *bytes.Buffer, call toolCall, notes [
 				continue
 			}
 			method = "notifications/message"
+			//lint:ignore SA1019 logging (deprecated by SEP-2577) is still what clients of protocols before 2026-07-28 use
 			params = &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(n.Level), Logger: n.Logger, Data: n.Data}
 		default:
 			continue

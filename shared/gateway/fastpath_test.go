@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -43,7 +44,7 @@ var fakeResults = map[string]func(trace string) (*invoke.Response, error){
 		return lambdafnResult(trace, map[string]any{
 			"text":   "a<b>&c \u2028 \u2029 é 😀 \"q\" \\ / \n\t\b\f\x01\x1f \x7f",
 			"n":      1.5e300,
-			"list":   []any{true, false, nil, -0.0, 12, "x"},
+			"list":   []any{true, false, nil, math.Copysign(0, -1), 12, "x"},
 			"nested": map[string]any{"<": map[string]any{">": []any{}}},
 		}, false), nil
 	},
