@@ -202,7 +202,7 @@ func (t *Table) Query(ctx context.Context, pk string, q store.Query) (store.Page
 				}
 				continue
 			}
-			it, err := decode(k, v)
+			it, err := decode(k, v, pk)
 			if err != nil {
 				return err
 			}
@@ -228,7 +228,7 @@ func (t *Table) load(b *bolt.Bucket, pk, sk string) (*store.Item, error) {
 	if v == nil {
 		return nil, nil
 	}
-	it, err := decode(k, v)
+	it, err := decode(k, v, pk)
 	if err != nil {
 		return nil, err
 	}
@@ -370,9 +370,14 @@ func live(v []byte, now time.Time) bool {
 	return !(store.Item{ExpiresAt: time.Unix(r.varint(), 0)}).Expired(now)
 }
 
-func decode(k, v []byte) (store.Item, error) {
+// decode decodes the item at key k, whose partition key is likely pk (the
+// one a Get or Query asked for), shared rather than allocated again.
+func decode(k, v []byte, pk string) (store.Item, error) {
 	i := bytes.IndexByte(k, 0)
-	it := store.Item{PK: string(k[:i]), SK: string(k[i+1:])}
+	it := store.Item{PK: pk, SK: string(k[i+1:])}
+	if string(k[:i]) != pk {
+		it.PK = string(k[:i])
+	}
 	r := &reader{b: v}
 	if r.byte() != recordVersion {
 		return it, fmt.Errorf("embedded: decode %s/%s: unknown record version", it.PK, it.SK)
@@ -388,11 +393,17 @@ func decode(k, v []byte) (store.Item, error) {
 		return it, fmt.Errorf("embedded: decode %s/%s: %w", it.PK, it.SK, r.err)
 	}
 	it.Attrs = make(store.Attrs, n)
+	var text string // v as a string, made once: the item's string values are parts of it
 	for j := uint64(0); j < n && r.err == nil; j++ {
-		name := string(r.bytes())
+		name := attrName(r.bytes())
 		switch r.byte() {
 		case tagString:
-			it.Attrs[name] = string(r.bytes())
+			b := r.bytes()
+			if text == "" {
+				text = string(v)
+			}
+			end := len(v) - len(r.b)
+			it.Attrs[name] = text[end-len(b) : end]
 		case tagNumber:
 			it.Attrs[name] = r.varint()
 		case tagBinary:
