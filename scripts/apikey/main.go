@@ -7,22 +7,28 @@
 //
 // Each takes --data DIR (the local server's folder, default .switchboard) or
 // --table NAME (a DynamoDB table, with AWS credentials and region from the
-// environment, as the AWS CLI takes them). A key is printed once, at
-// creation; only its SHA-256 is stored.
+// environment, as the AWS CLI takes them). While a local server runs on the
+// folder, which it holds locked, the command works through the server's
+// socket in it (package apikey/admin). A key is printed once, at creation;
+// only its SHA-256 is stored.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
+	"github.com/switchboard-dev/switchboard/shared/apikey/admin"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
 func main() {
@@ -37,64 +43,136 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("usage: apikey create|list|revoke [flags]; apikey create -h for the flags")
 	}
 	cmd, args := args[0], args[1:]
+	if cmd != "create" && cmd != "list" && cmd != "revoke" {
+		return fmt.Errorf("unknown command %q: use create, list or revoke", cmd)
+	}
 	fs := flag.NewFlagSet("apikey "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", ".switchboard", "the local server's data `folder`")
 	table := fs.String("table", "", "a DynamoDB table `name` (instead of --data)")
 	t := fs.String("tenant", "", "the `tenant` the key acts for (create)")
 	principal := fs.String("principal", "", "`who` holds the key, for the audit log (create)")
-	expires := fs.Duration("expires", 0, "how long the key lives, e.g. 720h; 0 means until revoked (create)")
+	expires := fs.Duration("expires", 0, "how long the key lives, e.g. 720h; without it, until revoked (create)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg := config.Local(*data)
-	if *table != "" {
-		cfg = config.Config{Table: *table}
+	var until time.Time
+	if set(fs, "expires") {
+		if *expires <= 0 {
+			return fmt.Errorf("--expires %s: give a positive duration, such as 720h, or leave --expires out for a key that lives until revoked", *expires)
+		}
+		until = time.Now().Add(*expires)
 	}
-	tbl, closeFn, err := cfg.OpenTable(ctx, stderr)
+	if cmd == "revoke" && fs.NArg() != 1 {
+		return fmt.Errorf("usage: apikey revoke [--data DIR | --table NAME] HASH (apikey list shows the hashes)")
+	}
+	keys, closeFn, err := open(ctx, *data, *table, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	keys := apikey.New(tbl, nil)
+	deployed := *table != ""
 	switch cmd {
 	case "create":
-		var until time.Time
-		if *expires > 0 {
-			until = time.Now().Add(*expires)
-		}
-		secret, key, err := keys.Create(ctx, *t, *principal, nil, until)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "%s\n", secret)
-		fmt.Fprintf(stderr, "Created a key for tenant %q, principal %q (hash %s). It is shown only now; the server keeps only its hash.\n", key.Tenant, key.Principal, key.Hash)
-		fmt.Fprintf(stderr, "Use it as: Authorization: Bearer <key>\n")
-		return nil
+		return create(ctx, keys, deployed, *data, *t, *principal, until, stdout, stderr)
 	case "list":
-		list, err := keys.List(ctx)
-		if err != nil {
-			return err
-		}
-		w := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
-		fmt.Fprintln(w, "HASH\tTENANT\tPRINCIPAL\tCREATED\tEXPIRES")
-		for _, k := range list {
-			exp := "never"
-			if !k.ExpiresAt.IsZero() {
-				exp = k.ExpiresAt.UTC().Format(time.RFC3339)
-			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", k.Hash, k.Tenant, k.Principal, k.Created.Format(time.RFC3339), exp)
-		}
-		return w.Flush()
-	case "revoke":
-		if fs.NArg() != 1 {
-			return fmt.Errorf("usage: apikey revoke [--data DIR | --table NAME] HASH (apikey list shows the hashes)")
-		}
+		return list(ctx, keys, stdout)
+	default:
 		if err := keys.Revoke(ctx, strings.TrimSpace(fs.Arg(0))); err != nil {
 			return err
 		}
-		fmt.Fprintln(stderr, "Revoked. A running gateway may accept the key for up to a minute more (it caches verified keys).")
+		if deployed {
+			fmt.Fprintln(stderr, "Revoked. A warm gateway may accept the key for up to a minute more (it caches verified keys).")
+		} else {
+			fmt.Fprintln(stderr, "Revoked. The local server refuses the key from now on.")
+		}
 		return nil
 	}
-	return fmt.Errorf("unknown command %q: use create, list or revoke", cmd)
+}
+
+// set reports whether the flag name was given.
+func set(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
+}
+
+// open returns the keys of the DynamoDB table, if named, or else of the data
+// folder: through the socket of the server running on it, or directly.
+func open(ctx context.Context, data, table string, stderr io.Writer) (admin.Manager, func() error, error) {
+	cfg := config.Local(data)
+	if table != "" {
+		cfg = config.Config{Table: table}
+	} else {
+		c, err := admin.Dial(ctx, data)
+		if err == nil {
+			return c, func() error { return nil }, nil
+		}
+		if !errors.Is(err, admin.ErrNotRunning) {
+			return nil, nil, err
+		}
+	}
+	tbl, closeFn, err := cfg.OpenTable(ctx, stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	return apikey.New(tbl, nil), closeFn, nil
+}
+
+func create(ctx context.Context, keys admin.Manager, deployed bool, data, t, principal string, until time.Time, stdout, stderr io.Writer) error {
+	existing, err := keys.List(ctx)
+	if err != nil {
+		return err
+	}
+	secret, key, err := keys.Create(ctx, t, principal, nil, until)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s\n", secret)
+	fmt.Fprintf(stderr, "Created a key for tenant %q, principal %q (hash %s). It is shown only now; the server keeps only its hash.\n", key.Tenant, key.Principal, key.Hash)
+	fmt.Fprintf(stderr, "Use it as: Authorization: Bearer <key>\n")
+	if deployed || len(existing) > 0 {
+		return nil
+	}
+	fmt.Fprintf(stderr, "\nNote: this is the first key of %s, so HTTP requests without a key, which acted for tenant %q, are refused from now on (over --stdio every request still acts for %q).\n", data, tenant.Local, tenant.Local)
+	if key.Tenant != tenant.Local {
+		fmt.Fprintf(stderr, "This key acts for tenant %q and sees nothing created without a key, which belongs to tenant %q. To keep working on that, use a key for it:\n  go run ./scripts/apikey create --data %s --tenant %s --principal %s\n", key.Tenant, tenant.Local, shellQuote(data), tenant.Local, shellQuote(key.Principal))
+	}
+	return nil
+}
+
+func list(ctx context.Context, keys admin.Manager, stdout io.Writer) error {
+	all, err := keys.List(ctx)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(w, "HASH\tTENANT\tPRINCIPAL\tCREATED\tEXPIRES")
+	for _, k := range all {
+		exp := "never"
+		if !k.ExpiresAt.IsZero() {
+			exp = k.ExpiresAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", printable(k.Hash), printable(k.Tenant), printable(k.Principal), k.Created.Format(time.RFC3339), exp)
+	}
+	return w.Flush()
+}
+
+// printable returns s as it is if every character in it prints as itself,
+// and quoted with Go's escapes otherwise: a table written before tenants and
+// principals were checked may hold terminal escape sequences, tabs that would
+// break the columns, or bidirectional overrides.
+func printable(s string) string {
+	if q := strconv.Quote(s); s == "" || q[1:len(q)-1] != s || strings.TrimSpace(s) != s {
+		return q
+	}
+	return s
+}
+
+// shellQuote returns s as one word for a POSIX shell.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

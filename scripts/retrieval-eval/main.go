@@ -80,7 +80,7 @@ func run(data, split, runPath, mode string) error {
 
 	fmt.Printf("ingesting %d documents into a fresh store (%s/%s, %d dims)\n", len(ds.Corpus), emb.Provider(), emb.Model(), emb.Dims())
 	start := time.Now()
-	var chunks atomic.Int64
+	var chunks, empty atomic.Int64
 	work := make(chan beir.Doc)
 	errs := make(chan error, 1)
 	var wg sync.WaitGroup
@@ -88,6 +88,10 @@ func run(data, split, runPath, mode string) error {
 		wg.Go(func() {
 			for d := range work {
 				out, err := svc.Ingest(ctx, caller, vector.IngestInput{Store: alias, DocID: d.ID, Format: "txt", Content: d.Title + "\n\n" + d.Text})
+				if errors.Is(err, vector.ErrNoText) {
+					empty.Add(1) // nothing to find it by; its judgements count as misses
+					continue
+				}
 				if err != nil {
 					select {
 					case errs <- fmt.Errorf("ingesting %s: %w", d.ID, err):
@@ -114,8 +118,8 @@ func run(data, split, runPath, mode string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("ingested %d documents, %d chunks in %v: %.0f chunks/s (store: %d shards, version %d)\n",
-		st.Documents, chunks.Load(), took.Round(time.Millisecond), float64(chunks.Load())/took.Seconds(), st.Shards, st.Version)
+	fmt.Printf("ingested %d documents, %d chunks in %v: %.0f chunks/s (store: %d shards, version %d); skipped %d with no text\n",
+		st.Documents, chunks.Load(), took.Round(time.Millisecond), float64(chunks.Load())/took.Seconds(), st.Shards, st.Version, empty.Load())
 
 	f, err := os.Create(runPath)
 	if err != nil {

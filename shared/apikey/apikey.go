@@ -6,8 +6,11 @@
 //	_apikeys  <sha256 hex>  tenant, principal, scopes, created_at  (expires_at as TTL)
 //
 //	keys := apikey.New(table, nil)
-//	secret, _, _ := keys.Create(ctx, "acme", "ci-bot", time.Time{})
-//	caller, err := keys.Verify(ctx, secret) // caller.Tenant == "acme"
+//	secret, _, _ := keys.Create(ctx, "acme", "ci-bot", nil, time.Time{})
+//	key, err := keys.Verify(ctx, secret) // key.Caller().Tenant == "acme"
+//
+// A key's expiry is kept to the second, as DynamoDB's TTL keeps it: the key
+// stops working at the start of that second.
 package apikey
 
 import (
@@ -20,8 +23,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -38,12 +41,18 @@ var ErrInvalidKey = errors.New("invalid API key")
 
 // Key describes an issued key. It never holds the key itself.
 type Key struct {
-	Hash      string
-	Tenant    string
-	Principal string
-	Scopes    []string
-	Created   time.Time
-	ExpiresAt time.Time
+	Hash      string    `json:"hash"`
+	Tenant    string    `json:"tenant"`
+	Principal string    `json:"principal"`
+	Scopes    []string  `json:"scopes,omitempty"`
+	Created   time.Time `json:"created_at"`
+	// ExpiresAt is when the key stops working; zero means never.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+}
+
+// Caller returns the caller the key stands for.
+func (k Key) Caller() tenant.Caller {
+	return tenant.Caller{Tenant: k.Tenant, Principal: k.Principal, Scopes: k.Scopes}
 }
 
 // Options configures [New]. A nil *Options uses the defaults.
@@ -74,18 +83,26 @@ func Hash(key string) string {
 }
 
 // Create issues a key for principal in tenant t and returns it; it is not
-// stored and cannot be shown again. A zero expires means the key never expires.
+// stored and cannot be shown again. A zero expires means the key never
+// expires; otherwise expires, cut to the second, must be in the future.
 func (k *Keys) Create(ctx context.Context, t, principal string, scopes []string, expires time.Time) (string, Key, error) {
 	if err := tenant.Validate(t); err != nil {
-		return "", Key{}, err
+		return "", Key{}, invalid(err)
 	}
-	if principal == "" || utf8.RuneCountInString(principal) > 128 || strings.ContainsAny(principal, "\x00\n") {
-		return "", Key{}, fmt.Errorf("principal %q must be 1-128 characters on one line", principal)
+	if err := tenant.ValidatePrincipal(principal); err != nil {
+		return "", Key{}, invalid(err)
+	}
+	now := k.now().UTC()
+	if !expires.IsZero() {
+		expires = expires.UTC().Truncate(time.Second)
+		if !expires.After(now) {
+			return "", Key{}, fault.Invalid("expires", "%s is not in the future (it is %s now): a key must expire later, or never", expires.Format(time.RFC3339), now.Format(time.RFC3339))
+		}
 	}
 	var b [32]byte
 	rand.Read(b[:])
 	secret := Prefix + base64.RawURLEncoding.EncodeToString(b[:])
-	key := Key{Hash: Hash(secret), Tenant: t, Principal: principal, Scopes: scopes, Created: k.now().UTC(), ExpiresAt: expires}
+	key := Key{Hash: Hash(secret), Tenant: t, Principal: principal, Scopes: scopes, Created: now, ExpiresAt: expires}
 	err := k.table.Put(ctx, store.Item{
 		PK: Partition, SK: key.Hash,
 		Attrs: store.Attrs{
@@ -100,19 +117,36 @@ func (k *Keys) Create(ctx context.Context, t, principal string, scopes []string,
 	return secret, key, nil
 }
 
-// Verify returns the caller a key stands for, or [ErrInvalidKey].
-func (k *Keys) Verify(ctx context.Context, secret string) (tenant.Caller, error) {
+// Verify returns the key secret is, or [ErrInvalidKey] for a key that does
+// not exist, was revoked or has expired. A key whose stored tenant or
+// principal no longer passes validation (written before it was checked) is
+// refused too, so that neither reaches an audit event.
+func (k *Keys) Verify(ctx context.Context, secret string) (Key, error) {
 	if !strings.HasPrefix(secret, Prefix) || len(secret) > 128 {
-		return tenant.Caller{}, ErrInvalidKey
+		return Key{}, ErrInvalidKey
 	}
 	it, err := k.table.Get(ctx, Partition, Hash(secret))
 	if errors.Is(err, store.ErrNotFound) {
-		return tenant.Caller{}, ErrInvalidKey
+		return Key{}, ErrInvalidKey
 	}
 	if err != nil {
-		return tenant.Caller{}, fmt.Errorf("apikey: looking up key: %w", err)
+		return Key{}, fmt.Errorf("apikey: looking up key: %w", err)
 	}
-	return tenant.Caller{Tenant: it.String("tenant"), Principal: it.String("principal"), Scopes: strings.Fields(it.String("scopes"))}, nil
+	if it.Expired(k.now()) {
+		return Key{}, ErrInvalidKey
+	}
+	key := fromItem(it)
+	if tenant.Validate(key.Tenant) != nil || tenant.ValidatePrincipal(key.Principal) != nil {
+		return Key{}, fmt.Errorf("%w: its stored tenant or principal is not valid (apikey list shows it)", ErrInvalidKey)
+	}
+	return key, nil
+}
+
+// fromItem returns the key an item of [Partition] describes.
+func fromItem(it store.Item) Key {
+	created, _ := time.Parse(time.RFC3339, it.String("created_at"))
+	return Key{Hash: it.SK, Tenant: it.String("tenant"), Principal: it.String("principal"),
+		Scopes: strings.Fields(it.String("scopes")), Created: created, ExpiresAt: it.ExpiresAt}
 }
 
 // Any reports whether at least one live key exists.
@@ -134,9 +168,9 @@ func (k *Keys) List(ctx context.Context) ([]Key, error) {
 			return nil, fmt.Errorf("apikey: listing keys: %w", err)
 		}
 		for _, it := range page.Items {
-			created, _ := time.Parse(time.RFC3339, it.String("created_at"))
-			keys = append(keys, Key{Hash: it.SK, Tenant: it.String("tenant"), Principal: it.String("principal"),
-				Scopes: strings.Fields(it.String("scopes")), Created: created, ExpiresAt: it.ExpiresAt})
+			if !it.Expired(k.now()) {
+				keys = append(keys, fromItem(it))
+			}
 		}
 		if page.Next == "" {
 			return keys, nil
@@ -148,9 +182,33 @@ func (k *Keys) List(ctx context.Context) ([]Key, error) {
 // Revoke deletes the key whose hash is hash. Revoking a missing key is an error,
 // so that a typo does not look like success.
 func (k *Keys) Revoke(ctx context.Context, hash string) error {
+	if !isHash(hash) {
+		return fault.Invalid("hash", "%q is not a key's hash: 64 lowercase hexadecimal digits, as apikey list shows them", hash)
+	}
 	err := k.table.Delete(ctx, Partition, hash, store.IfExists())
 	if errors.Is(err, store.ErrConditionFailed) {
-		return fmt.Errorf("apikey: no key with hash %s", hash)
+		return fault.NotFound("no key has the hash %s (apikey list shows the live keys)", hash)
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("apikey: revoking key: %w", err)
+	}
+	return nil
+}
+
+// invalid classifies err, whose message names the field, as the caller's mistake.
+func invalid(err error) error {
+	return &fault.Error{Kind: fault.KindInvalid, Message: err.Error(), Err: err}
+}
+
+// isHash reports whether s looks like what [Hash] returns.
+func isHash(s string) bool {
+	if len(s) != 2*sha256.Size {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package career
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"path"
 	"strings"
@@ -27,7 +28,7 @@ func checkFormat(name string) error {
 // extract turns a resume file into canonical Markdown with [document.Extract].
 // Text formats are decoded leniently there, so a binary file misnamed .md or
 // .txt (NUL bytes without a UTF-16 byte order mark) is refused here first.
-func extract(name string, data []byte) (document.Document, error) {
+func extract(ctx context.Context, name string, data []byte) (document.Document, error) {
 	switch strings.ToLower(path.Ext(name)) {
 	case ".md", ".markdown", ".txt":
 		utf16 := bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff})
@@ -35,5 +36,5 @@ func extract(name string, data []byte) (document.Document, error) {
 			return document.Document{}, fmt.Errorf("document %q: binary data, not text: %w", name, document.ErrCorrupt)
 		}
 	}
-	return document.Extract(name, data)
+	return document.Extract(ctx, name, data)
 }

@@ -22,6 +22,12 @@ import (
 // MaxResumeBytes bounds a resume file.
 const MaxResumeBytes = 10 << 20
 
+// MaxInlineResumeBytes bounds a resume passed inline (content_base64,
+// decoded): its base64 in a request must reach the deployed gateway, whose
+// requests are bounded by a Lambda invocation's payload (see
+// catalog.MaxRequestBytes). Larger files go by s3_key.
+const MaxInlineResumeBytes = 3 << 20
+
 // MaxResumeAtoms bounds the atoms one resume yields.
 const MaxResumeAtoms = 500
 
@@ -97,11 +103,8 @@ func (s *Service) IngestResume(ctx context.Context, c tenant.Caller, in IngestRe
 			return IngestResumeOutput{}, fault.Invalid("file_name", "must be a plain file name of at most 255 bytes, without slashes")
 		}
 		name = in.FileName
-		if base64.StdEncoding.DecodedLen(len(in.ContentBase64)) > MaxResumeBytes+3 {
-			return IngestResumeOutput{}, fault.Invalid("content_base64", "decodes to more than %d bytes", MaxResumeBytes)
-		}
-		if data, err = base64.StdEncoding.DecodeString(in.ContentBase64); err != nil {
-			return IngestResumeOutput{}, fault.Invalid("content_base64", "is not base64: %v", err)
+		if data, err = decodeInline(in.ContentBase64); err != nil {
+			return IngestResumeOutput{}, err
 		}
 	}
 	if err := checkFormat(name); err != nil {
@@ -139,7 +142,7 @@ func (s *Service) ingest(ctx context.Context, c tenant.Caller, key, name, field 
 		}
 		r, info, err := s.blobs.Get(ctx, key, nil)
 		if errors.Is(err, store.ErrNotFound) {
-			return IngestResumeOutput{}, fault.NotFound("no object %q in your tenant's storage", key)
+			return IngestResumeOutput{}, fault.NotFound("no object %q (%s): put the resume there first", key, store.LookedFor(s.blobs, key))
 		}
 		if err != nil {
 			return IngestResumeOutput{}, fault.Unavailable(err, "reading %s failed; retry", key)
@@ -152,12 +155,16 @@ func (s *Service) ingest(ctx context.Context, c tenant.Caller, key, name, field 
 			return IngestResumeOutput{}, fault.Unavailable(err, "reading %s failed; retry", key)
 		}
 	}
-	doc, err := extract(name, data)
+	doc, err := extract(ctx, name, data)
 	switch {
 	case errors.Is(err, document.ErrUnsupported):
 		return IngestResumeOutput{}, fault.Invalid(field, "%s is not a resume this server reads: %v", name, err)
-	case err != nil:
+	case errors.Is(err, document.ErrTooLarge):
+		return IngestResumeOutput{}, fault.Invalid(field, "%s is refused: %v", name, err)
+	case errors.Is(err, document.ErrCorrupt):
 		return IngestResumeOutput{}, fault.Invalid(field, "%s cannot be read, it looks corrupt: %v", name, err)
+	case err != nil:
+		return IngestResumeOutput{}, err // the call's deadline passed
 	}
 	md := doc.Markdown
 	if strings.TrimSpace(md) == "" {
@@ -170,7 +177,7 @@ func (s *Service) ingest(ctx context.Context, c tenant.Caller, key, name, field 
 	now := s.now()
 	stmts := extractAtoms(md)
 	if len(stmts) > MaxResumeAtoms {
-		return IngestResumeOutput{}, fault.Invalid(field, "%s yields %d statements, more than %d", name, len(stmts), MaxResumeAtoms)
+		return IngestResumeOutput{}, fault.Invalid(field, "%s yields more than %d statements, the limit per resume", name, MaxResumeAtoms)
 	}
 	if len(stmts) == 0 {
 		out.Warnings = append(out.Warnings, "no experience atoms found: no section headed like Experience, Projects or Skills holds a bullet or a sentence; add such headings, or create atoms with atom_create")
@@ -334,4 +341,21 @@ func atomIDs(resumeID string, stmts []statement) []string {
 		ids[i] = id
 	}
 	return ids
+}
+
+// decodeInline decodes a resume passed as content_base64, refusing one over
+// MaxInlineResumeBytes before decoding it.
+func decodeInline(b64 string) ([]byte, error) {
+	tooBig := fault.Invalid("content_base64", "decodes to more than %d bytes; pass a larger file by s3_key", MaxInlineResumeBytes)
+	if base64.StdEncoding.DecodedLen(len(b64)) > MaxInlineResumeBytes+2 {
+		return nil, tooBig
+	}
+	data, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return nil, fault.Invalid("content_base64", "is not base64: %v", err)
+	}
+	if len(data) > MaxInlineResumeBytes {
+		return nil, tooBig
+	}
+	return data, nil
 }

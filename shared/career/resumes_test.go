@@ -1,6 +1,7 @@
 package career_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -191,6 +192,7 @@ func testUnreadable(t *testing.T, tbl store.Table, blobs store.Blobs) {
 		{"CorruptDOCX", career.IngestResumeInput{FileName: "cv.docx", ContentBase64: b64([]byte("PK not a zip"))}, "content_base64"},
 		{"Empty", career.IngestResumeInput{FileName: "cv.md", ContentBase64: b64([]byte("\n\n  \n"))}, "content_base64"},
 		{"NotBase64", career.IngestResumeInput{FileName: "cv.md", ContentBase64: "%%%"}, "content_base64"},
+		{"InlineOneByteTooLarge", career.IngestResumeInput{FileName: "cv.md", ContentBase64: b64(bytes.Repeat([]byte("a"), career.MaxInlineResumeBytes+1))}, "content_base64"},
 		{"NoFileName", career.IngestResumeInput{ContentBase64: b64([]byte("# x"))}, "file_name"},
 		{"FileNameWithPath", career.IngestResumeInput{FileName: "../cv.md", ContentBase64: b64([]byte("# x"))}, "file_name"},
 		{"Neither", career.IngestResumeInput{}, "s3_key"},

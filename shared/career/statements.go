@@ -92,8 +92,9 @@ type heading struct {
 
 // extractor walks a resume's lines, keeping the path of headings.
 type extractor struct {
-	path []heading
-	out  []statement
+	path    []heading
+	section string // the path, as statements name it
+	out     []statement
 }
 
 // push makes h the innermost heading, closing those at its level or deeper.
@@ -102,6 +103,7 @@ func (x *extractor) push(h heading) {
 		x.path = x.path[:len(x.path)-1]
 	}
 	x.path = append(x.path, h)
+	x.section = x.sectionOf()
 }
 
 // base is the level of the innermost Markdown heading: headings recognised in
@@ -126,17 +128,32 @@ func (x *extractor) inside() bool {
 	return false
 }
 
-func (x *extractor) section() string {
+// sectionOf returns the path of headings as a section name, cut to
+// MaxSectionChars: every statement under it repeats it.
+func (x *extractor) sectionOf() string {
 	names := make([]string, len(x.path))
 	for i, h := range x.path {
 		names[i] = h.text
 	}
-	return strings.Join(names, " > ")
+	s := strings.Join(names, " > ")
+	if utf8.RuneCountInString(s) <= MaxSectionChars {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == MaxSectionChars {
+			return s[:i]
+		}
+		n++
+	}
+	return s
 }
 
+// add adds a statement of the current section, up to one more than a resume
+// may yield: the caller refuses a resume that yields more.
 func (x *extractor) add(text string) {
-	if x.inside() && hasWord(text) {
-		x.out = append(x.out, statement{section: x.section(), text: text})
+	if len(x.out) <= MaxResumeAtoms && x.inside() && hasWord(text) {
+		x.out = append(x.out, statement{section: x.section, text: text})
 	}
 }
 
@@ -168,15 +185,22 @@ func extractAtoms(md string) []statement {
 		para = nil
 	}
 	bullet := -1 // index in x.out of the open bullet, for continuation lines
+	var cont []string
+	closeBullet := func() {
+		if bullet >= 0 && len(cont) > 0 {
+			x.out[bullet].text += " " + strings.Join(cont, " ")
+		}
+		bullet, cont = -1, nil
+	}
 	re := patterns()
 	for i, line := range lines {
 		t := cleanInline(line)
 		isBullet := re.bullet.MatchString(line)
 		if !isBullet && bullet >= 0 && t != "" && line != strings.TrimLeftFunc(line, unicode.IsSpace) {
-			x.out[bullet].text += " " + t
+			cont = append(cont, t)
 			continue
 		}
-		bullet = -1
+		closeBullet()
 		switch m := re.heading.FindStringSubmatch(line); {
 		case m != nil:
 			flush()
@@ -218,6 +242,7 @@ func extractAtoms(md string) []statement {
 			}
 		}
 	}
+	closeBullet()
 	flush()
 	return x.out
 }

@@ -17,6 +17,7 @@
 package catalog
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -92,6 +93,10 @@ type Tool struct {
 	// function calls itself, through an invoke.Invoker (Deps.Invoker): the
 	// template gives it their names' prefix and lets it invoke exactly those.
 	Invokes []string
+	// MaxRequestBytes, if set, raises the request body limit of this tool's
+	// calls above [DefaultRequestBytes], to fit its largest valid arguments
+	// (see limits.go); it may not exceed [MaxRequestBytes].
+	MaxRequestBytes int64
 	// Example holds sample arguments, used for the sample events and the docs.
 	Example json.RawMessage
 	// Compat is the tool's method name on the compatibility JSON-RPC endpoint
@@ -180,7 +185,10 @@ type Prompt struct {
 	Title       string
 	Description string
 	Arguments   []*mcp.PromptArgument
-	Render      func(args map[string]string) (*mcp.GetPromptResult, error)
+	// Render writes the prompt for args. It may ask the client for input as
+	// a tool does, returning an *elicit.InputRequired; ctx carries the round
+	// (elicit.FromContext).
+	Render func(ctx context.Context, args map[string]string) (*mcp.GetPromptResult, error)
 	// Complete, if set, suggests values for an argument given its prefix.
 	Complete func(arg, prefix string) []string
 }
@@ -280,6 +288,8 @@ func checkTool(t *Tool) error {
 		return fmt.Errorf("catalog: tool %q: %s is a level of table access only", t.Name, ReadPut)
 	case t.Limits.Timeout <= 0 || t.Limits.MemoryMB <= 0:
 		return fmt.Errorf("catalog: tool %q needs a timeout and a memory size", t.Name)
+	case t.MaxRequestBytes > MaxRequestBytes:
+		return fmt.Errorf("catalog: tool %q accepts requests of %d bytes, more than the deployed gateway can receive (%d)", t.Name, t.MaxRequestBytes, MaxRequestBytes)
 	case len(t.BlobKeys) > 0 && t.Blobs == NoAccess:
 		return fmt.Errorf("catalog: tool %q narrows its blob access to keys, but has none", t.Name)
 	}

@@ -48,7 +48,7 @@ func memoryTools() []*Tool {
 		}),
 		memoryTool(&Tool{
 			Name: "memory_get_context", Function: "memory/get_context", Title: "Get the context window",
-			Description: "Returns what a model needs to continue the conversation: the rolling summary of older messages plus the most recent messages (6 unless max_messages says otherwise), oldest first.",
+			Description: "Returns what a model needs to continue the conversation: the rolling summary of older messages and every message after what it covers (at least the 6 newest), oldest first. max_messages (default 20) keeps only the newest; omitted counts the messages after the summary it left out, so 0 means nothing is missing.",
 			Annotations: readOnly, Example: json.RawMessage(`{"conversation_id":"chat_demo","max_messages":6}`),
 		}),
 		memoryTool(&Tool{
@@ -63,7 +63,7 @@ func memoryTools() []*Tool {
 		}),
 		memoryTool(&Tool{
 			Name: "memory_get_or_create_summary", Function: "memory/get_or_create_summary", Title: "Get or create the summary",
-			Description: "Returns the conversation's rolling summary. If there is none yet, summarises old_messages (or, if omitted, the conversation's own messages awaiting summary) with the configured summariser, stores the result and returns it; the result names the provider and model that wrote it.",
+			Description: "Returns the conversation's rolling summary. If there is none yet, summarises old_messages (at most 200, of 900,000 characters in all; or, if omitted, the conversation's own messages awaiting summary) with the configured summariser, stores the result and returns it; the result names the provider and model that wrote it.",
 			Mutates:     true, Annotations: idempotent, Example: json.RawMessage(`{"conversation_id":"chat_demo","language":"en"}`),
 		}),
 		memoryTool(&Tool{
@@ -84,7 +84,7 @@ func memoryTools() []*Tool {
 		}),
 		memoryTool(&Tool{
 			Name: "memory_delete", Function: "memory/delete", Title: "Delete a conversation",
-			Description: "Deletes a conversation with all its messages and its summary. If interrupted, calling it again finishes the job.",
+			Description: "Deletes a conversation with all its messages and its summary. If interrupted, calling it again finishes the job. Unless confirm is true, a client that can show the user a form (MCP 2026-07-28 and later) is first asked to confirm.",
 			Mutates:     true, Annotations: destructive, Example: example,
 		}),
 	}

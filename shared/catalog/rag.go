@@ -54,7 +54,7 @@ func ragTools() []*Tool {
 		}),
 		ragTool(&Tool{
 			Name: "rag_crag", Function: "rag/crag", Title: "Answer from your documents, self-correcting",
-			Description: "Corrective RAG: like rag_basic, but scores its confidence in what it retrieved (0..1: how fully the best passage covers the question, 0 if graded irrelevant); below confidence_threshold (default 0.8) it corrects the query (correction_strategy rewrite: the generator rewrites it; expand: terms from the retrieved passages are added) and retrieves again, answering from the more confident retrieval (from the first, when too little time is left for a second). Best when questions may be phrased unlike the documents." + ragReturns,
+			Description: "Corrective RAG: like rag_basic, but scores its confidence in what it retrieved (0..1: how much of the question's content the best passage covers, its rarer words counting more; 0 if graded irrelevant); below confidence_threshold (default 0.8) it corrects the query (correction_strategy rewrite: the generator rewrites it from the passages found and the conversation; expand: informative words of the best passages are added) and retrieves again, grading what it finds against your question; it answers from the correction only when that is more confident (from the first retrieval, when too little time is left for a second), so a question the documents cannot answer still gets no documents. Best when questions may be phrased unlike the documents." + ragReturns,
 			Example:     json.RawMessage(`{"query":"How often should I replace my toothbrush?","confidence_threshold":0.8,"correction_strategy":"rewrite"}`),
 		}),
 		{

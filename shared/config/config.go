@@ -28,6 +28,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/store/embedded"
@@ -41,6 +42,9 @@ const (
 	EnvFunctionPrefix  = "SWITCHBOARD_FUNCTION_PREFIX"
 	EnvAllowedOrigins  = "SWITCHBOARD_ALLOWED_ORIGINS"
 	EnvAnonymousTenant = "SWITCHBOARD_ANONYMOUS_TENANT"
+	// EnvRequestStateKeys is the gateway's key ring for the request states of
+	// calls that ask the client for input (package elicit).
+	EnvRequestStateKeys = "SWITCHBOARD_REQUEST_STATE_KEYS"
 )
 
 // FilePrefix marks a store setting that names a local path instead of an AWS resource.
@@ -71,6 +75,10 @@ type Config struct {
 	Providers Providers
 	// PipelineARN is the RAG pipeline state machine's ARN ([EnvPipelineARN]).
 	PipelineARN string
+	// RequestStateKeys is the gateway's key ring ([EnvRequestStateKeys]): a
+	// JSON object of secrets by key id ({"k1":"..."}; on AWS, from Secrets
+	// Manager), or file:PATH of a key file, created on first use.
+	RequestStateKeys string
 
 	aws    *aws.Config         // loaded once, by AWS
 	getenv func(string) string // FromEnv's; nil means os.Getenv
@@ -79,15 +87,16 @@ type Config struct {
 // FromEnv reads a Config through getenv (os.Getenv, or a map's lookup in tests).
 func FromEnv(getenv func(string) string) Config {
 	c := Config{
-		Table:           getenv(EnvTable),
-		Bucket:          getenv(EnvBucket),
-		FunctionPrefix:  getenv(EnvFunctionPrefix),
-		AnonymousTenant: getenv(EnvAnonymousTenant),
-		InLambda:        getenv("AWS_LAMBDA_FUNCTION_NAME") != "",
-		MemoryMB:        atoi(getenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE")),
-		Providers:       providersFromEnv(getenv),
-		PipelineARN:     getenv(EnvPipelineARN),
-		getenv:          getenv,
+		Table:            getenv(EnvTable),
+		Bucket:           getenv(EnvBucket),
+		FunctionPrefix:   getenv(EnvFunctionPrefix),
+		AnonymousTenant:  getenv(EnvAnonymousTenant),
+		InLambda:         getenv("AWS_LAMBDA_FUNCTION_NAME") != "",
+		MemoryMB:         atoi(getenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE")),
+		Providers:        providersFromEnv(getenv),
+		PipelineARN:      getenv(EnvPipelineARN),
+		RequestStateKeys: getenv(EnvRequestStateKeys),
+		getenv:           getenv,
 	}
 	for _, o := range strings.Split(getenv(EnvAllowedOrigins), ",") {
 		if o = strings.TrimSpace(o); o != "" {
@@ -103,6 +112,8 @@ func Local(dir string) Config {
 		Table:           FilePrefix + filepath.Join(dir, "switchboard.db"),
 		Bucket:          FilePrefix + filepath.Join(dir, "blobs"),
 		AnonymousTenant: tenant.Local,
+
+		RequestStateKeys: FilePrefix + filepath.Join(dir, "request-state-keys.json"),
 	}
 }
 
@@ -129,7 +140,38 @@ func (c Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.validatePipeline())
+	if k := c.RequestStateKeys; k != "" && !strings.HasPrefix(k, FilePrefix) {
+		if _, err := elicit.ParseKeyring(k); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", EnvRequestStateKeys, err))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// OpenKeyring returns the key ring that seals and opens request states
+// ([EnvRequestStateKeys]): the gateway needs one. A key file is created,
+// readable by its owner only, if there is none.
+func (c Config) OpenKeyring() (*elicit.Keyring, error) {
+	var (
+		k   *elicit.Keyring
+		err error
+	)
+	switch path, isFile := strings.CutPrefix(c.RequestStateKeys, FilePrefix); {
+	case c.RequestStateKeys == "":
+		return nil, fmt.Errorf("%s is required by the gateway: a JSON object of key ids to secrets, {\"k1\":\"<at least %d random characters>\"}, or %s/path/to/keys.json",
+			EnvRequestStateKeys, elicit.MinSecretBytes, FilePrefix)
+	case isFile:
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("%s: %w", EnvRequestStateKeys, err)
+		}
+		k, err = elicit.LoadKeyFile(path)
+	default:
+		k, err = elicit.ParseKeyring(c.RequestStateKeys)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", EnvRequestStateKeys, err)
+	}
+	return k, nil
 }
 
 // AWS returns the AWS SDK configuration (region, credentials, and endpoint

@@ -1,6 +1,8 @@
 package config_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,11 +16,12 @@ func TestFromEnvReadsEveryVariable(t *testing.T) {
 	env := map[string]string{
 		config.EnvTable: "switchboard-Table-1", config.EnvBucket: "switchboard-bucket", config.EnvFunctionPrefix: "switchboard-",
 		config.EnvAllowedOrigins: " https://a.example.com, ,https://b.example.com", config.EnvAnonymousTenant: "demo",
-		"AWS_LAMBDA_FUNCTION_NAME": "switchboard-gateway",
+		config.EnvRequestStateKeys: keyring, "AWS_LAMBDA_FUNCTION_NAME": "switchboard-gateway",
 	}
 	got := config.FromEnv(func(k string) string { return env[k] })
 	want := config.Config{Table: "switchboard-Table-1", Bucket: "switchboard-bucket", FunctionPrefix: "switchboard-",
-		AllowedOrigins: []string{"https://a.example.com", "https://b.example.com"}, AnonymousTenant: "demo", InLambda: true}
+		AllowedOrigins: []string{"https://a.example.com", "https://b.example.com"}, AnonymousTenant: "demo", InLambda: true,
+		RequestStateKeys: keyring}
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(config.Config{})); diff != "" {
 		t.Errorf("FromEnv mismatch (-want +got):\n%s", diff)
 	}
@@ -38,6 +41,7 @@ func TestValidateNamesTheVariableAtFault(t *testing.T) {
 		{"EmptyFileBucket", config.Config{Table: "t", Bucket: "file:"}, config.EnvBucket},
 		{"BadTenant", config.Config{Table: "t", AnonymousTenant: "Not A Tenant"}, config.EnvAnonymousTenant},
 		{"BadOrigin", config.Config{Table: "t", AllowedOrigins: []string{"app.example.com"}}, config.EnvAllowedOrigins},
+		{"ShortRequestStateKey", config.Config{Table: "t", RequestStateKeys: `{"k1":"short"}`}, config.EnvRequestStateKeys},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
@@ -45,6 +49,26 @@ func TestValidateNamesTheVariableAtFault(t *testing.T) {
 				t.Errorf("Validate() = %v, want an error naming %s", err, tc.want)
 			}
 		})
+	}
+}
+
+// keyring is a request-state key ring as Secrets Manager generates it.
+const keyring = `{"k1":"Xq2v8cV7mTzR4nL0pW6sYb3dK9fH1gJ5aE7uC2oQ8iM4tN6rZ0yB3wD5xS7lP1ve"}`
+
+func TestOpenKeyring(t *testing.T) {
+	dir := t.TempDir()
+	local := config.Local(filepath.Join(dir, "data"))
+	if _, err := local.OpenKeyring(); err != nil {
+		t.Errorf("a laptop's key file: %v", err)
+	}
+	if info, err := os.Stat(filepath.Join(dir, "data", "request-state-keys.json")); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("the key file was not created private in the data folder: %v", err)
+	}
+	if _, err := (config.Config{RequestStateKeys: keyring}).OpenKeyring(); err != nil {
+		t.Errorf("a key ring from the environment: %v", err)
+	}
+	if _, err := (config.Config{}).OpenKeyring(); err == nil || !strings.Contains(err.Error(), config.EnvRequestStateKeys) {
+		t.Errorf("no key ring: %v, want an error naming %s", err, config.EnvRequestStateKeys)
 	}
 }
 

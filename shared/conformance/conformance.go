@@ -14,10 +14,13 @@
 // [lambdafn.Resources]; the prompts are rendered by the gateway from the
 // catalog, as every prompt is.
 //
-// The tools that need a request from the server to the client (sampling and
-// elicitation) answer with a tool error saying why they cannot work here:
-// Switchboard is stateless, so no server can send a request and wait for the
-// client's answer. scripts/conformance/baseline.yml lists those scenarios.
+// The tools that ask the client for something (a form, a completion from its
+// model, its roots) ask as every Switchboard tool does, through package
+// elicit: an input request in their result, answered by the client's next
+// call (protocol 2026-07-28). On older protocols they answer a tool error
+// saying so: a stateless server cannot send the client a request and wait for
+// the reply. scripts/conformance/baseline.yml lists the scenarios of those
+// protocols that need such a request.
 package conformance
 
 import (

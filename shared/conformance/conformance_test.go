@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/conformance"
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/launch"
@@ -50,7 +52,8 @@ func TestExtrasJoinTheDefaultCatalog(t *testing.T) {
 		for _, a := range p.Arguments {
 			args[a.Name] = "v"
 		}
-		if _, err := p.Render(args); err != nil {
+		var ask *elicit.InputRequired
+		if _, err := p.Render(context.Background(), args); err != nil && !errors.As(err, &ask) {
 			t.Errorf("prompt %s: %v", p.Name, err)
 		}
 	}
@@ -62,10 +65,14 @@ func TestExtrasJoinTheDefaultCatalog(t *testing.T) {
 func TestToolsThroughTheInvoker(t *testing.T) {
 	x := conformance.Extras()
 	inv := stack(t, x)
+	// Called without a round, as on a protocol before 2026-07-28, the tools
+	// that ask for input answer a tool error saying so, and the question for
+	// the gateway beside it.
 	tests := []struct {
 		tool          string
 		wantTypes     []string
 		wantError     bool
+		wantAsk       bool
 		wantNotes     int
 		wantFirstText string
 	}{
@@ -77,11 +84,22 @@ func TestToolsThroughTheInvoker(t *testing.T) {
 		{tool: "test_tool_with_logging", wantTypes: []string{"text"}, wantNotes: 3},
 		{tool: "test_tool_with_progress", wantTypes: []string{"text"}, wantNotes: 3},
 		{tool: "test_error_handling", wantTypes: []string{"text"}, wantError: true, wantFirstText: "This tool intentionally returns an error for testing"},
-		{tool: "test_sampling", wantTypes: []string{"text"}, wantError: true},
-		{tool: "test_elicitation", wantTypes: []string{"text"}, wantError: true},
-		{tool: "test_elicitation_sep1034_defaults", wantTypes: []string{"text"}, wantError: true},
-		{tool: "test_elicitation_sep1330_enums", wantTypes: []string{"text"}, wantError: true},
+		{tool: "test_sampling", wantTypes: []string{"text"}, wantError: true, wantAsk: true},
+		{tool: "test_elicitation", wantTypes: []string{"text"}, wantError: true, wantAsk: true},
+		{tool: "test_elicitation_sep1034_defaults", wantTypes: []string{"text"}, wantError: true, wantAsk: true},
+		{tool: "test_elicitation_sep1330_enums", wantTypes: []string{"text"}, wantError: true, wantAsk: true},
 		{tool: "json_schema_2020_12_tool", wantTypes: []string{"text"}, wantFirstText: `name="Ada" street="1 Main St" city="Springfield"`},
+		{tool: "test_input_required_result_elicitation", wantTypes: []string{"text"}, wantError: true, wantAsk: true},
+		{tool: "test_input_required_result_sampling", wantTypes: []string{"text"}, wantError: true, wantAsk: true},
+		{tool: "test_input_required_result_list_roots", wantTypes: []string{"text"}, wantError: true, wantAsk: true},
+		{tool: "test_input_required_result_request_state", wantTypes: []string{"text"}, wantError: true, wantAsk: true},
+		{tool: "test_input_required_result_multiple_inputs", wantTypes: []string{"text"}, wantError: true, wantAsk: true},
+		{tool: "test_input_required_result_multi_round", wantTypes: []string{"text"}, wantError: true, wantAsk: true},
+		{tool: "test_input_required_result_tampered_state", wantTypes: []string{"text"}, wantError: true, wantAsk: true},
+		{tool: "test_input_required_result_capabilities", wantTypes: []string{"text"}, wantFirstText: "Nothing (more) to ask that this client can answer."},
+		{tool: "test_missing_capability", wantTypes: []string{"text"}, wantError: true, wantAsk: true},
+		{tool: "test_streaming_elicitation", wantTypes: []string{"text"}, wantError: true, wantAsk: true},
+		{tool: "test_logging_tool", wantTypes: []string{"text"}, wantNotes: 3},
 	}
 	var tested []string
 	for _, tc := range tests {
@@ -114,6 +132,9 @@ func TestToolsThroughTheInvoker(t *testing.T) {
 			}
 			if res.IsError != tc.wantError {
 				t.Errorf("isError = %v, want %v: %s", res.IsError, tc.wantError, resp.Result)
+			}
+			if (resp.InputRequired != nil) != tc.wantAsk {
+				t.Errorf("asks for input: %v, want %v", resp.InputRequired != nil, tc.wantAsk)
 			}
 			if len(resp.Notifications) != tc.wantNotes {
 				t.Errorf("%d notifications, want %d", len(resp.Notifications), tc.wantNotes)

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -17,7 +18,7 @@ func prompts() []*catalog.Prompt {
 	return []*catalog.Prompt{
 		{
 			Name: "test_simple_prompt", Title: "Simple prompt", Description: "A prompt with no arguments and one text message.",
-			Render: func(map[string]string) (*mcp.GetPromptResult, error) {
+			Render: func(context.Context, map[string]string) (*mcp.GetPromptResult, error) {
 				return messages(userText("This is a simple prompt for testing.")), nil
 			},
 		},
@@ -27,7 +28,7 @@ func prompts() []*catalog.Prompt {
 				{Name: "arg1", Description: "First test argument", Required: true},
 				{Name: "arg2", Description: "Second test argument", Required: true},
 			},
-			Render: func(args map[string]string) (*mcp.GetPromptResult, error) {
+			Render: func(_ context.Context, args map[string]string) (*mcp.GetPromptResult, error) {
 				if err := require(args, "arg1", "arg2"); err != nil {
 					return nil, err
 				}
@@ -49,7 +50,7 @@ func prompts() []*catalog.Prompt {
 		{
 			Name: "test_prompt_with_embedded_resource", Title: "Prompt with an embedded resource", Description: "A prompt that embeds a text resource at the URI it is given.",
 			Arguments: []*mcp.PromptArgument{{Name: "resourceUri", Description: "URI of the resource to embed", Required: true}},
-			Render: func(args map[string]string) (*mcp.GetPromptResult, error) {
+			Render: func(_ context.Context, args map[string]string) (*mcp.GetPromptResult, error) {
 				if err := require(args, "resourceUri"); err != nil {
 					return nil, err
 				}
@@ -63,12 +64,16 @@ func prompts() []*catalog.Prompt {
 		},
 		{
 			Name: "test_prompt_with_image", Title: "Prompt with an image", Description: "A prompt with an image message (a 1x1 red PNG) and a text message.",
-			Render: func(map[string]string) (*mcp.GetPromptResult, error) {
+			Render: func(context.Context, map[string]string) (*mcp.GetPromptResult, error) {
 				return messages(
 					&mcp.PromptMessage{Role: "user", Content: &mcp.ImageContent{Data: redPixelPNG(), MIMEType: "image/png"}},
 					userText("Please analyze the image above."),
 				), nil
 			},
+		},
+		{
+			Name: "test_input_required_result_prompt", Title: "Prompt that asks", Description: "A prompt that first asks what context to use (an input request), then renders with it.",
+			Render: inputPrompt,
 		},
 	}
 }

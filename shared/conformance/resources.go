@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,9 +49,12 @@ var resourceFunction = lambdafn.Function{Path: resourcePath, Build: func(d lambd
 }}
 
 func readResource(_ context.Context, _ tenant.Caller, uri string) (*mcp.ReadResourceResult, error) {
+	// The fixtures are the same for every caller and never change: any cache
+	// may keep them. (A function that says nothing is taken to serve the
+	// caller's own data: private, immediately stale.)
 	one := func(c *mcp.ResourceContents) (*mcp.ReadResourceResult, error) {
 		c.URI = uri
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}, Cacheable: mcp.Cacheable{TTLMs: int(time.Hour.Milliseconds()), CacheScope: "public"}}, nil
 	}
 	switch uri {
 	case staticTextURI:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/catalog/toolschema"
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -119,7 +120,7 @@ func fixture[In any](name, title, description string, patch func(*jsonschema.Sch
 
 func toolFixtures() []toolFixture {
 	pure := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}
-	return []toolFixture{
+	return append([]toolFixture{
 		fixture("test_simple_text", "Simple text", "Returns one text item.", nil, pure, `{}`,
 			func(context.Context, tenant.Caller, NoInput) (Result, error) {
 				return text("This is a simple text response for testing."), nil
@@ -176,25 +177,46 @@ func toolFixtures() []toolFixture {
 			func(context.Context, tenant.Caller, NoInput) (Result, error) {
 				return Result{}, &fault.Error{Kind: fault.KindInternal, Message: "This tool intentionally returns an error for testing"}
 			}),
-		fixture("test_sampling", "Sampling", "Would ask the client's model to complete prompt (sampling/createMessage); always fails here, since a stateless server cannot wait for the client's answer.",
+		fixture("test_sampling", "Sampling", "Asks the client's model to complete prompt, through an input request in its result (protocol 2026-07-28); older protocols get a tool error, since a stateless server cannot send the client a request and wait for the reply.",
 			nil, pure, `{"prompt":"Test prompt for sampling"}`,
-			func(context.Context, tenant.Caller, SamplingInput) (Result, error) {
-				return Result{}, needsClientRequest("test_sampling", "sampling/createMessage")
+			func(ctx context.Context, _ tenant.Caller, in SamplingInput) (Result, error) {
+				answer, ok := sampled(elicit.FromContext(ctx), "completion")
+				if !ok {
+					return Result{}, elicit.Ask("completion", samplingRequest(in.Prompt, 100))
+				}
+				return text("LLM response: " + answer), nil
 			}),
-		fixture("test_elicitation", "Elicitation", "Would ask the user for a username and an email (elicitation/create); always fails here, since a stateless server cannot wait for the client's answer.",
+		fixture("test_elicitation", "Elicitation", "Asks the user for a username and an email (a form), through an input request in its result (protocol 2026-07-28); older protocols get a tool error, since a stateless server cannot send the client a request and wait for the reply.",
 			nil, pure, `{"message":"Please provide your information"}`,
-			func(context.Context, tenant.Caller, ElicitationInput) (Result, error) {
-				return Result{}, needsClientRequest("test_elicitation", "elicitation/create")
+			func(ctx context.Context, _ tenant.Caller, in ElicitationInput) (Result, error) {
+				return formAnswer(ctx, elicit.Form(in.Message, object(map[string]any{
+					"username": map[string]any{"type": "string", "description": "your username"},
+					"email":    map[string]any{"type": "string", "format": "email", "description": "your email address"},
+				}, "username", "email")))
 			}),
-		fixture("test_elicitation_sep1034_defaults", "Elicitation with defaults", "Would ask the user for values with defaults for every primitive type (SEP-1034); always fails here, since a stateless server cannot wait for the client's answer.",
+		fixture("test_elicitation_sep1034_defaults", "Elicitation with defaults", "Asks for values with a default for every primitive type (SEP-1034), as test_elicitation asks.",
 			nil, pure, `{}`,
-			func(context.Context, tenant.Caller, NoInput) (Result, error) {
-				return Result{}, needsClientRequest("test_elicitation_sep1034_defaults", "elicitation/create")
+			func(ctx context.Context, _ tenant.Caller, _ NoInput) (Result, error) {
+				return formAnswer(ctx, elicit.Form("Please review and update the form fields with defaults", object(map[string]any{
+					"name":     map[string]any{"type": "string", "default": "John Doe"},
+					"age":      map[string]any{"type": "integer", "default": 30},
+					"score":    map[string]any{"type": "number", "default": 95.5},
+					"status":   map[string]any{"type": "string", "enum": []string{"active", "inactive", "pending"}, "default": "active"},
+					"verified": map[string]any{"type": "boolean", "default": true},
+				})))
 			}),
-		fixture("test_elicitation_sep1330_enums", "Elicitation with enums", "Would ask the user to pick from each kind of enum (SEP-1330); always fails here, since a stateless server cannot wait for the client's answer.",
+		fixture("test_elicitation_sep1330_enums", "Elicitation with enums", "Asks to pick from each kind of enum (SEP-1330), as test_elicitation asks.",
 			nil, pure, `{}`,
-			func(context.Context, tenant.Caller, NoInput) (Result, error) {
-				return Result{}, needsClientRequest("test_elicitation_sep1330_enums", "elicitation/create")
+			func(ctx context.Context, _ tenant.Caller, _ NoInput) (Result, error) {
+				options := []string{"option1", "option2", "option3"}
+				titled := []map[string]any{{"const": "value1", "title": "First Option"}, {"const": "value2", "title": "Second Option"}}
+				return formAnswer(ctx, elicit.Form("Please select options from the enum fields", object(map[string]any{
+					"untitledSingle": map[string]any{"type": "string", "enum": options},
+					"titledSingle":   map[string]any{"type": "string", "oneOf": titled},
+					"legacyEnum":     map[string]any{"type": "string", "enum": options, "enumNames": []string{"Option One", "Option Two", "Option Three"}},
+					"untitledMulti":  map[string]any{"type": "array", "items": map[string]any{"type": "string", "enum": options}},
+					"titledMulti":    map[string]any{"type": "array", "items": map[string]any{"anyOf": titled}},
+				})))
 			}),
 		fixture("json_schema_2020_12_tool", "JSON Schema 2020-12", "Tool with JSON Schema 2020-12 features: $schema, $defs with a $ref, additionalProperties false.",
 			func(s *jsonschema.Schema) {
@@ -212,15 +234,17 @@ func toolFixtures() []toolFixture {
 				}
 				return text(fmt.Sprintf("name=%q street=%q city=%q", in.Name, addr.Street, addr.City)), nil
 			}),
-	}
+	}, inputFixtures()...)
 }
 
-// needsClientRequest is the tool error of a fixture that would send the
-// client a request and wait for its answer.
-func needsClientRequest(tool, method string) error {
-	return fault.Invalid("", "%s cannot run on Switchboard: it needs the server to send %s to the client and wait for the answer, "+
-		"and Switchboard's gateway is stateless (every HTTP request is served on its own, possibly by another instance), "+
-		"so there is no session to carry a request from server to client. Use a stateful MCP server for this.", tool, method)
+// formAnswer asks form, then answers with what the user did with it.
+func formAnswer(ctx context.Context, form *mcp.ElicitParams) (Result, error) {
+	res, ok := elicit.FromContext(ctx).Elicited("form")
+	if !ok {
+		return Result{}, elicit.Ask("form", form)
+	}
+	content, _ := json.Marshal(res.Content)
+	return text(fmt.Sprintf("User response: action=%s, content=%s", res.Action, content)), nil
 }
 
 // pause waits for d or until ctx is done.

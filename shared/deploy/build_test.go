@@ -34,12 +34,10 @@ import (
 // buildFlags are the flags of LambdaBuild, which every bootstrap is built with.
 var buildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w"}
 
-// goTool returns the go command that runs these tests.
+// goTool returns the go command that runs these tests: go test puts its own
+// GOROOT/bin first on the PATH of the tests it runs (since Go 1.19).
 func goTool(t *testing.T) string {
 	t.Helper()
-	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
-		return p
-	}
 	p, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("the go command is needed to build the functions: %v", err)
@@ -58,8 +56,6 @@ func withoutRace(goflags string) string {
 	}
 	return strings.Join(keep, " ")
 }
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // buildBootstraps builds every function under functions/ for goos/goarch
 // with the Lambda flags into dir/<path>/bootstrap, returning the binaries by
@@ -237,6 +233,7 @@ func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
 				env = append(env,
 					config.EnvFunctionPrefix+"="+prefix,
 					config.EnvAnonymousTenant+"="+SampleTenant,
+					config.EnvRequestStateKeys+"="+config.FilePrefix+filepath.Join(dir, "request-state-keys.json"),
 					"AWS_ENDPOINT_URL_LAMBDA="+srv.URL,
 				)
 			} else {
@@ -321,13 +318,15 @@ func awsService(pkg string) (string, bool) {
 // every tool function may link.
 var (
 	// Every tool function: starting (lambdafn, coldstart, config with the
-	// DynamoDB or embedded table), the envelope and the catalog, audit
-	// events, and the types lambdafn's Deps name (the pipeline's runner, the
-	// providers). None links the SDK's default configuration, whose STS and
-	// SSO clients Lambda never needs (config.lambdaAWS).
+	// DynamoDB or embedded table), the envelope (invoke, read with rawjson)
+	// and the catalog, audit events, the round of a call that may ask the
+	// client for input (elicit), and the types lambdafn's Deps name (the
+	// pipeline's runner, the providers). None links the SDK's default
+	// configuration, whose STS and SSO clients Lambda never needs
+	// (config.lambdaAWS).
 	everyTool = []string{"infra", "shared/audit", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config",
-		"shared/fault", "shared/invoke", "shared/lambdafn", "shared/pipeline", "shared/provider", "shared/provider/offline",
-		"shared/statemachine", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant", "shared/text"}
+		"shared/elicit", "shared/fault", "shared/invoke", "shared/lambdafn", "shared/pipeline", "shared/provider", "shared/provider/offline",
+		"shared/rawjson", "shared/statemachine", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant", "shared/text"}
 	everyClient = []string{"dynamodb"}
 	// The domain code each family's bindings may link. A function of package
 	// ragfn links the retriever's bindings and package local too: run alone,
@@ -347,12 +346,13 @@ var (
 	providersCode = []string{"shared/config/providers", "shared/provider/bedrock", "shared/provider/openai"}
 	pipelineCode  = []string{"shared/config/stepfunctions", "shared/pipeline/stepfunctions"}
 	invokerCode   = []string{"shared/config/invoker", "shared/invoke/lambdaapi"}
-	// The deployed gateway: the catalog, the gateway, API keys on the table,
-	// and the Lambda Invoke API to invoke the tools (invoke/lambdaapi, which
-	// needs no SDK client).
+	// The deployed gateway: the catalog, the gateway (its tools/call fast
+	// path reads requests with rawjson), API keys on the table, request
+	// states (elicit), and the Lambda Invoke API to invoke the tools
+	// (invoke/lambdaapi, which needs no SDK client).
 	gatewayCode = []string{"shared/apigw", "shared/apikey", "shared/catalog", "shared/coldstart", "shared/config", "shared/config/invoker",
-		"shared/fault", "shared/gateway", "shared/invoke", "shared/invoke/lambdaapi", "shared/launch/lambdagateway", "shared/store",
-		"shared/store/dynamo", "shared/store/embedded", "shared/tenant"}
+		"shared/elicit", "shared/fault", "shared/gateway", "shared/invoke", "shared/invoke/lambdaapi", "shared/launch/lambdagateway",
+		"shared/rawjson", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant"}
 )
 
 // allowed returns the packages of this module and the AWS clients the

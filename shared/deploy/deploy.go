@@ -206,6 +206,19 @@ func bucketObjects(trigger bool, patterns []string) []string {
 	return out
 }
 
+// RequestStateKeysLogicalID is the logical ID of the Secrets Manager secret
+// holding the gateway's request-state key ring (package elicit).
+const RequestStateKeysLogicalID = "RequestStateKeys"
+
+// requestStateKeys is the gateway's key ring, resolved from the secret when
+// the gateway is deployed, so that a cold start makes no call for it: the
+// version the RequestStateKeysVersion parameter names, or the current one.
+// CloudFormation resolves a dynamic reference again only when the reference
+// changes, which is what the parameter is for (README, rotating the keys).
+const requestStateKeys = `!If [HasRequestStateKeysVersion, ` +
+	`!Sub "{{resolve:secretsmanager:${` + RequestStateKeysLogicalID + `}:SecretString:::${RequestStateKeysVersion}}}", ` +
+	`!Sub "{{resolve:secretsmanager:${` + RequestStateKeysLogicalID + `}:SecretString}}"]`
+
 // functionArn returns the ARN of the stack's function named name.
 func functionArn(name string) string {
 	return "!Sub arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${AWS::StackName}-" + name
@@ -260,6 +273,7 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 			envVar{config.EnvFunctionPrefix, "!Sub ${AWS::StackName}-"},
 			envVar{config.EnvAllowedOrigins, "!Ref AllowedOrigins"},
 			envVar{config.EnvAnonymousTenant, "!Ref AnonymousTenant"},
+			envVar{config.EnvRequestStateKeys, requestStateKeys},
 		)
 		var arns []string
 		for _, t := range targets {

@@ -272,7 +272,8 @@ func apiEvent(method, rawPath, routeKey, body string, n int64) ([]byte, error) {
 // SAMLocalEnv returns the content of [SAMLocalEnvFile].
 func SAMLocalEnv() ([]byte, error) {
 	return marshalIndent(map[string]any{"Parameters": map[string]string{
-		config.EnvTable:           config.FilePrefix + "/tmp/switchboard/switchboard.db",
-		config.EnvAnonymousTenant: SampleTenant,
+		config.EnvTable:            config.FilePrefix + "/tmp/switchboard/switchboard.db",
+		config.EnvAnonymousTenant:  SampleTenant,
+		config.EnvRequestStateKeys: config.FilePrefix + "/tmp/switchboard/request-state-keys.json",
 	}})
 }

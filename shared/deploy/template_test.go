@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 )
 
@@ -388,6 +389,9 @@ func TestTheGatewayCanOnlyInvokeTheStackAndReadApiKeys(t *testing.T) {
 			config.EnvFunctionPrefix:  sub("${AWS::StackName}-"),
 			config.EnvAllowedOrigins:  ref("AllowedOrigins"),
 			config.EnvAnonymousTenant: ref("AnonymousTenant"),
+			config.EnvRequestStateKeys: ifv("HasRequestStateKeysVersion",
+				sub("{{resolve:secretsmanager:${RequestStateKeys}:SecretString:::${RequestStateKeysVersion}}}"),
+				sub("{{resolve:secretsmanager:${RequestStateKeys}:SecretString}}")),
 		}},
 		"Policies": []any{map[string]any{"Statement": []any{
 			map[string]any{
@@ -506,14 +510,41 @@ func TestTheTableAndBucketAreProtectedAndKept(t *testing.T) {
 	}
 }
 
+// TestTheRequestStateKeysAreGeneratedAndReachOnlyTheGateway checks the key
+// ring that seals request states: made by Secrets Manager (KMS-encrypted), a
+// JSON object whose one key, k1, is 64 random characters, which
+// elicit.ParseKeyring accepts; resolved into the gateway's environment alone.
+func TestTheRequestStateKeysAreGeneratedAndReachOnlyTheGateway(t *testing.T) {
+	p := readTemplate(t)
+	secret, err := p.typed.GetSecretsManagerSecretWithName(RequestStateKeysLogicalID)
+	if err != nil {
+		t.Fatalf("goformation does not see the secret: %v", err)
+	}
+	g := secret.GenerateSecretString
+	if g == nil || g.SecretStringTemplate == nil || *g.SecretStringTemplate != "{}" || g.GenerateStringKey == nil || *g.GenerateStringKey != "k1" ||
+		g.PasswordLength == nil || *g.PasswordLength < elicit.MinSecretBytes || g.ExcludePunctuation == nil || !*g.ExcludePunctuation {
+		t.Errorf("GenerateSecretString = %+v, want {} with k1: at least %d letters and digits", g, elicit.MinSecretBytes)
+	}
+	if _, err := elicit.ParseKeyring(`{"k1":"` + strings.Repeat("a", *g.PasswordLength) + `"}`); err != nil {
+		t.Errorf("a generated key ring would not parse: %v", err)
+	}
+	for _, f := range Functions(catalog.Default()) {
+		env := props(p.resource(t, f.LogicalID))["Environment"].(map[string]any)["Variables"].(map[string]any)
+		if _, ok := env[config.EnvRequestStateKeys]; ok != (f.Path == GatewayPath) {
+			t.Errorf("%s has %s: %v; only the gateway should", f.Path, config.EnvRequestStateKeys, ok)
+		}
+	}
+}
+
 func TestOutputsGiveTheMcpUrlAndTheStores(t *testing.T) {
 	p := readTemplate(t)
 	outputs := p.raw["Outputs"].(map[string]any)
 	want := map[string]any{
-		"McpUrl":       sub("https://${HttpApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}/mcp"),
-		"TableName":    ref("Table"),
-		"BucketName":   ref("Bucket"),
-		"CreateApiKey": sub("AWS_REGION=${AWS::Region} go run ./scripts/apikey create --table ${Table} --tenant TENANT --principal WHO"),
+		"McpUrl":           sub("https://${HttpApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}/mcp"),
+		"TableName":        ref("Table"),
+		"BucketName":       ref("Bucket"),
+		"RequestStateKeys": ref(RequestStateKeysLogicalID),
+		"CreateApiKey":     sub("AWS_REGION=${AWS::Region} go run ./scripts/apikey create --table ${Table} --tenant TENANT --principal WHO"),
 	}
 	got := map[string]any{}
 	for name, o := range outputs {

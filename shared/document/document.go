@@ -1,43 +1,42 @@
 // Package document turns uploaded files into canonical Markdown for indexing:
 // plain text, Markdown, PDF and Word (.docx), with the standard library only.
 //
-//	doc, err := document.Extract("paper.pdf", data)
+//	doc, err := document.Extract(ctx, "paper.pdf", data)
 //	switch {
-//	case errors.Is(err, document.ErrUnsupported), errors.Is(err, document.ErrCorrupt):
+//	case errors.Is(err, document.ErrUnsupported), errors.Is(err, document.ErrCorrupt),
+//		errors.Is(err, document.ErrTooLarge):
 //		return fault.Invalid("document", "%v", err)
 //	case err != nil:
-//		return err
+//		return err // the context ended
 //	}
 //	passages, err := text.Passages(doc.Markdown, text.DefaultPassageOptions)
 //
-// Extraction is bounded for hostile input: at most [MaxBytes] are read, at
-// most 64 MiB are decompressed from a file, nesting is limited, and nothing
-// panics. PDF support covers text drawn with the standard text operators,
+// Extraction is bounded for hostile input, in what it reads and in what it
+// produces: at most [MaxBytes] are read and 64 MiB decompressed from a file;
+// at most [MaxTextBytes] of text come out, counted before they are
+// allocated; tables ([MaxTableColumns], [MaxTableRows], [MaxTableCells]) and
+// font maps ([MaxGlyphText]) are bounded where they would amplify; nesting
+// is limited; the context is checked as it goes; nothing panics. A file past
+// a limit is refused with an error naming it, never cut short silently.
+// PDF support covers text drawn with the standard text operators,
 // uncompressed or FlateDecode content streams and object streams, fonts with
 // a ToUnicode map or a single-byte encoding; it does not run OCR, decrypt, or
 // reconstruct tables.
 package document
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path"
 	"strings"
 )
 
-// MaxBytes is the largest file Extract reads.
-const MaxBytes = 32 << 20
-
-// maxDecoded bounds how many bytes Extract decompresses from one file (zip
-// entries, PDF streams), against zip and flate bombs.
-const maxDecoded = 64 << 20
-
 // The errors Extract wraps. Callers report both as invalid input.
 var (
 	// ErrUnsupported: the format (the file name's extension) is not one
 	// Extract reads, or the file uses a feature it does not support
-	// (encryption, a compression filter other than FlateDecode), or it is
-	// too large.
+	// (encryption, a compression filter other than FlateDecode).
 	ErrUnsupported = errors.New("unsupported document")
 	// ErrCorrupt: the file claims a supported format but cannot be parsed.
 	ErrCorrupt = errors.New("corrupt document")
@@ -66,8 +65,9 @@ type Document struct {
 
 // Extract reads a file named name (only its extension matters, in any case:
 // .txt, .md, .markdown, .pdf, .docx) and returns its text as canonical
-// Markdown. Errors wrap [ErrUnsupported] or [ErrCorrupt].
-func Extract(name string, data []byte) (Document, error) {
+// Markdown. Errors wrap [ErrUnsupported], [ErrCorrupt] or [ErrTooLarge], or
+// the context's error when ctx ends first.
+func Extract(ctx context.Context, name string, data []byte) (Document, error) {
 	ext := strings.ToLower(path.Ext(strings.ReplaceAll(name, `\`, "/")))
 	var format string
 	switch ext {
@@ -85,24 +85,31 @@ func Extract(name string, data []byte) (Document, error) {
 		return Document{}, fmt.Errorf("document %q: format %s (want .txt, .md, .pdf or .docx): %w", name, ext, ErrUnsupported)
 	}
 	if len(data) > MaxBytes {
-		return Document{}, fmt.Errorf("document %q: %d bytes, more than the %d allowed: %w", name, len(data), MaxBytes, ErrUnsupported)
+		return Document{}, fmt.Errorf("document %q: %d bytes, more than the %d allowed: %w", name, len(data), MaxBytes, ErrTooLarge)
 	}
+	if err := ctx.Err(); err != nil {
+		return Document{}, fmt.Errorf("document %q: extraction stopped: %w", name, err)
+	}
+	lim := newLimits(ctx)
 	var (
 		md, metaTitle string
 		err           error
 	)
 	switch format {
 	case FormatText, FormatMarkdown:
-		md = decodeText(data)
+		md, err = decodeText(data, lim)
 	case FormatPDF:
-		md, metaTitle, err = extractPDF(data)
+		md, metaTitle, err = extractPDF(data, lim)
 	case FormatDOCX:
-		md, metaTitle, err = extractDOCX(data)
+		md, metaTitle, err = extractDOCX(data, lim)
 	}
 	if err != nil {
 		return Document{}, fmt.Errorf("document %q: %w", name, err)
 	}
 	md = Normalize(md)
+	if len(md) > MaxTextBytes { // Normalize may lengthen invalid UTF-8
+		return Document{}, fmt.Errorf("document %q: %w", name, tooLarge("the extracted text exceeds %d MiB, the limit per document", MaxTextBytes>>20))
+	}
 	title := firstHeading(md)
 	if title == "" && format == FormatMarkdown {
 		metaTitle = frontMatterTitle(md)
@@ -110,7 +117,7 @@ func Extract(name string, data []byte) (Document, error) {
 	if title == "" {
 		title = strings.Join(strings.Fields(metaTitle), " ")
 	}
-	return Document{Format: format, Markdown: md, Title: title}, nil
+	return Document{Format: format, Markdown: md, Title: cutTitle(title)}, nil
 }
 
 // corrupt returns an error wrapping ErrCorrupt.
@@ -121,18 +128,4 @@ func corrupt(format string, args ...any) error {
 // unsupported returns an error wrapping ErrUnsupported.
 func unsupported(format string, args ...any) error {
 	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrUnsupported)
-}
-
-// budget counts decompressed bytes against maxDecoded.
-type budget struct{ left int64 }
-
-func newBudget() *budget { return &budget{left: maxDecoded} }
-
-// take spends n bytes, or reports that the file decompresses to too much.
-func (b *budget) take(n int) error {
-	b.left -= int64(n)
-	if b.left < 0 {
-		return unsupported("decompresses to more than %d MiB", maxDecoded>>20)
-	}
-	return nil
 }

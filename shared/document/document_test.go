@@ -1,13 +1,10 @@
 package document
 
 import (
-	"archive/zip"
 	"bytes"
-	"compress/flate"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -45,11 +42,11 @@ func TestExtractGolden(t *testing.T) {
 			"<< /Type /Catalog /Pages 2 0 R >>",
 			"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 			"<< /Type /Page /Parent 2 0 R /Contents 4 0 R /Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Times-Roman >> >> >> >>",
-			streamObj("", []byte("BT /F1 12 Tf 72 700 Td (Body text only.) Tj ET"), true),
+			documenttest.Stream("", []byte("BT /F1 12 Tf 72 700 Td (Body text only.) Tj ET"), true),
 			"<< /Title <FEFF00C9007400E9> >>",
 		}, "/Root 1 0 R /Info 5 0 R"), format: FormatPDF, wantTitle: "Été"},
-		{name: "built.docx", data: buildDOCX(t, testDOCXBody, testDOCXStyles, testDOCXCore), format: FormatDOCX, wantTitle: "Built document"},
-		{name: "no-heading.docx", data: buildDOCX(t, `<w:body><w:p><w:r><w:t>Just text.</w:t></w:r></w:p></w:body>`, "", testDOCXCore), format: FormatDOCX, wantTitle: "Metadata title"},
+		{name: "built.docx", data: documenttest.DOCX(testDOCXBody, testDOCXStyles, testDOCXCore), format: FormatDOCX, wantTitle: "Built document"},
+		{name: "no-heading.docx", data: documenttest.DOCX(`<w:body><w:p><w:r><w:t>Just text.</w:t></w:r></w:p></w:body>`, "", testDOCXCore), format: FormatDOCX, wantTitle: "Metadata title"},
 	}
 	for _, fx := range fixtures {
 		t.Run(fx.name, func(t *testing.T) {
@@ -60,7 +57,7 @@ func TestExtractGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, err := Extract(fx.name, data)
+			got, err := Extract(t.Context(), fx.name, data)
 			if err != nil {
 				t.Fatalf("Extract: %v", err)
 			}
@@ -111,7 +108,7 @@ func TestExtractFormats(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Extract(tt.file, []byte(tt.data))
+			got, err := Extract(t.Context(), tt.file, []byte(tt.data))
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("error = %v, want %v", err, tt.wantErr)
 			}
@@ -133,7 +130,7 @@ func TestExtractRejectsDamagedFiles(t *testing.T) {
 	}
 	objs := testPDFObjects(true)
 	brokenStream := append([]string(nil), objs...)
-	good := zlibCompress([]byte("BT /F2 11 Tf (hello) Tj ET"))
+	good := documenttest.Zlib([]byte("BT /F2 11 Tf (hello) Tj ET"))
 	bad := append([]byte(nil), good...)
 	for i := 2; i < len(bad)-4; i++ {
 		bad[i] ^= 0x5a // damage the deflate data, keep the zlib header
@@ -153,13 +150,13 @@ func TestExtractRejectsDamagedFiles(t *testing.T) {
 		msg  string
 	}{
 		{"a truncated docx is corrupt", "a.docx", report[:len(report)/2], ErrCorrupt, "zip"},
-		{"a docx without word/document.xml is corrupt", "a.docx", zipOf(t, map[string]string{"word/other.xml": "<x/>"}), ErrCorrupt, "word/document.xml"},
-		{"a docx with broken XML is corrupt", "a.docx", zipOf(t, map[string]string{"word/document.xml": "<w:document><w:body><w:p>"}), ErrCorrupt, "main document part"},
-		{"a docx whose main part is missing is corrupt", "a.docx", zipOf(t, map[string]string{
+		{"a docx without word/document.xml is corrupt", "a.docx", documenttest.Zip(map[string]string{"word/other.xml": "<x/>"}), ErrCorrupt, "word/document.xml"},
+		{"a docx with broken XML is corrupt", "a.docx", documenttest.Zip(map[string]string{"word/document.xml": "<w:document><w:body><w:p>"}), ErrCorrupt, "main document part"},
+		{"a docx whose main part is missing is corrupt", "a.docx", documenttest.Zip(map[string]string{
 			"_rels/.rels":       `<Relationships><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document2.xml"/></Relationships>`,
 			"word/document.xml": "<w:document><w:body/></w:document>",
 		}), ErrCorrupt, "no word/document2.xml"},
-		{"a docx that is not a Word document is corrupt", "a.docx", zipOf(t, map[string]string{"word/document.xml": "<html/>"}), ErrCorrupt, "no body"},
+		{"a docx that is not a Word document is corrupt", "a.docx", documenttest.Zip(map[string]string{"word/document.xml": "<html/>"}), ErrCorrupt, "no body"},
 		{"text named .docx is corrupt", "a.docx", []byte("hello"), ErrCorrupt, "zip"},
 		{"garbage named .pdf is corrupt", "a.pdf", []byte("this is not a pdf at all"), ErrCorrupt, "%PDF"},
 		{"a truncated pdf is corrupt", "a.pdf", reportPDF[:200], ErrCorrupt, "no pages"},
@@ -173,7 +170,7 @@ func TestExtractRejectsDamagedFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Extract(tt.file, tt.data)
+			_, err := Extract(t.Context(), tt.file, tt.data)
 			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.msg) {
 				t.Fatalf("error = %v, want %v mentioning %q", err, tt.want, tt.msg)
 			}
@@ -183,31 +180,31 @@ func TestExtractRejectsDamagedFiles(t *testing.T) {
 
 func TestExtractBoundsInput(t *testing.T) {
 	big := make([]byte, MaxBytes+1)
-	if _, err := Extract("big.txt", big); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "bytes, more than") {
-		t.Errorf("oversize input: error = %v, want ErrUnsupported", err)
+	if _, err := Extract(t.Context(), "big.txt", big); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "bytes, more than") {
+		t.Errorf("oversize input: error = %v, want ErrTooLarge", err)
 	}
 	// 65 MiB of spaces compress to well under MaxBytes.
 	bomb := bytes.Repeat([]byte(" "), 65<<20)
 	t.Run("a zip bomb is refused", func(t *testing.T) {
-		data := zipOf(t, map[string]string{"word/document.xml": string(bomb)})
-		if _, err := Extract("bomb.docx", data); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "decompresses to more than") {
-			t.Errorf("error = %v, want ErrUnsupported", err)
+		data := documenttest.Zip(map[string]string{"word/document.xml": string(bomb)})
+		if _, err := Extract(t.Context(), "bomb.docx", data); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "decompresses to more than") {
+			t.Errorf("error = %v, want ErrTooLarge", err)
 		}
 	})
 	t.Run("a flate bomb is refused", func(t *testing.T) {
 		objs := testPDFObjects(true)
-		objs[9] = streamObj("", bomb, true)
-		if _, err := Extract("bomb.pdf", documenttest.PDF(objs, "/Root 1 0 R")); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "decompresses to more than") {
-			t.Errorf("error = %v, want ErrUnsupported", err)
+		objs[9] = documenttest.Stream("", bomb, true)
+		if _, err := Extract(t.Context(), "bomb.pdf", documenttest.PDF(objs, "/Root 1 0 R")); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "decompresses to more than") {
+			t.Errorf("error = %v, want ErrTooLarge", err)
 		}
 	})
 	t.Run("a form drawn from itself stops", func(t *testing.T) {
 		objs := testPDFObjects(false)
-		objs[9] = streamObj("", []byte("/X Do /X Do"), false)
+		objs[9] = documenttest.Stream("", []byte("/X Do /X Do"), false)
 		objs[2] = "<< /Type /Page /Parent 2 0 R /Contents 10 0 R /Resources << /XObject << /X 13 0 R >> >> >>"
-		objs = append(objs, streamObj("/Type /XObject /Subtype /Form /Resources << /XObject << /X 13 0 R >> /Font << /F2 6 0 R >> >>",
+		objs = append(objs, documenttest.Stream("/Type /XObject /Subtype /Form /Resources << /XObject << /X 13 0 R >> /Font << /F2 6 0 R >> >>",
 			[]byte("BT /F2 11 Tf (loop) Tj ET /X Do /X Do"), false))
-		doc, err := Extract("loop.pdf", documenttest.PDF(objs, "/Root 1 0 R"))
+		doc, err := Extract(t.Context(), "loop.pdf", documenttest.PDF(objs, "/Root 1 0 R"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,66 +252,6 @@ func FuzzNormalizeIdempotent(f *testing.F) {
 	})
 }
 
-// FuzzExtractNeverPanics feeds every format arbitrary bytes, seeded with the
-// fixtures: Extract returns a document or an error wrapping ErrCorrupt or
-// ErrUnsupported, and never panics.
-func FuzzExtractNeverPanics(f *testing.F) {
-	exts := []string{".txt", ".md", ".pdf", ".docx"}
-	entries, _ := os.ReadDir("testdata")
-	for _, e := range entries {
-		if e.IsDir() || strings.HasSuffix(e.Name(), ".golden.md") {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("testdata", e.Name()))
-		if err != nil {
-			f.Fatal(err)
-		}
-		for i, ext := range exts {
-			if strings.HasSuffix(e.Name(), ext) {
-				f.Add(uint8(i), data)
-			}
-		}
-	}
-	f.Add(uint8(2), documenttest.PDF(testPDFObjects(true), "/Root 1 0 R /Info 12 0 R"))
-	f.Add(uint8(2), documenttest.PDF(testPDFObjects(false), "/Root 1 0 R /Info 12 0 R"))
-	f.Add(uint8(2), buildPDFObjStm(testPDFObjects(true), []int{1, 2, 3, 4, 5, 6, 7, 9, 12}, "/Root 1 0 R"))
-	f.Fuzz(func(t *testing.T, ext uint8, data []byte) {
-		doc, err := Extract("fuzz"+exts[int(ext)%len(exts)], data)
-		if err != nil {
-			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrUnsupported) {
-				t.Fatalf("error %v wraps neither ErrCorrupt nor ErrUnsupported", err)
-			}
-			return
-		}
-		if Normalize(doc.Markdown) != doc.Markdown {
-			t.Fatalf("Markdown is not normalised: %q", doc.Markdown)
-		}
-	})
-}
-
-// zipOf builds a zip archive of the given files.
-func zipOf(t testing.TB, files map[string]string) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	w := zip.NewWriter(&b)
-	w.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
-		return flate.NewWriter(out, flate.BestSpeed) // fast for the 65 MiB bomb
-	})
-	for name, content := range files {
-		fw, err := w.Create(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := fw.Write([]byte(content)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
 // TestExtractDamagedPDFsInLinearTime feeds PDFs made of one damaged object
 // header repeated: parsing each from its header to the end of the file would
 // take hours (quadratic); skipping what a failed parse read takes
@@ -322,7 +259,7 @@ func zipOf(t testing.TB, files map[string]string) []byte {
 func TestExtractDamagedPDFsInLinearTime(t *testing.T) {
 	for _, unit := range []string{"1 0 obj (", "1 0 obj [", "1 0 obj <</A ", "trailer (", "1 0 obj <<>> stream\n", "7 0 obj 5 endobj\n"} {
 		data := append([]byte("%PDF-1.4\n"), bytes.Repeat([]byte(unit), (4<<20)/len(unit))...)
-		if _, err := Extract("x.pdf", data); !errors.Is(err, ErrCorrupt) {
+		if _, err := Extract(t.Context(), "x.pdf", data); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%q repeated: error = %v, want ErrCorrupt", unit, err)
 		}
 	}
@@ -337,7 +274,7 @@ func BenchmarkExtract(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				if _, err := Extract(name, data); err != nil {
+				if _, err := Extract(b.Context(), name, data); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -348,12 +285,12 @@ func BenchmarkExtract(b *testing.B) {
 	for i := range 20000 {
 		fmt.Fprintf(&content, "BT /F2 11 Tf 72 %d Td (Line %d of a long page of text with words.) Tj ET\n", 700-i%50*14, i)
 	}
-	objs[9] = streamObj("", []byte(content.String()), true)
+	objs[9] = documenttest.Stream("", []byte(content.String()), true)
 	data := documenttest.PDF(objs, "/Root 1 0 R")
 	b.Run("1MB-of-content.pdf", func(b *testing.B) {
 		b.SetBytes(int64(content.Len()))
 		for b.Loop() {
-			if _, err := Extract("big.pdf", data); err != nil {
+			if _, err := Extract(b.Context(), "big.pdf", data); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -20,7 +20,7 @@ const maxXMLDepth = 256
 // word/document.xml (paragraphs, headings, list items, tables, breaks and
 // tabs), word/styles.xml (which styles are headings or lists) and
 // docProps/core.xml (the title); everything else is ignored.
-func extractDOCX(data []byte) (md, title string, err error) {
+func extractDOCX(data []byte, lim *limits) (md, title string, err error) {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return "", "", corrupt("docx: not a zip archive: %v", err)
@@ -29,10 +29,9 @@ func extractDOCX(data []byte) (md, title string, err error) {
 	for _, f := range zr.File {
 		files[strings.TrimPrefix(f.Name, "/")] = f
 	}
-	b := newBudget()
 	mainPart := "word/document.xml"
 	if f, ok := files["_rels/.rels"]; ok {
-		if x, err := readZipFile(f, b); err == nil {
+		if x, err := readZipFile(f, lim); err == nil {
 			if target := officeDocument(x); target != "" {
 				mainPart = target
 			}
@@ -42,28 +41,31 @@ func extractDOCX(data []byte) (md, title string, err error) {
 	if !ok {
 		return "", "", corrupt("docx: no %s (the main document part)", mainPart)
 	}
-	bodyXML, err := readZipFile(body, b)
+	bodyXML, err := readZipFile(body, lim)
 	if err != nil {
 		return "", "", err
 	}
 	styles := docxStyles{}
 	if f, ok := files["word/styles.xml"]; ok {
-		if x, err := readZipFile(f, b); err == nil {
-			styles = parseDOCXStyles(x) // styles only refine headings: a broken part is ignored
-		} else if errors.Is(err, ErrUnsupported) {
+		if x, err := readZipFile(f, lim); err == nil {
+			// Styles only refine headings: a broken part is ignored.
+			if styles, err = parseDOCXStyles(x, lim); err != nil {
+				return "", "", err
+			}
+		} else if errors.Is(err, ErrTooLarge) {
 			return "", "", err
 		}
 	}
-	md, err = docxMarkdown(bodyXML, styles)
+	md, err = docxMarkdown(bodyXML, styles, lim)
 	if err != nil {
 		return "", "", err
 	}
 	if f, ok := files["docProps/core.xml"]; ok {
-		if x, err := readZipFile(f, b); err == nil {
-			title = docxTitle(x)
+		if x, err := readZipFile(f, lim); err == nil {
+			title = docxTitle(x, lim)
 		}
 	}
-	return md, title, nil
+	return md, title, lim.err
 }
 
 // officeDocument returns the main document part named in _rels/.rels, or "".
@@ -82,18 +84,18 @@ func officeDocument(rels []byte) string {
 	return ""
 }
 
-// readZipFile reads a zip entry, spending its decompressed size from b.
-func readZipFile(f *zip.File, b *budget) ([]byte, error) {
+// readZipFile reads a zip entry, spending its decompressed size from lim.
+func readZipFile(f *zip.File, lim *limits) ([]byte, error) {
 	rc, err := f.Open()
 	if err != nil {
 		return nil, corrupt("docx: open %s: %v", f.Name, err)
 	}
 	defer rc.Close()
-	data, err := io.ReadAll(io.LimitReader(rc, b.left+1))
+	data, err := io.ReadAll(io.LimitReader(rc, lim.decoded+1))
 	if err != nil {
 		return nil, corrupt("docx: read %s: %v", f.Name, err)
 	}
-	if err := b.take(len(data)); err != nil {
+	if err := lim.inflate(len(data)); err != nil {
 		return nil, fmt.Errorf("docx: %s: %w", f.Name, err)
 	}
 	return data, nil
@@ -123,23 +125,32 @@ func headingLevelOfName(name string) int {
 	return 0
 }
 
+// maxDOCXStyles bounds the styles read from word/styles.xml (Word's
+// built-in ones number about 375).
+const maxDOCXStyles = 10_000
+
 // parseDOCXStyles reads which paragraph styles are headings (by name, or by
-// outline level) and lists, from word/styles.xml.
-func parseDOCXStyles(data []byte) docxStyles {
+// outline level) and lists, from word/styles.xml. A damaged part gives the
+// styles read before the damage; one defining more than maxDOCXStyles styles
+// is refused.
+func parseDOCXStyles(data []byte, lim *limits) (docxStyles, error) {
 	styles := docxStyles{}
 	d := xml.NewDecoder(bytes.NewReader(data))
 	var id string
 	var st docxStyle
 	depth := 0
 	for {
+		if err := lim.tick(); err != nil {
+			return nil, err
+		}
 		tok, err := d.Token()
 		if err != nil {
-			return styles
+			return styles, nil
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
 			if depth++; depth > maxXMLDepth {
-				return styles
+				return styles, nil
 			}
 			switch t.Name.Local {
 			case "style":
@@ -162,6 +173,9 @@ func parseDOCXStyles(data []byte) docxStyles {
 		case xml.EndElement:
 			depth--
 			if t.Name.Local == "style" && id != "" {
+				if len(styles) >= maxDOCXStyles {
+					return nil, tooLarge("docx: word/styles.xml defines more than %d styles, the limit", maxDOCXStyles)
+				}
 				styles[id] = st
 				id = ""
 			}
@@ -180,13 +194,13 @@ func attr(e xml.StartElement, local string) string {
 }
 
 // docxTitle returns dc:title from docProps/core.xml.
-func docxTitle(data []byte) string {
+func docxTitle(data []byte, lim *limits) string {
 	d := xml.NewDecoder(bytes.NewReader(data))
 	in := false
 	var b strings.Builder
 	for depth := 0; ; {
 		tok, err := d.Token()
-		if err != nil {
+		if err != nil || lim.tick() != nil {
 			return b.String()
 		}
 		switch t := tok.(type) {
@@ -210,7 +224,7 @@ func docxTitle(data []byte) string {
 
 // docxPara collects one paragraph.
 type docxPara struct {
-	text    strings.Builder
+	text    textBuf
 	heading int
 	list    bool
 	level   int // list nesting, from w:ilvl
@@ -218,37 +232,31 @@ type docxPara struct {
 
 // docxTable collects one table: rows of cells.
 type docxTable struct {
-	rows [][]string
-	cell *strings.Builder // the cell being read, or nil
+	rows  [][]string
+	width int      // cells in the widest row
+	cell  *textBuf // the cell being read, or nil
+}
+
+// docxReader converts word/document.xml to Markdown, one XML token at a
+// time. Every byte it writes is reserved from lim first; a limit crossed is
+// kept there, and reading stops at the next token.
+type docxReader struct {
+	styles   docxStyles
+	lim      *limits
+	out      textBuf
+	paras    []*docxPara  // open paragraphs (a text box opens one inside another)
+	tables   []*docxTable // open tables
+	depth    int
+	skip     int // >0: inside an element whose content is ignored, at that depth
+	inText   bool
+	prevList bool // the last block written was a list item
+	sawBody  bool
 }
 
 // docxMarkdown converts word/document.xml to Markdown.
-func docxMarkdown(data []byte, styles docxStyles) (string, error) {
+func docxMarkdown(data []byte, styles docxStyles, lim *limits) (string, error) {
+	r := &docxReader{styles: styles, lim: lim, out: textBuf{lim: lim}}
 	d := xml.NewDecoder(bytes.NewReader(data))
-	var (
-		out     strings.Builder
-		paras   []*docxPara  // open paragraphs (a text box opens one inside another)
-		tables  []*docxTable // open tables
-		depth   int
-		skip    int // >0: inside an element whose content is ignored, at that depth
-		inText  bool
-		prevLst bool // the last block written was a list item
-		sawBody bool
-	)
-	block := func(s string, list bool) {
-		if s == "" {
-			return
-		}
-		if out.Len() > 0 {
-			if list && prevLst {
-				out.WriteString("\n")
-			} else {
-				out.WriteString("\n\n")
-			}
-		}
-		out.WriteString(s)
-		prevLst = list
-	}
 	for {
 		tok, err := d.Token()
 		if err == io.EOF {
@@ -257,162 +265,270 @@ func docxMarkdown(data []byte, styles docxStyles) (string, error) {
 		if err != nil {
 			return "", corrupt("docx: main document part: %v", err)
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			depth++
-			if depth > maxXMLDepth {
-				return "", corrupt("docx: main document part nests deeper than %d elements", maxXMLDepth)
-			}
-			if skip > 0 {
-				continue
-			}
-			var p *docxPara
-			if len(paras) > 0 {
-				p = paras[len(paras)-1]
-			}
-			switch t.Name.Local {
-			case "body":
-				sawBody = true
-			case "Fallback", "delText", "instrText", "del", "moveFrom", "footnoteReference", "commentReference":
-				// Alternate renderings, deleted text, field codes: not text.
-				skip = depth
-			case "p":
-				paras = append(paras, &docxPara{})
-			case "pStyle":
-				if p != nil {
-					id := attr(t, "val")
-					st, ok := styles[id]
-					if !ok {
-						st.heading = headingLevelOfName(id)
-					}
-					if st.heading > 0 {
-						p.heading = st.heading
-					}
-					if st.list {
-						p.list = true
-					}
-				}
-			case "outlineLvl":
-				if l, err := strconv.Atoi(attr(t, "val")); p != nil && err == nil && l >= 0 && l < 9 {
-					p.heading = min(l+1, 6)
-				}
-			case "numPr":
-				if p != nil {
-					p.list = true
-				}
-			case "ilvl":
-				if l, err := strconv.Atoi(attr(t, "val")); p != nil && err == nil && l >= 0 && l < 9 {
-					p.level = l
-				}
-			case "numId":
-				// numId 0 removes the numbering a style gave.
-				if p != nil && attr(t, "val") == "0" {
-					p.list = false
-				}
-			case "t":
-				inText = true
-			case "tab":
-				// w:tab inside w:tabs (paragraph properties) is a tab stop, not text.
-				if p != nil && !isTabStop(t) {
-					p.text.WriteByte('\t')
-				}
-			case "br", "cr":
-				if p != nil {
-					p.text.WriteByte('\n')
-				}
-			case "noBreakHyphen":
-				if p != nil {
-					p.text.WriteByte('-')
-				}
-			case "tbl":
-				tables = append(tables, &docxTable{})
-			case "tr":
-				if len(tables) > 0 {
-					tb := tables[len(tables)-1]
-					tb.rows = append(tb.rows, nil)
-				}
-			case "tc":
-				if len(tables) > 0 {
-					tables[len(tables)-1].cell = &strings.Builder{}
-				}
-			}
-		case xml.EndElement:
-			if skip == depth {
-				skip = 0
-			}
-			depth--
-			if skip > 0 {
-				continue
-			}
-			switch t.Name.Local {
-			case "t":
-				inText = false
-			case "p":
-				if len(paras) == 0 {
-					continue
-				}
-				p := paras[len(paras)-1]
-				paras = paras[:len(paras)-1]
-				s := strings.TrimSpace(p.text.String())
-				if len(tables) > 0 && tables[len(tables)-1].cell != nil {
-					c := tables[len(tables)-1].cell
-					if s != "" {
-						if c.Len() > 0 {
-							c.WriteByte(' ')
-						}
-						c.WriteString(s)
-					}
-					continue
-				}
-				switch {
-				case s == "":
-				case p.heading > 0:
-					block(strings.Repeat("#", p.heading)+" "+strings.Join(strings.Fields(s), " "), false)
-				case p.list:
-					item := strings.ReplaceAll(s, "\n", "\n"+strings.Repeat("  ", p.level+1))
-					block(strings.Repeat("  ", p.level)+"- "+item, true)
-				default:
-					block(s, false)
-				}
-			case "tc":
-				if len(tables) > 0 {
-					tb := tables[len(tables)-1]
-					if tb.cell != nil && len(tb.rows) > 0 {
-						cell := strings.Join(strings.Fields(tb.cell.String()), " ")
-						cell = strings.ReplaceAll(cell, "|", `\|`)
-						tb.rows[len(tb.rows)-1] = append(tb.rows[len(tb.rows)-1], cell)
-					}
-					tb.cell = nil
-				}
-			case "tbl":
-				if len(tables) == 0 {
-					continue
-				}
-				tb := tables[len(tables)-1]
-				tables = tables[:len(tables)-1]
-				s := tableMarkdown(tb.rows)
-				if len(tables) > 0 && tables[len(tables)-1].cell != nil {
-					// A table inside a table cell: its text joins the cell.
-					c := tables[len(tables)-1].cell
-					for _, row := range tb.rows {
-						for _, cell := range row {
-							c.WriteString(" " + cell)
-						}
-					}
-					continue
-				}
-				block(s, false)
-			}
-		case xml.CharData:
-			if inText && skip == 0 && len(paras) > 0 {
-				paras[len(paras)-1].text.Write(t)
-			}
+		if err := r.token(tok); err != nil {
+			return "", fmt.Errorf("docx: %w", err)
 		}
 	}
-	if !sawBody {
+	if !r.sawBody {
 		return "", corrupt("docx: main document part has no body")
 	}
-	return out.String(), nil
+	return r.out.String(), nil
+}
+
+// token takes one token of the main document part.
+func (r *docxReader) token(tok xml.Token) error {
+	switch t := tok.(type) {
+	case xml.StartElement:
+		if r.depth++; r.depth > maxXMLDepth {
+			return corrupt("main document part nests deeper than %d elements", maxXMLDepth)
+		}
+		if r.skip == 0 {
+			r.start(t)
+		}
+	case xml.EndElement:
+		if r.skip == r.depth {
+			r.skip = 0
+		}
+		r.depth--
+		if r.skip == 0 {
+			r.end(t.Name.Local)
+		}
+	case xml.CharData:
+		if p := r.para(); r.inText && r.skip == 0 && p != nil {
+			p.text.write(string(t))
+		}
+	}
+	return r.lim.tick()
+}
+
+// para returns the innermost open paragraph, or nil.
+func (r *docxReader) para() *docxPara {
+	if len(r.paras) == 0 {
+		return nil
+	}
+	return r.paras[len(r.paras)-1]
+}
+
+// table returns the innermost open table, or nil.
+func (r *docxReader) table() *docxTable {
+	if len(r.tables) == 0 {
+		return nil
+	}
+	return r.tables[len(r.tables)-1]
+}
+
+// start opens an element.
+func (r *docxReader) start(t xml.StartElement) {
+	switch t.Name.Local {
+	case "body":
+		r.sawBody = true
+	case "Fallback", "delText", "instrText", "del", "moveFrom", "footnoteReference", "commentReference":
+		// Alternate renderings, deleted text, field codes: not text.
+		r.skip = r.depth
+	case "p":
+		r.paras = append(r.paras, &docxPara{text: textBuf{lim: r.lim}})
+	case "pStyle", "outlineLvl", "numPr", "ilvl", "numId":
+		if p := r.para(); p != nil {
+			r.paraProperty(p, t)
+		}
+	case "t":
+		r.inText = true
+	case "tab", "br", "cr", "noBreakHyphen":
+		if p := r.para(); p != nil {
+			paraChar(p, t)
+		}
+	case "tbl":
+		r.tables = append(r.tables, &docxTable{})
+	case "tr":
+		if tb := r.table(); tb != nil {
+			r.startRow(tb)
+		}
+	case "tc":
+		if tb := r.table(); tb != nil {
+			tb.cell = &textBuf{lim: r.lim}
+		}
+	}
+}
+
+// paraProperty applies a paragraph property: its style, outline level or
+// numbering.
+func (r *docxReader) paraProperty(p *docxPara, t xml.StartElement) {
+	val := attr(t, "val")
+	level, err := strconv.Atoi(val)
+	levelOK := err == nil && level >= 0 && level < 9
+	switch t.Name.Local {
+	case "pStyle":
+		st, ok := r.styles[val]
+		if !ok {
+			st.heading = headingLevelOfName(val)
+		}
+		if st.heading > 0 {
+			p.heading = st.heading
+		}
+		if st.list {
+			p.list = true
+		}
+	case "outlineLvl":
+		if levelOK {
+			p.heading = min(level+1, 6)
+		}
+	case "numPr":
+		p.list = true
+	case "ilvl":
+		if levelOK {
+			p.level = level
+		}
+	case "numId":
+		// numId 0 removes the numbering a style gave.
+		if val == "0" {
+			p.list = false
+		}
+	}
+}
+
+// paraChar writes the character an empty run element stands for.
+func paraChar(p *docxPara, t xml.StartElement) {
+	switch t.Name.Local {
+	case "tab":
+		// w:tab inside w:tabs (paragraph properties) is a tab stop, not text.
+		if !isTabStop(t) {
+			p.text.writeByte('\t')
+		}
+	case "br", "cr":
+		p.text.writeByte('\n')
+	case "noBreakHyphen":
+		p.text.writeByte('-')
+	}
+}
+
+// end closes an element.
+func (r *docxReader) end(local string) {
+	switch local {
+	case "t":
+		r.inText = false
+	case "p":
+		if p := r.para(); p != nil {
+			r.paras = r.paras[:len(r.paras)-1]
+			r.endParagraph(p)
+		}
+	case "tc":
+		if tb := r.table(); tb != nil {
+			r.endCell(tb)
+		}
+	case "tbl":
+		if tb := r.table(); tb != nil {
+			r.tables = r.tables[:len(r.tables)-1]
+			r.endTable(tb)
+		}
+	}
+}
+
+// endParagraph writes a finished paragraph: into the table cell being read,
+// or as a heading, list item or paragraph block.
+func (r *docxReader) endParagraph(p *docxPara) {
+	s := strings.TrimSpace(p.text.String())
+	if tb := r.table(); tb != nil && tb.cell != nil {
+		if s != "" {
+			if tb.cell.Len() > 0 {
+				tb.cell.writeByte(' ')
+			}
+			tb.cell.move(s)
+		}
+		return
+	}
+	switch {
+	case s == "":
+	case p.heading > 0:
+		r.block(strings.Repeat("#", p.heading)+" ", strings.Join(strings.Fields(s), " "), false)
+	case p.list:
+		indent := strings.Repeat("  ", p.level+1)
+		if r.lim.produce(strings.Count(s, "\n")*len(indent)) != nil {
+			return
+		}
+		r.block(strings.Repeat("  ", p.level)+"- ", strings.ReplaceAll(s, "\n", "\n"+indent), true)
+	default:
+		r.block("", s, false)
+	}
+}
+
+// block writes a block of text already counted, after a line break (between
+// list items) or a blank line, and a prefix (the heading's #s, the list
+// item's dash) not yet counted.
+func (r *docxReader) block(prefix, s string, list bool) {
+	sep := ""
+	if r.out.Len() > 0 {
+		sep = "\n\n"
+		if list && r.prevList {
+			sep = "\n"
+		}
+	}
+	if r.lim.produce(len(sep)+len(prefix)) != nil {
+		return
+	}
+	r.out.move(sep + prefix)
+	r.out.move(s)
+	r.prevList = list
+}
+
+// startRow opens a row, within the table's limits.
+func (r *docxReader) startRow(tb *docxTable) {
+	switch {
+	case len(tb.rows) >= MaxTableRows:
+		r.lim.fail(tooLarge("a table has more than %d rows, the limit per table", MaxTableRows))
+	case (len(tb.rows)+1)*tb.width > MaxTableCells:
+		r.lim.fail(tooLarge("a table has more than %d cells (rows times its widest row), the limit per table", MaxTableCells))
+	default:
+		tb.rows = append(tb.rows, nil)
+	}
+}
+
+// endCell adds the cell being read to the last row, within the table's
+// limits.
+func (r *docxReader) endCell(tb *docxTable) {
+	c := tb.cell
+	tb.cell = nil
+	if c == nil || len(tb.rows) == 0 {
+		return
+	}
+	row := &tb.rows[len(tb.rows)-1]
+	width := max(tb.width, len(*row)+1)
+	switch {
+	case len(*row) >= MaxTableColumns:
+		r.lim.fail(tooLarge("a table row has more than %d cells, the limit per row", MaxTableColumns))
+		return
+	case width*len(tb.rows) > MaxTableCells:
+		r.lim.fail(tooLarge("a table has more than %d cells (rows times its widest row), the limit per table", MaxTableCells))
+		return
+	}
+	cell := strings.Join(strings.Fields(c.String()), " ")
+	if r.lim.produce(strings.Count(cell, "|")) != nil {
+		return
+	}
+	*row = append(*row, strings.ReplaceAll(cell, "|", `\|`))
+	tb.width = width
+}
+
+// endTable writes a finished table: its text joins the enclosing table's
+// cell, if any, else it is a Markdown table block.
+func (r *docxReader) endTable(tb *docxTable) {
+	if outer := r.table(); outer != nil && outer.cell != nil {
+		for _, row := range tb.rows {
+			for _, cell := range row {
+				outer.cell.writeByte(' ')
+				outer.cell.move(cell)
+			}
+		}
+		return
+	}
+	if tb.width == 0 {
+		return
+	}
+	// The cells' text is counted; the padding and rules are not yet.
+	rows := len(tb.rows)
+	if r.lim.produce(rows*(1+3*tb.width)+rows-1+2+6*tb.width) != nil {
+		return
+	}
+	r.block("", tableMarkdown(tb.rows, tb.width), false)
 }
 
 // isTabStop reports whether the w:tab element t is a tab stop definition (in
@@ -421,15 +537,9 @@ func isTabStop(t xml.StartElement) bool {
 	return attr(t, "pos") != ""
 }
 
-// tableMarkdown renders rows as a Markdown table, the first row as header.
-func tableMarkdown(rows [][]string) string {
-	width := 0
-	for _, r := range rows {
-		width = max(width, len(r))
-	}
-	if width == 0 {
-		return ""
-	}
+// tableMarkdown renders rows as a Markdown table of width columns, the first
+// row as header, padding shorter rows with empty cells.
+func tableMarkdown(rows [][]string, width int) string {
 	var b strings.Builder
 	for i, r := range rows {
 		if i > 0 {

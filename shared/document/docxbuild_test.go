@@ -1,32 +1,5 @@
 package document
 
-import "testing"
-
-// buildDOCX returns a minimal .docx with the given w:body element, styles
-// part and core properties part (each left out when empty).
-func buildDOCX(t testing.TB, body, styles, core string) []byte {
-	t.Helper()
-	const ns = `xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" ` +
-		`xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" ` +
-		`xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape" ` +
-		`xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"`
-	files := map[string]string{
-		"[Content_Types].xml": `<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">` +
-			`<Default Extension="xml" ContentType="application/xml"/>` +
-			`<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`,
-		"word/document.xml": `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document ` + ns + `>` + body + `</w:document>`,
-	}
-	if styles != "" {
-		files["word/styles.xml"] = `<?xml version="1.0" encoding="UTF-8"?><w:styles ` + ns + `>` + styles + `</w:styles>`
-	}
-	if core != "" {
-		files["docProps/core.xml"] = `<?xml version="1.0" encoding="UTF-8"?><cp:coreProperties ` +
-			`xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" ` +
-			`xmlns:dc="http://purl.org/dc/elements/1.1/">` + core + `</cp:coreProperties>`
-	}
-	return zipOf(t, files)
-}
-
 // The parts of built.docx: what Word writes that LibreOffice's fixture does
 // not show. Style ids are localised (German "berschrift1"), so headings are
 // found through styles.xml.

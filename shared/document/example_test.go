@@ -1,13 +1,14 @@
 package document_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/switchboard-dev/switchboard/shared/document"
 )
 
 func ExampleExtract() {
-	doc, err := document.Extract("notes.md", []byte("# Plan\r\n\r\n\r\n- read   \r\n- write\r\n"))
+	doc, err := document.Extract(context.Background(), "notes.md", []byte("# Plan\r\n\r\n\r\n- read   \r\n- write\r\n"))
 	if err != nil {
 		panic(err)
 	}

@@ -50,32 +50,49 @@ func Normalize(md string) string {
 }
 
 // decodeText returns the text of a .txt or .md file: UTF-8, or UTF-16 with a
-// byte order mark, else Windows-1252 (a superset of Latin-1).
-func decodeText(data []byte) string {
+// byte order mark, else Windows-1252 (a superset of Latin-1). What it
+// produces is reserved from lim first.
+func decodeText(data []byte, lim *limits) (string, error) {
 	switch {
 	case bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}):
-		return string(data[3:])
+		data = data[3:]
 	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}):
-		return decodeUTF16(data[2:], false)
+		return decodeUTF16(data[2:], false, lim)
 	case bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
-		return decodeUTF16(data[2:], true)
-	case utf8.Valid(data):
-		return string(data)
+		return decodeUTF16(data[2:], true, lim)
+	case !utf8.Valid(data):
+		return decodeWinAnsi(data, lim)
 	}
-	return decodeWinAnsi(data)
+	if err := lim.produce(len(data)); err != nil {
+		return "", err
+	}
+	return string(data), nil
 }
 
-// decodeUTF16 decodes UTF-16 big- or little-endian; an odd last byte is dropped.
-func decodeUTF16(data []byte, bigEndian bool) string {
-	u := make([]uint16, len(data)/2)
-	for i := range u {
+// decodeUTF16 decodes UTF-16 big- or little-endian; an odd last byte is
+// dropped, an unpaired surrogate becomes U+FFFD.
+func decodeUTF16(data []byte, bigEndian bool, lim *limits) (string, error) {
+	b := textBuf{lim: lim}
+	unit := func(i int) rune {
 		if bigEndian {
-			u[i] = uint16(data[2*i])<<8 | uint16(data[2*i+1])
-		} else {
-			u[i] = uint16(data[2*i+1])<<8 | uint16(data[2*i])
+			return rune(data[i])<<8 | rune(data[i+1])
 		}
+		return rune(data[i+1])<<8 | rune(data[i])
 	}
-	return string(utf16.Decode(u))
+	for i := 0; i+1 < len(data) && lim.err == nil; i += 2 {
+		r := unit(i)
+		if utf16.IsSurrogate(r) && i+3 < len(data) {
+			if dec := utf16.DecodeRune(r, unit(i+2)); dec != unicode.ReplacementChar {
+				r = dec
+				i += 2
+			}
+		}
+		if utf16.IsSurrogate(r) {
+			r = unicode.ReplacementChar
+		}
+		b.writeRune(r)
+	}
+	return b.String(), lim.err
 }
 
 // winAnsi80 maps Windows-1252 bytes 0x80-0x9F; the rest are Latin-1.
@@ -93,13 +110,15 @@ func winAnsiRune(c byte) rune {
 }
 
 // decodeWinAnsi decodes Windows-1252.
-func decodeWinAnsi(data []byte) string {
-	var b strings.Builder
-	b.Grow(len(data))
+func decodeWinAnsi(data []byte, lim *limits) (string, error) {
+	b := textBuf{lim: lim}
 	for _, c := range data {
-		b.WriteRune(winAnsiRune(c))
+		b.writeRune(winAnsiRune(c))
+		if lim.err != nil {
+			break
+		}
 	}
-	return b.String()
+	return b.String(), lim.err
 }
 
 // firstHeading returns the text of md's first heading (ATX "# Title", or

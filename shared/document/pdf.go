@@ -31,7 +31,12 @@ const (
 	maxPDFNesting   = 64      // arrays and dictionaries inside each other
 	maxPDFRefChain  = 32      // references to references
 	maxPDFTreeDepth = 64      // page tree levels, form XObjects inside each other
-	maxPDFOperands  = 1 << 16 // operands before an operator
+	maxPDFOperands  = 1 << 16 // values (array elements included) before an operator
+	// maxPDFValues bounds the values (numbers, names, strings, array
+	// elements, dictionary entries) of the objects a file defines, which
+	// are kept while its pages are read: a value takes 16 to 64 bytes of
+	// memory from as little as two bytes of file.
+	maxPDFValues = 4 << 20
 )
 
 var errPDFSyntax = errors.New("pdf syntax")
@@ -40,6 +45,10 @@ var errPDFSyntax = errors.New("pdf syntax")
 type pdfLexer struct {
 	data []byte
 	pos  int
+	// values, if not nil, counts down the values objects may still hold;
+	// below zero, parsing fails with tooMany.
+	values  *int
+	tooMany error
 }
 
 func isPDFSpace(c byte) bool {
@@ -328,6 +337,9 @@ func (l *pdfLexer) objectFrom(tok any, depth int, refs bool) (any, error) {
 	if depth > maxPDFNesting {
 		return nil, errPDFSyntax // nested deeper than maxPDFNesting
 	}
+	if err := l.count(); err != nil {
+		return nil, err
+	}
 	switch t := tok.(type) {
 	case float64:
 		if !refs || t != float64(int(t)) || t < 0 {
@@ -377,6 +389,9 @@ func (l *pdfLexer) objectFrom(tok any, depth int, refs bool) (any, error) {
 				if !ok {
 					return nil, errPDFSyntax // a key that is not a name
 				}
+				if err := l.count(); err != nil {
+					return nil, err
+				}
 				tok, err = l.next()
 				if err != nil {
 					return nil, fmt.Errorf("%w: unterminated dictionary", errPDFSyntax)
@@ -399,6 +414,17 @@ func (l *pdfLexer) objectFrom(tok any, depth int, refs bool) (any, error) {
 	return tok, nil
 }
 
+// count spends one value of the lexer's allowance, if it has one.
+func (l *pdfLexer) count() error {
+	if l.values == nil {
+		return nil
+	}
+	if *l.values--; *l.values < 0 {
+		return l.tooMany
+	}
+	return nil
+}
+
 // notOperator rejects a keyword inside an array or dictionary (other than
 // the brackets that open one), so that a damaged container stops at the next
 // "endobj" instead of swallowing the objects after it.
@@ -415,8 +441,17 @@ type pdfFile struct {
 	data    []byte
 	objs    map[int]pdfEntry
 	trailer pdfDict // the last trailer or cross-reference stream dictionary with a Root
-	budget  *budget
-	decoded map[*pdfStream][]byte
+	lim     *limits
+	values  int // values the file's objects may still hold
+}
+
+// errPDFValues is the error of a file whose objects hold too many values.
+var errPDFValues = tooLarge("pdf: the file's objects hold more than %d values, the limit per file", maxPDFValues)
+
+// lexer returns a lexer of data from pos that counts the values it parses
+// against the file's allowance.
+func (f *pdfFile) lexer(data []byte, pos int) *pdfLexer {
+	return &pdfLexer{data: data, pos: pos, values: &f.values, tooMany: errPDFValues}
 }
 
 // pdfEntry is an object and where it was defined: the latest definition of a
@@ -428,14 +463,17 @@ type pdfEntry struct {
 
 // parsePDF scans data for objects. It does not read the cross-reference
 // table: scanning finds objects in damaged files too.
-func parsePDF(data []byte) (*pdfFile, error) {
+func parsePDF(data []byte, lim *limits) (*pdfFile, error) {
 	head := data[:min(len(data), 1024)]
 	if !bytes.Contains(head, []byte("%PDF-")) {
 		return nil, corrupt("pdf: no %%PDF- header")
 	}
-	f := &pdfFile{data: data, objs: map[int]pdfEntry{}, budget: newBudget(), decoded: map[*pdfStream][]byte{}}
+	f := &pdfFile{data: data, objs: map[int]pdfEntry{}, lim: lim, values: maxPDFValues}
 	trailerPos := -1
 	for pos := 0; pos < len(data); {
+		if err := lim.tick(); err != nil {
+			return nil, err
+		}
 		i := bytes.Index(data[pos:], []byte("obj"))
 		if i < 0 {
 			break
@@ -446,8 +484,11 @@ func parsePDF(data []byte) (*pdfFile, error) {
 		if !ok || (i+3 < len(data) && !isPDFSpace(data[i+3]) && !isPDFDelim(data[i+3])) {
 			continue
 		}
-		l := &pdfLexer{data: data, pos: i + 3}
+		l := f.lexer(data, i+3)
 		v, err := l.object(0, true)
+		if errors.Is(err, ErrTooLarge) {
+			return nil, err
+		}
 		if err != nil {
 			// A damaged object: skip it and what the parser read, so that
 			// scanning stays linear in the size of the file.
@@ -468,14 +509,20 @@ func parsePDF(data []byte) (*pdfFile, error) {
 	}
 	// Classic trailers.
 	for pos := 0; ; {
+		if err := lim.tick(); err != nil {
+			return nil, err
+		}
 		i := bytes.Index(data[pos:], []byte("trailer"))
 		if i < 0 {
 			break
 		}
 		i += pos
 		pos = i + 7
-		l := &pdfLexer{data: data, pos: i + 7}
+		l := f.lexer(data, i+7)
 		v, err := l.object(0, true)
+		if errors.Is(err, ErrTooLarge) {
+			return nil, err
+		}
 		pos = max(pos, l.pos)
 		if err == nil {
 			if d, ok := v.(pdfDict); ok && (d["Root"] != nil || d["Encrypt"] != nil) && i > trailerPos {
@@ -585,6 +632,9 @@ func (f *pdfFile) loadObjectStreams() error {
 	}
 	slices.SortFunc(streams, func(a, b found) int { return a.e.pos - b.e.pos })
 	for _, st := range streams {
+		if err := f.lim.tick(); err != nil {
+			return err
+		}
 		s := st.e.val.(*pdfStream)
 		data, err := f.decode(s)
 		if err != nil {
@@ -601,6 +651,9 @@ func (f *pdfFile) loadObjectStreams() error {
 		var members []member
 		l := &pdfLexer{data: data[:first]}
 		for range n {
+			if err := f.lim.tick(); err != nil {
+				return err
+			}
 			numTok, err1 := l.next()
 			offTok, err2 := l.next()
 			numf, ok1 := numTok.(float64)
@@ -623,8 +676,14 @@ func (f *pdfFile) loadObjectStreams() error {
 			if k+1 < len(members) && members[k+1].at > m.at {
 				end = members[k+1].at
 			}
-			ol := &pdfLexer{data: data[:end], pos: m.at}
+			if err := f.lim.tick(); err != nil {
+				return err
+			}
+			ol := f.lexer(data[:end], m.at)
 			v, err := ol.object(0, true)
+			if errors.Is(err, ErrTooLarge) {
+				return err
+			}
 			if err != nil {
 				continue
 			}
@@ -677,12 +736,21 @@ func (f *pdfFile) number(v any) (float64, bool) {
 	return n, ok
 }
 
-// decode returns the decoded data of stream s: unfiltered or FlateDecode
-// (without a predictor); other filters are not supported.
+// decode returns the decoded data of stream s (see [pdfFile.decoder]).
+// Every call decodes anew and counts against the file's limits: callers
+// that need a stream more than once keep what it gave.
 func (f *pdfFile) decode(s *pdfStream) ([]byte, error) {
-	if d, ok := f.decoded[s]; ok {
-		return d, nil
+	r, err := f.decoder(s)
+	if err != nil {
+		return nil, err
 	}
+	return io.ReadAll(r)
+}
+
+// decoder returns a reader of the decoded data of stream s: unfiltered or
+// FlateDecode (without a predictor); other filters are not supported. What
+// it decompresses counts against the file's limits as it is read.
+func (f *pdfFile) decoder(s *pdfStream) (io.Reader, error) {
 	var filters []pdfName
 	switch v := f.resolve(s.dict["Filter"]).(type) {
 	case nil:
@@ -699,7 +767,7 @@ func (f *pdfFile) decode(s *pdfStream) ([]byte, error) {
 	default:
 		return nil, corrupt("pdf: stream filter %v is not a name", v)
 	}
-	data := s.raw
+	var r io.Reader = bytes.NewReader(s.raw)
 	for i, name := range filters {
 		switch name {
 		case "FlateDecode", "Fl":
@@ -708,17 +776,16 @@ func (f *pdfFile) decode(s *pdfStream) ([]byte, error) {
 					return nil, unsupported("pdf: FlateDecode with predictor %v", p)
 				}
 			}
-			out, err := f.inflate(data)
+			zr, err := zlib.NewReader(r)
 			if err != nil {
-				return nil, err
+				return nil, corrupt("pdf: FlateDecode stream: %v", err)
 			}
-			data = out
+			r = &inflater{zr: zr, lim: f.lim}
 		default:
 			return nil, unsupported("pdf: stream filter /%s (only FlateDecode is supported)", name)
 		}
 	}
-	f.decoded[s] = data
-	return data, nil
+	return r, nil
 }
 
 // decodeParms returns the DecodeParms dictionary of the i-th filter.
@@ -734,21 +801,26 @@ func (f *pdfFile) decodeParms(d pdfDict, i int) pdfDict {
 	return nil
 }
 
-// inflate decompresses zlib data within the budget. A stream cut short after
-// some output is accepted with what it gave (many writers pad or truncate
-// the checksum); one that gives nothing is corrupt.
-func (f *pdfFile) inflate(data []byte) ([]byte, error) {
-	zr, err := zlib.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, corrupt("pdf: FlateDecode stream: %v", err)
+// inflater reads a zlib stream within the file's limits. A stream cut short
+// after some output ends there (many writers pad or truncate the checksum);
+// one that gives nothing, or is damaged, is corrupt.
+type inflater struct {
+	zr  io.Reader
+	lim *limits
+	n   int64 // bytes given so far
+}
+
+func (r *inflater) Read(p []byte) (int, error) {
+	n, err := r.zr.Read(p)
+	r.n += int64(n)
+	if lerr := r.lim.inflate(n); lerr != nil {
+		return n, fmt.Errorf("pdf: %w", lerr)
 	}
-	defer zr.Close()
-	out, err := io.ReadAll(io.LimitReader(zr, f.budget.left+1))
-	if berr := f.budget.take(len(out)); berr != nil {
-		return nil, fmt.Errorf("pdf: %w", berr)
+	switch {
+	case err == nil, err == io.EOF:
+		return n, err
+	case errors.Is(err, io.ErrUnexpectedEOF) && r.n > 0:
+		return n, io.EOF
 	}
-	if err != nil && (len(out) == 0 || !errors.Is(err, io.ErrUnexpectedEOF)) {
-		return nil, corrupt("pdf: FlateDecode stream: %v", err)
-	}
-	return out, nil
+	return n, corrupt("pdf: FlateDecode stream: %v", err)
 }

@@ -2,33 +2,15 @@ package document
 
 import (
 	"bytes"
-	"compress/zlib"
 	"fmt"
 	"strings"
+
+	"github.com/switchboard-dev/switchboard/shared/document/documenttest"
 )
 
 // This file builds small PDFs for tests: the fixtures made by LibreOffice
 // cover what it writes; these cover what other writers do (object streams,
 // composite fonts, kerned TJ arrays, escapes) and damaged files.
-
-// zlibCompress compresses data with zlib, as FlateDecode expects.
-func zlibCompress(data []byte) []byte {
-	var b bytes.Buffer
-	w, _ := zlib.NewWriterLevel(&b, zlib.BestSpeed) // fast for the 65 MiB bomb
-	w.Write(data)
-	w.Close()
-	return b.Bytes()
-}
-
-// streamObj returns a stream object's text: dict entries (without << >>)
-// and data, compressed with FlateDecode when compress is true.
-func streamObj(dict string, data []byte, compress bool) string {
-	if compress {
-		data = zlibCompress(data)
-		dict += " /Filter /FlateDecode"
-	}
-	return fmt.Sprintf("<< %s /Length %d >>\nstream\n%s\nendstream", dict, len(data), data)
-}
 
 // buildPDFObjStm writes objects 1..n like buildPDF, but packs the objects
 // whose numbers are in packed into one object stream (object n+1) and
@@ -59,7 +41,7 @@ func buildPDFObjStm(objs []string, packed []int, trailer string) []byte {
 	data := header.String() + body.String()
 	offsets[stmNum] = b.Len()
 	fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", stmNum,
-		streamObj(fmt.Sprintf("/Type /ObjStm /N %d /First %d", len(index), header.Len()), []byte(data), true))
+		documenttest.Stream(fmt.Sprintf("/Type /ObjStm /N %d /First %d", len(index), header.Len()), []byte(data), true))
 	offsets[xrefNum] = b.Len()
 	var rows bytes.Buffer
 	for num := 0; num <= xrefNum; num++ {
@@ -74,7 +56,7 @@ func buildPDFObjStm(objs []string, packed []int, trailer string) []byte {
 		}
 	}
 	fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", xrefNum,
-		streamObj(fmt.Sprintf("/Type /XRef /Size %d /W [1 4 2] %s", xrefNum+1, trailer), rows.Bytes(), true))
+		documenttest.Stream(fmt.Sprintf("/Type /XRef /Size %d /W [1 4 2] %s", xrefNum+1, trailer), rows.Bytes(), true))
 	fmt.Fprintf(&b, "startxref\n%d\n%%%%EOF\n", offsets[xrefNum])
 	return b.Bytes()
 }
@@ -120,10 +102,10 @@ end`
 		"<< /Type /Font /Subtype /Type0 /BaseFont /Test /Encoding /Identity-H /DescendantFonts [7 0 R] /ToUnicode 8 0 R >>",
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding << /Type /Encoding /Differences [39 /quoteright 96 /quoteleft] >> >>",
 		"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Test /DW 600 /W [16 [700 700 700] 32 33 500] >>",
-		streamObj("", []byte(cmap), compress),
+		documenttest.Stream("", []byte(cmap), compress),
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Custom /Encoding << /Differences [1 /eacute /uni2013] >> >>",
-		streamObj("", []byte(page1), compress),
-		streamObj("", []byte(page2), compress),
+		documenttest.Stream("", []byte(page1), compress),
+		documenttest.Stream("", []byte(page2), compress),
 		"<< /Title (Test \\(metadata\\) title) /Producer (switchboard tests) >>",
 	}
 }

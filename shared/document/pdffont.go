@@ -2,6 +2,7 @@ package document
 
 import (
 	"cmp"
+	"errors"
 	"reflect"
 	"slices"
 	"strconv"
@@ -84,8 +85,15 @@ func (x *pdfExtractor) loadFont(d pdfDict) *pdfFont {
 		if c, ok := x.cmaps[s]; ok {
 			ft.toUnicode = c
 		} else if data, err := f.decode(s); err == nil {
-			ft.toUnicode = parseCMap(data)
-			x.cmaps[s] = ft.toUnicode
+			c, err := parseCMap(data, x.lim)
+			if err != nil {
+				x.lim.fail(err)
+				return defaultFont
+			}
+			ft.toUnicode = c
+			x.cmaps[s] = c
+		} else if errors.Is(err, ErrTooLarge) {
+			x.lim.fail(err)
 		}
 	}
 	if subtype == "Type0" {
@@ -126,6 +134,10 @@ func (x *pdfExtractor) loadFont(d pdfDict) *pdfFont {
 		case pdfName:
 			if code >= 0 && code < 256 {
 				if s, ok := glyphText(string(t)); ok {
+					if n := utf16Len(s); n > MaxGlyphText {
+						x.lim.fail(glyphTooLong(n))
+						return defaultFont
+					}
 					ft.enc[code] = s
 				}
 			}
@@ -391,6 +403,30 @@ func (c *pdfCMap) lookup(code, n int) (string, bool) {
 // maxCodeSpaceRanges bounds the code space ranges tried for each code.
 const maxCodeSpaceRanges = 16
 
+// glyphTooLong is the error of a font that gives one character code n
+// UTF-16 units of text.
+func glyphTooLong(n int) error {
+	return tooLarge("pdf: a font gives one character code %d UTF-16 units of text, more than %d, the limit per code", n, MaxGlyphText)
+}
+
+// utf16Len returns the length of s in UTF-16 units.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// cmapText returns the text of a destination string of a ToUnicode map, or
+// an error when it is longer than MaxGlyphText UTF-16 units.
+func cmapText(s pdfString) ([]uint16, error) {
+	if n := (len(s) + 1) / 2; n > MaxGlyphText {
+		return nil, glyphTooLong(n)
+	}
+	return utf16BE(s), nil
+}
+
 // utf16BE decodes a destination string of a ToUnicode map.
 func utf16BE(s pdfString) []uint16 {
 	u := make([]uint16, len(s)/2)
@@ -412,12 +448,18 @@ func cmapCode(s pdfString) int {
 }
 
 // parseCMap reads a ToUnicode CMap: codespace ranges, bfchar and bfrange.
-func parseCMap(data []byte) *pdfCMap {
+// A destination longer than MaxGlyphText UTF-16 units is an error wrapping
+// ErrTooLarge; other damage ends the map where it starts.
+func parseCMap(data []byte, lim *limits) (*pdfCMap, error) {
 	c := &pdfCMap{single: map[cmapKey]string{}}
-	l := &pdfLexer{data: data}
+	values := maxPDFOperands
+	l := &pdfLexer{data: data, values: &values, tooMany: errPDFSyntax}
 	var operands []any
 	entries := 0
 	for entries < maxCMapEntries {
+		if err := lim.tick(); err != nil {
+			return nil, err
+		}
 		tok, err := l.next()
 		if err != nil {
 			break
@@ -428,9 +470,7 @@ func parseCMap(data []byte) *pdfCMap {
 			if err != nil {
 				break
 			}
-			if len(operands) < maxPDFOperands {
-				operands = append(operands, v)
-			}
+			operands = append(operands, v)
 			continue
 		}
 		switch kw {
@@ -448,7 +488,11 @@ func parseCMap(data []byte) *pdfCMap {
 				src, ok1 := operands[i].(pdfString)
 				dst, ok2 := operands[i+1].(pdfString)
 				if ok1 && ok2 && len(src) >= 1 && len(src) <= 4 {
-					c.single[cmapKey{cmapCode(src), len(src)}] = string(utf16.Decode(utf16BE(dst)))
+					u, err := cmapText(dst)
+					if err != nil {
+						return nil, err
+					}
+					c.single[cmapKey{cmapCode(src), len(src)}] = string(utf16.Decode(u))
 					entries++
 				}
 			}
@@ -462,19 +506,27 @@ func parseCMap(data []byte) *pdfCMap {
 				r := cmapBFRange{lo: cmapCode(lo), hi: cmapCode(hi), n: len(lo)}
 				switch d := operands[i+2].(type) {
 				case pdfString:
-					r.dst = utf16BE(d)
+					u, err := cmapText(d)
+					if err != nil {
+						return nil, err
+					}
+					r.dst = u
 				case pdfArray:
 					for _, v := range d {
 						s, _ := v.(pdfString)
-						r.list = append(r.list, string(utf16.Decode(utf16BE(s))))
+						u, err := cmapText(s)
+						if err != nil {
+							return nil, err
+						}
+						r.list = append(r.list, string(utf16.Decode(u)))
 					}
 				}
 				c.ranges = append(c.ranges, r)
 				entries++
 			}
 		}
-		operands = operands[:0]
+		operands, values = operands[:0], maxPDFOperands
 	}
 	slices.SortStableFunc(c.ranges, func(a, b cmapBFRange) int { return cmp.Compare(a.lo, b.lo) })
-	return c
+	return c, nil
 }

@@ -22,8 +22,8 @@ const maxPDFPages = 100_000
 
 // extractPDF returns the Markdown of a PDF's text and the title in its
 // document information dictionary.
-func extractPDF(data []byte) (md, title string, err error) {
-	f, err := parsePDF(data)
+func extractPDF(data []byte, lim *limits) (md, title string, err error) {
+	f, err := parsePDF(data, lim)
 	if err != nil {
 		return "", "", err
 	}
@@ -31,39 +31,101 @@ func extractPDF(data []byte) (md, title string, err error) {
 	if len(pages) == 0 {
 		return "", "", corrupt("pdf: no pages found")
 	}
-	x := &pdfExtractor{f: f, fonts: map[uintptr]*pdfFont{}, cmaps: map[*pdfStream]*pdfCMap{}}
+	x := &pdfExtractor{f: f, lim: lim, fonts: map[uintptr]*pdfFont{}, cmaps: map[*pdfStream]*pdfCMap{},
+		forms: map[*pdfStream][]byte{}}
+	x.cur.lim = lim
+	src := &contentReader{}
 	for _, p := range pages {
 		x.newPage = true
-		var content []byte
-		var streams []any
-		switch c := f.resolve(p.dict["Contents"]).(type) {
-		case *pdfStream:
-			streams = []any{c}
-		case pdfArray:
-			streams = c
+		r, err := f.pageContent(p)
+		if err != nil {
+			return "", "", err
 		}
-		for _, s := range streams {
-			st, ok := f.resolve(s).(*pdfStream)
-			if !ok {
-				continue
-			}
-			d, err := f.decode(st)
-			if err != nil {
-				return "", "", fmt.Errorf("page content: %w", err)
-			}
-			content = append(append(content, d...), '\n')
-		}
-		if err := x.run(content, p.res, 0); err != nil {
+		src.reset(r)
+		if err := x.run(nil, src, p.res, 0); err != nil {
 			return "", "", err
 		}
 		x.endLine()
+		if lim.err != nil {
+			return "", "", lim.err
+		}
 	}
 	if info := f.dict(f.trailer["Info"]); info != nil {
 		if s, ok := f.resolve(info["Title"]).(pdfString); ok {
 			title = pdfTextString(s)
 		}
 	}
-	return x.markdown(), title, nil
+	md = x.markdown()
+	return md, title, lim.err
+}
+
+// pageContent returns a reader of the content of page p: its content
+// streams, decoded as they are read, each followed by a line break.
+func (f *pdfFile) pageContent(p pdfPage) (io.Reader, error) {
+	var streams []any
+	switch c := f.resolve(p.dict["Contents"]).(type) {
+	case *pdfStream:
+		streams = []any{c}
+	case pdfArray:
+		streams = c
+	}
+	var readers []io.Reader
+	for _, s := range streams {
+		st, ok := f.resolve(s).(*pdfStream)
+		if !ok {
+			continue
+		}
+		r, err := f.decoder(st)
+		if err != nil {
+			return nil, fmt.Errorf("page content: %w", err)
+		}
+		readers = append(readers, r, strings.NewReader("\n"))
+	}
+	return io.MultiReader(readers...), nil
+}
+
+// The window through which the interpreter reads a page's content: a page's
+// content is never held whole, since a hostile file decompresses to 64 MiB
+// of content that a limit cuts short long before its end.
+const (
+	contentWindow = 1 << 20  // bytes read at a time
+	contentMargin = 64 << 10 // bytes left in the window when it slides on
+)
+
+// contentReader feeds content to the interpreter a window at a time. Parsed
+// values never point into a window (the lexer copies what it keeps), so the
+// two buffers it reads into serve every page.
+type contentReader struct {
+	r         io.Reader
+	done      bool
+	err       error // the error that ended the content early
+	cur, next []byte
+}
+
+func (c *contentReader) reset(r io.Reader) {
+	c.r, c.done, c.err = r, false, nil
+}
+
+// more returns keep, a part of the current window, followed by more of the
+// content: a window's worth, or as much again as keep when that is more, so
+// that reading a value longer than a window costs time linear in its size.
+func (c *contentReader) more(keep []byte) []byte {
+	need := len(keep) + max(contentWindow, len(keep))
+	buf := c.next
+	if cap(buf) < need {
+		buf = make([]byte, need)
+	}
+	buf = buf[:need]
+	copy(buf, keep)
+	n, err := io.ReadFull(c.r, buf[len(keep):])
+	if err != nil {
+		c.done = true
+		if err != io.EOF && err != io.ErrUnexpectedEOF {
+			c.err = err
+		}
+	}
+	c.cur, c.next = buf, c.cur
+	return buf[:len(keep)+n]
 }
 
 // pdfPage is a page dictionary with its (possibly inherited) resources.
@@ -160,14 +222,16 @@ type pdfLine struct {
 // pdfExtractor interprets content streams into lines of text.
 type pdfExtractor struct {
 	f     *pdfFile
+	lim   *limits
 	fonts map[uintptr]*pdfFont // by font dictionary
 	cmaps map[*pdfStream]*pdfCMap
+	forms map[*pdfStream][]byte // decoded form XObjects, drawn perhaps many times
 	work  int
 	ctm   matrix
 	lines []pdfLine
 
 	// The line being built.
-	cur       strings.Builder
+	cur       textBuf
 	curSize   float64
 	curGap    float64
 	curUp     bool
@@ -188,11 +252,11 @@ type textState struct {
 
 var defaultFont = &pdfFont{enc: winAnsiEncoding(), widths: map[int]float64{}, dw: 500, scale: 1}
 
-// run interprets a content stream with resources res.
-func (x *pdfExtractor) run(content []byte, res pdfDict, depth int) error {
-	x.work += len(content)
-	if x.work > maxPDFWork {
-		return unsupported("pdf: more than %d MiB of page content", maxPDFWork>>20)
+// run interprets a content stream with resources res: content, or what
+// src reads when it is not nil.
+func (x *pdfExtractor) run(content []byte, src *contentReader, res pdfDict, depth int) error {
+	if err := x.interpret(len(content)); err != nil {
+		return err
 	}
 	if depth == 0 {
 		x.ctm = identity
@@ -201,7 +265,9 @@ func (x *pdfExtractor) run(content []byte, res pdfDict, depth int) error {
 	ts := textState{tm: identity, tlm: identity, font: defaultFont, th: 1}
 	var stack []matrix
 	var ops []any
-	l := &pdfLexer{data: content}
+	// Operands, array elements included, are bounded between operators.
+	operands := maxPDFOperands
+	l := &pdfLexer{data: content, values: &operands, tooMany: errPDFSyntax}
 	num := func(i int) float64 {
 		if i < len(ops) {
 			if v, ok := ops[i].(float64); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -218,10 +284,47 @@ func (x *pdfExtractor) run(content []byte, res pdfDict, depth int) error {
 		ops = ops[len(ops)-n:]
 		return true
 	}
+	// slide moves the window of src on to start at from, reading more
+	// content; it reports false at the content's end.
+	slide := func(from int) (bool, error) {
+		if src == nil || src.done {
+			return false, nil
+		}
+		kept := len(l.data) - from
+		l.data, l.pos = src.more(l.data[from:]), l.pos-from
+		return true, x.interpret(len(l.data) - kept)
+	}
+	// cut reports whether what was read from start ran into the end of the
+	// window with more content to come, and if so widens the window to
+	// read it again whole.
+	cut := func(start int) (bool, error) {
+		if l.pos < len(l.data) || src == nil || src.done {
+			return false, nil
+		}
+		l.pos = start
+		return slide(start)
+	}
 	for {
+		if err := x.lim.tick(); err != nil {
+			return err
+		}
+		if len(l.data)-l.pos < contentMargin {
+			if _, err := slide(l.pos); err != nil {
+				return err
+			}
+		}
 		start := l.pos
 		tok, err := l.next()
+		if again, err := cut(start); again || err != nil {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		if err == io.EOF {
+			if src != nil {
+				return src.err
+			}
 			return nil
 		}
 		if err != nil {
@@ -229,19 +332,25 @@ func (x *pdfExtractor) run(content []byte, res pdfDict, depth int) error {
 			if l.pos == start {
 				l.pos++
 			}
-			ops = ops[:0]
+			ops, operands = ops[:0], maxPDFOperands
 			continue
 		}
 		kw, isKw := tok.(pdfKeyword)
 		if !isKw || kw == kwArrayOpen || kw == kwDictOpen {
+			before := operands
 			v, err := l.objectFrom(tok, 0, false)
-			if err != nil {
-				ops = ops[:0]
+			if again, werr := cut(start); again || werr != nil {
+				if werr != nil {
+					return werr
+				}
+				operands = before
 				continue
 			}
-			if len(ops) < maxPDFOperands {
-				ops = append(ops, v)
+			if err != nil {
+				ops, operands = ops[:0], maxPDFOperands
+				continue
 			}
+			ops = append(ops, v)
 			continue
 		}
 		switch kw {
@@ -340,7 +449,7 @@ func (x *pdfExtractor) run(content []byte, res pdfDict, depth int) error {
 				if !ok || xs.dict["Subtype"] != pdfName("Form") {
 					break
 				}
-				data, err := f.decode(xs)
+				data, err := x.form(xs)
 				if err != nil {
 					return fmt.Errorf("form XObject %s: %w", name, err)
 				}
@@ -356,16 +465,44 @@ func (x *pdfExtractor) run(content []byte, res pdfDict, depth int) error {
 					}
 					x.ctm = mm.mul(x.ctm)
 				}
-				if err := x.run(data, xres, depth+1); err != nil {
+				if err := x.run(data, nil, xres, depth+1); err != nil {
 					return err
 				}
 				x.ctm = saved
 			}
 		case "BI":
 			x.skipInlineImage(l)
+			if again, err := cut(start); again || err != nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
 		}
-		ops = ops[:0]
+		ops, operands = ops[:0], maxPDFOperands
 	}
+}
+
+// interpret counts n more bytes of content interpreted against maxPDFWork.
+func (x *pdfExtractor) interpret(n int) error {
+	x.work += n
+	if x.work > maxPDFWork {
+		return x.lim.fail(tooLarge("pdf: more than %d MiB of page content to interpret (forms counted each time drawn), the limit per file", maxPDFWork>>20))
+	}
+	return nil
+}
+
+// form returns the decoded content of form XObject s, decoding it once
+// however many times it is drawn.
+func (x *pdfExtractor) form(s *pdfStream) ([]byte, error) {
+	if d, ok := x.forms[s]; ok {
+		return d, nil
+	}
+	d, err := x.f.decode(s)
+	if err == nil {
+		x.forms[s] = d
+	}
+	return d, err
 }
 
 // skipInlineImage skips from after BI past the image data and its EI.
@@ -447,14 +584,12 @@ func (x *pdfExtractor) place(text string, px, py, dx, dy, size float64) {
 			x.endLine()
 			x.curGap, x.curUp = -across, across > 0
 		} else if along > 0.15*size && x.cur.Len() > 0 {
-			if !strings.HasSuffix(x.cur.String(), " ") && !strings.HasPrefix(text, " ") {
-				x.cur.WriteByte(' ')
+			if !x.cur.HasSuffix(" ") && !strings.HasPrefix(text, " ") {
+				x.cur.writeByte(' ')
 			}
 		}
 	}
-	if x.cur.Len() < 1<<20 {
-		x.cur.WriteString(text)
-	}
+	x.cur.write(text)
 	x.curSize = max(x.curSize, size)
 	x.lastSize = size
 }
@@ -470,7 +605,7 @@ func (x *pdfExtractor) endLine() {
 	if r, n := utf8.DecodeRuneInString(t); unicode.Is(unicode.Co, r) && strings.HasPrefix(t[n:], " ") {
 		t = "•" + t[n:]
 	}
-	if t != "" {
+	if t != "" && x.lim.err == nil {
 		x.lines = append(x.lines, pdfLine{text: t, size: x.curSize, gap: x.curGap, up: x.curUp, newPage: x.curPage})
 	}
 	x.cur.Reset()
@@ -529,6 +664,9 @@ func (x *pdfExtractor) markdown() string {
 		if len(blocks) > 0 {
 			b = blocks[len(blocks)-1]
 		}
+		if x.lim.tick() != nil {
+			return ""
+		}
 		if b == nil || i == 0 || ln.newPage || ln.up || bullet || lv != b.level ||
 			ln.gap > 1.4*max(ln.size, prev.size) {
 			b = &block{level: lv, list: bullet}
@@ -540,29 +678,33 @@ func (x *pdfExtractor) markdown() string {
 			}
 			b.text.WriteString(t)
 		} else {
-			if !strings.HasSuffix(b.text.String(), "-") {
+			// The lines' text is counted; the spaces joining them are not.
+			if !strings.HasSuffix(b.text.String(), "-") && x.lim.produce(1) == nil {
 				b.text.WriteByte(' ')
 			}
 			b.text.WriteString(ln.text)
 		}
 		prev = ln
 	}
-	var out strings.Builder
+	out := textBuf{lim: x.lim}
 	for i, b := range blocks {
 		if i > 0 {
 			if b.list && blocks[i-1].list {
-				out.WriteString("\n")
+				out.write("\n")
 			} else {
-				out.WriteString("\n\n")
+				out.write("\n\n")
 			}
 		}
 		switch {
 		case b.level > 0:
-			out.WriteString(strings.Repeat("#", b.level) + " ")
+			out.write(strings.Repeat("#", b.level) + " ")
 		case b.list:
-			out.WriteString("- ")
+			out.write("- ")
 		}
-		out.WriteString(b.text.String())
+		if x.lim.err != nil {
+			return ""
+		}
+		out.move(b.text.String())
 	}
 	return out.String()
 }

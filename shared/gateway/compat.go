@@ -107,29 +107,63 @@ type rpcRequest struct {
 
 // serveJSONRPC answers the seed's POST /jsonrpc: one JSON-RPC 2.0 request
 // whose method is "<server>/<method>", such as memory-server/memory/add_message.
+// A request without an id is a notification, which gets no answer; one that
+// would change state is refused instead, since its caller could never learn
+// whether it did.
 func (g *Gateway) serveJSONRPC(w http.ResponseWriter, r *http.Request) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	if err := oneValue(body); err != nil {
+		writeRPC(w, nil, nil, &rpcError{Code: jsonrpc.CodeParseError, Message: "parse error: " + jsonProblem("the request body", err)})
+		return
+	}
+	usage := `want one request, {"jsonrpc":"2.0","method":"<server>/<method>","params":{...},"id":...}`
 	var req rpcRequest
-	dec := json.NewDecoder(r.Body)
-	dec.UseNumber()
-	if err := dec.Decode(&req); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeJSONRPCError(w, http.StatusRequestEntityTooLarge, -32600, fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit))
-			return
-		}
-		writeRPC(w, nil, nil, &rpcError{Code: jsonrpc.CodeParseError, Message: "parse error: " + err.Error()})
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeRPC(w, nil, nil, &rpcError{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + jsonProblem("the request", err) + "; " + usage})
 		return
 	}
 	if req.JSONRPC != "2.0" || req.Method == "" {
-		writeRPC(w, req.ID, nil, &rpcError{Code: jsonrpc.CodeInvalidRequest, Message: `invalid request: want {"jsonrpc":"2.0","method":"<server>/<method>","params":{...},"id":...}`})
+		writeRPC(w, req.ID, nil, &rpcError{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + usage})
 		return
 	}
-	res, rerr := g.dispatchCompat(r, req.Method, req.Params)
-	if len(req.ID) == 0 { // a notification: no answer
+	if len(req.ID) == 0 {
+		if tool, ok := g.compatMutates(req.Method, req.Params); ok {
+			writeRPC(w, nil, nil, &rpcError{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
+				"invalid request: a request without an id is a notification, which gets no answer, and %s changes state; nothing was done: send it with an id", tool)})
+			return
+		}
+		g.dispatchCompat(r, req.Method, req.Params)
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	res, rerr := g.dispatchCompat(r, req.Method, req.Params)
 	writeRPC(w, req.ID, res, rerr)
+}
+
+// compatMutates reports whether the compatibility method would call a tool
+// that changes state, and which.
+func (g *Gateway) compatMutates(method string, params json.RawMessage) (string, bool) {
+	server, name, _ := strings.Cut(method, "/")
+	switch {
+	case server == memoryServer:
+		for _, t := range g.opts.Catalog.Tools() {
+			if t.Compat == name && t.Visibility == catalog.Public {
+				return t.Name, t.Mutates
+			}
+		}
+	case server == toolServer && name == "tools/call":
+		var p struct {
+			Name string `json:"name"`
+		}
+		json.Unmarshal(params, &p)
+		if t, ok := g.opts.Catalog.Tool(p.Name); ok && t.Visibility == catalog.Public {
+			return t.Name, t.Mutates
+		}
+	}
+	return "", false
 }
 
 func (g *Gateway) dispatchCompat(r *http.Request, method string, params json.RawMessage) (any, *rpcError) {
@@ -164,7 +198,7 @@ func (g *Gateway) dispatchCompat(r *http.Request, method string, params json.Raw
 			Arguments json.RawMessage `json:"arguments"`
 		}
 		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
+			return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + jsonProblem("params", err)}
 		}
 		t, ok := g.opts.Catalog.Tool(p.Name)
 		if !ok || t.Visibility != catalog.Public {
@@ -215,7 +249,7 @@ func (g *Gateway) compatResources(r *http.Request, method string, params json.Ra
 		Cursor string `json:"cursor"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
+		return nil, &rpcError{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + jsonProblem("params", err)}
 	}
 	extra := extraFrom(r)
 	if method == invoke.MethodListResources {

@@ -4,13 +4,16 @@
 // client) and over stdio, alongside the memory server seed's compatibility
 // endpoints (/health, /servers, POST /jsonrpc). tools/list, prompts and
 // resource templates are answered from the catalog; tools/call and resource
-// reads go through the [invoke.Invoker] to the function that serves them.
+// reads go through the [invoke.Invoker] to the function that serves them. On
+// protocol 2026-07-28 a tool or prompt may ask the client for input (package
+// elicit): the gateway seals and opens the request states (input.go).
 //
 //	gw, err := gateway.New(gateway.Options{Catalog: catalog.Default(), Invoker: inv, Keys: keys})
 //	http.ListenAndServe("127.0.0.1:8080", gw.Handler()) // MCP at /mcp
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -21,27 +24,34 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/semaphore"
 
+	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
 // DefaultMaxBodyBytes is the request body limit when [Options.MaxBodyBytes] is zero.
-const DefaultMaxBodyBytes = 1 << 20
+const DefaultMaxBodyBytes = catalog.DefaultRequestBytes
 
 // Version is reported as the server version to MCP clients.
 const Version = "0.1.0"
 
+// implementation is how the server introduces itself to MCP clients.
+var implementation = mcp.Implementation{Name: "switchboard", Title: "Switchboard", Version: Version}
+
 // Authenticator maps a bearer key to the caller it stands for.
 // [github.com/switchboard-dev/switchboard/shared/apikey.Keys] implements it.
 type Authenticator interface {
-	// Verify returns the caller for key, or an error wrapping
+	// Verify returns the key (its caller and expiry), or an error wrapping
 	// apikey.ErrInvalidKey for a key that is not valid.
-	Verify(ctx context.Context, key string) (tenant.Caller, error)
+	Verify(ctx context.Context, key string) (apikey.Key, error)
 }
 
 // Options configures [New].
@@ -50,6 +60,12 @@ type Options struct {
 	Invoker invoke.Invoker
 	// Keys checks bearer keys. If nil, only Anonymous callers are served.
 	Keys Authenticator
+	// KeyCacheTTL is how long a verified key is trusted before Keys checks it
+	// again, so how long a revoked key may still work; a key stops working at
+	// its expiry regardless. If zero, defaults to [DefaultKeyCacheTTL]; if
+	// negative, every request is checked (the local server, whose table is
+	// in process: a revocation takes effect at once).
+	KeyCacheTTL time.Duration
 	// Anonymous is the caller of requests without a bearer key. If nil, such
 	// requests are refused with 401.
 	Anonymous *tenant.Caller
@@ -59,10 +75,17 @@ type Options struct {
 	AllowedOrigins []string
 	// AllowLocalOrigins also allows any http://localhost, 127.0.0.1 or [::1] origin.
 	AllowLocalOrigins bool
-	// MaxBodyBytes limits request bodies. If zero, defaults to [DefaultMaxBodyBytes].
+	// MaxBodyBytes limits request bodies, except calls of tools with a
+	// larger limit of their own ([catalog.Tool.MaxRequestBytes]). If zero,
+	// defaults to [DefaultMaxBodyBytes].
 	MaxBodyBytes int64
 	// Logger receives one line per request. If nil, logs are discarded.
 	Logger *slog.Logger
+	// RequestStates seals and opens the request states of calls that ask
+	// the client for input (package elicit). If nil, a key made at start-up
+	// is used: its states then outlive neither the process nor reach another
+	// instance, which suits tests and a single local process only.
+	RequestStates *elicit.Keyring
 }
 
 // Gateway serves the catalog's tools, resources and prompts. It is safe for
@@ -72,11 +95,16 @@ type Gateway struct {
 	log      *slog.Logger
 	server   *mcp.Server
 	keys     Authenticator
+	states   *elicit.Keyring
 	listers  []*catalog.Resource       // resources whose function enumerates concrete ones
 	patterns map[string]*regexp.Regexp // URI template -> its matcher
 	// listed returns the public tools as tools/list shows them, with their
 	// schemas, by name; see listToolsMiddleware.
 	listed func() map[string]*mcp.Tool
+	// maxBody is the largest body of any request; budget bounds the large
+	// bodies held at once (see limits.go).
+	maxBody int64
+	budget  *semaphore.Weighted
 }
 
 // New builds the gateway's MCP server from opts.Catalog.
@@ -100,12 +128,23 @@ func New(opts Options) (*Gateway, error) {
 			return nil, fmt.Errorf("gateway: allowed origin %q must look like https://example.com", o)
 		}
 	}
-	g := &Gateway{opts: opts, log: opts.Logger, patterns: map[string]*regexp.Regexp{}}
+	g := &Gateway{opts: opts, log: opts.Logger, states: opts.RequestStates, patterns: map[string]*regexp.Regexp{}}
+	g.maxBody = max(opts.MaxBodyBytes, opts.Catalog.MaxRequestBytes())
+	g.budget = semaphore.NewWeighted(max(bodyBudget, g.maxBody))
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
+	if g.states == nil {
+		var err error
+		if g.states, err = elicit.NewKeyring(map[string]string{"k1": elicit.NewSecret()}); err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+	}
 	if opts.Keys != nil {
-		g.keys = newKeyCache(opts.Keys)
+		g.keys = opts.Keys
+		if opts.KeyCacheTTL >= 0 {
+			g.keys = newKeyCache(opts.Keys, cmp.Or(opts.KeyCacheTTL, DefaultKeyCacheTTL))
+		}
 	}
 	g.listed = sync.OnceValue(g.listedTools)
 	g.server = g.buildServer()
@@ -127,6 +166,7 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 func (g *Gateway) buildServer() *mcp.Server {
 	cat := g.opts.Catalog
 	caps := &mcp.ServerCapabilities{
+		//lint:ignore SA1019 logging (deprecated by SEP-2577) is still what clients of protocols before 2026-07-28 use
 		Logging:   &mcp.LoggingCapabilities{},
 		Tools:     &mcp.ToolCapabilities{}, // stateless: the list never changes under a session
 		Resources: &mcp.ResourceCapabilities{Subscribe: true},
@@ -134,13 +174,12 @@ func (g *Gateway) buildServer() *mcp.Server {
 	if len(cat.Prompts()) > 0 {
 		caps.Prompts = &mcp.PromptCapabilities{}
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard", Version: Version}, &mcp.ServerOptions{
-		Instructions: "Switchboard keeps conversation memory for agents: open a conversation with memory_get_or_create, " +
-			"append messages with memory_add_message, and fetch the summary plus recent messages with memory_get_context " +
-			"before answering. Older messages are summarised automatically; the full history stays available.",
+	s := mcp.NewServer(&implementation, &mcp.ServerOptions{
+		Instructions:       instructions,
 		Logger:             g.log,
 		Capabilities:       caps,
 		CompletionHandler:  g.complete,
+		SetCacheable:       setCacheable,
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
@@ -179,10 +218,7 @@ func (g *Gateway) buildServer() *mcp.Server {
 		}
 	}
 	for _, p := range cat.Prompts() {
-		s.AddPrompt(&mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Arguments: p.Arguments},
-			func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-				return p.Render(req.Params.Arguments)
-			})
+		s.AddPrompt(&mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Arguments: p.Arguments}, g.getPrompt(p))
 	}
 	s.AddReceivingMiddleware(g.listResourcesMiddleware, g.listToolsMiddleware)
 	return s

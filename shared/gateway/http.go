@@ -18,7 +18,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
-	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
 // callerKey is where the authenticated caller travels in a TokenInfo's Extra.
@@ -29,12 +28,13 @@ const callerKey = "switchboard.caller"
 func (g *Gateway) Handler() http.Handler {
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, &mcp.StreamableHTTPOptions{
 		Stateless:           true,
-		MaxRequestBodyBytes: g.opts.MaxBodyBytes,
+		MaxRequestBodyBytes: g.maxBody,
 		Logger:              g.log,
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.guard(g.postOnly(keepDeadline(streamable))))
+	mux.Handle("/mcp", g.guard(g.postOnly(keepRequest(g.fastCalls(g.checkJSON(streamable))))))
 	mux.Handle("/jsonrpc", g.guard(g.postOnly(http.HandlerFunc(g.serveJSONRPC))))
+	mux.HandleFunc("GET /{$}", g.serveHome)
 	mux.HandleFunc("GET /health", g.serveHealth)
 	mux.HandleFunc("GET /servers", g.serveServers)
 	mux.HandleFunc("GET /servers/{name}/capabilities", g.serveCapabilities)
@@ -43,33 +43,61 @@ func (g *Gateway) Handler() http.Handler {
 	return g.logRequests(mux)
 }
 
-// guard applies, in order, the Origin check (403), CORS, the body limit (413)
-// and authentication (401).
+// guard applies, in order, the Origin check (403), CORS, the body limit (413),
+// authentication (401) and the body limit of the tool called (413; see
+// limits.go).
 func (g *Gateway) guard(h http.Handler) http.Handler {
-	return g.checkOrigin(g.limitBody(g.authenticate(h)))
+	return g.checkOrigin(g.limitBody(g.authenticate(g.limitTool(h))))
 }
 
-// deadlineKey is where keepDeadline puts a request's deadline.
-type deadlineKey struct{}
+// requestKey is where keepRequest puts what the calls need of their HTTP
+// request's context.
+type requestKey struct{}
 
-// keepDeadline carries the request's deadline (in Lambda, the gateway's own)
-// to the tool handlers as a context value: the go-sdk serves calls under a
-// context that keeps the request's values but not its deadline.
-func keepDeadline(h http.Handler) http.Handler {
+// requestScope is the deadline and the end of an HTTP request.
+type requestScope struct {
+	deadline    time.Time
+	hasDeadline bool
+	done        <-chan struct{} // closed when the client goes away or the request ends
+}
+
+// keepRequest carries the request's deadline (in Lambda, the gateway's own)
+// and its end to the tool handlers as a context value: the go-sdk serves
+// calls under a context that keeps the request's values but neither its
+// deadline nor its cancellation (a client that closed its connection left
+// its call running for nobody, issue 10).
+func keepRequest(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if d, ok := r.Context().Deadline(); ok {
-			r = r.WithContext(context.WithValue(r.Context(), deadlineKey{}, d))
-		}
-		h.ServeHTTP(w, r)
+		rs := requestScope{done: r.Context().Done()}
+		rs.deadline, rs.hasDeadline = r.Context().Deadline()
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, rs)))
 	})
 }
 
 // deadline returns the deadline of the request ctx serves.
 func deadline(ctx context.Context) (time.Time, bool) {
-	if d, ok := ctx.Value(deadlineKey{}).(time.Time); ok {
-		return d, true
+	if rs, ok := ctx.Value(requestKey{}).(requestScope); ok {
+		return rs.deadline, rs.hasDeadline
 	}
 	return ctx.Deadline()
+}
+
+// withRequestEnd returns ctx, cancelled also when the HTTP request it serves
+// ends, and the function that releases it.
+func withRequestEnd(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	rs, ok := ctx.Value(requestKey{}).(requestScope)
+	if !ok || rs.done == nil {
+		return ctx, cancel
+	}
+	go func() {
+		select {
+		case <-rs.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // postOnly answers anything but POST with 405: Switchboard is stateless, so
@@ -122,20 +150,6 @@ func (g *Gateway) checkOrigin(h http.Handler) http.Handler {
 	})
 }
 
-// limitBody refuses bodies over the limit with 413 and a message saying so,
-// up front when the length is declared and while reading otherwise.
-func (g *Gateway) limitBody(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > g.opts.MaxBodyBytes {
-			writeJSONRPCError(w, http.StatusRequestEntityTooLarge, -32600,
-				fmt.Sprintf("request body is %d bytes; this server accepts at most %d", r.ContentLength, g.opts.MaxBodyBytes))
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, g.opts.MaxBodyBytes)
-		h.ServeHTTP(w, r)
-	})
-}
-
 // authenticate admits requests with a valid bearer key, and requests with
 // none when an anonymous caller is configured.
 func (g *Gateway) authenticate(h http.Handler) http.Handler {
@@ -157,7 +171,7 @@ func (g *Gateway) authenticate(h http.Handler) http.Handler {
 }
 
 func (g *Gateway) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-	c, err := g.keys.Verify(ctx, token)
+	key, err := g.keys.Verify(ctx, token)
 	if errors.Is(err, apikey.ErrInvalidKey) {
 		return nil, fmt.Errorf("%w: unknown, revoked or expired API key", auth.ErrInvalidToken)
 	}
@@ -165,6 +179,7 @@ func (g *Gateway) verify(ctx context.Context, token string, _ *http.Request) (*a
 		g.log.ErrorContext(ctx, "verifying an API key failed", "error", err)
 		return nil, errors.New("authentication is unavailable; retry shortly")
 	}
+	c := key.Caller()
 	return &auth.TokenInfo{UserID: c.Tenant + "/" + c.Principal, Scopes: c.Scopes, Extra: map[string]any{callerKey: c}}, nil
 }
 
@@ -204,50 +219,57 @@ func writeJSONRPCError(w http.ResponseWriter, status int, code int, message stri
 	})
 }
 
-// keyCache remembers verified keys for a minute, so a warm gateway checks a
+// DefaultKeyCacheTTL is how long the gateway trusts a verified key when
+// [Options.KeyCacheTTL] is zero.
+const DefaultKeyCacheTTL = time.Minute
+
+// keyCache remembers verified keys for its ttl, so a warm gateway checks a
 // key against the table once a minute rather than on every request. Revoking
-// a key therefore takes up to a minute to bite.
+// a key therefore takes up to ttl to bite; an entry never outlives its key's
+// expiry.
 type keyCache struct {
 	next Authenticator
+	ttl  time.Duration
 	mu   sync.Mutex
-	m    map[string]cachedCaller
+	m    map[string]cachedKey
 	now  func() time.Time
 }
 
-type cachedCaller struct {
-	c       tenant.Caller
-	expires time.Time
+type cachedKey struct {
+	key   apikey.Key
+	until time.Time // the earlier of the entry's end and the key's expiry
 }
 
-const (
-	keyCacheTTL  = time.Minute
-	keyCacheSize = 1024
-)
+const keyCacheSize = 1024
 
-func newKeyCache(next Authenticator) *keyCache {
-	return &keyCache{next: next, m: map[string]cachedCaller{}, now: time.Now}
+func newKeyCache(next Authenticator, ttl time.Duration) *keyCache {
+	return &keyCache{next: next, ttl: ttl, m: map[string]cachedKey{}, now: time.Now}
 }
 
-func (k *keyCache) Verify(ctx context.Context, key string) (tenant.Caller, error) {
-	h := apikey.Hash(key)
+func (k *keyCache) Verify(ctx context.Context, secret string) (apikey.Key, error) {
+	h := apikey.Hash(secret)
 	now := k.now()
 	k.mu.Lock()
 	e, ok := k.m[h]
 	k.mu.Unlock()
-	if ok && now.Before(e.expires) {
-		return e.c, nil
+	if ok && now.Before(e.until) {
+		return e.key, nil
 	}
-	c, err := k.next.Verify(ctx, key)
+	key, err := k.next.Verify(ctx, secret)
 	if err != nil {
-		return c, err
+		return key, err
+	}
+	until := now.Add(k.ttl)
+	if !key.ExpiresAt.IsZero() && key.ExpiresAt.Before(until) {
+		until = key.ExpiresAt
 	}
 	k.mu.Lock()
 	if len(k.m) >= keyCacheSize {
 		clear(k.m)
 	}
-	k.m[h] = cachedCaller{c: c, expires: now.Add(keyCacheTTL)}
+	k.m[h] = cachedKey{key: key, until: until}
 	k.mu.Unlock()
-	return c, nil
+	return key, nil
 }
 
 // statusWriter records the status of a response; it passes flushes through

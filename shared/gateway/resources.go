@@ -121,7 +121,7 @@ func (g *Gateway) listResourcesMiddleware(next mcp.MethodHandler) mcp.MethodHand
 }
 
 func (g *Gateway) listResources(ctx context.Context, extra *mcp.RequestExtra, cursor string) (*mcp.ListResourcesResult, error) {
-	res := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	res := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}, Cacheable: catalogCacheable}
 	var cur listCursor
 	if cursor == "" {
 		for _, r := range g.opts.Catalog.Resources() {
@@ -142,6 +142,7 @@ func (g *Gateway) listResources(ctx context.Context, extra *mcp.RequestExtra, cu
 			return nil, fmt.Errorf("undecodable resource list: %w", err)
 		}
 		res.Resources = append(res.Resources, page.Resources...)
+		res.Cacheable = narrower(res.Cacheable, functionCacheable(page.Cacheable))
 		if page.NextCursor != "" {
 			b, _ := json.Marshal(listCursor{I: cur.I, C: page.NextCursor})
 			res.NextCursor = base64.RawURLEncoding.EncodeToString(b)

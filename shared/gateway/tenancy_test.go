@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 )
@@ -28,7 +29,9 @@ func newKey(t *testing.T, h *harness, tenantID, principal string) string {
 func TestAuthentication(t *testing.T) {
 	h := newHarness(t, func(o *gateway.Options) { o.Anonymous = nil })
 	key := newKey(t, h, "acme", "alice")
-	expired, _, err := h.keys.Create(context.Background(), "acme", "old", nil, time.Now().Add(-time.Minute))
+	// A key created two minutes ago that expired a minute ago.
+	past := apikey.New(h.table, &apikey.Options{Now: func() time.Time { return time.Now().Add(-2 * time.Minute) }})
+	expired, _, err := past.Create(context.Background(), "acme", "old", nil, time.Now().Add(-time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,8 +258,8 @@ func TestTheCompatibilityEndpoint(t *testing.T) {
 			}
 		})
 	}
-	t.Run("ANotificationGetsNoAnswer", func(t *testing.T) {
-		resp := post(t, h.url+"/jsonrpc", nil, `{"jsonrpc":"2.0","method":"memory-server/memory/get_or_create","params":{"conversation_id":"note"}}`)
+	t.Run("ANotificationThatReadsGetsNoAnswer", func(t *testing.T) {
+		resp := post(t, h.url+"/jsonrpc", nil, `{"jsonrpc":"2.0","method":"memory-server/memory/get_summary","params":{"conversation_id":"note"}}`)
 		if resp.status != http.StatusAccepted || resp.body != "" {
 			t.Errorf("got %d %q, want 202 and no body", resp.status, resp.body)
 		}

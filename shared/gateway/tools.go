@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 )
 
@@ -27,8 +29,11 @@ func (g *Gateway) callTool(t *catalog.Tool) mcp.ToolHandler {
 			Method: invoke.MethodCallTool, Tool: t.Name, Arguments: req.Params.Arguments,
 			Caller: caller, RequestID: newID(), TraceID: traceID(headerOf(req.Extra)),
 		}
-		if ip := req.Session.InitializeParams(); ip != nil {
-			env.ProtocolVersion = ip.ProtocolVersion
+		version, caps := protocolOf(req.Session)
+		env.ProtocolVersion = version
+		b := elicit.Binding{Caller: caller, Method: invoke.MethodCallTool, Name: t.Name, Arguments: req.Params.Arguments}
+		if env.Input, err = g.openRound(version, caps, req.Params.InputResponses, req.Params.RequestState, b); err != nil {
+			return nil, err
 		}
 		start := time.Now()
 		resp, err := g.invoke(ctx, t.Function, env)
@@ -38,6 +43,17 @@ func (g *Gateway) callTool(t *catalog.Tool) mcp.ToolHandler {
 			return functionFailure(t, env, err), nil
 		}
 		g.relay(ctx, req.Session, req.Params.GetProgressToken(), resp.Notifications)
+		if ask := resp.InputRequired; ask != nil && env.Input != nil {
+			state, err := g.sealAsk(b, env.Input, ask)
+			var refusal *jsonrpc.Error
+			switch {
+			case errors.As(err, &refusal): // the client cannot answer what was asked
+				return nil, err
+			case err != nil:
+				return functionFailure(t, env, err), nil
+			}
+			return &mcp.CallToolResult{Meta: mcp.Meta{invoke.TraceMetaKey: env.TraceID}, InputRequests: ask.Requests, RequestState: state}, nil
+		}
 		res, err := decodeToolResult(resp.Result)
 		if err != nil {
 			return functionFailure(t, env, fmt.Errorf("undecodable result: %w", err)), nil
@@ -101,21 +117,35 @@ const answerReserve = 1500 * time.Millisecond
 // which goes on running: a Lambda invocation outlives its caller.
 var errNotAwaited = errors.New("the endpoint stopped waiting for it")
 
-// invoke calls function with env. Under a deadline it waits until only
+// invoke calls function with env, cancelling the call when its HTTP request
+// ends (the client went away). Under a deadline it waits until only
 // [answerReserve] of it is left, then returns errNotAwaited, so that a long
 // call gets an answer instead of the gateway being cut off mid-call.
 func (g *Gateway) invoke(ctx context.Context, function string, env *invoke.Request) (*invoke.Response, error) {
+	if p, ok := takePrefetched(ctx, function, env); ok {
+		return p.resp, p.err
+	}
+	ctx, cancel := withRequestEnd(ctx)
+	defer cancel()
+	return await(ctx, func(ctx context.Context) (*invoke.Response, error) { return g.opts.Invoker.Invoke(ctx, function, env) })
+}
+
+// await makes a call to a function under ctx, which ends with the call's
+// HTTP request, as [Gateway.invoke] does: under a deadline it gives up with
+// errNotAwaited when only [answerReserve] of it is left.
+func await[T any](ctx context.Context, call func(context.Context) (T, error)) (T, error) {
 	d, ok := deadline(ctx)
 	if !ok {
-		return g.opts.Invoker.Invoke(ctx, function, env)
+		return call(ctx)
 	}
 	wait, cancel := context.WithDeadline(ctx, d.Add(-answerReserve))
 	defer cancel()
-	resp, err := g.opts.Invoker.Invoke(wait, function, env)
+	v, err := call(wait)
 	if err != nil && wait.Err() != nil && ctx.Err() == nil {
-		return nil, errNotAwaited
+		var zero T
+		return zero, errNotAwaited
 	}
-	return resp, err
+	return v, err
 }
 
 func functionFailure(t *catalog.Tool, env *invoke.Request, err error) *mcp.CallToolResult {
@@ -151,6 +181,7 @@ func (g *Gateway) relay(ctx context.Context, ss *mcp.ServerSession, token any, n
 		case n.Progress != nil && token != nil:
 			err = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: *n.Progress, Total: n.Total, Message: n.Message})
 		case n.Level != "":
+			//lint:ignore SA1019 logging (deprecated by SEP-2577) is still what clients of protocols before 2026-07-28 use
 			err = ss.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(n.Level), Logger: n.Logger, Data: n.Data})
 		}
 		if err != nil {

@@ -152,7 +152,8 @@ func TestRAGToolsRunTheStateMachineWithTheRealSteps(t *testing.T) {
 			t.Errorf("crag, confident: %+v", r.Metadata)
 		}
 		r = decodeRAG(t, mustCall(t, inv, alice, "rag_crag", map[string]any{"query": "toothbrush bristles fluoride enamel"}))
-		if !*r.Metadata.CorrectionApplied || r.Metadata.CorrectedQuery == "" || *r.Metadata.InitialConfidenceScore != 0.5 {
+		// The corrected query finds the same passage: no more confident, so not used.
+		if m := r.Metadata; *m.CorrectionApplied || m.CorrectedQuery == "" || *m.InitialConfidenceScore <= 0 || *m.InitialConfidenceScore >= 0.8 || *m.ConfidenceScore != *m.InitialConfidenceScore {
 			t.Errorf("crag, half covered: %+v", r.Metadata)
 		}
 	})

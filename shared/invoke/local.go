@@ -1,6 +1,7 @@
 package invoke
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -77,7 +78,16 @@ func (e *ThrottledError) ErrorMessage() string { return "Rate Exceeded." }
 func (e *ThrottledError) ErrorFault() smithy.ErrorFault { return smithy.FaultClient }
 
 // Invoke implements [Invoker].
-func (l *Local) Invoke(ctx context.Context, function string, req *Request) (resp *Response, err error) {
+func (l *Local) Invoke(ctx context.Context, function string, req *Request) (*Response, error) {
+	out, err := l.InvokeRaw(ctx, function, req)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeResponse(function, out)
+}
+
+// InvokeRaw implements [RawInvoker].
+func (l *Local) InvokeRaw(ctx context.Context, function string, req *Request) ([]byte, error) {
 	h, ok := l.handlers[function]
 	if !ok {
 		return nil, &FunctionError{Function: function, Type: "ResourceNotFoundException", Message: "no such function"}
@@ -106,14 +116,29 @@ func (l *Local) Invoke(ctx context.Context, function string, req *Request) (resp
 		InvokedFunctionArn: "local:function:" + function,
 	})
 	out, err := invokeRecovered(ctx, h, payload)
-	if err != nil {
-		fe := &FunctionError{Function: function, Type: errorType(err), Message: err.Error()}
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-			fe.Type, fe.Message = "Sandbox.Timedout", "Task timed out"
-		}
-		return nil, fe
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// Past its deadline Lambda stops a function and drops what it
+		// answers; so does this invoker, whatever the handler returned.
+		return nil, &FunctionError{Function: function, Type: "Sandbox.Timedout", Message: "Task timed out"}
 	}
-	return DecodeResponse(function, out)
+	if err != nil {
+		return nil, &FunctionError{Function: function, Type: errorType(err), Message: err.Error()}
+	}
+	if _, owned := h.(PayloadOwner); !owned {
+		// aws-lambda-go's handlers answer from a buffer they reuse.
+		out = bytes.Clone(out)
+	}
+	return out, nil
+}
+
+// PayloadOwner is implemented by a handler whose Invoke returns a payload no
+// one else holds, which [Local] then passes on as it is. The handlers
+// aws-lambda-go builds answer from a buffer they reuse, so Local copies
+// theirs.
+type PayloadOwner interface {
+	lambda.Handler
+	// OwnsPayloads does nothing: it marks the handler.
+	OwnsPayloads()
 }
 
 // invokeRecovered turns a panic into an error, as the Lambda runtime reports one.
@@ -147,8 +172,10 @@ func errorType(err error) string {
 // InvalidResponse.
 func DecodeResponse(function string, out []byte) (*Response, error) {
 	var resp Response
-	if err := json.Unmarshal(out, &resp); err != nil {
-		return nil, &FunctionError{Function: function, Type: "InvalidResponse", Message: fmt.Sprintf("undecodable response: %v", err)}
+	if !decodeQuickly(out, &resp) {
+		if err := json.Unmarshal(out, &resp); err != nil {
+			return nil, &FunctionError{Function: function, Type: "InvalidResponse", Message: fmt.Sprintf("undecodable response: %v", err)}
+		}
 	}
 	if len(resp.Result) == 0 && resp.Error == nil {
 		return nil, &FunctionError{Function: function, Type: "InvalidResponse", Message: "response has neither a result nor an error"}

@@ -18,10 +18,12 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
+	"github.com/switchboard-dev/switchboard/shared/apikey/admin"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/config/blobs"
@@ -71,8 +73,9 @@ func Gateway(args []string, extras Extras) int {
 	addr := fs.String("addr", "127.0.0.1:8080", "`host:port` to serve HTTP on")
 	data := fs.String("data", ".switchboard", "`folder` for the embedded table and blobs")
 	stdio := fs.Bool("stdio", false, "serve MCP on stdin and stdout instead of HTTP, for desktop hosts")
+	showVersion := fs.Bool("version", false, "print the version (module version, commit) and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: go run ./functions/gateway [--addr HOST:PORT] [--data DIR] [--stdio]\n\nServes Switchboard locally with embedded storage and offline providers.\n\n")
+		fmt.Fprintf(fs.Output(), "Usage: go run ./functions/gateway [--addr HOST:PORT] [--data DIR] [--stdio] [--version]\n\nServes Switchboard locally with embedded storage and offline providers.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -80,6 +83,10 @@ func Gateway(args []string, extras Extras) int {
 			return 0
 		}
 		return 2
+	}
+	if *showVersion {
+		fmt.Println(version())
+		return 0
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -112,30 +119,42 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 		return err
 	}
 	keys := apikey.New(deps.Table, nil)
+	states, err := cfg.OpenKeyring()
+	if err != nil {
+		return err
+	}
 	opts := gateway.Options{
 		Catalog:           cat,
 		Invoker:           stack,
 		Keys:              keys,
+		KeyCacheTTL:       -1, // the table is in process: a revoked key is refused at once
 		AllowLocalOrigins: true,
 		Logger:            logger,
+		RequestStates:     states,
 	}
 	haveKeys, err := keys.Any(ctx)
 	if err != nil {
 		return err
 	}
-	local := &tenant.Caller{Tenant: tenant.Local, Principal: "local"}
+	anonymous := &tenant.Caller{Tenant: tenant.Local, Principal: "local"}
 	switch {
 	case stdio:
 		fmt.Fprintf(stderr, "WARNING: stdio has no authentication: every request acts for tenant %q\n", tenant.Local)
-		opts.Anonymous = local
+		opts.Anonymous = anonymous
 	case !haveKeys:
 		fmt.Fprintf(stderr, "WARNING: no API key is configured: every request acts for tenant %q (create one with: go run ./scripts/apikey create --data %s --tenant NAME --principal WHO)\n", tenant.Local, data)
-		opts.Anonymous = local
+		opts.Anonymous = anonymous
 	}
 	gw, err := gateway.New(opts)
 	if err != nil {
 		return err
 	}
+	handler, created, err := requireKeysOnceCreated(opts, gw.Handler(), stdio)
+	if err != nil {
+		return err
+	}
+	stopAdmin := serveKeyAdmin(ctx, data, keys, created, logger, stderr)
+	defer stopAdmin()
 	if stdio {
 		return gw.ServeStdio(ctx)
 	}
@@ -143,20 +162,8 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 	if err != nil {
 		return err
 	}
-	url := "http://" + ln.Addr().String() + "/mcp"
-	header := ""
-	if haveKeys {
-		header = ` --header "Authorization: Bearer $SWITCHBOARD_KEY"`
-	}
-	fmt.Fprintf(stdout, `Switchboard is serving MCP at %s
-  data:        %s (embedded table and blobs; offline summariser)
-  Claude Code: claude mcp add --transport http switchboard %s%s
-  Inspector:   npx @modelcontextprotocol/inspector --cli %s --transport http --method tools/list%s
-               or the Inspector UI (npx @modelcontextprotocol/inspector): transport Streamable HTTP, URL %s
-  stdio:       go run ./functions/gateway --stdio   (for desktop hosts that launch a command)
-Press Ctrl-C to stop.
-`, url, data, url, header, url, header, url)
-	srv := &http.Server{Handler: gw.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	banner(stdout, "http://"+ln.Addr().String(), data, haveKeys)
+	srv := newServer(handler, localTimeouts(cat))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -167,4 +174,50 @@ Press Ctrl-C to stop.
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdown)
+}
+
+// requireKeysOnceCreated returns the HTTP handler of the local server. One
+// that acts for tenant local while no key exists switches, when the first key
+// is created through the admin socket, to requiring keys, as a restart would;
+// created reports a key so created. Over stdio every request stays local.
+func requireKeysOnceCreated(opts gateway.Options, h http.Handler, stdio bool) (handler http.Handler, created func(apikey.Key), err error) {
+	if opts.Anonymous == nil || stdio {
+		return h, nil, nil
+	}
+	opts.Anonymous = nil
+	keyed, err := gateway.New(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	withKeys := keyed.Handler()
+	var keysExist atomic.Bool
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if keysExist.Load() {
+			withKeys.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}), func(apikey.Key) { keysExist.Store(true) }, nil
+}
+
+// serveKeyAdmin serves key management on the data folder's socket
+// (package apikey/admin), for the apikey command, until ctx is done or the
+// returned function is called. A folder where no socket can be made (a
+// file system without them, a path too long for one) only loses that, with
+// a WARNING.
+func serveKeyAdmin(ctx context.Context, data string, keys *apikey.Keys, created func(apikey.Key), logger *slog.Logger, stderr io.Writer) (stop func()) {
+	ln, err := admin.Listen(data)
+	if err != nil {
+		fmt.Fprintf(stderr, "WARNING: go run ./scripts/apikey cannot manage keys while this server runs: %v\n", err)
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := admin.Serve(ctx, ln, keys, &admin.Options{Created: created, Logger: logger}); err != nil {
+			logger.Error("serving key management stopped", "error", err)
+		}
+	}()
+	return func() { cancel(); <-done }
 }

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
+	"github.com/switchboard-dev/switchboard/shared/apikey/admin"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/gateway"
 )
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
@@ -50,7 +52,7 @@ func serveLocal(t *testing.T, data string) (string, *syncBuffer) {
 	})
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if m := urlLine.FindStringSubmatch(stdout.String()); m != nil {
-			if !strings.Contains(stdout.String(), "claude mcp add --transport http switchboard "+m[1]) || !strings.Contains(stdout.String(), "inspector --cli "+m[1]) {
+			if !strings.Contains(stdout.String(), "claude mcp add --transport http switchboard "+m[1]) || !strings.Contains(stdout.String(), "inspector@"+gateway.InspectorVersion+" --cli "+m[1]) {
 				t.Errorf("the banner does not say how to connect:\n%s", stdout.String())
 			}
 			return m[1], stderr
@@ -86,18 +88,25 @@ func TestWithoutKeysTheLocalServerActsForTenantLocalAndSaysSo(t *testing.T) {
 	}
 }
 
-func TestOnceAKeyExistsTheLocalServerRequiresOne(t *testing.T) {
-	data := t.TempDir()
+// dataWithKey returns a data folder holding one API key, and the key.
+func dataWithKey(t *testing.T) (data, key string) {
+	t.Helper()
+	data = t.TempDir()
 	cfg := config.Local(data)
 	tbl, closeFn, err := cfg.OpenTable(context.Background(), &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _, err := apikey.New(tbl, nil).Create(context.Background(), "acme", "alice", nil, time.Time{})
+	key, _, err = apikey.New(tbl, nil).Create(context.Background(), "acme", "alice", nil, time.Time{})
 	closeFn()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return data, key
+}
+
+func TestOnceAKeyExistsTheLocalServerRequiresOne(t *testing.T) {
+	data, key := dataWithKey(t)
 	url, stderr := serveLocal(t, data)
 	if got := initialize(t, url, ""); got != http.StatusUnauthorized {
 		t.Errorf("initialize without a key: %d, want 401", got)
@@ -116,5 +125,39 @@ func TestASecondServerOnTheSameDataFolderSaysWhyItCannotStart(t *testing.T) {
 	err := localGateway(context.Background(), "127.0.0.1:0", data, false, Extras{}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "another process holds it") {
 		t.Errorf("second server: error = %v, want one saying the folder is in use", err)
+	}
+}
+
+func TestKeysManagedThroughTheSocketTakeEffectAtOnce(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	url, _ := serveLocal(t, data)
+	keys, err := admin.Dial(ctx, data)
+	if err != nil {
+		t.Fatalf("the running server offers no key socket: %v", err)
+	}
+	secret, key, err := keys.Create(ctx, "acme", "alice", nil, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name   string
+		before func() error
+		key    string
+		want   int
+	}{
+		{"the new key is served", nil, secret, 200},
+		{"a request without a key is refused once one exists", nil, "", http.StatusUnauthorized},
+		{"a revoked key is refused at once", func() error { return keys.Revoke(ctx, key.Hash) }, secret, http.StatusUnauthorized},
+	}
+	for _, s := range steps {
+		if s.before != nil {
+			if err := s.before(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := initialize(t, url, s.key); got != s.want {
+			t.Errorf("%s: %d, want %d", s.name, got, s.want)
+		}
 	}
 }

@@ -50,7 +50,7 @@ type Stack struct {
 	pipeline pipeline.Runner
 }
 
-var _ invoke.Invoker = (*Stack)(nil)
+var _ invoke.RawInvoker = (*Stack)(nil)
 
 // New builds the handlers of opts.Functions and returns the stack that runs
 // them. It does no I/O.
@@ -83,6 +83,13 @@ func New(opts Options) (*Stack, error) {
 // would, through [invoke.Local].
 func (s *Stack) Invoke(ctx context.Context, function string, req *invoke.Request) (*invoke.Response, error) {
 	return s.local.Invoke(ctx, function, req)
+}
+
+// InvokeRaw implements [invoke.RawInvoker]: it calls function's handler as
+// Invoke does and returns its payload undecoded, for the gateway's tools/call
+// fast path.
+func (s *Stack) InvokeRaw(ctx context.Context, function string, req *invoke.Request) ([]byte, error) {
+	return s.local.InvokeRaw(ctx, function, req)
 }
 
 // Pipeline returns the pipeline runner the functions were built with.

@@ -32,10 +32,12 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
@@ -50,8 +52,11 @@ const (
 	// SummarizeThreshold is how many messages may lie outside the summary
 	// before the older ones are folded in.
 	SummarizeThreshold = 10
-	// DefaultContextMessages and MaxContextMessages bound memory_get_context's window.
-	DefaultContextMessages = 6
+	// DefaultContextMessages and MaxContextMessages cap memory_get_context's
+	// window. Compression keeps at most SummarizeThreshold messages after the
+	// summary, so the default cap leaves nothing out unless compression has
+	// been failing.
+	DefaultContextMessages = 20
 	MaxContextMessages     = 100
 	// MaxContentChars bounds one message, well inside DynamoDB's 400 KB item limit.
 	MaxContentChars = 100_000
@@ -61,8 +66,11 @@ const (
 	MaxPageMessages = store.MaxQueryLimit
 	// MaxResourceMessages bounds the messages a conversation resource shows.
 	MaxResourceMessages = store.MaxQueryLimit
-	// MaxOldMessages bounds the old_messages a caller may pass.
-	MaxOldMessages = 200
+	// MaxOldMessages bounds the old_messages a caller may pass, and
+	// MaxOldMessagesChars their content in all: a call's request body is
+	// bounded (catalog.DefaultRequestBytes), and JSON Schema cannot bound a sum.
+	MaxOldMessages      = 200
+	MaxOldMessagesChars = 900_000
 )
 
 // Roles are the message roles memory accepts.
@@ -129,6 +137,9 @@ func ValidateID(id string) error {
 func convPK(c tenant.Caller, id string) string { return tenant.Key(c.Tenant) + "conv#" + id }
 func indexPK(c tenant.Caller) string           { return tenant.Key(c.Tenant) + "convs" }
 func msgSK(seq int64) string                   { return fmt.Sprintf("%s%012d", msgPrefix, seq) }
+
+// maxSeq is the largest sequence number msgSK writes in its 12 digits.
+const maxSeq = 999_999_999_999
 
 // meta is a conversation's control item.
 type meta struct {
@@ -379,8 +390,7 @@ func turns(msgs []Message) []provider.Turn {
 }
 
 func toMessage(it store.Item) Message {
-	var seq int64
-	fmt.Sscanf(strings.TrimPrefix(it.SK, msgPrefix), "%d", &seq)
+	seq, _ := strconv.ParseInt(strings.TrimPrefix(it.SK, msgPrefix), 10, 64) // msgSK's zero-padded digits
 	return Message{Seq: seq, Role: it.String("role"), Content: it.String("content"), CreatedAt: parseTime(it.String("created_at"))}
 }
 
@@ -406,7 +416,10 @@ func (s *Service) messagesBetween(ctx context.Context, c tenant.Caller, id strin
 	}
 }
 
-// GetContext returns the summary and the most recent messages.
+// GetContext returns the summary and every message after what it covers (at
+// least the [KeepRecent] newest), oldest first, capped at the newest
+// in.MaxMessages; Omitted counts the messages after the summary that the cap
+// left out.
 func (s *Service) GetContext(ctx context.Context, c tenant.Caller, in GetContextInput) (GetContextOutput, error) {
 	if err := ValidateID(in.ConversationID); err != nil {
 		return GetContextOutput{}, err
@@ -418,23 +431,34 @@ func (s *Service) GetContext(ctx context.Context, c tenant.Caller, in GetContext
 	case n < 1 || n > MaxContextMessages:
 		return GetContextOutput{}, fault.Invalid("max_messages", "%d is outside 1..%d", n, MaxContextMessages)
 	}
-	// One read: "summary" sorts after every "msg#" key and "meta" before them,
-	// so the newest n+1 items are the summary and the n newest messages.
-	page, err := s.table.Query(ctx, convPK(c, in.ConversationID), store.Query{Reverse: true, Limit: n + 1})
+	// The summary first, then the messages: a compression in between makes a
+	// message appear in both, never in neither. The query reaches KeepRecent
+	// messages below what the summary covers, for a summary that covers some
+	// of the newest.
+	sum, err := s.loadSummary(ctx, c, in.ConversationID)
 	if err != nil {
-		return GetContextOutput{}, fault.Unavailable(err, "reading conversation %q failed; retry", in.ConversationID)
+		return GetContextOutput{}, err
 	}
-	if len(page.Items) == 0 || page.Items[0].SK != skSummary {
-		return GetContextOutput{}, notFound(in.ConversationID)
+	from := max(sum.Through+1-KeepRecent, 1)
+	page, err := s.table.Query(ctx, convPK(c, in.ConversationID), store.Query{From: msgSK(from), To: msgSK(maxSeq), Reverse: true, Limit: n})
+	if err != nil {
+		return GetContextOutput{}, fault.Unavailable(err, "reading messages of %q failed; retry", in.ConversationID)
 	}
-	sum := page.Items[0]
-	msgs := []Message{}
-	for i := len(page.Items) - 1; i >= 1; i-- {
-		if strings.HasPrefix(page.Items[i].SK, msgPrefix) {
-			msgs = append(msgs, toMessage(page.Items[i]))
+	out := GetContextOutput{ConversationID: in.ConversationID, Summary: sum.Text, Through: sum.Through, Messages: []Message{}}
+	for i, it := range page.Items {
+		m := toMessage(it)
+		if m.Seq <= sum.Through && i >= KeepRecent {
+			break
 		}
+		out.Messages = append(out.Messages, m)
 	}
-	return GetContextOutput{ConversationID: in.ConversationID, Summary: sum.String("text"), Messages: msgs}, nil
+	slices.Reverse(out.Messages)
+	// Sequences are gapless above the summary (memory_clear moves its end
+	// past what it removes), so what the cap cut is the gap below the oldest.
+	if len(out.Messages) == n && page.Next != "" {
+		out.Omitted = max(out.Messages[0].Seq-(sum.Through+1), 0)
+	}
+	return out, nil
 }
 
 // GetAllMessages returns the full history, oldest first, a page at a time.
@@ -515,10 +539,15 @@ func (s *Service) GetOrCreateSummary(ctx context.Context, c tenant.Caller, in Ge
 	if len(in.OldMessages) > MaxOldMessages {
 		return SummaryOutput{}, fault.Invalid("old_messages", "has %d messages, more than %d", len(in.OldMessages), MaxOldMessages)
 	}
+	total := 0
 	for i, m := range in.OldMessages {
 		if err := validateMessage(fmt.Sprintf("old_messages[%d].", i), m.Role, m.Content); err != nil {
 			return SummaryOutput{}, err
 		}
+		total += utf8.RuneCountInString(m.Content)
+	}
+	if total > MaxOldMessagesChars {
+		return SummaryOutput{}, fault.Invalid("old_messages", "hold %d characters in all, more than %d", total, MaxOldMessagesChars)
 	}
 	sum, err := s.loadSummary(ctx, c, in.ConversationID)
 	if err != nil || sum.Text != "" {
@@ -685,9 +714,16 @@ func (s *Service) deleteMessages(ctx context.Context, pk, to string) (int, error
 
 // Delete removes the conversation and everything in it. If it is interrupted,
 // running it again finishes the job; meanwhile the conversation takes no writes.
-func (s *Service) Delete(ctx context.Context, c tenant.Caller, in ConversationInput) (StatusOutput, error) {
+// Unless in.Confirm is set, a caller that can be asked (package elicit) is
+// asked to confirm first.
+func (s *Service) Delete(ctx context.Context, c tenant.Caller, in DeleteInput) (StatusOutput, error) {
 	if err := ValidateID(in.ConversationID); err != nil {
 		return StatusOutput{}, err
+	}
+	if !in.Confirm {
+		if err := s.confirmDelete(ctx, c, in.ConversationID); err != nil {
+			return StatusOutput{}, err
+		}
 	}
 	pk := convPK(c, in.ConversationID)
 	err := retry(ctx, in.ConversationID, func() error {
@@ -714,6 +750,33 @@ func (s *Service) Delete(ctx context.Context, c tenant.Caller, in ConversationIn
 		return StatusOutput{}, fault.Unavailable(err, "deleting conversation %q failed part way; run memory_delete again to finish", in.ConversationID)
 	}
 	return StatusOutput{Status: "deleted", ConversationID: in.ConversationID, Removed: n}, nil
+}
+
+// confirmDelete asks the person behind the caller's client whether to
+// delete conversation id, when the client can show a form: the question
+// names what would be lost, and its request state is good for one answer. A
+// client that cannot be asked (before protocol 2026-07-28, or without form
+// elicitation) is not, as before; nor is one finishing an interrupted
+// deletion. It returns nil to go ahead, the question to ask, or the refusal.
+func (s *Service) confirmDelete(ctx context.Context, c tenant.Caller, id string) error {
+	round := elicit.FromContext(ctx)
+	if !round.Supports(elicit.MethodElicit) {
+		return nil
+	}
+	switch yes, answered := round.Confirmed("confirm"); {
+	case answered && yes:
+		return nil
+	case answered:
+		return fault.Invalid("confirm", "the user did not confirm deleting conversation %q; nothing was deleted", id)
+	}
+	m, err := s.loadMeta(ctx, c, id)
+	if err != nil || m.Deleting {
+		return err
+	}
+	ask := elicit.Ask("confirm", elicit.Confirm(fmt.Sprintf(
+		"Delete conversation %q, its %d messages and its summary? This cannot be undone.", id, m.Seq-m.Cleared)))
+	ask.Once = true
+	return ask
 }
 
 // ListConversations returns a page of the caller's conversations, by id.

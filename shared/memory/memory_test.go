@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/memory"
 	"github.com/switchboard-dev/switchboard/shared/provider"
@@ -85,10 +88,12 @@ func TestMemory(t *testing.T) {
 			{"AMissingConversationIsNotFound", testMissing},
 			{"CompressionKeepsSixRecentAndNeverLosesHistory", testCompression},
 			{"AFailingSummariserNeverLosesAMessage", testSummariserFailure},
+			{"TheContextHoldsEveryMessageAfterTheSummary", testContextWindow},
 			{"SetSummaryAccumulates", testSetSummary},
 			{"GetOrCreateSummaryCreatesFromOldMessages", testGetOrCreateSummary},
 			{"ClearRemovesMessagesAndKeepsTheConversation", testClear},
 			{"DeleteRemovesEverything", testDelete},
+			{"DeleteAsksThoseWhoCanBeAskedFirst", testDeleteAsksFirst},
 			{"GetAllMessagesPaginates", testPagination},
 			{"TenantsNeverSeeEachOther", testTenants},
 			{"HundredConcurrentAddsLoseNothing", testConcurrentAdds},
@@ -165,6 +170,12 @@ func testInvalidInput(t *testing.T, tbl store.Table) {
 				OldMessages: []memory.MessageInput{{Role: "user", Content: "ok"}, {Role: "alien", Content: "x"}}})
 			return err
 		}, "old_messages[1].role"},
+		{"OldMessagesTooLongInAll", func() error {
+			long := memory.MessageInput{Role: "user", Content: strings.Repeat("y", memory.MaxContentChars)}
+			_, err := svc.GetOrCreateSummary(ctx, c, memory.GetOrCreateSummaryInput{ConversationID: id,
+				OldMessages: slices.Repeat([]memory.MessageInput{long}, memory.MaxOldMessagesChars/memory.MaxContentChars+1)})
+			return err
+		}, "old_messages"},
 		{"UnknownSummaryMode", func() error {
 			_, err := svc.SetSummary(ctx, c, memory.SetSummaryInput{ConversationID: id, Summary: "s", Mode: "merge"})
 			return err
@@ -213,8 +224,11 @@ func testMissing(t *testing.T, tbl store.Table) {
 			_, err := svc.GetOrCreateSummary(ctx, c, memory.GetOrCreateSummaryInput{ConversationID: in.ConversationID})
 			return err
 		},
-		"Clear":        func() error { _, err := svc.Clear(ctx, c, in); return err },
-		"Delete":       func() error { _, err := svc.Delete(ctx, c, in); return err },
+		"Clear": func() error { _, err := svc.Clear(ctx, c, in); return err },
+		"Delete": func() error {
+			_, err := svc.Delete(ctx, c, memory.DeleteInput{ConversationID: in.ConversationID})
+			return err
+		},
 		"Conversation": func() error { _, err := svc.Conversation(ctx, c, in.ConversationID); return err },
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -269,7 +283,7 @@ func testCompression(t *testing.T, tbl store.Table) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(span(int64(step.total)-5, int64(step.total)), seqs(window.Messages)); diff != "" || window.Summary != sum.Summary {
+		if diff := cmp.Diff(span(min(step.wantThrough+1, int64(step.total)-5), int64(step.total)), seqs(window.Messages)); diff != "" || window.Summary != sum.Summary || window.Omitted != 0 {
 			t.Errorf("after %d messages the context window mismatch (-want +got):\n%s", step.total, diff)
 		}
 		all, err := svc.GetAllMessages(ctx, c, memory.GetAllMessagesInput{ConversationID: id})
@@ -286,8 +300,46 @@ func testCompression(t *testing.T, tbl store.Table) {
 		t.Errorf("summary after several compressions has %d paragraph breaks, want several:\n%s", n, sum.Summary)
 	}
 	window, _ := svc.GetContext(ctx, c, memory.GetContextInput{ConversationID: id, MaxMessages: 20})
-	if len(window.Messages) != 20 {
-		t.Errorf("GetContext(max 20) returned %d messages", len(window.Messages))
+	if diff := cmp.Diff(span(31, 40), seqs(window.Messages)); diff != "" {
+		t.Errorf("GetContext(max 20) mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// testContextWindow is issue 10's 13-message chat: the summary covers 1..5,
+// so the context must hold 6..13, not only the 6 newest.
+func testContextWindow(t *testing.T, tbl store.Table) {
+	ctx := context.Background()
+	svc, c := memory.New(tbl, nil), newCaller(t, tbl)
+	id := mustCreate(t, svc, c, "")
+	mustAdd(t, svc, c, id, 13)
+	stuck := mustCreate(t, svc, c, "")
+	failing := memory.New(tbl, &memory.Options{Summarizer: failingSummarizer{}})
+	mustAdd(t, failing, c, stuck, 25)
+	for _, tc := range []struct {
+		name        string
+		in          memory.GetContextInput
+		want        []int64
+		wantOmitted int64
+	}{
+		{"ByDefaultEveryMessageAfterTheSummary", memory.GetContextInput{ConversationID: id}, span(6, 13), 0},
+		{"AWindowOfExactlyTheMissingMessagesOmitsNothing", memory.GetContextInput{ConversationID: id, MaxMessages: 8}, span(6, 13), 0},
+		{"MaxMessagesKeepsTheNewestAndCountsTheRest", memory.GetContextInput{ConversationID: id, MaxMessages: 6}, span(8, 13), 2},
+		{"ALargerWindowAddsNothingTheSummaryCovers", memory.GetContextInput{ConversationID: id, MaxMessages: 50}, span(6, 13), 0},
+		{"WithoutASummaryTheDefaultCapCountsWhatItLeftOut", memory.GetContextInput{ConversationID: stuck}, span(6, 25), 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := svc.GetContext(ctx, c, tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, seqs(got.Messages)); diff != "" || got.Omitted != tc.wantOmitted {
+				t.Errorf("messages mismatch (-want +got):\n%s omitted %d, want %d", diff, got.Omitted, tc.wantOmitted)
+			}
+		})
+	}
+	sum, _ := svc.GetSummary(ctx, c, memory.ConversationInput{ConversationID: id})
+	if sum.Through != 5 {
+		t.Errorf("the 13-message chat's summary covers through %d, want 5", sum.Through)
 	}
 }
 
@@ -399,12 +451,66 @@ func testClear(t *testing.T, tbl store.Table) {
 	}
 }
 
+func testDeleteAsksFirst(t *testing.T, tbl store.Table) {
+	svc, c := memory.New(tbl, nil), newCaller(t, tbl)
+	form := []string{elicit.MethodElicit}
+	state := &elicit.State{ID: "s1", Once: true}
+	answer := func(action string, confirm bool) mcp.InputResponseMap {
+		return mcp.InputResponseMap{"confirm": &mcp.ElicitResult{Action: action, Content: map[string]any{"confirm": confirm}}}
+	}
+	tests := []struct {
+		name        string
+		round       *elicit.Round
+		confirm     bool
+		wantAsk     bool
+		wantRefusal bool
+	}{
+		{name: "a client that can show a form is asked", round: &elicit.Round{Can: form}, wantAsk: true},
+		{name: "an answer without the question's state is asked again", round: &elicit.Round{Can: form, Responses: answer("accept", true)}, wantAsk: true},
+		{name: "a declined question deletes nothing", round: &elicit.Round{Can: form, Responses: answer("decline", false), State: state}, wantRefusal: true},
+		{name: "an accepted question left unticked deletes nothing", round: &elicit.Round{Can: form, Responses: answer("accept", false), State: state}, wantRefusal: true},
+		{name: "a confirmed question deletes", round: &elicit.Round{Can: form, Responses: answer("accept", true), State: state}},
+		{name: "confirm true deletes without asking", round: &elicit.Round{Can: form}, confirm: true},
+		{name: "a client without forms is not asked", round: &elicit.Round{Can: []string{elicit.MethodSample}}},
+		{name: "a client before protocol 2026-07-28 is not asked", round: nil},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := mustCreate(t, svc, c, fmt.Sprintf("asked-%d", i))
+			mustAdd(t, svc, c, id, 3)
+			ctx := elicit.NewContext(context.Background(), tt.round)
+			out, err := svc.Delete(ctx, c, memory.DeleteInput{ConversationID: id, Confirm: tt.confirm})
+			var ask *elicit.InputRequired
+			switch {
+			case tt.wantAsk:
+				if !errors.As(err, &ask) {
+					t.Fatalf("Delete = %+v, %v; want a question", out, err)
+				}
+				msg := ask.Requests["confirm"].(*mcp.ElicitParams).Message
+				if !ask.Once || !strings.Contains(msg, id) || !strings.Contains(msg, "3 messages") {
+					t.Errorf("asked %q (once: %v), want a single-use question naming %s and its 3 messages", msg, ask.Once, id)
+				}
+			case tt.wantRefusal:
+				wantKind(t, err, fault.KindInvalid, "confirm")
+			default:
+				if err != nil || out.Status != "deleted" {
+					t.Fatalf("Delete = %+v, %v; want it deleted", out, err)
+				}
+				return
+			}
+			if _, err := svc.GetContext(context.Background(), c, memory.GetContextInput{ConversationID: id}); err != nil {
+				t.Errorf("the conversation is gone, though the deletion was not confirmed: %v", err)
+			}
+		})
+	}
+}
+
 func testDelete(t *testing.T, tbl store.Table) {
 	ctx := context.Background()
 	svc, c := memory.New(tbl, nil), newCaller(t, tbl)
 	id := mustCreate(t, svc, c, "doomed")
 	mustAdd(t, svc, c, id, 150)
-	out, err := svc.Delete(ctx, c, memory.ConversationInput{ConversationID: id})
+	out, err := svc.Delete(ctx, c, memory.DeleteInput{ConversationID: id})
 	if err != nil || out.Status != "deleted" || out.Removed != 150 {
 		t.Fatalf("Delete = %+v, %v", out, err)
 	}
@@ -472,7 +578,7 @@ func testTenants(t *testing.T, tbl store.Table) {
 	if len(aAll.Messages) != 3 || len(bAll.Messages) != 1 {
 		t.Errorf("A holds %d messages and B %d, want 3 and 1", len(aAll.Messages), len(bAll.Messages))
 	}
-	if _, err := svc.Delete(ctx, b, memory.ConversationInput{ConversationID: id}); err != nil {
+	if _, err := svc.Delete(ctx, b, memory.DeleteInput{ConversationID: id}); err != nil {
 		t.Fatal(err)
 	}
 	aAll, _ = svc.GetAllMessages(ctx, a, memory.GetAllMessagesInput{ConversationID: id})

@@ -32,6 +32,12 @@ type ConversationInput struct {
 	ConversationID string `json:"conversation_id" jsonschema:"the conversation, as returned by memory_get_or_create"`
 }
 
+// DeleteInput is the input of memory_delete.
+type DeleteInput struct {
+	ConversationID string `json:"conversation_id" jsonschema:"the conversation, as returned by memory_get_or_create"`
+	Confirm        bool   `json:"confirm,omitempty" jsonschema:"true if the user has already agreed to the deletion; otherwise a client that can show the user a form (MCP 2026-07-28 and later) is asked to confirm first"`
+}
+
 // AddMessageInput is the input of memory_add_message.
 type AddMessageInput struct {
 	ConversationID string `json:"conversation_id" jsonschema:"the conversation, as returned by memory_get_or_create"`
@@ -50,14 +56,16 @@ type AddMessageOutput struct {
 // GetContextInput is the input of memory_get_context.
 type GetContextInput struct {
 	ConversationID string `json:"conversation_id" jsonschema:"the conversation, as returned by memory_get_or_create"`
-	MaxMessages    int    `json:"max_messages,omitempty" jsonschema:"how many recent messages to return (default 6)"`
+	MaxMessages    int    `json:"max_messages,omitempty" jsonschema:"the most messages to return, newest kept (default 20)"`
 }
 
 // GetContextOutput is the output of memory_get_context.
 type GetContextOutput struct {
 	ConversationID string    `json:"conversation_id"`
 	Summary        string    `json:"summary" jsonschema:"the rolling summary of older messages; empty if none yet"`
-	Messages       []Message `json:"messages" jsonschema:"the most recent messages, oldest first"`
+	Through        int64     `json:"summarized_through" jsonschema:"the last message seq the summary covers (0: none)"`
+	Messages       []Message `json:"messages" jsonschema:"every message after what the summary covers, and at least the 6 newest, oldest first; max_messages keeps the newest"`
+	Omitted        int64     `json:"omitted" jsonschema:"how many messages after the summary max_messages left out (the oldest of them); 0 when the context is complete"`
 }
 
 // GetAllMessagesInput is the input of memory_get_all_messages.

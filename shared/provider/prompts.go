@@ -111,7 +111,7 @@ func Render(req GenerateRequest) (Prompt, error) {
 	switch req.Task {
 	case TaskAnswer:
 		p.System = system
-		if docs := numbered(req.Documents); docs != "" {
+		if docs := numbered(req.Documents, req.Sources); docs != "" {
 			p.System += "\n\nDocuments:\n" + docs
 		} else {
 			p.System += "\n\nDocuments: none were found."
@@ -131,7 +131,7 @@ func Render(req GenerateRequest) (Prompt, error) {
 		b.WriteString("Question: ")
 		b.WriteString(strings.TrimSpace(req.Question))
 		b.WriteString("\n\nDocuments:\n")
-		if docs := numbered(req.Documents); docs != "" {
+		if docs := numbered(req.Documents, req.Sources); docs != "" {
 			b.WriteString(docs)
 		} else {
 			b.WriteString("(none)")
@@ -182,11 +182,12 @@ func Finish(task Task, reply string) (string, error) {
 	return reply, nil
 }
 
-// numbered lists documents as "[1] text", one block each.
-func numbered(docs []string) string {
+// numbered lists documents as "[1] text", one block each, or "[1] (from
+// source) text" where sources names the document's source.
+func numbered(docs, sources []string) string {
 	var b strings.Builder
 	n := 0
-	for _, d := range docs {
+	for i, d := range docs {
 		d = strings.TrimSpace(d)
 		if d == "" {
 			continue
@@ -196,6 +197,9 @@ func numbered(docs []string) string {
 			b.WriteString("\n\n")
 		}
 		b.WriteString("[" + strconv.Itoa(n) + "] ")
+		if i < len(sources) && strings.TrimSpace(sources[i]) != "" {
+			b.WriteString("(from " + strings.TrimSpace(sources[i]) + ") ")
+		}
 		b.WriteString(d)
 	}
 	return b.String()

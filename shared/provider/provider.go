@@ -94,7 +94,10 @@ type GenerateRequest struct {
 	System    string
 	Question  string
 	Documents []string
-	History   []Turn
+	// Sources, if set, names where each document came from (Sources[i] for
+	// Documents[i]), so that an answer can cite them.
+	Sources []string
+	History []Turn
 	// MaxTokens bounds the output. If zero, the backend picks.
 	MaxTokens int
 }

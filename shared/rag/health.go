@@ -65,12 +65,59 @@ type recorder struct {
 	now   func() time.Time
 }
 
+// A pending record is one call's health record in the making. The read of
+// its bucket's item starts with the call ([recorder.begin]) and runs
+// concurrently with the pipeline and the answer, so that once the outcome is
+// known only the conditional write is left on the call's path: one round
+// trip instead of two. The write still lands before the call returns (a
+// frozen Lambda runs nothing after its answer), and a write that lost a race
+// reads again, so no count is lost.
+type pending struct {
+	r        *recorder
+	c        tenant.Caller
+	pipeline string
+	sk       string // of the bucket read ahead
+	done     chan struct{}
+	cur      store.Item // what the read found, when err is nil
+	err      error
+}
+
+// begin starts reading the item a call of pipeline arriving now adds to.
+// The caller must end it with [pending.finish] or [pending.discard].
+func (r *recorder) begin(ctx context.Context, c tenant.Caller, pipeline string) *pending {
+	p := &pending{r: r, c: c, pipeline: pipeline, sk: bucketKey(pipeline, r.now()), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.cur, p.err = r.table.Get(ctx, healthPK(c), p.sk)
+	}()
+	return p
+}
+
+// record adds o to its bucket's counters at once: [recorder.begin] and
+// [pending.finish] together.
 func (r *recorder) record(ctx context.Context, c tenant.Caller, pipeline string, o outcome) error {
-	now := r.now().UTC()
+	return r.begin(ctx, c, pipeline).finish(ctx, o)
+}
+
+// discard waits for the read of a call that is not recorded.
+func (p *pending) discard() { <-p.done }
+
+// finish adds o to the counters of the bucket the call ends in, with a put
+// conditional on the version it read: the read begun with the call when it
+// is of the same bucket and succeeded (an absent item included), else a
+// fresh one, as after a lost race.
+func (p *pending) finish(ctx context.Context, o outcome) error {
+	<-p.done
+	now := p.r.now().UTC()
 	start := now.Truncate(Bucket)
-	pk, sk := healthPK(c), pipeline+"#"+start.Format(bucketLayout)
+	pk, sk := healthPK(p.c), bucketKey(p.pipeline, now)
+	ahead := sk == p.sk && (p.err == nil || errors.Is(p.err, store.ErrNotFound))
 	return store.Retry(ctx, func() error {
-		cur, err := r.table.Get(ctx, pk, sk)
+		cur, err := p.cur, p.err
+		if !ahead {
+			cur, err = p.r.table.Get(ctx, pk, sk)
+		}
+		ahead = false
 		cond := store.IfEquals("ver", cur.Int("ver"))
 		if errors.Is(err, store.ErrNotFound) {
 			cur, cond = store.Item{PK: pk, SK: sk, Attrs: store.Attrs{}}, store.IfAbsent()
@@ -102,8 +149,13 @@ func (r *recorder) record(ctx context.Context, c tenant.Caller, pipeline string,
 		if len(samples) > 0 {
 			a["samples"] = samples
 		}
-		return r.table.Put(ctx, store.Item{PK: pk, SK: sk, Attrs: a, ExpiresAt: start.Add(keep)}, cond)
+		return p.r.table.Put(ctx, store.Item{PK: pk, SK: sk, Attrs: a, ExpiresAt: start.Add(keep)}, cond)
 	})
+}
+
+// bucketKey is the sort key of pipeline's bucket holding time t.
+func bucketKey(pipeline string, t time.Time) string {
+	return pipeline + "#" + t.UTC().Truncate(Bucket).Format(bucketLayout)
 }
 
 // stats are one pipeline's counters over the window.

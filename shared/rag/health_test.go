@@ -174,6 +174,72 @@ func TestConcurrentCallsNeverLoseACount(t *testing.T) {
 	})
 }
 
+// flakyTable fails its first Get, as a read cut short by the call's end does.
+type flakyTable struct {
+	store.Table
+	failed bool
+}
+
+func (f *flakyTable) Get(ctx context.Context, pk, sk string) (store.Item, error) {
+	if !f.failed {
+		f.failed = true
+		return store.Item{}, errUnreachable
+	}
+	return f.Table.Get(ctx, pk, sk)
+}
+
+func TestARecordReadAheadOfItsCallLosesNothing(t *testing.T) {
+	start := time.Now().UTC().Truncate(Bucket)
+	tests := []struct {
+		name   string
+		flaky  bool
+		before int           // successes recorded before the call's read
+		others int           // failures recorded between its read and its write
+		ends   time.Duration // when the call ends, after its bucket starts
+		want   [2][2]int64   // successes and failures of the call's bucket and the next
+	}{
+		{"nothing meanwhile", false, 0, 0, time.Minute, [2][2]int64{{1, 0}}},
+		{"other calls wrote the bucket meanwhile", false, 2, 3, time.Minute, [2][2]int64{{3, 3}}},
+		// The next bucket's version equals the one read: only the bucket tells them apart.
+		{"the call ended in the next bucket", false, 2, 2, Bucket + time.Minute, [2][2]int64{{2, 0}, {1, 2}}},
+		{"the read failed", true, 0, 0, time.Minute, [2][2]int64{{1, 0}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var tbl store.Table = storetest.OpenEmbedded(t)
+			clk := start
+			r := &recorder{table: tbl, now: func() time.Time { return clk }}
+			for range tt.before {
+				if err := r.record(context.Background(), alice, PipelineBasic, outcome{ok: true}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.flaky {
+				r.table = &flakyTable{Table: tbl}
+			}
+			p := r.begin(context.Background(), alice, PipelineBasic)
+			p.discard() // the read is done: the others come after it
+			clk = start.Add(tt.ends)
+			for range tt.others {
+				if err := r.record(context.Background(), alice, PipelineBasic, outcome{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := p.finish(context.Background(), outcome{ok: true, latency: time.Millisecond}); err != nil {
+				t.Fatal(err)
+			}
+			var got [2][2]int64
+			for i := range got {
+				it, _ := tbl.Get(context.Background(), healthPK(alice), bucketKey(PipelineBasic, start.Add(time.Duration(i)*Bucket)))
+				got[i] = [2]int64{it.Int("ok"), it.Int("errors")}
+			}
+			if got != tt.want {
+				t.Errorf("successes and failures by bucket: got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 // bucket is one five-minute health counter as record leaves it: seen
 // successful calls, of which the latencies (in ms) were kept.
 type bucket struct {

@@ -2,7 +2,6 @@ package rag
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -91,8 +90,6 @@ func (r *corpusRunner) add(tenant string, docs ...pipeline.Document) {
 	}
 	r.docs[tenant] = append(r.docs[tenant], docs...)
 }
-
-var errStep = errors.New("step failed on purpose")
 
 func (r *corpusRunner) Run(ctx context.Context, in pipeline.Input) (pipeline.Output, error) {
 	r.mu.Lock()

@@ -267,13 +267,16 @@ func (s *Service) serve(ctx context.Context, c tenant.Caller, pipeline string, r
 		return Response{}, fault.Unavailable(nil, "pipeline %s is not configured: it needs the pipeline runner and a generator", pipeline)
 	}
 	cl := &call{pipeline: pipeline, caller: c, p: p, received: received}
+	rec := s.health.begin(ctx, c, pipeline)
 	resp, err := s.run(ctx, cl, body)
 	elapsed := s.now().Sub(received)
 	// A call refused for the caller's mistake, by validation here or by the
 	// retriever, is a failed validation (seed 002's Validating -> Failed), not
 	// a pipeline failure: it says nothing of the pipeline's health.
 	if err == nil || !callerFault(err) {
-		s.record(ctx, c, pipeline, err, cl.degraded, elapsed)
+		s.record(ctx, rec, err, cl.degraded, elapsed)
+	} else {
+		rec.discard()
 	}
 	if err != nil {
 		return Response{}, err
@@ -335,12 +338,12 @@ const (
 
 // record stores the outcome of a call for rag_health_check. It must not fail
 // the call, and it runs after the call's own deadline may have passed.
-func (s *Service) record(ctx context.Context, c tenant.Caller, pipeline string, err error, degraded bool, latency time.Duration) {
+func (s *Service) record(ctx context.Context, rec *pending, err error, degraded bool, latency time.Duration) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	o := outcome{ok: err == nil, degraded: degraded, latency: latency}
-	if rerr := s.health.record(ctx, c, pipeline, o); rerr != nil {
-		s.log.WarnContext(ctx, "recording the outcome of a pipeline call failed", "pipeline", pipeline, "tenant", c.Tenant, "error", rerr)
+	if rerr := rec.finish(ctx, o); rerr != nil {
+		s.log.WarnContext(ctx, "recording the outcome of a pipeline call failed", "pipeline", rec.pipeline, "tenant", rec.c.Tenant, "error", rerr)
 	}
 }
 
@@ -396,11 +399,11 @@ func (s *Service) respond(ctx context.Context, cl *call, out pipeline.Output, do
 	if !relevant {
 		discarded, docs = len(docs), nil
 	}
-	contents := make([]string, len(docs))
+	contents, names := make([]string, len(docs)), make([]string, len(docs))
 	for i, d := range docs {
-		contents[i] = d.Content
+		contents[i], names[i] = d.Content, source(d)
 	}
-	g, err := s.generate(ctx, cl, provider.GenerateRequest{Task: provider.TaskAnswer, Question: out.ContextInput, Documents: contents, MaxTokens: s.limits.MaxTokens}, "answering")
+	g, err := s.generate(ctx, cl, provider.GenerateRequest{Task: provider.TaskAnswer, Question: out.ContextInput, Documents: contents, Sources: names, MaxTokens: s.limits.MaxTokens}, "answering")
 	if err != nil {
 		return Response{}, err
 	}
@@ -432,13 +435,15 @@ func (s *Service) respond(ctx context.Context, cl *call, out pipeline.Output, do
 func sources(docs []pipeline.Document) []string {
 	out := []string{}
 	for _, d := range docs {
-		src := cmp.Or(d.Metadata["source"], d.DocID)
-		if src != "" && !slices.Contains(out, src) {
+		if src := source(d); src != "" && !slices.Contains(out, src) {
 			out = append(out, src)
 		}
 	}
 	return out
 }
+
+// source names where d came from: its metadata "source", else its doc_id.
+func source(d pipeline.Document) string { return cmp.Or(d.Metadata["source"], d.DocID) }
 
 // byScore orders documents by descending score, keeping the retriever's
 // order among equals, and cuts them to k.

@@ -68,23 +68,11 @@ func (s *Steps) Rephrase(ctx context.Context, c tenant.Caller, in RephraseInput)
 	if err != nil {
 		return RephraseOutput{}, err
 	}
-	msgs := window.Messages
-	out.Messages = len(msgs)
-	if len(msgs) <= RephraseAfter && window.Summary == "" {
+	out.Messages = len(window.Messages)
+	if len(window.Messages) <= RephraseAfter && window.Summary == "" {
 		return out, nil
 	}
-	// A client that stored the question before asking has it as the last
-	// message; it is the question, not its history.
-	if last := msgs[len(msgs)-1]; last.Role == "user" && strings.TrimSpace(last.Content) == strings.TrimSpace(in.Question) {
-		msgs = msgs[:len(msgs)-1]
-	}
-	var history []provider.Turn
-	if window.Summary != "" {
-		history = append(history, provider.Turn{Role: "system", Content: "Summary of the earlier conversation: " + window.Summary})
-	}
-	for _, m := range msgs {
-		history = append(history, provider.Turn{Role: m.Role, Content: m.Content})
-	}
+	history := historyOf(window, in.Question)
 	if s.gen == nil {
 		return RephraseOutput{}, fault.Unavailable(nil, "no generator is configured to rephrase with")
 	}
@@ -101,6 +89,25 @@ func (s *Steps) Rephrase(ctx context.Context, c tenant.Caller, in RephraseInput)
 	}
 	out.Question, out.Rephrased, out.Provider, out.Model = q, q != in.Question, g.Provider, g.Model
 	return out, nil
+}
+
+// historyOf returns a conversation window as the history of question: its
+// rolling summary as a system turn, then its messages. A client that stored
+// the question before asking has it as the last message; it is the
+// question, not its history, and is left out.
+func historyOf(window memory.GetContextOutput, question string) []provider.Turn {
+	msgs := window.Messages
+	if n := len(msgs); n > 0 && msgs[n-1].Role == "user" && strings.TrimSpace(msgs[n-1].Content) == strings.TrimSpace(question) {
+		msgs = msgs[:n-1]
+	}
+	var history []provider.Turn
+	if window.Summary != "" {
+		history = append(history, provider.Turn{Role: "system", Content: "Summary of the earlier conversation: " + window.Summary})
+	}
+	for _, m := range msgs {
+		history = append(history, provider.Turn{Role: m.Role, Content: m.Content})
+	}
+	return history
 }
 
 // Grade judges whether the documents, taken together, help answer the

@@ -88,7 +88,7 @@ type RetrievedDocument struct {
 type Metadata struct {
 	PipelineName    string         `json:"pipeline_name" jsonschema:"basic, basic_rerank or crag"`
 	ExecutionTimeMS int64          `json:"execution_time_ms"`
-	TokensUsed      int            `json:"tokens_used" jsonschema:"tokens the answer (and crag's rewrite) consumed, input plus output, as the generator reported them"`
+	TokensUsed      int            `json:"tokens_used" jsonschema:"tokens the answer (and crag's rewrite and grade) consumed, input plus output, as the generator reported them"`
 	Timestamp       string         `json:"timestamp" jsonschema:"when the request was received (RFC 3339)"`
 	Provider        string         `json:"provider,omitempty" jsonschema:"the generator that wrote the answer"`
 	Model           string         `json:"model,omitempty"`
@@ -106,19 +106,19 @@ type Metadata struct {
 	Candidates *int   `json:"candidates,omitempty" jsonschema:"basic_rerank: how many candidates were reranked"`
 
 	// rag_crag
-	CorrectionApplied      *bool    `json:"correction_applied,omitempty" jsonschema:"crag: true if the query was corrected and retrieved again"`
+	CorrectionApplied      *bool    `json:"correction_applied,omitempty" jsonschema:"crag: true if the answer comes from the retrieval for the corrected query, which is used only when more confident than the first"`
 	ConfidenceScore        *float64 `json:"confidence_score,omitempty" jsonschema:"crag: confidence of the retrieval the answer used (0..1)"`
 	InitialConfidenceScore *float64 `json:"initial_confidence_score,omitempty" jsonschema:"crag: confidence of the first retrieval"`
 	ConfidenceThreshold    *float64 `json:"confidence_threshold,omitempty" jsonschema:"crag: the threshold applied"`
 	CorrectionStrategy     string   `json:"correction_strategy,omitempty" jsonschema:"crag: rewrite or expand"`
-	CorrectedQuery         string   `json:"corrected_query,omitempty" jsonschema:"crag: the query of the second retrieval"`
+	CorrectedQuery         string   `json:"corrected_query,omitempty" jsonschema:"crag: the query of the second retrieval, when one ran, whether its answer was used or not"`
 }
 
 // PerformanceMetrics are a [Response]'s timings; all are non-negative.
 type PerformanceMetrics struct {
 	ExecutionTimeMS  int64 `json:"execution_time_ms" jsonschema:"the whole call"`
 	RetrievalTimeMS  int64 `json:"retrieval_time_ms" jsonschema:"the rephrase, retrieve and grade pipeline runs (crag: both runs)"`
-	GenerationTimeMS int64 `json:"generation_time_ms" jsonschema:"generating the answer (crag: and rewriting the query)"`
+	GenerationTimeMS int64 `json:"generation_time_ms" jsonschema:"generating the answer (crag: and rewriting the query and grading its retrieval)"`
 	TokensUsed       int   `json:"tokens_used"`
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/switchboard-dev/switchboard/shared/text"
@@ -63,8 +64,15 @@ func NewSegment(chunks []Chunk, dims int) (*Segment, error) {
 		meta: make([]map[string]string, n), chunkLen: make([]uint32, n), dims: dims,
 	}
 	seen := make(map[string]bool, n)
-	type posting struct{ chunk, tf uint32 }
-	index := map[string][]posting{}
+	// Terms get ids in the order they are met; each chunk's postings are
+	// counted in a dense array and appended in chunk order, then placed by
+	// term in one counting pass once the dictionary is sorted.
+	ids := map[string]uint32{}
+	var names []string // by id
+	var tf []uint32    // by id: the current chunk's count
+	var touched []uint32
+	type posting struct{ term, chunk, tf uint32 }
+	var postings []posting
 	for i, c := range chunks {
 		if c.ID == "" {
 			return nil, fmt.Errorf("retrieval: new segment: chunk %d: empty id", i)
@@ -81,29 +89,48 @@ func NewSegment(chunks []Chunk, dims int) (*Segment, error) {
 			}
 			s.meta[i] = m
 		}
-		tf := map[string]uint32{}
 		terms := text.Terms(c.Text)
 		for _, t := range terms {
-			tf[t]++
+			id, ok := ids[t]
+			if !ok {
+				id = uint32(len(names))
+				ids[t] = id
+				names, tf = append(names, t), append(tf, 0)
+			}
+			if tf[id] == 0 {
+				touched = append(touched, id)
+			}
+			tf[id]++
 		}
 		s.chunkLen[i] = uint32(len(terms))
 		s.totalLen += int64(len(terms))
-		for t, f := range tf {
-			index[t] = append(index[t], posting{uint32(i), f})
+		for _, id := range touched {
+			postings = append(postings, posting{id, uint32(i), tf[id]})
+			tf[id] = 0
 		}
+		touched = touched[:0]
 	}
-	s.terms = make([]string, 0, len(index))
-	for t := range index {
-		s.terms = append(s.terms, t)
-	}
+	s.terms = slices.Clone(names)
 	sort.Strings(s.terms)
-	s.postStart = make([]uint32, 1, len(s.terms)+1)
-	for _, t := range s.terms {
-		for _, p := range index[t] { // appended in chunk order
-			s.postChunk = append(s.postChunk, p.chunk)
-			s.postTF = append(s.postTF, p.tf)
+	rank := make([]uint32, len(names)) // by id: the term's place in the sorted dictionary
+	for r, t := range s.terms {
+		rank[ids[t]] = uint32(r)
+	}
+	s.postStart = make([]uint32, len(s.terms)+1)
+	for _, p := range postings {
+		s.postStart[rank[p.term]+1]++
+	}
+	for t := 1; t < len(s.postStart); t++ {
+		s.postStart[t] += s.postStart[t-1]
+	}
+	if len(postings) > 0 {
+		next := slices.Clone(s.postStart[:len(s.terms)])
+		s.postChunk, s.postTF = make([]uint32, len(postings)), make([]uint32, len(postings))
+		for _, p := range postings {
+			r := rank[p.term]
+			s.postChunk[next[r]], s.postTF[next[r]] = p.chunk, p.tf
+			next[r]++
 		}
-		s.postStart = append(s.postStart, uint32(len(s.postChunk)))
 	}
 	if dims > 0 {
 		s.vecs = make([]float32, n*dims)

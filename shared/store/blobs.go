@@ -42,6 +42,21 @@ type Blobs interface {
 	Delete(ctx context.Context, key string) error
 }
 
+// Locator is implemented by a [Blobs] that reads a key it holds no object
+// for from a file a person put there by hand (localfs): Where names that file.
+type Locator interface {
+	Where(key string) string
+}
+
+// LookedFor says where b looked for key, for an error about a missing
+// object: the file a [Locator] reads, or the bucket.
+func LookedFor(b Blobs, key string) string {
+	if l, ok := b.(Locator); ok {
+		return "looked for the file " + l.Where(key)
+	}
+	return "looked in the bucket"
+}
+
 // PutOptions adjusts [Blobs.Put].
 type PutOptions struct {
 	// IfAbsent writes only if no object exists at the key.

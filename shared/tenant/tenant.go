@@ -6,6 +6,8 @@ package tenant
 import (
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Local is the tenant of an unauthenticated caller on a laptop.
@@ -27,6 +29,34 @@ const IDPattern = `^[a-z0-9][a-z0-9-]{0,62}$`
 func Validate(id string) error {
 	if !isID(id) {
 		return fmt.Errorf("tenant id %q must be 1-63 lowercase letters, digits or hyphens, starting with a letter or digit", id)
+	}
+	return nil
+}
+
+// MaxPrincipalRunes bounds a principal's length, in characters.
+const MaxPrincipalRunes = 128
+
+// ValidatePrincipal checks a principal, the name of who holds an API key: 1
+// to [MaxPrincipalRunes] printable characters (letters, marks, digits,
+// punctuation, symbols and the ASCII space, not at either end), in valid
+// UTF-8. Control and format characters are refused (terminal escape
+// sequences, bidirectional overrides, zero-width characters), and so are
+// other spaces: principals are printed to operators' terminals by the
+// apikey command and recorded in every audit event.
+func ValidatePrincipal(p string) error {
+	n := utf8.RuneCountInString(p)
+	switch {
+	case n == 0 || n > MaxPrincipalRunes:
+		return fmt.Errorf("principal %q must be 1-%d characters", p, MaxPrincipalRunes)
+	case !utf8.ValidString(p):
+		return fmt.Errorf("principal %q is not valid UTF-8", p)
+	case p[0] == ' ' || p[len(p)-1] == ' ':
+		return fmt.Errorf("principal %q must not begin or end with a space", p)
+	}
+	for _, r := range p {
+		if !unicode.IsPrint(r) {
+			return fmt.Errorf("principal %q contains the unprintable character %U; use letters, digits, punctuation, symbols and spaces", p, r)
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 // Package text holds the language plumbing shared by search, ingestion and
 // matching: tokenizing, English stop words and the Porter stemmer (this file's
-// siblings analyze.go and stem.go), and passage splitting and hashing.
+// siblings analyze.go and stem.go), passage splitting and hashing, and the
+// general-English term weights offline relevance judgements use (idf.go).
 //
 // The analyzer mirrors the one BEIR baselines are measured with (Anserini's
 // default English analyzer: tokenize, lowercase, drop Lucene's 33 English stop

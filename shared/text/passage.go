@@ -1,6 +1,7 @@
 package text
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -18,7 +19,14 @@ type PassageOptions struct {
 	// It is at most Overlap: the repeated part starts at a word boundary. Zero
 	// means no overlap; it must be less than Size.
 	Overlap int
+	// Max, if positive, is the most passages the text may make: Passages
+	// stops at the next one with [ErrTooManyPassages].
+	Max int
 }
+
+// ErrTooManyPassages is Passages' error for a text that makes more than
+// PassageOptions.Max passages.
+var ErrTooManyPassages = errors.New("text: too many passages")
 
 // DefaultPassageOptions are the options for retrieval over abstracts, papers,
 // resumes and notes: 1500 characters is about 250 English words (300-400
@@ -54,7 +62,8 @@ type Passage struct {
 // Passages trims white space at both ends of each passage; every other
 // character of s is in at least one passage. The same s and o always give the
 // same passages. A text of only white space has none. Passages returns an
-// error when o.Size <= 0, o.Overlap < 0 or o.Overlap >= o.Size.
+// error when o.Size <= 0, o.Overlap < 0 or o.Overlap >= o.Size, and
+// [ErrTooManyPassages] when the text makes more than o.Max passages.
 func Passages(s string, o PassageOptions) ([]Passage, error) {
 	switch {
 	case o.Size <= 0:
@@ -77,6 +86,9 @@ func Passages(s string, o PassageOptions) ([]Passage, error) {
 				break
 			}
 			end = cutPassage(s, start, start, o.Size)
+		}
+		if o.Max > 0 && len(out) == o.Max {
+			return nil, ErrTooManyPassages
 		}
 		out = append(out, Passage{Index: len(out), Text: s[start:end], Start: start, End: end})
 		done = end
@@ -146,6 +158,9 @@ func cutPassage(s string, start, done, size int) int {
 // rune r starts: 0 when i is inside a word or inside white space. A passage
 // ending at i would end with s[:i]'s last rune, which is not white space.
 func breakAt(s string, i int, r rune) int {
+	if i > 0 && s[i-1] < utf8.RuneSelf && r < utf8.RuneSelf && (asciiSpace(s[i-1]) || !asciiSpace(byte(r))) {
+		return 0 // inside an ASCII word or white space: most of every text, checked for every character
+	}
 	prev, _ := utf8.DecodeLastRuneInString(s[:i])
 	if unicode.IsSpace(prev) {
 		return 0
@@ -194,6 +209,12 @@ func breakAt(s string, i int, r rune) int {
 		return breakSentence
 	}
 	return breakLine
+}
+
+// asciiSpace reports whether the ASCII byte c is white space, as
+// [unicode.IsSpace] says.
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
 // sentenceEnds reports whether the text before ends a sentence, given the

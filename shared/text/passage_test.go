@@ -1,6 +1,7 @@
 package text
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -199,6 +200,20 @@ func TestPassagesRejectsInvalidOptions(t *testing.T) {
 				t.Errorf("passages = %v, want none", got)
 			}
 		})
+	}
+}
+
+func TestPassagesStopsAtMax(t *testing.T) {
+	s := strings.Repeat("One sentence here. ", 100)
+	all, err := Passages(s, PassageOptions{Size: 40, Overlap: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Passages(s, PassageOptions{Size: 40, Max: len(all)}); err != nil || len(got) != len(all) {
+		t.Errorf("with Max the number of passages: %d passages, %v; want %d", len(got), err, len(all))
+	}
+	if got, err := Passages(s, PassageOptions{Size: 40, Max: len(all) - 1}); !errors.Is(err, ErrTooManyPassages) || got != nil {
+		t.Errorf("with Max one less: %d passages, %v; want ErrTooManyPassages", len(got), err)
 	}
 }
 

@@ -19,7 +19,8 @@ func Stem(word string) string {
 			return word
 		}
 	}
-	s := stemmer{b: []byte(word), k: len(word) - 1}
+	var buf [32]byte // most words stem without a heap allocation
+	s := stemmer{b: append(buf[:0], word...), k: len(word) - 1}
 	s.step1ab()
 	if s.k > 0 {
 		s.step1c()
@@ -28,7 +29,11 @@ func Stem(word string) string {
 		s.step4()
 		s.step5()
 	}
-	return string(s.b[:s.k+1])
+	stem := s.b[:s.k+1]
+	if len(stem) <= len(word) && string(stem) == word[:len(stem)] {
+		return word[:len(stem)] // most stems only drop a suffix: no copy
+	}
+	return string(stem)
 }
 
 // stemmer holds the word being stemmed: b[0..k] is the current word, and j
@@ -131,10 +136,16 @@ func (s *stemmer) ends(suffix string) bool {
 	return true
 }
 
-// setTo replaces b[j+1..k] with str.
+// setTo replaces b[j+1..k] with str. It writes in place when b has room,
+// so that b can live on Stem's stack.
 func (s *stemmer) setTo(str string) {
-	s.b = append(s.b[:s.j+1], str...)
-	s.k = s.j + len(str)
+	n := s.j + 1 + len(str)
+	if n > cap(s.b) {
+		s.b = append(make([]byte, 0, n), s.b[:s.j+1]...)
+	}
+	s.b = s.b[:n]
+	copy(s.b[s.j+1:], str)
+	s.k = n - 1
 }
 
 // r replaces the matched suffix with str when the stem's measure is positive.

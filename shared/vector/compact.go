@@ -116,9 +116,18 @@ func pickShards(m *manifest, maxShards int) []shardRef {
 var errStale = errors.New("shards changed during compaction")
 
 // compact merges shards of a store as [pickShards] chooses, dropping dead
-// chunks, and commits the result.
+// chunks, and commits the result. While one call of this process compacts a
+// store, another returns at once: both would pick the same shards and all
+// but one would throw their merge away (half the compaction work of two
+// concurrent ingesters went so). Other processes may still race; the commit
+// settles that.
 func (s *Service) compact(ctx context.Context, c tenant.Caller, alias string) error {
-	r, m, err := s.snapshot(ctx, c, alias)
+	key := c.Tenant + "\x00" + alias
+	if _, busy := s.compacting.LoadOrStore(key, true); busy {
+		return nil
+	}
+	defer s.compacting.Delete(key)
+	_, m, err := s.snapshot(ctx, c, alias)
 	if err != nil {
 		return err
 	}
@@ -126,32 +135,39 @@ func (s *Service) compact(ctx context.Context, c tenant.Caller, alias string) er
 	if len(picked) == 0 {
 		return nil
 	}
-	var live []retrieval.Chunk
-	found := map[string]bool{} // first chunk id of each dead version met in picked shards
+	segs := make([]*retrieval.Segment, len(picked))
+	for i, sh := range picked {
+		if segs[i], err = s.segment(ctx, sh); err != nil {
+			return err
+		}
+	}
+	// The dead versions met in the picked shards, by their first chunk's id.
+	found := map[string]bool{}
 	firsts := map[string]bool{}
 	for _, d := range m.Dead {
 		if d.Chunks > 0 {
 			firsts[chunkID(alias, d.DocID, d.Hash, 0)] = true
 		}
 	}
-	for _, sh := range picked {
-		seg, err := s.segment(ctx, sh)
-		if err != nil {
-			return err
-		}
+	for _, seg := range segs {
 		for i := range seg.Len() {
-			ch := seg.Chunk(i)
-			if firsts[ch.ID] {
-				found[ch.ID] = true
-			}
-			if !m.isDead(ch.ID) {
-				live = append(live, ch)
+			if id := seg.ChunkID(i); firsts[id] {
+				found[id] = true
 			}
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Postings and vectors are copied, not rebuilt from the texts: a merge
+	// that re-indexed its chunks spent more than the ingests themselves.
+	seg, err := retrieval.Merge(segs, func(si, i int) bool { return !m.isDead(segs[si].ChunkID(i)) })
+	if err != nil {
+		return fmt.Errorf("merging shards: %w", err)
+	}
 	var merged shardRef
-	if len(live) > 0 {
-		if merged, err = s.writeShard(ctx, c, alias, r.Dims, live); err != nil {
+	if seg.Len() > 0 {
+		if merged, err = s.writeShard(ctx, c, alias, seg); err != nil {
 			return err
 		}
 	}

@@ -17,10 +17,25 @@ import (
 
 // Limits of document ids and metadata.
 const (
-	MaxDocIDBytes     = 512
-	MaxMetadataKeys   = 32
-	MaxMetadataValue  = 1024
-	metadataKeyPatten = `^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,63}$`
+	MaxDocIDBytes    = 512
+	MaxMetadataKeys  = 32
+	MaxMetadataValue = 1024
+	// MaxMetadataKeyBytes is the longest metadata key metadataKeyPatten admits.
+	MaxMetadataKeyBytes = 64
+	metadataKeyPatten   = `^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,63}$`
+)
+
+// Limits of what one document becomes. Its text is bounded by
+// [document.MaxTextBytes]; these bound the shard it is written as, checked
+// before anything is embedded or written.
+const (
+	// MaxDocumentChunks bounds the chunks one document is cut into: 8 MiB of
+	// prose makes about 12,000 at the default chunk size.
+	MaxDocumentChunks = 20_000
+	// MaxDocumentMetadataBytes bounds a document's metadata (its keys and
+	// values, the source, title and format included) times its chunks,
+	// since every chunk carries a copy.
+	MaxDocumentMetadataBytes = 64 << 20
 )
 
 var metadataKeyRE = regexp.MustCompile(metadataKeyPatten)

@@ -53,7 +53,10 @@ type source struct {
 // batches, writes them as a new immutable shard and commits it to the
 // store's manifest, removing the document's previous chunks from search in
 // the same commit. A document whose text and metadata are unchanged is
-// skipped before anything is embedded.
+// skipped before anything is embedded. A document past a limit (those of
+// package document, [MaxDocumentChunks], [MaxDocumentMetadataBytes]) is
+// refused before anything is embedded or stored; a call whose context ends
+// stops at the next stage, leaving nothing behind.
 func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (IngestOutput, error) {
 	if err := ValidateAlias("store", in.Store); err != nil {
 		return IngestOutput{}, err
@@ -94,7 +97,7 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 	if err := ValidateDocID("doc_id", docID); err != nil {
 		return IngestOutput{}, err
 	}
-	doc, err := document.Extract(src.name, src.data)
+	doc, err := document.Extract(ctx, src.name, src.data)
 	switch {
 	case errors.Is(err, document.ErrUnsupported):
 		field := "file_name"
@@ -102,8 +105,12 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 			field = "format"
 		}
 		return IngestOutput{}, fault.Invalid(field, "%v", err)
-	case err != nil:
+	case errors.Is(err, document.ErrTooLarge):
+		return IngestOutput{}, fault.Invalid(src.field, "%v", err)
+	case errors.Is(err, document.ErrCorrupt):
 		return IngestOutput{}, fault.Invalid(src.field, "cannot be read as %s: %v", path.Ext(src.name), err)
+	case err != nil:
+		return IngestOutput{}, err // the call's deadline passed
 	}
 	md := chunkMetadata(in.Metadata, src.from, doc)
 	hash := contentHash(doc.Markdown, md)
@@ -118,12 +125,22 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 		out.Chunks = old.Chunks
 		return out, nil
 	}
-	passages, err := text.Passages(doc.Markdown, text.PassageOptions{Size: r.ChunkSize, Overlap: r.ChunkOverlap})
+	passages, err := text.Passages(doc.Markdown, text.PassageOptions{Size: r.ChunkSize, Overlap: r.ChunkOverlap, Max: MaxDocumentChunks})
+	if errors.Is(err, text.ErrTooManyPassages) {
+		return IngestOutput{}, fault.Invalid(src.field, "the document's text makes more than %d chunks of %d characters, the limit per document; split it, or ingest it into a store with larger chunks",
+			MaxDocumentChunks, r.ChunkSize)
+	}
 	if err != nil {
 		return IngestOutput{}, fmt.Errorf("cutting passages: %w", err)
 	}
 	if len(passages) == 0 {
-		return IngestOutput{}, fault.Invalid(src.field, "holds no text to index")
+		return IngestOutput{}, &fault.Error{Kind: fault.KindInvalid, Field: src.field, Message: ErrNoText.Error(), Err: ErrNoText}
+	}
+	if err := checkChunkMetadata(md, len(passages), src.field, in.Metadata); err != nil {
+		return IngestOutput{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return IngestOutput{}, err
 	}
 	chunks := make([]retrieval.Chunk, len(passages))
 	for i, p := range passages {
@@ -132,7 +149,14 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 	if err := s.embedChunks(ctx, r, chunks); err != nil {
 		return IngestOutput{}, err
 	}
-	ref, err := s.writeShard(ctx, c, in.Store, r.Dims, chunks)
+	if err := ctx.Err(); err != nil {
+		return IngestOutput{}, err
+	}
+	seg, err := retrieval.NewSegment(chunks, r.Dims)
+	if err != nil {
+		return IngestOutput{}, fmt.Errorf("building a shard: %w", err)
+	}
+	ref, err := s.writeShard(ctx, c, in.Store, seg)
 	if err != nil {
 		return IngestOutput{}, err
 	}
@@ -210,7 +234,7 @@ func (s *Service) readSource(ctx context.Context, c tenant.Caller, in IngestInpu
 	}
 	info, err := s.blobs.Head(ctx, in.Key)
 	if isNotFound(err) {
-		return source{}, fault.NotFound("no object %q: upload it first", in.Key)
+		return source{}, fault.NotFound("no object %q (%s): put the document there first", in.Key, store.LookedFor(s.blobs, in.Key))
 	}
 	if err != nil {
 		return source{}, fault.Unavailable(err, "reading object %q failed; retry", in.Key)
@@ -220,7 +244,7 @@ func (s *Service) readSource(ctx context.Context, c tenant.Caller, in IngestInpu
 	}
 	rc, _, err := s.blobs.Get(ctx, in.Key, &store.GetOptions{Length: document.MaxBytes + 1})
 	if isNotFound(err) {
-		return source{}, fault.NotFound("no object %q: upload it first", in.Key)
+		return source{}, fault.NotFound("no object %q (%s): put the document there first", in.Key, store.LookedFor(s.blobs, in.Key))
 	}
 	if err != nil {
 		return source{}, fault.Unavailable(err, "reading object %q failed; retry", in.Key)
@@ -271,6 +295,24 @@ func chunkMetadata(user map[string]string, from string, doc document.Document) m
 	return md
 }
 
+// checkChunkMetadata refuses a document whose chunks would carry more than
+// MaxDocumentMetadataBytes of metadata in all: md on each of n chunks.
+func checkChunkMetadata(md map[string]string, n int, contentField string, user map[string]string) error {
+	size := 0
+	for k, v := range md {
+		size += len(k) + len(v)
+	}
+	if int64(size)*int64(n) <= MaxDocumentMetadataBytes {
+		return nil
+	}
+	field := contentField
+	if len(user) > 0 {
+		field = "metadata"
+	}
+	return fault.Invalid(field, "%d bytes of metadata (source, title and format included) on each of %d chunks make %d MiB, more than %d MiB, the limit per document; shorten the metadata or split the document",
+		size, n, int64(size)*int64(n)>>20, MaxDocumentMetadataBytes>>20)
+}
+
 // contentHash fingerprints what a document's chunks are made of: its
 // metadata and its text.
 func contentHash(markdown string, md map[string]string) string {
@@ -282,12 +324,18 @@ func contentHash(markdown string, md map[string]string) string {
 // progress when there is more than one batch.
 func (s *Service) embedChunks(ctx context.Context, r storeRec, chunks []retrieval.Chunk) error {
 	for start := 0; start < len(chunks); start += EmbedBatch {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		end := min(start+EmbedBatch, len(chunks))
 		texts := make([]string, end-start)
 		for i := range texts {
 			texts[i] = chunks[start+i].Text
 		}
 		e, err := s.emb.Embed(ctx, provider.EmbedRequest{Texts: texts, Purpose: provider.ForDocument})
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if err != nil {
 			return fault.Unavailable(err, "embedding passages with %s/%s failed; retry", r.Provider, r.Model)
 		}
@@ -305,14 +353,10 @@ func (s *Service) embedChunks(ctx context.Context, r storeRec, chunks []retrieva
 	return nil
 }
 
-// writeShard writes chunks as a new shard object and returns its manifest
-// entry. The decoded shard goes into the cache, so this process's next
-// search does not read it back.
-func (s *Service) writeShard(ctx context.Context, c tenant.Caller, alias string, dims int, chunks []retrieval.Chunk) (shardRef, error) {
-	seg, err := retrieval.NewSegment(chunks, dims)
-	if err != nil {
-		return shardRef{}, fmt.Errorf("building a shard: %w", err)
-	}
+// writeShard writes seg as a new shard object and returns its manifest
+// entry. The segment goes into the cache, so this process's next search
+// does not read it back.
+func (s *Service) writeShard(ctx context.Context, c tenant.Caller, alias string, seg *retrieval.Segment) (shardRef, error) {
 	data, err := seg.MarshalBinary()
 	if err != nil {
 		return shardRef{}, fmt.Errorf("encoding a shard: %w", err)
@@ -325,31 +369,35 @@ func (s *Service) writeShard(ctx context.Context, c tenant.Caller, alias string,
 	}
 	s.cache.add(&cacheEntry{key: key, etag: info.ETag, size: segmentBytes(int64(len(data))), value: seg, checked: time.Now()})
 	docs := map[string]bool{}
-	for _, ch := range chunks {
-		docs[ch.DocID] = true
+	for i := range seg.Len() {
+		docs[seg.DocID(i)] = true
 	}
-	return shardRef{ID: id, Key: key, ETag: info.ETag, Size: info.Size, Chunks: len(chunks), Docs: len(docs),
-		Terms: termProfile(chunks)}, nil
+	return shardRef{ID: id, Key: key, ETag: info.ETag, Size: info.Size, Chunks: seg.Len(), Docs: len(docs),
+		Terms: termProfile(seg)}, nil
 }
 
-// termProfile counts, for the most frequent terms of chunks, the chunks that
-// hold them.
-func termProfile(chunks []retrieval.Chunk) map[string]int {
-	counts := map[string]int{}
-	for _, ch := range chunks {
-		seen := map[string]bool{}
-		for _, t := range text.Terms(ch.Text) {
-			if !seen[t] && len(t) > 1 {
-				seen[t] = true
-				counts[t]++
-			}
-		}
+// termProfile counts, for the most frequent terms of seg, the chunks that
+// hold them. The counts come from the segment's postings: analysing the
+// texts again cost as much as indexing them.
+func termProfile(seg *retrieval.Segment) map[string]int {
+	type term struct {
+		t string
+		n int
 	}
-	terms := slices.Collect(maps.Keys(counts))
-	slices.SortFunc(terms, func(a, b string) int { return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b)) })
-	out := make(map[string]int, min(len(terms), ShardProfileTerms))
-	for _, t := range terms[:min(len(terms), ShardProfileTerms)] {
-		out[t] = counts[t]
+	order := func(a, b term) int { return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.t, b.t)) }
+	top := make([]term, 0, ShardProfileTerms+1) // the best so far, in order
+	for t, n := range seg.Terms() {
+		x := term{t, n}
+		if len(t) < 2 || len(top) == ShardProfileTerms && order(x, top[len(top)-1]) > 0 {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(top, x, order)
+		top = slices.Insert(top, i, x)
+		top = top[:min(len(top), ShardProfileTerms)]
+	}
+	out := make(map[string]int, len(top))
+	for _, x := range top {
+		out[x.t] = x.n
 	}
 	return out
 }

@@ -3,7 +3,10 @@ package vector_test
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +17,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/store/localfs"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 	"github.com/switchboard-dev/switchboard/shared/vector"
@@ -385,8 +389,14 @@ func TestConcurrentIngestsLoseNothing(t *testing.T) {
 		_ = globex
 		ctx := context.Background()
 		const n = 12
-		// A low shard limit makes compactions run, and race, among the ingests.
-		svc := newService(t, tbl, storetest.OpenLocalFS(t), &vector.Options{MaxShards: 4})
+		// A low shard limit makes compactions run, and race, among the ingests:
+		// of several processes, since one process compacts a store once at a time.
+		blobs := storetest.OpenLocalFS(t)
+		var procs []*vector.Service
+		for range 3 {
+			procs = append(procs, newService(t, tbl, blobs, &vector.Options{MaxShards: 4}))
+		}
+		svc := procs[0]
 		if _, err := svc.CreateStore(ctx, acme, vector.CreateStoreInput{Alias: "crowd"}); err != nil {
 			t.Fatal(err)
 		}
@@ -394,7 +404,7 @@ func TestConcurrentIngestsLoseNothing(t *testing.T) {
 		for i := range n {
 			wg.Go(func() {
 				content := fmt.Sprintf("Document %d is about the word zq%dword and nothing else.", i, i)
-				if _, err := svc.Ingest(ctx, acme, vector.IngestInput{Store: "crowd", DocID: fmt.Sprintf("doc%02d", i), Content: content}); err != nil {
+				if _, err := procs[i%len(procs)].Ingest(ctx, acme, vector.IngestInput{Store: "crowd", DocID: fmt.Sprintf("doc%02d", i), Content: content}); err != nil {
 					t.Errorf("ingest %d: %v", i, err)
 				}
 			})
@@ -411,4 +421,47 @@ func TestConcurrentIngestsLoseNothing(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestAKeyReachesALocalFile puts a file by hand where a local server keeps
+// blobs, at its key's path, and ingests it by key; a missing key says which
+// file it looked for.
+func TestAKeyReachesALocalFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	blobs := localfs.New(dir)
+	t.Cleanup(func() { blobs.Close() })
+	svc := newService(t, storetest.OpenEmbedded(t), blobs, nil)
+	svc.CreateStore(ctx, acme, vector.CreateStoreInput{Alias: "notes"})
+	p := filepath.Join(dir, "tenants", "acme", "docs", "Tides.md")
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(docs["tides.md"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := svc.Ingest(ctx, acme, vector.IngestInput{Store: "notes", Key: "tenants/acme/docs/Tides.md"})
+	if err != nil || out.Status != "added" || out.DocID != "Tides.md" {
+		t.Fatalf("Ingest(key of a local file) = %+v, %v; want it added as Tides.md", out, err)
+	}
+	_, err = svc.Ingest(ctx, acme, vector.IngestInput{Store: "notes", Key: "tenants/acme/docs/none.md"})
+	wantKind(t, err, fault.KindNotFound)
+	if want := filepath.Join(dir, "tenants", "acme", "docs", "none.md"); !strings.Contains(err.Error(), "looked for the file "+want) {
+		t.Errorf("error %q does not say it looked for %s", err, want)
+	}
+}
+
+func TestADocumentWithoutTextIsErrNoText(t *testing.T) {
+	ctx := context.Background()
+	svc := newService(t, storetest.OpenEmbedded(t), storetest.OpenLocalFS(t), nil)
+	svc.CreateStore(ctx, acme, vector.CreateStoreInput{Alias: "notes"})
+	for _, in := range []vector.IngestInput{
+		{Store: "notes", DocID: "blank", Content: " \n\n\t"},
+		{Store: "notes", FileName: "blank.md", ContentBase64: base64.StdEncoding.EncodeToString([]byte("\n\n"))},
+	} {
+		_, err := svc.Ingest(ctx, acme, in)
+		if !errors.Is(err, vector.ErrNoText) || fault.KindOf(err) != fault.KindInvalid {
+			t.Errorf("Ingest(%+v) = %v; want invalid_argument wrapping ErrNoText", in, err)
+		}
+	}
 }

@@ -257,10 +257,17 @@ func (s *Service) commit(ctx context.Context, c tenant.Caller, alias string, fn 
 	return out, outM, nil
 }
 
+// cleanupTimeout bounds the removal of objects that a change left behind.
+const cleanupTimeout = 5 * time.Second
+
 // removeObjects deletes objects a commit made unreachable. A failure leaves
 // garbage, not damage, so it is logged, not returned; vector_store_delete
 // removes whatever is left under the store's prefix.
 func (s *Service) removeObjects(ctx context.Context, keys ...string) {
+	// Cleaning up runs even when the call's deadline ended it, or the
+	// objects would be left behind.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
 	for _, k := range keys {
 		if k == "" {
 			continue

@@ -28,6 +28,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/provider"
@@ -79,6 +80,7 @@ type Service struct {
 	groupBytes int64
 	maxShards  int
 	revalidate time.Duration
+	compacting sync.Map // tenant and alias of the stores this process is compacting
 }
 
 // New returns a Service keeping records in table and shards in blobs, and
@@ -138,6 +140,11 @@ func randomID(n int) string {
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
 
+// ErrNoText is the cause of the invalid_argument error of an ingestion whose
+// document holds no text: bulk ingestion skips and counts such documents
+// rather than stopping.
+var ErrNoText = errors.New("holds no text to index")
+
 // Limits of the retriever's and the ingestion tool's arguments.
 const (
 	// MaxQuestionChars bounds a question, as seed 002 bounds a query.
@@ -151,9 +158,9 @@ const (
 	MaxFilterKeys   = 16
 	MaxFilterValues = 64
 	// MaxInlineBytes bounds a document passed inline (content or
-	// content_base64, decoded): the gateway takes request bodies up to 1 MiB.
-	// Larger documents go through S3 (the key argument, or an upload under
-	// documents/<store>/).
+	// content_base64, decoded); the tool's request limit (3 MiB) fits both
+	// at once, as the schema allows. Larger documents go through S3 (the key
+	// argument, or an upload under documents/<store>/).
 	MaxInlineBytes = 1 << 20
 )
 

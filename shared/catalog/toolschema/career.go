@@ -1,6 +1,8 @@
 package toolschema
 
 import (
+	"encoding/base64"
+
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/switchboard-dev/switchboard/shared/audit"
@@ -51,7 +53,7 @@ func careerSchemas() map[string]pair {
 			p["s3_key"].MaxLength = ptr(store.MaxBlobKeyBytes)
 			p["file_name"].MaxLength = ptr(255)
 			p["file_name"].Pattern = `(?i)\.(md|markdown|txt|docx|pdf)$`
-			p["content_base64"].MaxLength = ptr(career.MaxResumeBytes/3*4 + 4)
+			p["content_base64"].MaxLength = ptr(base64.StdEncoding.EncodedLen(career.MaxInlineResumeBytes))
 			traceField(p)
 		}), schemaFor[career.IngestResumeOutput](nil)},
 		"match_opportunity": {schemaFor[career.MatchInput](func(p map[string]*jsonschema.Schema) {

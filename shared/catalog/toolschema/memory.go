@@ -49,6 +49,6 @@ func memorySchemas() map[string]pair {
 		}), schemaFor[memory.SetSummaryOutput](nil)},
 		"memory_get_summary": {conv, summaryOut},
 		"memory_clear":       {conv, statusOut},
-		"memory_delete":      {conv, statusOut},
+		"memory_delete":      {schemaFor[memory.DeleteInput](conversationID), statusOut},
 	}
 }

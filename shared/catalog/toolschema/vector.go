@@ -63,6 +63,7 @@ func vectorSchemas() map[string]pair {
 			p["file_name"].MaxLength = ptr(vector.MaxDocIDBytes)
 			p["format"].Enum = []any{"txt", "md", "pdf", "docx"}
 			p["metadata"].MaxProperties = ptr(vector.MaxMetadataKeys)
+			p["metadata"].PropertyNames = &jsonschema.Schema{Type: "string", MaxLength: ptr(vector.MaxMetadataKeyBytes)}
 			p["metadata"].AdditionalProperties.MaxLength = ptr(vector.MaxMetadataValue)
 		}), schemaFor[vector.IngestOutput](nil)},
 		"vector_document_list": {schemaFor[vector.ListDocumentsInput](func(p map[string]*jsonschema.Schema) {

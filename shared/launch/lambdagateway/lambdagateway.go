@@ -71,12 +71,17 @@ func Run(cat *catalog.Catalog) error {
 	if err != nil {
 		return err
 	}
+	states, err := cfg.OpenKeyring()
+	if err != nil {
+		return err
+	}
 	opts := gateway.Options{
 		Catalog:        cat,
 		Invoker:        inv,
 		Keys:           apikey.New(table, nil),
 		AllowedOrigins: cfg.AllowedOrigins,
 		Logger:         logger,
+		RequestStates:  states,
 	}
 	if cfg.AnonymousTenant != "" {
 		fmt.Fprintf(os.Stderr, "WARNING: %s=%s: requests without an API key act for that tenant\n", config.EnvAnonymousTenant, cfg.AnonymousTenant)

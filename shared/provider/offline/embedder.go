@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sync"
 	"unicode/utf8"
@@ -102,14 +103,14 @@ func fnvByte(h uint64, b byte) uint64 {
 // vector to v. feats holds the group's feature hashes, one per occurrence; it
 // is sorted in place, so equal features form runs whose lengths are the term
 // frequencies, and sums happen in a fixed order (the same vector every time).
-func addGroup(v []float64, feats []uint64, weight float64) {
+func (b *buffers) addGroup(v []float64, feats []uint64, weight float64) {
 	if len(feats) == 0 || weight == 0 {
 		return
 	}
-	slices.Sort(feats)
+	b.sort(feats)
 	var norm float64
 	eachRun(feats, func(_ uint64, tf int) {
-		w := 1 + math.Log(float64(tf))
+		w := tfWeight(tf)
 		norm += w * w
 	})
 	scale := weight / math.Sqrt(norm)
@@ -119,12 +120,80 @@ func addGroup(v []float64, feats []uint64, weight float64) {
 		x *= 0xbf58476d1ce4e5b9
 		x ^= x >> 32
 		i := int(x % uint64(len(v)))
-		w := (1 + math.Log(float64(tf))) * scale
+		w := tfWeight(tf) * scale
 		if x>>63 == 1 {
 			w = -w
 		}
 		v[i] += w
 	})
+}
+
+// tfWeights holds 1+ln(tf) for the term frequencies most features have.
+var tfWeights = func() (w [64]float64) {
+	for tf := 1; tf < len(w); tf++ {
+		w[tf] = 1 + math.Log(float64(tf))
+	}
+	return w
+}()
+
+// tfWeight returns 1+ln(tf), the weight of a feature occurring tf times.
+func tfWeight(tf int) float64 {
+	if tf < len(tfWeights) {
+		return tfWeights[tf]
+	}
+	return 1 + math.Log(float64(tf))
+}
+
+// sort sorts feats in increasing order. Sorting was most of an embedding's
+// time. Feature hashes are uniform, so one counting pass on their top bits
+// spreads them over buckets of a few distinct values each, which insertion
+// sort finishes: two linear passes where a comparison sort mispredicts a
+// branch per step. A bucket that needs many moves anyway (a text repeating
+// words whose hashes share their top bits) is sorted by comparison, so no
+// text makes it quadratic.
+func (b *buffers) sort(feats []uint64) {
+	n := len(feats)
+	if n < 64 {
+		slices.Sort(feats)
+		return
+	}
+	width := min(max(bits.Len(uint(n))-2, 4), 14) // about four features a bucket
+	shift := 64 - width
+	b.starts = append(b.starts[:0], make([]int, 1<<width+1)...)
+	starts := b.starts // starts[k] is where bucket k begins, once summed
+	for _, f := range feats {
+		starts[f>>shift+1]++
+	}
+	for k := 1; k < len(starts); k++ {
+		starts[k] += starts[k-1]
+	}
+	b.next = append(b.next[:0], starts[:len(starts)-1]...)
+	b.tmp = slices.Grow(b.tmp[:0], n)[:n]
+	for _, f := range feats {
+		k := f >> shift
+		b.tmp[b.next[k]] = f
+		b.next[k]++
+	}
+	for k := 0; k+1 < len(starts); k++ {
+		insertionSort(b.tmp[starts[k]:starts[k+1]])
+	}
+	copy(feats, b.tmp)
+}
+
+// insertionSort sorts a, switching to a comparison sort past a few moves
+// per element.
+func insertionSort(a []uint64) {
+	budget := 4*len(a) + 16
+	for i := 1; i < len(a); i++ {
+		j := i
+		for ; j > 0 && a[j] < a[j-1]; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+		if budget -= i - j; budget < 0 {
+			slices.Sort(a)
+			return
+		}
+	}
 }
 
 // eachRun calls fn with each distinct value of sorted and its count.
@@ -144,6 +213,8 @@ func eachRun(sorted []uint64, fn func(f uint64, n int)) {
 type buffers struct {
 	words, pairs, grams []uint64
 	v                   []float64
+	tmp                 []uint64 // sort's scratch space
+	starts, next        []int    // sort's buckets
 }
 
 var scratch = sync.Pool{New: func() any { return new(buffers) }}
@@ -173,9 +244,9 @@ func (h *hashing) embed(s string) []float32 {
 	}
 	v := b.v[:h.dims]
 	clear(v)
-	addGroup(v, b.words, h.words)
-	addGroup(v, b.pairs, h.pairs)
-	addGroup(v, b.grams, h.grams)
+	b.addGroup(v, b.words, h.words)
+	b.addGroup(v, b.pairs, h.pairs)
+	b.addGroup(v, b.grams, h.grams)
 	var norm float64
 	for _, x := range v {
 		norm += x * x

@@ -2,7 +2,13 @@ package offline
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -104,5 +110,62 @@ func BenchmarkEmbed(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
 		e.Embed(context.Background(), provider.EmbedRequest{Texts: []string{text}})
+	}
+}
+
+// TestEmbedderVectorsNeverChange pins hashing-v1's vectors bit for bit: a
+// store's vectors and its queries' must come from the same scheme, so a change
+// to the embedder that moves any bit needs a new [EmbedderModel].
+func TestEmbedderVectorsNeverChange(t *testing.T) {
+	texts := []string{"", "x", "Interleukin-6 (IL-6) levels rise in sepsis; TNF-α too.", "数据库 naïve café Straße",
+		"the the the cell cell cells of the cell", strings.Repeat("growth factor receptor signalling ", 40)}
+	rng := rand.New(rand.NewPCG(11, 12))
+	words := strings.Fields("protein Cancer gene mouse brain immune virus drug trial dose risk blood heart liver tumor " +
+		"signal growth factor receptor IL6 covid19 β-cell don't U.S.A. 3.5 1,000 well-being naïve")
+	for range 50 {
+		var b strings.Builder
+		for range 5 + rng.IntN(300) {
+			b.WriteString(words[rng.IntN(len(words))] + " ")
+		}
+		texts = append(texts, b.String())
+	}
+	sum := sha256.New()
+	for _, dims := range []int{16, DefaultDims} {
+		for _, v := range embed(t, NewEmbedder(dims), texts...) {
+			for _, x := range v {
+				binary.Write(sum, binary.LittleEndian, math.Float32bits(x))
+			}
+		}
+	}
+	if got, want := hex.EncodeToString(sum.Sum(nil)), "1a1404880c795cf16662029bc609a2374ef850d32072be3f5888095856378d80"; got != want {
+		t.Errorf("vectors changed: SHA-256 %s, want %s", got, want)
+	}
+}
+
+func TestFeatureSortOrdersAsAComparisonSortDoes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	tests := []struct {
+		name string
+		n    int
+		gen  func() uint64
+	}{
+		{"a few features", 10, rng.Uint64},
+		{"uniform hashes", 3000, rng.Uint64},
+		{"three features repeated", 5000, func() uint64 { return []uint64{7, 1 << 63, 42}[rng.IntN(3)] }},
+		{"every feature in one bucket", 300_000, func() uint64 { return rng.Uint64N(1 << 20) }}, // quadratic, it would take minutes
+	}
+	var b buffers
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			feats := make([]uint64, tt.n)
+			for i := range feats {
+				feats[i] = tt.gen()
+			}
+			want := slices.Sorted(slices.Values(feats))
+			b.sort(feats)
+			if diff := cmp.Diff(want, feats); diff != "" {
+				t.Errorf("mismatch (-slices.Sort +sort):\n%s", diff)
+			}
+		})
 	}
 }

@@ -24,6 +24,6 @@ func ExampleNewGenerator() {
 	// Output:
 	// Can I tune it? vector indexes work
 	// yes
-	// Vector indexes trade accuracy for speed. You can set a target accuracy when you create the index.
+	// Vector indexes trade accuracy for speed. You can set a target accuracy when you create the index. [1]
 	// offline extractive-v1
 }

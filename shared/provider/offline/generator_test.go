@@ -29,7 +29,7 @@ func generate(t *testing.T, req provider.GenerateRequest) provider.Generation {
 	return g
 }
 
-func TestAnswerIsTheBestMatchingSentencesInDocumentOrder(t *testing.T) {
+func TestAnswerIsTheBestMatchingSentencesInDocumentOrderWithTheirSource(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		question string
@@ -37,13 +37,13 @@ func TestAnswerIsTheBestMatchingSentencesInDocumentOrder(t *testing.T) {
 		want     string
 	}{
 		{"OneSentenceAnswersTheQuestion", "What sets the target memory of server processes?", 0,
-			"The PGA_AGGREGATE_TARGET parameter sets the target memory for all server processes."},
+			"The PGA_AGGREGATE_TARGET parameter sets the target memory for all server processes. [3]"},
 		{"SeveralSentencesKeepTheirOrder", "What is vector index accuracy and how do I request it?", 0,
-			"The accuracy of a vector index is the share of true nearest neighbours it returns. You can request a target accuracy when you create the index."},
+			"The accuracy of a vector index is the share of true nearest neighbours it returns. You can request a target accuracy when you create the index. [1]"},
 		{"InflectedWordsMatch", "How are databases patched?", 0,
-			"Patching Oracle Database uses OPatch. Downtime depends on the patch."},
-		{"MaxTokensCutsTheBestSentence", "What sets the target memory of server processes?", 4,
-			"The PGA_AGGREGATE_TARGET parameter sets…"},
+			"Patching Oracle Database uses OPatch. Downtime depends on the patch. [2]"},
+		{"MaxTokensCutsTheBestSentenceWhenNoneFits", "What sets the target memory of server processes?", 4,
+			"The PGA_AGGREGATE_TARGET parameter sets… [3]"},
 		{"NothingMatchesGivesAnEmptyAnswer", "Who won the football match yesterday?", 0, ""},
 		{"AQuestionOfStopWordsGivesAnEmptyAnswer", "What is it?", 0, ""},
 	} {
@@ -65,7 +65,7 @@ func TestAnswerIsTheBestMatchingSentencesInDocumentOrder(t *testing.T) {
 func TestAnswerSkipsMarkdownHeadingsAndListMarkers(t *testing.T) {
 	g := generate(t, provider.GenerateRequest{Task: provider.TaskAnswer, Question: "How do I patch Oracle Database?",
 		Documents: []string{"## Patching Oracle Database\n\n- Download the patch with OPatch and apply it while the database is down."}})
-	if want := "Download the patch with OPatch and apply it while the database is down."; g.Text != want {
+	if want := "Download the patch with OPatch and apply it while the database is down. [1]"; g.Text != want {
 		t.Errorf("answer = %q, want %q", g.Text, want)
 	}
 }
@@ -73,7 +73,7 @@ func TestAnswerSkipsMarkdownHeadingsAndListMarkers(t *testing.T) {
 func TestAnswerRepeatsNoSentenceOfOverlappingChunks(t *testing.T) {
 	g := generate(t, provider.GenerateRequest{Task: provider.TaskAnswer, Question: "How is Oracle Database patched?",
 		Documents: []string{"Patching Oracle Database uses OPatch. Apply it.", "Patching Oracle Database uses OPatch. Then restart."}})
-	if want := "Patching Oracle Database uses OPatch."; g.Text != want {
+	if want := "Patching Oracle Database uses OPatch. [1]"; g.Text != want {
 		t.Errorf("answer = %q, want %q once", g.Text, want)
 	}
 }
@@ -111,7 +111,17 @@ func TestRephraseAddsTheEarlierTopicOnlyToQuestionsThatReferBack(t *testing.T) {
 	}
 }
 
-func TestGradeNeedsTwoSharedTermsInOneDocument(t *testing.T) {
+func TestAnswerCitesEachSourceOnceAfterItsSentences(t *testing.T) {
+	g := generate(t, provider.GenerateRequest{Task: provider.TaskAnswer, Question: "How are vector index accuracy and database patches handled?",
+		Documents: docs, Sources: []string{"vector.md", "patching.md", "memory.md"}})
+	want := "Oracle Database supports vector indexes. The accuracy of a vector index is the share of true nearest neighbours it returns. You can request a target accuracy when you create the index. [vector.md] " +
+		"Patching Oracle Database uses OPatch. [patching.md]"
+	if diff := cmp.Diff(want, g.Text); diff != "" {
+		t.Errorf("answer mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestGradeJudgesHowMuchOfTheQuestionOneDocumentCovers(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		question string
@@ -120,7 +130,8 @@ func TestGradeNeedsTwoSharedTermsInOneDocument(t *testing.T) {
 	}{
 		{"ADocumentSharingTheSubjectAndAspectIsRelevant", "How accurate are vector indexes?", docs, "yes"},
 		{"OneCommonWordIsNotEnough", "How much memory does my phone have?", docs, "no"},
-		{"TermsSpreadOverDocumentsDoNotAdd", "accuracy of patches", []string{"accuracy matters", "patches matter"}, "no"},
+		{"AnOffTopicQuestionSharingAWordIsNotRelevant", "How long should I boil an egg for breakfast?", []string{"A long index scan reads every entry."}, "no"},
+		{"TermsSpreadOverDocumentsDoNotAdd", "accuracy patches downtime memory", []string{"accuracy matters", "patches matter", "downtime matters", "memory matters"}, "no"},
 		{"AOneTermQuestionNeedsThatTerm", "OPatch?", docs, "yes"},
 		{"NoDocumentsAreNotRelevant", "How accurate are vector indexes?", nil, "no"},
 		{"AQuestionOfStopWordsPassesAnyDocument", "What is it?", docs, "yes"},
@@ -128,7 +139,36 @@ func TestGradeNeedsTwoSharedTermsInOneDocument(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := generate(t, provider.GenerateRequest{Task: provider.TaskGrade, Question: tc.question, Documents: tc.docs})
 			if g.Text != tc.want {
-				t.Errorf("grade = %q, want %q", g.Text, tc.want)
+				t.Errorf("grade = %q (relevance %.2f), want %q", g.Text, offline.Relevance(tc.question, tc.docs), tc.want)
+			}
+		})
+	}
+}
+
+func TestRewriteAddsTheInformativeWordsOfTheBestPassagesAndTheConversation(t *testing.T) {
+	history := []provider.Turn{
+		{Role: "user", Content: "We run Oracle Database on Linux."},
+		{Role: "assistant", Content: "Noted."},
+	}
+	for _, tc := range []struct {
+		name    string
+		history []provider.Turn
+		docs    []string
+		want    string
+	}{
+		{"WordsOfThePassagesThatCoverTheQuestion", nil, docs, "How is patching done? opatch downtime upgrading oracle update"},
+		{"AndOfTheConversation", history, docs, "How is patching done? linux oracle database run opatch"},
+		{"PassagesThatCoverNothingAddNothing", nil, []string{"The PGA_AGGREGATE_TARGET parameter sets the target memory."}, "How is patching done?"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := generate(t, provider.GenerateRequest{Task: provider.TaskRephrase, Question: "How is patching done?", History: tc.history, Documents: tc.docs})
+			if diff := cmp.Diff(tc.want, g.Text); diff != "" {
+				t.Errorf("rewrite mismatch (-want +got):\n%s", diff)
+			}
+			for _, generic := range []string{" use", " make", " long", " apply"} {
+				if strings.Contains(g.Text, generic+" ") || strings.HasSuffix(g.Text, generic) {
+					t.Errorf("rewrite %q added the generic word %q", g.Text, generic)
+				}
 			}
 		})
 	}

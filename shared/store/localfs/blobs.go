@@ -31,6 +31,15 @@
 // hard-links it to the object's name, which fails if the name is taken: atomic
 // between goroutines and between processes). Names containing "~" other than
 // objects are never listed.
+//
+// # Plain files
+//
+// A key that no object holds may still be read, by Get and Head, from a plain
+// file at the key's own path under the root (unescaped, no "~"): a file put
+// there by hand, the local counterpart of uploading it to a bucket, so that
+// tools taking an object key can read a file on the laptop. [Blobs.Where]
+// names that path. Plain files are never listed or deleted, and keys with a
+// "~" have none.
 package localfs
 
 import (
@@ -46,6 +55,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -56,7 +66,10 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/store"
 )
 
-var _ store.Blobs = (*Blobs)(nil)
+var (
+	_ store.Blobs   = (*Blobs)(nil)
+	_ store.Locator = (*Blobs)(nil)
+)
 
 // MaxSegmentBytes bounds one escaped key segment: a file name of at most 255
 // bytes (Linux's and macOS's limit) less the "~" that marks an object.
@@ -339,13 +352,52 @@ func (b *Blobs) open(ctx context.Context, key, op string) (*os.File, header, int
 		return nil, header{}, 0, err
 	}
 	f, h, off, err := openObject(root, path.Join(dir, file))
+	if gone(err) {
+		off = 0
+		f, h, err = openPlain(root, key)
+	}
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case gone(err):
 		return nil, header{}, 0, fmt.Errorf("localfs: %s object %s: %w", op, key, store.ErrNotFound)
 	case err != nil:
 		return nil, header{}, 0, fmt.Errorf("localfs: %s object %s: %w", op, key, err)
 	}
 	return f, h, off, nil
+}
+
+// openPlain opens the plain file at key's own path, describing it as an
+// object: its ETag, like an object's, is the hex MD5 of its content.
+func openPlain(root *os.Root, key string) (*os.File, header, error) {
+	if strings.Contains(key, objectSuffix) {
+		return nil, header{}, fs.ErrNotExist // an object file's or the temporary folder's name
+	}
+	f, err := root.Open(key)
+	if err != nil {
+		return nil, header{}, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fs.ErrNotExist
+	}
+	sum := md5.New()
+	if err == nil {
+		_, err = io.Copy(sum, f)
+	}
+	if err != nil {
+		f.Close()
+		return nil, header{}, err
+	}
+	return f, header{V: 1, ContentType: "application/octet-stream", ETag: hex.EncodeToString(sum.Sum(nil)), Modified: fi.ModTime().UTC(), Size: fi.Size()}, nil
+}
+
+// Where returns the path of the plain file that Get and Head read for key
+// when no object holds it (see the package doc).
+func (b *Blobs) Where(key string) string {
+	dir, err := filepath.Abs(b.dir)
+	if err != nil {
+		dir = b.dir
+	}
+	return filepath.Join(dir, filepath.FromSlash(key))
 }
 
 func openObject(root *os.Root, name string) (*os.File, header, int64, error) {

@@ -2,6 +2,7 @@ package localfs_test
 
 import (
 	"context"
+	"crypto/md5"
 	"errors"
 	"fmt"
 	"io"
@@ -342,5 +343,64 @@ func TestIfAbsentAcrossProcesses(t *testing.T) {
 		if len(leftovers) != 0 {
 			t.Errorf("round %d: %d temporary files left behind", round, len(leftovers))
 		}
+	}
+}
+
+func TestAPlainFileIsReadAtItsKeysPath(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	b := open(t, dir)
+	for name, data := range map[string]string{
+		"tenants/local/docs/Guide One.md": "# Guide\n\nHello.",
+		"tenants/local/docs/shadowed.md":  "the plain file",
+		"tenants/local/file":              "a file where a folder is expected",
+		"tenants/local/dir/inner.md":      "x",
+		"tenants/local/tilde~":            "a name with a tilde",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.Put(ctx, "tenants/local/docs/shadowed.md", []byte("the object"), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, key, want string // want "" means not found
+	}{
+		{"APlainFileIsReadWhenNoObjectHoldsItsKey", "tenants/local/docs/Guide One.md", "# Guide\n\nHello."},
+		{"AnObjectShadowsAPlainFile", "tenants/local/docs/shadowed.md", "the object"},
+		{"AFolderIsNotAFile", "tenants/local/dir", ""},
+		{"AFileWhereAFolderShouldBeIsNotFound", "tenants/local/file/x.md", ""},
+		{"KeysWithATildeReadNoPlainFile", "tenants/local/tilde~", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			info, err := b.Head(ctx, tc.key)
+			rc, _, gerr := b.Get(ctx, tc.key, &store.GetOptions{Offset: 2})
+			if tc.want == "" {
+				if !errors.Is(err, store.ErrNotFound) || !errors.Is(gerr, store.ErrNotFound) {
+					t.Errorf("Head = %v, Get = %v; want not found", err, gerr)
+				}
+				return
+			}
+			if err != nil || gerr != nil {
+				t.Fatalf("Head = %v, Get = %v", err, gerr)
+			}
+			got, _ := io.ReadAll(rc)
+			rc.Close()
+			if string(got) != tc.want[2:] || info.Size != int64(len(tc.want)) || info.ETag != fmt.Sprintf("%x", md5.Sum([]byte(tc.want))) {
+				t.Errorf("read %q, info %+v; want %q from offset 2, its size and MD5", got, info, tc.want)
+			}
+		})
+	}
+	os.Remove(filepath.Join(dir, "tenants", "local", "tilde~")) // it looks like an object file, a corrupt one
+	if diff := cmp.Diff([]string{"tenants/local/docs/shadowed.md"}, listKeys(t, b, "")); diff != "" {
+		t.Errorf("plain files were listed (-want +got):\n%s", diff)
+	}
+	if got, want := b.Where("tenants/local/docs/a.md"), filepath.Join(dir, "tenants", "local", "docs", "a.md"); got != want {
+		t.Errorf("Where = %s, want %s", got, want)
 	}
 }

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAnEmptyDocumentIsSkippedNotFatal evaluates a collection one of whose
+// documents holds no text: it is skipped and counted, and the evaluation
+// runs to its end.
+func TestAnEmptyDocumentIsSkippedNotFatal(t *testing.T) {
+	runPath := filepath.Join(t.TempDir(), "run.trec")
+	if err := run("testdata/empty-doc", "test", runPath, ""); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	b, err := os.ReadFile(runPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"q1 Q0 d1 1 ", "q2 Q0 d3 1 "} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("run file lacks %q:\n%s", want, b)
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package text
+
+import (
+	"cmp"
+	_ "embed"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+)
+
+// idfTable holds the document frequencies behind [IDF]; see
+// scripts/wordnet-idf, which writes it.
+//
+//go:embed idf.txt
+var idfTable string
+
+var idf struct {
+	once sync.Once
+	n    float64
+	df   map[string]int32
+}
+
+// IDF returns how informative the term t ([Terms] gives terms) is in general
+// English: its inverse document frequency ln(1 + N/(df+0.5)) over the N
+// glosses of WordNet 3.0, df of which hold t (117,659 glosses; "use" 2.9,
+// "egg" 6.1, "marathon" 9.1). A term in fewer than three glosses, such as a
+// product name or a word of another language, gets [MaxIDF]. Offline
+// relevance judgements weigh a question's terms with it, so that sharing
+// "egg" with a passage counts for more than sharing "use", without the
+// statistics of the store being searched. The table loads on first use.
+func IDF(t string) float64 {
+	idf.once.Do(loadIDF)
+	return math.Log(1 + idf.n/(float64(idf.df[t])+0.5))
+}
+
+// MaxIDF is [IDF] of a term no gloss holds.
+func MaxIDF() float64 { return IDF("") }
+
+func loadIDF() {
+	idf.df = make(map[string]int32, 18000)
+	for line := range strings.SplitSeq(idfTable, "\n") {
+		t, v, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			panic("text: idf.txt: " + line) // the embedded table is generated; a test reads it
+		}
+		if t == "N" { // the number of glosses
+			idf.n = float64(n)
+			continue
+		}
+		idf.df[t] = int32(n)
+	}
+}
+
+// Coverage returns the share of question's content that passage holds: the
+// sum of [IDF] over the distinct [QueryTerms] of question that passage's
+// [Terms] include, divided by their sum over all of them; 0 when question
+// has no query term. "How long do I boil an egg?" is 0.35 covered by a
+// passage about eggs (IDF: egg 6.1 of long 4.5 + boil 6.8 + egg 6.1): most
+// of what it asks is missing.
+func Coverage(question, passage string) float64 {
+	q := distinct(QueryTerms(question))
+	if len(q) == 0 {
+		return 0
+	}
+	has := map[string]bool{}
+	for _, t := range Terms(passage) {
+		has[t] = true
+	}
+	var covered, total float64
+	for _, t := range q {
+		w := IDF(t)
+		total += w
+		if has[t] {
+			covered += w
+		}
+	}
+	return covered / total
+}
+
+// GenericIDF is the [IDF] below which a term is a generic word ("use",
+// "make", "long", "like"): [KeyWords] never returns one.
+const GenericIDF = 4.5
+
+// KeyWords returns up to n words that characterise texts, best first, as
+// written (lowercased), for expanding a search query: each term of each
+// text scores weights[i] times its share of text i's terms, summed over the
+// texts, times its [IDF] (relevance feedback as RM3 does it, with general
+// English's IDF standing in for the collection's), so the words that recur
+// in the heaviest texts and are rare in general English win. Query stop
+// words, numbers, single characters, generic words ([GenericIDF]) and the
+// terms for which skip reports true are never returned. Ties keep the
+// earlier word; the result is deterministic.
+func KeyWords(texts []string, weights []float64, n int, skip func(term string) bool) []string {
+	type stat struct {
+		word  string
+		score float64
+		first int
+	}
+	stats := map[string]*stat{}
+	pos := 0
+	for i, s := range texts {
+		if i >= len(weights) || weights[i] <= 0 {
+			continue
+		}
+		var words, ts []string
+		var at []int
+		for _, w := range Tokens(s) {
+			pos++
+			w = trimPossessive(w)
+			if queryStopWords[w] || len([]rune(w)) < 2 || isNumber(w) {
+				continue
+			}
+			words, ts, at = append(words, w), append(ts, Stem(w)), append(at, pos)
+		}
+		for j, t := range ts {
+			if skip != nil && skip(t) || IDF(t) < GenericIDF {
+				continue
+			}
+			st := stats[t]
+			if st == nil {
+				st = &stat{word: words[j], first: at[j]}
+				stats[t] = st
+			}
+			st.score += weights[i] / float64(len(ts))
+		}
+	}
+	all := make([]*stat, 0, len(stats))
+	for t, st := range stats {
+		st.score *= IDF(t)
+		all = append(all, st)
+	}
+	slices.SortFunc(all, func(a, b *stat) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.first, b.first))
+	})
+	out := []string{}
+	for _, st := range all[:min(n, len(all))] {
+		out = append(out, st.word)
+	}
+	return out
+}
+
+func distinct(ts []string) []string {
+	seen := map[string]bool{}
+	out := ts[:0:0]
+	for _, t := range ts {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func isNumber(w string) bool {
+	return strings.IndexFunc(w, func(r rune) bool { return !unicode.IsDigit(r) && r != '.' && r != ',' }) < 0
+}
