@@ -54,7 +54,7 @@ type Invoker struct {
 	retryer  aws.Retryer
 }
 
-var _ invoke.Invoker = (*Invoker)(nil)
+var _ invoke.RawInvoker = (*Invoker)(nil)
 
 // New returns an Invoker that calls function prefix+invoke.FunctionName(path)
 // with cfg's region, credentials, HTTP client and retry settings, at the
@@ -107,6 +107,17 @@ func endpoint(cfg aws.Config) string {
 // [smithy.APIError]; a function that fails outright is an
 // [*invoke.FunctionError].
 func (l *Invoker) Invoke(ctx context.Context, function string, req *invoke.Request) (*invoke.Response, error) {
+	out, err := l.InvokeRaw(ctx, function, req)
+	if err != nil {
+		return nil, err
+	}
+	return invoke.DecodeResponse(function, out)
+}
+
+// InvokeRaw implements [invoke.RawInvoker]: it fails as Invoke does, and
+// otherwise returns the function's answer as the function wrote it, for the
+// gateway's tools/call fast path to read in one pass.
+func (l *Invoker) InvokeRaw(ctx context.Context, function string, req *invoke.Request) ([]byte, error) {
 	payload, err := invoke.Encode(req)
 	if err != nil {
 		return nil, err
@@ -130,7 +141,7 @@ func (l *Invoker) Invoke(ctx context.Context, function string, req *invoke.Reque
 		}
 		return nil, &invoke.FunctionError{Function: function, Type: e.Type, Message: e.Message}
 	}
-	return invoke.DecodeResponse(function, out)
+	return out, nil
 }
 
 // call invokes the function name with payload, retrying as the retryer

@@ -79,6 +79,30 @@ func TestAnInvocationIsASignedCallOfTheInvokeAPI(t *testing.T) {
 	}
 }
 
+// InvokeRaw gives the function's answer as it wrote it, for the gateway's
+// fast path; a function's error is an *invoke.FunctionError, as from Invoke.
+func TestARawInvocationGivesTheAnswerAsTheFunctionWroteIt(t *testing.T) {
+	const answer = `{"result":{"content":[{"type":"text","text":"a\u003cb"}]} }`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "crash") {
+			w.Header().Set("X-Amz-Function-Error", "Unhandled")
+			w.Write([]byte(`{"errorType":"Runtime.ExitError","errorMessage":"exit status 2"}`))
+			return
+		}
+		w.Write([]byte(answer))
+	}))
+	defer srv.Close()
+	inv := lambdaapi.New(aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: creds}, "sb-")
+	out, err := inv.InvokeRaw(context.Background(), "memory/get_context", request())
+	if err != nil || string(out) != answer {
+		t.Errorf("InvokeRaw: %q, %v; want %q", out, err, answer)
+	}
+	var fe *invoke.FunctionError
+	if _, err := inv.InvokeRaw(context.Background(), "memory/crash", request()); !errors.As(err, &fe) || fe.Type != "Runtime.ExitError" {
+		t.Errorf("a function that crashed: %v, want its FunctionError", err)
+	}
+}
+
 // A throttled call is retried as the SDK's client retries it; one throttled
 // every time fails with Lambda's API error, as the SDK's client reports it.
 func TestAThrottledCallIsRetriedThenReported(t *testing.T) {
