@@ -116,11 +116,11 @@ const GenericIDF = 4.5
 // earlier word; the result is deterministic.
 func KeyWords(texts []string, weights []float64, n int, skip func(term string) bool) []string {
 	type stat struct {
-		word  string
-		score float64
-		first int
+		word       string
+		score, idf float64
+		first      int
 	}
-	stats := map[string]*stat{}
+	stats := map[string]*stat{} // nil for a term never returned: each term is judged once
 	pos := 0
 	for i, s := range texts {
 		if i >= len(weights) || weights[i] <= 0 {
@@ -137,21 +137,24 @@ func KeyWords(texts []string, weights []float64, n int, skip func(term string) b
 			words, ts, at = append(words, w), append(ts, Stem(w)), append(at, pos)
 		}
 		for j, t := range ts {
-			if skip != nil && skip(t) || IDF(t) < GenericIDF {
-				continue
-			}
-			st := stats[t]
-			if st == nil {
-				st = &stat{word: words[j], first: at[j]}
+			st, judged := stats[t]
+			if !judged {
+				if w := IDF(t); !(skip != nil && skip(t) || w < GenericIDF) {
+					st = &stat{word: words[j], idf: w, first: at[j]}
+				}
 				stats[t] = st
 			}
-			st.score += weights[i] / float64(len(ts))
+			if st != nil {
+				st.score += weights[i] / float64(len(ts))
+			}
 		}
 	}
 	all := make([]*stat, 0, len(stats))
-	for t, st := range stats {
-		st.score *= IDF(t)
-		all = append(all, st)
+	for _, st := range stats {
+		if st != nil {
+			st.score *= st.idf
+			all = append(all, st)
+		}
 	}
 	slices.SortFunc(all, func(a, b *stat) int {
 		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.first, b.first))
