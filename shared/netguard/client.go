@@ -34,7 +34,8 @@ const maxRedirects = 10
 // included; 0 means none, and the request's context bounds it. The byte cap
 // counts a whole body, so a long-lived event stream ends after
 // MaxResponseBytes: a caller holding one open caps its messages itself and
-// gives a Policy with a cap meant for the whole stream.
+// gives a Policy with a cap meant for the whole stream. Each client has its
+// own connection pool: build one and reuse it.
 func (p *Policy) Client(timeout time.Duration) *http.Client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	transport := &http.Transport{
