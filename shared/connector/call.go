@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -231,10 +232,15 @@ func (s *Service) forward(ctx context.Context, c tenant.Caller, r *record, tool 
 	start := time.Now()
 	err := s.withSession(ctx, c, r, func(ctx context.Context, sess *session, _ creds) error {
 		params := &mcp.CallToolParams{Name: tool, Arguments: args}
+		var delivered, done atomic.Int64
 		if in.Progress != nil {
 			token := s.pool.nextToken()
 			params.SetProgressToken(token)
 			sess.progress.Store(token, func(p *mcp.ProgressNotificationParams) {
+				delivered.Add(1)
+				if p.Total > 0 && p.Progress >= p.Total {
+					done.Store(1)
+				}
 				in.Progress(&mcp.ProgressNotificationParams{Message: p.Message, Progress: p.Progress, Total: p.Total})
 			})
 			defer sess.progress.Delete(token)
@@ -243,11 +249,38 @@ func (s *Service) forward(ctx context.Context, c tenant.Caller, r *record, tool 
 		if res, err = sess.cs.CallTool(ctx, params); err != nil {
 			return fmt.Errorf("calling %s: %w", tool, err)
 		}
+		if in.Progress != nil {
+			settle(&delivered, &done)
+		}
 		return nil
 	})
 	s.stats.call(c.Tenant, r.Name, time.Since(start), err != nil || (res != nil && res.IsError))
 	return res, err
 }
+
+// settle waits for the progress notifications that arrived ahead of a
+// result to be delivered: the go-sdk hands a response to its caller at once
+// but notifications to a handler queue, so the last ones may still be queued
+// when the result is back. It returns once a notification said the work is
+// complete (progress = total), or none has come for settleQuiet, and after
+// settleMax at most. Best effort: a notification the go-sdk delivers later
+// still is dropped.
+func settle(delivered, done *atomic.Int64) {
+	deadline := time.Now().Add(settleMax)
+	for last := delivered.Load(); done.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(settleQuiet)
+		n := delivered.Load()
+		if n == last {
+			return
+		}
+		last = n
+	}
+}
+
+const (
+	settleQuiet = 5 * time.Millisecond
+	settleMax   = 50 * time.Millisecond
+)
 
 // ReadResourceInput reads a proxied resource.
 type ReadResourceInput struct {
