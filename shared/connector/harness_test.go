@@ -181,6 +181,8 @@ type upstream struct {
 	calls   atomic.Int64 // calls of the side-effect tool
 	auth    atomic.Pointer[string]
 	release chan struct{}
+	// hook, if set, may answer a request itself (faults), given its body.
+	hook atomic.Pointer[func(w http.ResponseWriter, r *http.Request, body []byte) bool]
 }
 
 type echoIn struct {
@@ -244,6 +246,13 @@ func newUpstream(t *testing.T, transport, auth string) *upstream {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
+		if hook := u.hook.Load(); hook != nil && r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if (*hook)(w, r, body) {
+				return
+			}
+		}
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() {
@@ -259,6 +268,8 @@ func newUpstream(t *testing.T, transport, auth string) *upstream {
 }
 
 func (u *upstream) url() string { return u.http.URL }
+
+func (u *upstream) setHook(f func(w http.ResponseWriter, r *http.Request, body []byte) bool) { u.hook.Store(&f) }
 
 func mustCreate(t *testing.T, e *env, c tenant.Caller, in connector.CreateInput) connector.Connector {
 	t.Helper()
