@@ -269,7 +269,9 @@ func newUpstream(t *testing.T, transport, auth string) *upstream {
 
 func (u *upstream) url() string { return u.http.URL }
 
-func (u *upstream) setHook(f func(w http.ResponseWriter, r *http.Request, body []byte) bool) { u.hook.Store(&f) }
+func (u *upstream) setHook(f func(w http.ResponseWriter, r *http.Request, body []byte) bool) {
+	u.hook.Store(&f)
+}
 
 func mustCreate(t *testing.T, e *env, c tenant.Caller, in connector.CreateInput) connector.Connector {
 	t.Helper()
