@@ -348,7 +348,7 @@ type Listing struct {
 	Prompts   []*mcp.Prompt   `json:"prompts"`
 }
 
-// List returns what c's tenant's connectors offer under their proxied names:
+// Listing returns what c's tenant's connectors offer under their proxied names:
 // connectors CONNECTED with a cache (refreshed on demand when stale), tools
 // and prompts as the upstream gave them (schemas, annotations), minus the
 // tools a policy denies.
