@@ -139,7 +139,7 @@ func (k *Keyring) Seal(b Binding, s State) (string, error) {
 	if s.ID == "" {
 		s.ID = randomID()
 	}
-	digest := argumentsDigest(b.Arguments)
+	digest := ArgumentsDigest(b.Arguments)
 	plain, err := json.Marshal(claims{
 		Tenant: b.Caller.Tenant, Principal: b.Caller.Principal, Method: b.Method, Name: b.Name, Args: digest[:],
 		Expires: s.Expires.UnixMilli(), ID: s.ID, Once: s.Once, Data: s.Data,
@@ -187,7 +187,7 @@ func (k *Keyring) Open(token string, b Binding, now time.Time) (State, error) {
 	if err := json.Unmarshal(plain, &c); err != nil {
 		return State{}, ErrTampered // sealed by us, so never: a format change without a version change
 	}
-	digest := argumentsDigest(b.Arguments)
+	digest := ArgumentsDigest(b.Arguments)
 	switch {
 	case c.Tenant != b.Caller.Tenant || c.Principal != b.Caller.Principal:
 		return State{}, fmt.Errorf("%w: it was issued to another caller", ErrForeign)
@@ -203,11 +203,13 @@ func (k *Keyring) Open(token string, b Binding, now time.Time) (State, error) {
 	return State{ID: c.ID, Expires: expires, Once: c.Once, Data: c.Data}, nil
 }
 
-// argumentsDigest returns the SHA-256 of args' canonical JSON: decoded and
+// ArgumentsDigest returns the SHA-256 of args' canonical JSON: decoded and
 // encoded again, which sorts object keys and drops insignificant space.
 // Missing arguments are the empty object; arguments that are not JSON are
-// digested as they are (the tool refuses them anyway).
-func argumentsDigest(args json.RawMessage) [32]byte {
+// digested as they are (the tool refuses them anyway). Tools that bind records
+// of their own to a call's arguments (connector approvals) use it too, so that
+// both bindings agree on what "the same arguments" means.
+func ArgumentsDigest(args json.RawMessage) [32]byte {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
