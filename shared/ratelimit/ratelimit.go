@@ -190,9 +190,10 @@ type Lease struct {
 
 // Acquire admits c or refuses it with a [fault.KindRateLimited] error whose
 // message names the limit met and when to retry (its cause is an
-// [*Exceeded]). Limits are checked in order: the principal's rate, the
-// tenant's rate, then calls in flight (tenant, principal, function share);
-// a call refused by a later check has spent its tokens, as a call. An
+// [*Exceeded]). The principal's rate, the tenant's rate and the calls in
+// flight (tenant, principal, function share) are checked at once, and a
+// refusal names the first of them in that order; a refused call has spent
+// the tokens it took, as a call, and gives back its lease. An
 // admitted call must [Lease.Release] its lease when it ends; a lease never
 // released lapses [LeaseGrace] after the call's deadline, so an instance
 // that dies mid-call holds no place for long. A failure to reach the table
@@ -207,19 +208,38 @@ func (l *Limiter) Acquire(ctx context.Context, c Call) (*Lease, error) {
 	}
 	pk := tenant.Key(c.Caller.Tenant) + "limits"
 	principal := principalHash(c.Caller.Principal)
+	// The three items are independent: check them at once, so the call
+	// waits for one write rather than three.
+	var principalErr, tenantErr error
+	var wg sync.WaitGroup
 	if !lim.PrincipalRate.unlimited() {
-		if err := l.take(ctx, pk, "rate#p#"+strconv.FormatUint(principal, 16), lim.PrincipalRate); err != nil {
-			return nil, l.refusal(err, PrincipalRate, lim, c)
-		}
+		wg.Go(func() { principalErr = l.take(ctx, pk, "rate#p#"+strconv.FormatUint(principal, 16), lim.PrincipalRate) })
 	}
 	if !lim.TenantRate.unlimited() {
-		if err := l.take(ctx, pk, "rate", lim.TenantRate); err != nil {
-			return nil, l.refusal(err, TenantRate, lim, c)
-		}
+		wg.Go(func() { tenantErr = l.take(ctx, pk, "rate", lim.TenantRate) })
 	}
+	lease, met, leaseErr := l.lease(ctx, pk, principal, lim, c)
+	wg.Wait()
+	switch {
+	case principalErr != nil:
+		err = l.refusal(principalErr, PrincipalRate, lim, c)
+	case tenantErr != nil:
+		err = l.refusal(tenantErr, TenantRate, lim, c)
+	case leaseErr != nil:
+		return nil, l.refusal(leaseErr, met, lim, c)
+	default:
+		return lease, nil
+	}
+	lease.Release(ctx)
+	return nil, err
+}
+
+// lease takes a place among the tenant's calls in flight for c, if any
+// concurrency limit applies to it, or says which limit refused it.
+func (l *Limiter) lease(ctx context.Context, pk string, principal uint64, lim Limits, c Call) (*Lease, Limit, error) {
 	share := lim.Shares[c.Function]
 	if lim.TenantConcurrency == 0 && lim.PrincipalConcurrency == 0 && share == 0 {
-		return &Lease{}, nil
+		return &Lease{}, "", nil
 	}
 	expiry := c.Deadline.Add(LeaseGrace)
 	if c.Deadline.IsZero() {
@@ -227,7 +247,7 @@ func (l *Limiter) Acquire(ctx context.Context, c Call) (*Lease, error) {
 	}
 	ls := lease{expiry: expiry.UnixMilli(), id: rand.Uint64() | 1, principal: principal, function: functionHash(c.Function)}
 	var met Limit
-	err = l.update(ctx, pk, skLeases, func(cur *store.Item, now time.Time) (*store.Item, error) {
+	err := l.update(ctx, pk, skLeases, func(cur *store.Item, now time.Time) (*store.Item, error) {
 		held := liveLeases(cur, now)
 		var tenantN, principalN, functionN int
 		for _, h := range held {
@@ -252,9 +272,9 @@ func (l *Limiter) Acquire(ctx context.Context, c Call) (*Lease, error) {
 		return nil, &Exceeded{Limit: met, RetryAfter: concurrencyWait(held, met, ls, now)}
 	})
 	if err != nil {
-		return nil, l.refusal(err, met, lim, c)
+		return nil, met, err
 	}
-	return &Lease{l: l, pk: pk, id: ls.id}, nil
+	return &Lease{l: l, pk: pk, id: ls.id}, "", nil
 }
 
 // Release gives the lease's place back. It is safe to call on a lease that
