@@ -31,6 +31,9 @@ const (
 	// KindRateLimited: the caller is over one of its limits (a request rate,
 	// calls in flight); RetryAfter says when to try again.
 	KindRateLimited Kind = "rate_limited"
+	// KindQuotaExceeded: the change would take the caller past a storage
+	// quota; retrying will not help until something is deleted.
+	KindQuotaExceeded Kind = "quota_exceeded"
 	// KindInternal: a bug or an unexpected failure.
 	KindInternal Kind = "internal"
 )
@@ -85,6 +88,11 @@ func RateLimited(cause error, retryAfter time.Duration, format string, args ...a
 	retryAfter = tenths * 100 * time.Millisecond
 	msg := fmt.Sprintf(format, args...) + fmt.Sprintf("; retry after %d.%d s", tenths/10, tenths%10)
 	return &Error{Kind: KindRateLimited, Message: msg, Err: cause, RetryAfter: retryAfter}
+}
+
+// QuotaExceeded returns a [KindQuotaExceeded] error.
+func QuotaExceeded(format string, args ...any) error {
+	return &Error{Kind: KindQuotaExceeded, Message: fmt.Sprintf(format, args...)}
 }
 
 // RetryAfter returns how long the first [*Error] in err's chain asks the
