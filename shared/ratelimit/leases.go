@@ -41,10 +41,11 @@ func liveLeases(cur *store.Item, now time.Time) []lease {
 }
 
 // leasesItem encodes leases as the tenant's lease item, which expires a
-// minute after its last lease.
-func leasesItem(pk string, leases []lease) *store.Item {
+// minute after its last lease, or after now when it holds none (an item
+// written already expired would fail the next write's condition).
+func leasesItem(pk string, leases []lease, now time.Time) *store.Item {
 	b := make([]byte, 0, len(leases)*leaseBytes)
-	var last int64
+	last := now.UnixMilli()
 	for _, ls := range leases {
 		b = binary.BigEndian.AppendUint64(b, uint64(ls.expiry))
 		b = binary.BigEndian.AppendUint64(b, ls.id)

@@ -267,7 +267,7 @@ func (l *Limiter) lease(ctx context.Context, pk string, principal uint64, lim Li
 		case share > 0 && functionN >= share:
 			met = FunctionShare
 		default:
-			return leasesItem(pk, append(held, ls)), nil
+			return leasesItem(pk, append(held, ls), now), nil
 		}
 		return nil, &Exceeded{Limit: met, RetryAfter: concurrencyWait(held, met, ls, now)}
 	})
@@ -297,7 +297,7 @@ func (ls *Lease) Release(ctx context.Context) error {
 		if cur == nil || len(kept) == len(held) {
 			return nil, nil // lapsed or already gone: nothing to write
 		}
-		return leasesItem(ls.pk, kept), nil
+		return leasesItem(ls.pk, kept, now), nil
 	})
 	if err != nil {
 		ls.l.log.WarnContext(ctx, "releasing a lease failed; it lapses at its expiry", "partition", ls.pk, "error", err)
