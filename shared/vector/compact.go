@@ -201,12 +201,13 @@ func (s *Service) compact(ctx context.Context, c tenant.Caller, alias string) er
 		cur.Dead = dead
 		return nil, nil
 	})
-	if errors.Is(err, errStale) {
+	if err != nil && !errors.Is(err, errMaybeCommitted) {
 		s.removeObjects(ctx, merged.Key)
+	}
+	if errors.Is(err, errStale) {
 		return nil
 	}
 	if err != nil {
-		s.removeObjects(ctx, merged.Key)
 		return err
 	}
 	for _, sh := range picked {

@@ -183,7 +183,9 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 		return []store.Write{store.Put(rec.item(c, in.Store), store.Condition{})}, nil
 	})
 	if err != nil || out.Status == "unchanged" {
-		s.removeObjects(ctx, ref.Key)
+		if !errors.Is(err, errMaybeCommitted) {
+			s.removeObjects(ctx, ref.Key)
+		}
 		return out, err
 	}
 	s.removeObjects(ctx, dropped)

@@ -196,6 +196,12 @@ func (s *Service) snapshot(ctx context.Context, c tenant.Caller, alias string) (
 // errNoChange aborts a commit that has nothing to write.
 var errNoChange = errors.New("nothing to change")
 
+// errMaybeCommitted marks a commit whose transaction failed without saying
+// whether it landed (a timeout, an answer lost on the way): the manifest it
+// wrote may be the one the store's record points at now, and the shard a
+// change added one the manifest lists, so neither may be deleted.
+var errMaybeCommitted = errors.New("the change may have been applied")
+
 // A change edits a store's record and a copy of its manifest for one commit,
 // and returns the other table writes (document records) that must land with
 // it. It may run several times, once per attempt, each time on fresh state;
@@ -206,8 +212,10 @@ type change func(r *storeRec, m *manifest) ([]store.Write, error)
 // manifest pointer to the result: a new manifest object, then one
 // transaction that updates the record if its version is unchanged along with
 // fn's writes. A lost race is retried on fresh state; the losing attempt's
-// manifest object is deleted. It returns the new record and manifest (the old
-// ones when fn returned errNoChange) and the old manifest's key.
+// manifest object is deleted. A transaction that may have landed leaves its
+// manifest in place, and the error wraps errMaybeCommitted. It returns the
+// new record and manifest (the old ones when fn returned errNoChange) and the
+// old manifest's key.
 func (s *Service) commit(ctx context.Context, c tenant.Caller, alias string, fn change) (storeRec, *manifest, error) {
 	var out storeRec
 	var outM *manifest
@@ -238,6 +246,9 @@ func (s *Service) commit(ctx context.Context, c tenant.Caller, alias string, fn 
 		}
 		writes = append([]store.Write{store.Put(nr.item(c), store.IfEquals("ver", r.Version))}, writes...)
 		if err := s.table.Transact(ctx, writes...); err != nil {
+			if !errors.Is(err, store.ErrConditionFailed) && !errors.Is(err, store.ErrConflict) {
+				return fmt.Errorf("%w: %w", errMaybeCommitted, err)
+			}
 			if derr := s.blobs.Delete(ctx, nr.Manifest); derr != nil {
 				s.log.WarnContext(ctx, "deleting an uncommitted manifest failed", "key", nr.Manifest, "error", derr)
 			}
