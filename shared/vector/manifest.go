@@ -43,21 +43,36 @@ type shardRef struct {
 	Terms map[string]int `json:"terms,omitempty"`
 }
 
-// deadDoc is one version of a document that left search, in shard Shard.
+// deadDoc is one version of a document that left search, in shard Shard
+// ("" when compaction has merged the shard the version was written to since).
 // Its chunk ids follow from the rest (see [chunkID]).
 type deadDoc struct {
 	Shard  string `json:"shard"`
 	DocID  string `json:"doc_id"`
 	Hash   string `json:"hash"`
+	Nonce  string `json:"nonce,omitempty"`
 	Chunks int    `json:"chunks"`
 }
 
-// chunkID returns the id of chunk i of the version of document docID whose
-// text hashes to hash, in store alias. It is stable (the same text ingested
-// again gets the same ids) and differs between versions of a document, so
-// that a dead version's chunks can be told from the live one's by id alone.
-func chunkID(alias, docID, hash string, i int) string {
-	return text.Hash64Hex(alias + "\x00" + docID + "\x00" + hash + "\x00" + strconv.Itoa(i))
+// chunkID returns the id of chunk i of this version.
+func (d deadDoc) chunkID(alias string, i int) string {
+	return chunkID(alias, d.DocID, d.Hash, d.Nonce, i)
+}
+
+// chunkID returns the id of chunk i of a version of document docID, in store
+// alias: the version whose text and metadata hash to hash, written by the
+// ingest that drew nonce. The nonce makes every ingest's ids its own, so that
+// the dead list, which names chunks by id, hides a replaced version and never
+// a later ingest of the same text: the same ids in a new shard and in the
+// old one, still holding the replaced copy, made a version ingested again
+// after another unfindable, and a compaction dropped it (A, B, A). Versions
+// written before nonces have none, and keep the ids they were given.
+func chunkID(alias, docID, hash, nonce string, i int) string {
+	key := alias + "\x00" + docID + "\x00" + hash
+	if nonce != "" {
+		key += "\x00" + nonce
+	}
+	return text.Hash64Hex(key + "\x00" + strconv.Itoa(i))
 }
 
 func (m *manifest) clone() *manifest {
@@ -77,19 +92,24 @@ func (m *manifest) liveChunks() int64 {
 	return n
 }
 
-// isDead reports whether chunk id left search.
-func (m *manifest) isDead(id string) bool {
-	return m.dead[id]
-}
-
 // index builds the dead chunk set; call it once before sharing m.
 func (m *manifest) index(alias string) {
 	m.dead = make(map[string]bool)
 	for _, d := range m.Dead {
 		for i := range d.Chunks {
-			m.dead[chunkID(alias, d.DocID, d.Hash, i)] = true
+			m.dead[d.chunkID(alias, i)] = true
 		}
 	}
+}
+
+// hides reports whether m hides the chunks of the version rec names. A
+// version with a nonce is never hidden while its record stands; one written
+// before nonces may be, when it was ingested again after another version
+// (the chunks of both of its ingests have the same ids).
+func (m *manifest) hides(rec docRec) bool {
+	return slices.ContainsFunc(m.Dead, func(d deadDoc) bool {
+		return d.DocID == rec.DocID && d.Hash == rec.Hash && d.Nonce == rec.Nonce
+	})
 }
 
 // shard returns the index of the shard with id, or -1.
