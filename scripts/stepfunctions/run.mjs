@@ -3,8 +3,9 @@
 // scripts/stepfunctions/serve, in every scenario of scenarios.json (each
 // failure path included), and checks that
 //
-//   - the steps that fell back ("degraded") are exactly the ones the scenario
-//     broke;
+//   - the steps that fell back (the output's "fallback" flags, which
+//     pipeline.DecodeOutput lists as degraded) are exactly the ones the
+//     scenario broke;
 //   - each fallback gave the seed's value (the original question, no
 //     documents, relevant "yes");
 //   - a scenario with "refused" (the caller's mistake: a store that does not
@@ -137,11 +138,12 @@ for (const sc of scenarios) {
     if (node.refusal?.kind !== sc.refused || !node.refusal?.message) {
       problems.push(`refusal ${JSON.stringify(node.refusal)}, want one of kind ${sc.refused} with a message`);
     }
-    if ('degraded' in node || 'documents' in node) problems.push('a refused run went on to degrade or answer');
+    if ('fallback' in node || 'documents' in node) problems.push('a refused run went on to degrade or answer');
   } else if (node) {
     if (node.refusal) problems.push(`refused ${JSON.stringify(node.refusal)}, want no refusal`);
-    if (!isDeepStrictEqual(node.degraded, want)) {
-      problems.push(`degraded ${JSON.stringify(node.degraded)}, want ${JSON.stringify(want)}`);
+    const fellBack = ORDER.filter((s) => node.fallback?.[s] === true);
+    if (!isDeepStrictEqual(fellBack, want) || ORDER.some((s) => typeof node.fallback?.[s] !== 'boolean')) {
+      problems.push(`fallback ${JSON.stringify(node.fallback)}, want exactly ${JSON.stringify(want)} true`);
     }
     if (broken.has('rephrase') && (node.context_input !== input.question || node.rephrased !== false)) {
       problems.push(`rephrase fell back, but context_input is ${JSON.stringify(node.context_input)}`);

@@ -95,35 +95,37 @@ func testVersions(t *testing.T, tbl store.Table) {
 	if err != nil || len(list.Opportunities) != 1 || list.Opportunities[0].Title != "Senior Go engineer" {
 		t.Errorf("ListOpportunities = %+v, %v", list, err)
 	}
-	for name, call := range map[string]func() (error, string){
-		"EmptyText": func() (error, string) {
-			_, e := svc.CreateAtom(ctx, c, career.AtomCreateInput{Text: " "})
-			return e, "text"
-		},
-		"NoRequirement": func() (error, string) {
-			_, e := svc.CreateOpportunity(ctx, c, career.OpportunityCreateInput{Title: "x"})
-			return e, "requirements"
-		},
-		"BlankRequirement": func() (error, string) {
-			_, e := svc.CreateOpportunity(ctx, c, career.OpportunityCreateInput{Title: "x", Requirements: []string{"ok", " "}})
-			return e, "requirements[1]"
-		},
-		"BadID": func() (error, string) {
-			_, e := svc.GetAtoms(ctx, c, career.AtomGetInput{AtomIDs: []string{"a#b"}})
-			return e, "atom_ids[0]"
-		},
-		"BadCursor": func() (error, string) {
-			_, e := svc.ListAtoms(ctx, c, career.AtomListInput{Cursor: "!!!"})
-			return e, "cursor"
-		},
-		"NegativeVer": func() (error, string) {
-			_, e := svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: "a", ExpectedVersion: -1, Text: "x"})
-			return e, "expected_version"
-		},
+	for _, tc := range []struct {
+		name, field string
+		call        func() error
+	}{
+		{"EmptyText", "text", func() error {
+			_, err := svc.CreateAtom(ctx, c, career.AtomCreateInput{Text: " "})
+			return err
+		}},
+		{"NoRequirement", "requirements", func() error {
+			_, err := svc.CreateOpportunity(ctx, c, career.OpportunityCreateInput{Title: "x"})
+			return err
+		}},
+		{"BlankRequirement", "requirements[1]", func() error {
+			_, err := svc.CreateOpportunity(ctx, c, career.OpportunityCreateInput{Title: "x", Requirements: []string{"ok", " "}})
+			return err
+		}},
+		{"BadID", "atom_ids[0]", func() error {
+			_, err := svc.GetAtoms(ctx, c, career.AtomGetInput{AtomIDs: []string{"a#b"}})
+			return err
+		}},
+		{"BadCursor", "cursor", func() error {
+			_, err := svc.ListAtoms(ctx, c, career.AtomListInput{Cursor: "!!!"})
+			return err
+		}},
+		{"NegativeVer", "expected_version", func() error {
+			_, err := svc.UpdateAtom(ctx, c, career.AtomUpdateInput{AtomID: "a", ExpectedVersion: -1, Text: "x"})
+			return err
+		}},
 	} {
-		t.Run(name, func(t *testing.T) {
-			err, field := call()
-			wantKind(t, err, fault.KindInvalid, field)
+		t.Run(tc.name, func(t *testing.T) {
+			wantKind(t, tc.call(), fault.KindInvalid, tc.field)
 		})
 	}
 }

@@ -108,140 +108,201 @@ func (fs *findings) inRange(path string, x, lo float64) {
 // opportunity as they are now: it was not made from them, so disagreement is
 // an error, not a change.
 func (s *Service) validate(ctx context.Context, c tenant.Caller, r MatchReport) (ValidationSummary, error) {
-	var fs findings
 	authentic, err := s.authentic(ctx, c, r)
 	if err != nil {
 		return ValidationSummary{}, err
 	}
-	drift := SeverityError // the severity of a difference from the caller's data
+	v := &reportCheck{r: r, drift: SeverityError}
 	if authentic {
-		drift = SeverityWarning
+		v.drift = SeverityWarning
 	}
-	hybrid := r.Strategy == StrategyHybrid
-	if !contains(Strategies, r.Strategy) {
-		fs.add("schema", SeverityError, "strategy", "%q is not a known strategy", r.Strategy)
-	}
-	if r.OpportunityID == "" && r.OpportunitySourceHash == "" {
-		fs.add("schema", SeverityError, "opportunity_id", "names no opportunity")
-	}
-	if len(r.Requirements) == 0 {
-		fs.add("schema", SeverityError, "requirements", "has no requirement evidence")
-	}
-	fs.inRange("overall_score", r.OverallScore, 0)
-
-	atoms, err := s.citedAtoms(ctx, c, r, &fs)
-	if err != nil {
+	v.checkShape()
+	if v.atoms, err = s.citedAtoms(ctx, c, r, &v.fs); err != nil {
 		return ValidationSummary{}, err
 	}
-	if err := s.checkOpportunity(ctx, c, r, authentic, &fs); err != nil {
+	if err := s.checkOpportunity(ctx, c, r, authentic, &v.fs); err != nil {
 		return ValidationSummary{}, err
 	}
-	var sims *similarities
-	if hybrid {
-		if sims, err = s.similarities(ctx, c, r, atoms, &fs); err != nil {
+	if r.Strategy == StrategyHybrid {
+		if v.sims, err = s.similarities(ctx, c, r, v.atoms, &v.fs); err != nil {
 			return ValidationSummary{}, err
 		}
 	}
-
-	sum := 0.0
-	satisfiedBy := map[string]bool{}
-	var unsatisfied []int
 	for i, e := range r.Requirements {
-		p := fmt.Sprintf("requirements[%d]", i)
-		if e.Index != i {
-			fs.add("schema", SeverityError, p+".requirement_index", "is %d, want %d", e.Index, i)
+		v.checkRequirement(i, e)
+	}
+	v.checkTotals()
+	v.checkMatchedAtoms()
+	return summarize(v.fs), nil
+}
+
+// reportCheck is one validation of a report against the caller's data as it
+// is now: the atoms the report cites, the similarities recomputed for it
+// (hybrid reports), and what was found so far.
+type reportCheck struct {
+	r     MatchReport
+	atoms map[string]Atom
+	sims  *similarities
+	// drift is the severity of a difference from the caller's data: a
+	// warning for an authentic report (the data changed since), else an error.
+	drift string
+	fs    findings
+}
+
+// checkShape checks what the report must have whatever the data: a known
+// strategy, an opportunity, requirement evidence, an overall score in range.
+func (v *reportCheck) checkShape() {
+	if !contains(Strategies, v.r.Strategy) {
+		v.fs.add("schema", SeverityError, "strategy", "%q is not a known strategy", v.r.Strategy)
+	}
+	if v.r.OpportunityID == "" && v.r.OpportunitySourceHash == "" {
+		v.fs.add("schema", SeverityError, "opportunity_id", "names no opportunity")
+	}
+	if len(v.r.Requirements) == 0 {
+		v.fs.add("schema", SeverityError, "requirements", "has no requirement evidence")
+	}
+	v.fs.inRange("overall_score", v.r.OverallScore, 0)
+}
+
+// checkRequirement checks the evidence of requirement i: its own figures,
+// then the rule of the strategy, then the atom it cites.
+func (v *reportCheck) checkRequirement(i int, e Evidence) {
+	p := fmt.Sprintf("requirements[%d]", i)
+	v.checkFigures(p, i, e)
+	reqTerms := unique(terms(e.Requirement))
+	inReq := set(reqTerms...)
+	for _, w := range e.MatchedTerms {
+		if !inReq[w] {
+			v.fs.add("evidence_mismatch", SeverityError, p+".matched_terms", "%q is not a term of the requirement %q", w, e.Requirement)
 		}
-		fs.inRange(p+".score", e.Score, 0)
-		fs.inRange(p+".coverage", e.Coverage, 0)
-		if e.Cosine != nil {
-			fs.inRange(p+".cosine", *e.Cosine, -1)
+	}
+	if e.AtomID == "" {
+		v.checkNoAtom(p, e)
+		return
+	}
+	v.checkScore(p, e)
+	v.checkAgainstAtom(p, i, e, reqTerms, inReq)
+}
+
+// checkFigures checks that requirement i's index is its position and its
+// figures lie in range.
+func (v *reportCheck) checkFigures(p string, i int, e Evidence) {
+	if e.Index != i {
+		v.fs.add("schema", SeverityError, p+".requirement_index", "is %d, want %d", e.Index, i)
+	}
+	v.fs.inRange(p+".score", e.Score, 0)
+	v.fs.inRange(p+".coverage", e.Coverage, 0)
+	if e.Cosine != nil {
+		v.fs.inRange(p+".cosine", *e.Cosine, -1)
+	}
+}
+
+// checkNoAtom checks that evidence citing no atom claims nothing.
+func (v *reportCheck) checkNoAtom(p string, e Evidence) {
+	if e.Satisfied {
+		v.fs.add("no_evidence", SeverityError, p, "is claimed satisfied but names no atom")
+	}
+	if e.Score != 0 || e.Coverage != 0 || e.Cosine != nil || len(e.MatchedTerms) > 0 {
+		v.fs.add("score_mismatch", SeverityError, p, "names no atom but claims evidence (score %g, coverage %g, %d terms)", e.Score, e.Coverage, len(e.MatchedTerms))
+	}
+}
+
+// checkScore checks evidence against the rule of the report's strategy: a
+// similarity exactly when hybrid, the score the rule gives, satisfied exactly
+// at or above the threshold, and a satisfied claim backed by terms or
+// similarity.
+func (v *reportCheck) checkScore(p string, e Evidence) {
+	hybrid := v.r.Strategy == StrategyHybrid
+	switch {
+	case hybrid && e.Cosine == nil:
+		v.fs.add("schema", SeverityError, p+".cosine", "is missing: hybrid evidence has a similarity")
+	case !hybrid && e.Cosine != nil:
+		v.fs.add("schema", SeverityError, p+".cosine", "is given, but %s uses no embeddings", v.r.Strategy)
+	}
+	if want := evidenceScore(e.Coverage, e.Cosine); math.Abs(want-e.Score) > tolerance {
+		v.fs.add("score_mismatch", SeverityError, p+".score", "is %g, but %s gives %g for this evidence", e.Score, v.r.Strategy, round(want))
+	}
+	if e.Satisfied != (e.Score >= SatisfiedThreshold) {
+		v.fs.add("threshold_mismatch", SeverityError, p+".satisfied", "is %v, but a score of %g is %s the threshold %g",
+			e.Satisfied, e.Score, map[bool]string{true: "at or above", false: "below"}[e.Score >= SatisfiedThreshold], SatisfiedThreshold)
+	}
+	if e.Satisfied && len(e.MatchedTerms) == 0 && (e.Cosine == nil || *e.Cosine <= 0) {
+		v.fs.add("no_evidence", SeverityError, p, "is claimed satisfied by %q without matched terms or similarity", e.AtomID)
+	}
+}
+
+// checkAgainstAtom recomputes requirement i's evidence from the requirement
+// and the atom it cites, as it is now: a missing or changed atom is drift.
+func (v *reportCheck) checkAgainstAtom(p string, i int, e Evidence, reqTerms []string, inReq map[string]bool) {
+	a, ok := v.atoms[e.AtomID]
+	if !ok {
+		v.fs.add("atom_missing", v.drift, p+".atom_id", "atom %q does not exist in your tenant", e.AtomID)
+		return
+	}
+	if e.AtomSourceHash != "" && e.AtomSourceHash != a.SourceHash {
+		// The atom changed: its evidence cannot be recomputed.
+		v.fs.add("stale_evidence", v.drift, p+".atom_source_hash", "atom %q has changed since the match; match again", e.AtomID)
+		return
+	}
+	inAtom := set(terms(a.Text)...)
+	shared, cov := coverage(reqTerms, inAtom)
+	for _, w := range e.MatchedTerms {
+		if inReq[w] && !inAtom[w] {
+			v.fs.add("evidence_mismatch", SeverityError, p+".matched_terms", "atom %q does not contain the term %q", e.AtomID, w)
 		}
+	}
+	if !slices.Equal(sorted(shared), sorted(e.MatchedTerms)) {
+		v.fs.add("evidence_mismatch", SeverityError, p+".matched_terms", "are %q, but the requirement and atom %q share %q", e.MatchedTerms, e.AtomID, shared)
+	}
+	if math.Abs(cov-e.Coverage) > tolerance {
+		v.fs.add("evidence_mismatch", SeverityError, p+".coverage", "is %g, but atom %q covers %g of the requirement's terms", e.Coverage, e.AtomID, round(cov))
+	}
+	if cos, ok := v.sims.of(i, e.AtomID); ok && e.Cosine != nil && math.Abs(cos-*e.Cosine) > tolerance {
+		v.fs.add("evidence_mismatch", SeverityError, p+".cosine", "is %g, but the requirement and atom %q have similarity %g", *e.Cosine, e.AtomID, cos)
+	}
+}
+
+// checkTotals checks the figures over all requirements: the overall score
+// is their mean, and the unsatisfied list names those not satisfied.
+func (v *reportCheck) checkTotals() {
+	sum := 0.0
+	var unsatisfied []int
+	for i, e := range v.r.Requirements {
 		sum += e.Score
 		if !e.Satisfied {
 			unsatisfied = append(unsatisfied, i)
 		}
-		reqTerms := unique(terms(e.Requirement))
-		inReq := set(reqTerms...)
-		for _, w := range e.MatchedTerms {
-			if !inReq[w] {
-				fs.add("evidence_mismatch", SeverityError, p+".matched_terms", "%q is not a term of the requirement %q", w, e.Requirement)
-			}
+	}
+	if len(v.r.Requirements) > 0 {
+		if mean := round(sum / float64(len(v.r.Requirements))); math.Abs(mean-v.r.OverallScore) > tolerance {
+			v.fs.add("score_mismatch", SeverityError, "overall_score", "is %g but the requirements' scores average %g", v.r.OverallScore, mean)
 		}
-		if e.AtomID == "" {
-			if e.Satisfied {
-				fs.add("no_evidence", SeverityError, p, "is claimed satisfied but names no atom")
-			}
-			if e.Score != 0 || e.Coverage != 0 || e.Cosine != nil || len(e.MatchedTerms) > 0 {
-				fs.add("score_mismatch", SeverityError, p, "names no atom but claims evidence (score %g, coverage %g, %d terms)", e.Score, e.Coverage, len(e.MatchedTerms))
-			}
-			continue
-		}
-		switch {
-		case hybrid && e.Cosine == nil:
-			fs.add("schema", SeverityError, p+".cosine", "is missing: hybrid evidence has a similarity")
-		case !hybrid && e.Cosine != nil:
-			fs.add("schema", SeverityError, p+".cosine", "is given, but %s uses no embeddings", r.Strategy)
-		}
-		if want := evidenceScore(e.Coverage, e.Cosine); math.Abs(want-e.Score) > tolerance {
-			fs.add("score_mismatch", SeverityError, p+".score", "is %g, but %s gives %g for this evidence", e.Score, r.Strategy, round(want))
-		}
-		if e.Satisfied != (e.Score >= SatisfiedThreshold) {
-			fs.add("threshold_mismatch", SeverityError, p+".satisfied", "is %v, but a score of %g is %s the threshold %g",
-				e.Satisfied, e.Score, map[bool]string{true: "at or above", false: "below"}[e.Score >= SatisfiedThreshold], SatisfiedThreshold)
-		}
-		if e.Satisfied {
+	}
+	if !slices.Equal(unsatisfied, v.r.Unsatisfied) && !(len(unsatisfied) == 0 && len(v.r.Unsatisfied) == 0) {
+		v.fs.add("schema", SeverityError, "unsatisfied_requirements", "is %v but the evidence leaves %v unsatisfied", v.r.Unsatisfied, unsatisfied)
+	}
+}
+
+// checkMatchedAtoms checks that matched_atoms lists exactly the atoms that
+// satisfy a requirement: one listed without is an error, one unlisted a
+// warning.
+func (v *reportCheck) checkMatchedAtoms() {
+	satisfiedBy := map[string]bool{}
+	for _, e := range v.r.Requirements {
+		if e.AtomID != "" && e.Satisfied {
 			satisfiedBy[e.AtomID] = true
-			if len(e.MatchedTerms) == 0 && (e.Cosine == nil || *e.Cosine <= 0) {
-				fs.add("no_evidence", SeverityError, p, "is claimed satisfied by %q without matched terms or similarity", e.AtomID)
-			}
-		}
-		a, ok := atoms[e.AtomID]
-		if !ok {
-			fs.add("atom_missing", drift, p+".atom_id", "atom %q does not exist in your tenant", e.AtomID)
-			continue
-		}
-		if e.AtomSourceHash != "" && e.AtomSourceHash != a.SourceHash {
-			// The atom changed: its evidence cannot be recomputed.
-			fs.add("stale_evidence", drift, p+".atom_source_hash", "atom %q has changed since the match; match again", e.AtomID)
-			continue
-		}
-		// Recompute the evidence from the requirement and the atom.
-		inAtom := set(terms(a.Text)...)
-		shared, cov := coverage(reqTerms, inAtom)
-		for _, w := range e.MatchedTerms {
-			if inReq[w] && !inAtom[w] {
-				fs.add("evidence_mismatch", SeverityError, p+".matched_terms", "atom %q does not contain the term %q", e.AtomID, w)
-			}
-		}
-		if !slices.Equal(sorted(shared), sorted(e.MatchedTerms)) {
-			fs.add("evidence_mismatch", SeverityError, p+".matched_terms", "are %q, but the requirement and atom %q share %q", e.MatchedTerms, e.AtomID, shared)
-		}
-		if math.Abs(cov-e.Coverage) > tolerance {
-			fs.add("evidence_mismatch", SeverityError, p+".coverage", "is %g, but atom %q covers %g of the requirement's terms", e.Coverage, e.AtomID, round(cov))
-		}
-		if cos, ok := sims.of(i, e.AtomID); ok && e.Cosine != nil && math.Abs(cos-*e.Cosine) > tolerance {
-			fs.add("evidence_mismatch", SeverityError, p+".cosine", "is %g, but the requirement and atom %q have similarity %g", *e.Cosine, e.AtomID, cos)
 		}
 	}
-	if len(r.Requirements) > 0 {
-		if mean := round(sum / float64(len(r.Requirements))); math.Abs(mean-r.OverallScore) > tolerance {
-			fs.add("score_mismatch", SeverityError, "overall_score", "is %g but the requirements' scores average %g", r.OverallScore, mean)
-		}
-	}
-	if !slices.Equal(unsatisfied, r.Unsatisfied) && !(len(unsatisfied) == 0 && len(r.Unsatisfied) == 0) {
-		fs.add("schema", SeverityError, "unsatisfied_requirements", "is %v but the evidence leaves %v unsatisfied", r.Unsatisfied, unsatisfied)
-	}
-	for i, id := range r.MatchedAtoms {
+	for i, id := range v.r.MatchedAtoms {
 		if !satisfiedBy[id] {
-			fs.add("no_evidence", SeverityError, fmt.Sprintf("matched_atoms[%d]", i), "atom %q is claimed as a match but satisfies no requirement", id)
+			v.fs.add("no_evidence", SeverityError, fmt.Sprintf("matched_atoms[%d]", i), "atom %q is claimed as a match but satisfies no requirement", id)
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(satisfiedBy)) {
-		if !slices.Contains(r.MatchedAtoms, id) {
-			fs.add("unlisted_atom", SeverityWarning, "matched_atoms", "atom %q satisfies a requirement but is not listed", id)
+		if !slices.Contains(v.r.MatchedAtoms, id) {
+			v.fs.add("unlisted_atom", SeverityWarning, "matched_atoms", "atom %q satisfies a requirement but is not listed", id)
 		}
 	}
-	return summarize(fs), nil
 }
 
 // summarize orders findings by path and decides the status: rejected on an

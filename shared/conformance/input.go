@@ -39,6 +39,7 @@ func inputFixtures() []toolFixture {
 			func(_ context.Context, r *elicit.Round) (Result, error) {
 				roots, ok := listedRoots(r, "client_roots")
 				if !ok {
+					//lint:ignore SA1019 roots (deprecated by SEP-2577) remain an input request clients may answer during their deprecation window
 					return Result{}, elicit.Ask("client_roots", &mcp.ListRootsParams{})
 				}
 				return text("Roots: " + roots), nil
@@ -60,8 +61,9 @@ func inputFixtures() []toolFixture {
 				roots, okRoots := listedRoots(r, "client_roots")
 				if !okName || !okGreeting || !okRoots || r.State == nil {
 					ask := &elicit.InputRequired{Requests: mcp.InputRequestMap{
-						"user_name":    nameForm(),
-						"greeting":     samplingRequest("Generate a greeting", 50),
+						"user_name": nameForm(),
+						"greeting":  samplingRequest("Generate a greeting", 50),
+						//lint:ignore SA1019 roots (deprecated by SEP-2577) remain an input request clients may answer during their deprecation window
 						"client_roots": &mcp.ListRootsParams{},
 					}, State: []byte("all three")}
 					return Result{}, ask
@@ -162,7 +164,9 @@ func okForm(message string) *mcp.ElicitParams {
 	return elicit.Form(message, object(map[string]any{"ok": map[string]any{"type": "boolean"}}, "ok"))
 }
 
+//lint:ignore SA1019 sampling (deprecated by SEP-2577) remains an input request clients may answer during its deprecation window
 func samplingRequest(question string, maxTokens int64) *mcp.CreateMessageParams {
+	//lint:ignore SA1019 sampling (deprecated by SEP-2577) remains an input request clients may answer during its deprecation window
 	return &mcp.CreateMessageParams{MaxTokens: maxTokens, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: question}}}}
 }
 
@@ -179,6 +183,7 @@ func accepted(r *elicit.Round, id, field string) (string, bool) {
 // sampled returns the text of the client model's answer to request id.
 func sampled(r *elicit.Round, id string) (string, bool) {
 	answer, _ := r.Response(id)
+	//lint:ignore SA1019 sampling (deprecated by SEP-2577) remains an input request clients may answer during its deprecation window
 	res, ok := answer.(*mcp.CreateMessageWithToolsResult)
 	if !ok {
 		return "", false
@@ -195,6 +200,7 @@ func sampled(r *elicit.Round, id string) (string, bool) {
 // listedRoots returns the client's roots, answering request id, as text.
 func listedRoots(r *elicit.Round, id string) (string, bool) {
 	answer, _ := r.Response(id)
+	//lint:ignore SA1019 roots (deprecated by SEP-2577) remain an input request clients may answer during their deprecation window
 	res, ok := answer.(*mcp.ListRootsResult)
 	if !ok {
 		return "", false

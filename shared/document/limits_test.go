@@ -24,12 +24,12 @@ import (
 const maxExtractAlloc = 512 << 20
 
 // extractAlloc runs Extract and returns what it allocated.
-func extractAlloc(ctx context.Context, name string, data []byte) (Document, error, uint64) {
+func extractAlloc(ctx context.Context, name string, data []byte) (Document, uint64, error) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	doc, err := Extract(ctx, name, data)
 	runtime.ReadMemStats(&after)
-	return doc, err, after.TotalAlloc - before.TotalAlloc
+	return doc, after.TotalAlloc - before.TotalAlloc, err
 }
 
 // TestExtractRefusesHostileFiles extracts the files built to amplify (a
@@ -42,7 +42,7 @@ func TestExtractRefusesHostileFiles(t *testing.T) {
 			continue // these amplify at ingestion, in the chunks they make
 		}
 		t.Run(h.Name, func(t *testing.T) {
-			_, err, alloc := extractAlloc(t.Context(), h.Name, h.Data)
+			_, alloc, err := extractAlloc(t.Context(), h.Name, h.Data)
 			if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), h.Limit) {
 				t.Fatalf("error = %v, want ErrTooLarge saying %q", err, h.Limit)
 			}
@@ -100,7 +100,7 @@ func TestExtractLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			doc, err, alloc := extractAlloc(t.Context(), tt.file, tt.data)
+			doc, alloc, err := extractAlloc(t.Context(), tt.file, tt.data)
 			if alloc > maxExtractAlloc {
 				t.Errorf("allocated %d MiB, more than %d MiB", alloc>>20, maxExtractAlloc>>20)
 			}
@@ -241,7 +241,7 @@ func FuzzExtract(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, ext uint8, data []byte) {
 		name := "fuzz" + fuzzExts[int(ext)%len(fuzzExts)]
-		doc, err, alloc := extractAlloc(t.Context(), name, data)
+		doc, alloc, err := extractAlloc(t.Context(), name, data)
 		if alloc > maxExtractAlloc {
 			t.Fatalf("allocated %d MiB from %d bytes, more than %d MiB", alloc>>20, len(data), maxExtractAlloc>>20)
 		}

@@ -99,9 +99,11 @@ func Answerable(caps *mcp.ClientCapabilities) []string {
 	if e := caps.Elicitation; e != nil && (e.Form != nil || e.URL == nil) {
 		can = append(can, MethodElicit)
 	}
+	//lint:ignore SA1019 sampling (deprecated by SEP-2577) remains an input request clients may answer during its deprecation window
 	if caps.Sampling != nil {
 		can = append(can, MethodSample)
 	}
+	//lint:ignore SA1019 roots (deprecated by SEP-2577) remain an input request clients may answer during their deprecation window
 	if caps.RootsV2 != nil {
 		can = append(can, MethodRoots)
 	}
@@ -193,8 +195,10 @@ func (e *InputRequired) describe() string {
 		switch p := e.Requests[id].(type) {
 		case *mcp.ElicitParams:
 			parts = append(parts, fmt.Sprintf("%q", p.Message))
+		//lint:ignore SA1019 sampling (deprecated by SEP-2577) remains an input request clients may answer during its deprecation window
 		case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
 			parts = append(parts, "a completion from the client's model ("+MethodSample+")")
+		//lint:ignore SA1019 roots (deprecated by SEP-2577) remain an input request clients may answer during their deprecation window
 		case *mcp.ListRootsParams:
 			parts = append(parts, "the client's roots ("+MethodRoots+")")
 		}
@@ -265,8 +269,10 @@ func method(r mcp.InputRequest) string {
 	switch r.(type) {
 	case *mcp.ElicitParams:
 		return MethodElicit
+	//lint:ignore SA1019 sampling (deprecated by SEP-2577) remains an input request clients may answer during its deprecation window
 	case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
 		return MethodSample
+	//lint:ignore SA1019 roots (deprecated by SEP-2577) remain an input request clients may answer during their deprecation window
 	case *mcp.ListRootsParams:
 		return MethodRoots
 	}

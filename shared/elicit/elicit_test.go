@@ -20,6 +20,7 @@ func TestAnswerableReadsTheClientsCapabilities(t *testing.T) {
 		{"no capabilities", nil, nil},
 		{"elicitation without a mode means form", &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}}, []string{elicit.MethodElicit}},
 		{"url elicitation alone cannot answer a form", &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}, nil},
+		//lint:ignore SA1019 sampling and roots (deprecated by SEP-2577) remain input requests clients may answer during their deprecation window
 		{"sampling and roots", &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}, RootsV2: &mcp.RootCapabilities{}}, []string{elicit.MethodSample, elicit.MethodRoots}},
 	}
 	for _, tt := range tests {
@@ -66,7 +67,8 @@ func TestFromContextIsNilForCallersThatCannotBeAsked(t *testing.T) {
 
 func TestInputRequired(t *testing.T) {
 	ask := &elicit.InputRequired{Requests: mcp.InputRequestMap{
-		"name":  elicit.Form("What is your name?", map[string]any{"type": "object"}),
+		"name": elicit.Form("What is your name?", map[string]any{"type": "object"}),
+		//lint:ignore SA1019 roots (deprecated by SEP-2577) remain an input request clients may answer during their deprecation window
 		"roots": &mcp.ListRootsParams{},
 	}}
 	if err := ask.Validate(); err != nil {
@@ -82,7 +84,8 @@ func TestInputRequired(t *testing.T) {
 		}
 	}
 	for name, bad := range map[string]*elicit.InputRequired{
-		"no requests":    {},
+		"no requests": {},
+		//lint:ignore SA1019 roots (deprecated by SEP-2577) remain an input request clients may answer during their deprecation window
 		"an empty id":    elicit.Ask("", &mcp.ListRootsParams{}),
 		"too much state": {Requests: ask.Requests, State: make([]byte, elicit.MaxStateBytes+1)},
 		"a negative TTL": {Requests: ask.Requests, TTL: -1},

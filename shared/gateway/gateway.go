@@ -43,6 +43,9 @@ const DefaultMaxBodyBytes = catalog.DefaultRequestBytes
 // Version is reported as the server version to MCP clients.
 const Version = "0.1.0"
 
+// implementation is how the server introduces itself to MCP clients.
+var implementation = mcp.Implementation{Name: "switchboard", Title: "Switchboard", Version: Version}
+
 // Authenticator maps a bearer key to the caller it stands for.
 // [github.com/switchboard-dev/switchboard/shared/apikey.Keys] implements it.
 type Authenticator interface {
@@ -163,6 +166,7 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 func (g *Gateway) buildServer() *mcp.Server {
 	cat := g.opts.Catalog
 	caps := &mcp.ServerCapabilities{
+		//lint:ignore SA1019 logging (deprecated by SEP-2577) is still what clients of protocols before 2026-07-28 use
 		Logging:   &mcp.LoggingCapabilities{},
 		Tools:     &mcp.ToolCapabilities{}, // stateless: the list never changes under a session
 		Resources: &mcp.ResourceCapabilities{Subscribe: true},
@@ -170,7 +174,7 @@ func (g *Gateway) buildServer() *mcp.Server {
 	if len(cat.Prompts()) > 0 {
 		caps.Prompts = &mcp.PromptCapabilities{}
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard", Version: Version}, &mcp.ServerOptions{
+	s := mcp.NewServer(&implementation, &mcp.ServerOptions{
 		Instructions:       instructions,
 		Logger:             g.log,
 		Capabilities:       caps,

@@ -527,6 +527,7 @@ func TestProgressAndLogsFromAFunctionReachTheClient(t *testing.T) {
 			defer mu.Unlock()
 			progress = append(progress, r.Params.Progress)
 		},
+		//lint:ignore SA1019 logging (deprecated by SEP-2577) is still what clients of protocols before 2026-07-28 use
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -534,6 +535,7 @@ func TestProgressAndLogsFromAFunctionReachTheClient(t *testing.T) {
 		},
 	})
 	// 2026-07-28 asks for logs per request, in _meta, rather than with logging/setLevel.
+	//lint:ignore SA1019 logging (deprecated by SEP-2577) is still what clients of protocols before 2026-07-28 use
 	params := &mcp.CallToolParams{Name: "noisy", Arguments: map[string]any{}, Meta: mcp.Meta{mcp.MetaKeyLogLevel: "debug"}}
 	params.SetProgressToken("tok-1")
 	if _, err := cs.CallTool(context.Background(), params); err != nil {

@@ -32,7 +32,7 @@ func (g *Gateway) Handler() http.Handler {
 		Logger:              g.log,
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.guard(g.postOnly(g.checkJSON(keepRequest(streamable)))))
+	mux.Handle("/mcp", g.guard(g.postOnly(keepRequest(g.fastCalls(g.checkJSON(streamable))))))
 	mux.Handle("/jsonrpc", g.guard(g.postOnly(http.HandlerFunc(g.serveJSONRPC))))
 	mux.HandleFunc("GET /{$}", g.serveHome)
 	mux.HandleFunc("GET /health", g.serveHealth)

@@ -198,6 +198,7 @@ func withAsker(t *testing.T) func(*gateway.Options) {
 				return in, nil
 			}
 			if in.Ask == "sampling" {
+				//lint:ignore SA1019 sampling (deprecated by SEP-2577) remains an input request clients may answer during its deprecation window
 				return in, elicit.Ask("q", &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
 			}
 			return in, elicit.Ask("q", elicit.Form("What is your name?", map[string]any{"type": "object"}))

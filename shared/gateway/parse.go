@@ -78,7 +78,8 @@ var paramTypes = map[string]func() any{
 	"prompts/list":             func() any { return new(mcp.ListPromptsParams) },
 	"prompts/get":              func() any { return new(mcp.GetPromptParams) },
 	"completion/complete":      func() any { return new(mcp.CompleteParams) },
-	"logging/setLevel":         func() any { return new(mcp.SetLoggingLevelParams) },
+	//lint:ignore SA1019 logging (deprecated by SEP-2577) is still what clients of protocols before 2026-07-28 use
+	"logging/setLevel": func() any { return new(mcp.SetLoggingLevelParams) },
 }
 
 // checkMessage checks the JSON types of a JSON-RPC message's members, and

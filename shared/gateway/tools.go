@@ -122,19 +122,30 @@ var errNotAwaited = errors.New("the endpoint stopped waiting for it")
 // [answerReserve] of it is left, then returns errNotAwaited, so that a long
 // call gets an answer instead of the gateway being cut off mid-call.
 func (g *Gateway) invoke(ctx context.Context, function string, env *invoke.Request) (*invoke.Response, error) {
+	if p, ok := takePrefetched(ctx, function, env); ok {
+		return p.resp, p.err
+	}
 	ctx, cancel := withRequestEnd(ctx)
 	defer cancel()
+	return await(ctx, func(ctx context.Context) (*invoke.Response, error) { return g.opts.Invoker.Invoke(ctx, function, env) })
+}
+
+// await makes a call to a function under ctx, which ends with the call's
+// HTTP request, as [Gateway.invoke] does: under a deadline it gives up with
+// errNotAwaited when only [answerReserve] of it is left.
+func await[T any](ctx context.Context, call func(context.Context) (T, error)) (T, error) {
 	d, ok := deadline(ctx)
 	if !ok {
-		return g.opts.Invoker.Invoke(ctx, function, env)
+		return call(ctx)
 	}
 	wait, cancel := context.WithDeadline(ctx, d.Add(-answerReserve))
 	defer cancel()
-	resp, err := g.opts.Invoker.Invoke(wait, function, env)
+	v, err := call(wait)
 	if err != nil && wait.Err() != nil && ctx.Err() == nil {
-		return nil, errNotAwaited
+		var zero T
+		return zero, errNotAwaited
 	}
-	return resp, err
+	return v, err
 }
 
 func functionFailure(t *catalog.Tool, env *invoke.Request, err error) *mcp.CallToolResult {
@@ -170,6 +181,7 @@ func (g *Gateway) relay(ctx context.Context, ss *mcp.ServerSession, token any, n
 		case n.Progress != nil && token != nil:
 			err = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: *n.Progress, Total: n.Total, Message: n.Message})
 		case n.Level != "":
+			//lint:ignore SA1019 logging (deprecated by SEP-2577) is still what clients of protocols before 2026-07-28 use
 			err = ss.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(n.Level), Logger: n.Logger, Data: n.Data})
 		}
 		if err != nil {

@@ -404,9 +404,11 @@ func TestAnIngestionPastItsDeadlineStops(t *testing.T) {
 	tbl, blobs := storetest.OpenEmbedded(t), storetest.OpenLocalFS(t)
 	const tn = "deadline"
 	uploads := map[string][]byte{
-		// About 6 MiB of text each: seconds of extraction, chunking and embedding.
+		// About 6 MiB of text: seconds of extraction.
 		"big.pdf": documenttest.PDFTextOperators(7 << 20),
-		"big.md":  documenttest.Prose(6 << 20),
+		// Enough passages for several embedding batches, and little enough
+		// text that chunking it ends long before the deadline under any load.
+		"big.md": documenttest.Prose(512 << 10),
 	}
 	for name, data := range uploads {
 		if _, err := blobs.Put(t.Context(), tenant.BlobPrefix(tn)+"uploads/"+name, data, nil); err != nil {
@@ -422,7 +424,7 @@ func TestAnIngestionPastItsDeadlineStops(t *testing.T) {
 	}{
 		{"a call whose deadline passed as it began", "big.pdf", time.Millisecond, 0},
 		{"a PDF being extracted", "big.pdf", 50 * time.Millisecond, 0},
-		{"passages being embedded", "big.md", 5 * time.Second, 3},
+		{"passages being embedded", "big.md", 10 * time.Second, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -106,6 +107,15 @@ type Invoker interface {
 	Invoke(ctx context.Context, function string, req *Request) (*Response, error)
 }
 
+// RawInvoker is an [Invoker] that can also return a function's response
+// payload as the function wrote it, for a caller that reads it in a pass of
+// its own rather than after [DecodeResponse] has (the gateway's tools/call
+// fast path). [Local] is one.
+type RawInvoker interface {
+	Invoker
+	InvokeRaw(ctx context.Context, function string, req *Request) ([]byte, error)
+}
+
 // FunctionError reports a function that failed outright rather than answering.
 type FunctionError struct {
 	Function string
@@ -117,41 +127,48 @@ func (e *FunctionError) Error() string {
 	return fmt.Sprintf("function %s failed (%s): %s", e.Function, e.Type, e.Message)
 }
 
-// Encode returns the JSON payload of req, as every invoker sends it. It does
-// not HTML-escape, so arguments reach the function byte for byte as the client
-// sent them.
-func Encode(req *Request) ([]byte, error) {
-	b, err := Marshal(req)
-	if err != nil {
-		return nil, fmt.Errorf("invoke: encoding request: %w", err)
-	}
-	return b, nil
-}
-
 // Marshal is json.Marshal without HTML escaping: what crosses the boundary
 // keeps "<", ">" and "&" as they are, rather than as "\u003c" and its kin.
 func Marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	buf := marshalBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= 1<<20 { // a rare large value does not stay held
+			marshalBuffers.Put(buf)
+		}
+	}()
+	if err := MarshalTo(buf, v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return bytes.Clone(buf.Bytes()), nil
 }
+
+// MarshalTo appends the JSON of v to buf, as [Marshal] returns it.
+func MarshalTo(buf *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1) // Encode's newline
+	return nil
+}
+
+// marshalBuffers spare Marshal growing a buffer for every value.
+var marshalBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // EncodeResponse returns the JSON payload of resp. It writes Result as it is,
 // without the validate-and-compact pass encoding/json gives a RawMessage:
 // functions produce it themselves, and it can be large.
 func EncodeResponse(resp *Response) ([]byte, error) {
-	var buf bytes.Buffer
+	buf := bytes.NewBuffer(reusedPayload(len(resp.Result) + 64))
 	buf.WriteString(`{"result":`)
 	if len(resp.Result) == 0 {
 		buf.WriteString("null")
 	} else {
 		buf.Write(resp.Result)
 	}
-	enc := json.NewEncoder(&buf)
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if resp.Error != nil {
 		buf.WriteString(`,"error":`)

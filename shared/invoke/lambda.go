@@ -51,5 +51,5 @@ func (l *Lambda) Invoke(ctx context.Context, function string, req *Request) (*Re
 		}
 		return nil, &FunctionError{Function: function, Type: e.Type, Message: e.Message}
 	}
-	return decodeResponse(function, out.Payload)
+	return DecodeResponse(function, out.Payload)
 }

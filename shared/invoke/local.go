@@ -1,6 +1,7 @@
 package invoke
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,7 +29,16 @@ func NewLocal(handlers map[string]lambda.Handler, timeout func(function string) 
 }
 
 // Invoke implements [Invoker].
-func (l *Local) Invoke(ctx context.Context, function string, req *Request) (resp *Response, err error) {
+func (l *Local) Invoke(ctx context.Context, function string, req *Request) (*Response, error) {
+	out, err := l.InvokeRaw(ctx, function, req)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeResponse(function, out)
+}
+
+// InvokeRaw implements [RawInvoker].
+func (l *Local) InvokeRaw(ctx context.Context, function string, req *Request) ([]byte, error) {
 	h, ok := l.handlers[function]
 	if !ok {
 		return nil, &FunctionError{Function: function, Type: "ResourceNotFoundException", Message: "no such function"}
@@ -57,7 +67,21 @@ func (l *Local) Invoke(ctx context.Context, function string, req *Request) (resp
 	if err != nil {
 		return nil, &FunctionError{Function: function, Type: errorType(err), Message: err.Error()}
 	}
-	return decodeResponse(function, out)
+	if _, owned := h.(PayloadOwner); !owned {
+		// aws-lambda-go's handlers answer from a buffer they reuse.
+		out = bytes.Clone(out)
+	}
+	return out, nil
+}
+
+// PayloadOwner is implemented by a handler whose Invoke returns a payload no
+// one else holds, which [Local] then passes on as it is. The handlers
+// aws-lambda-go builds answer from a buffer they reuse, so Local copies
+// theirs.
+type PayloadOwner interface {
+	lambda.Handler
+	// OwnsPayloads does nothing: it marks the handler.
+	OwnsPayloads()
 }
 
 // invokeRecovered turns a panic into an error, as the Lambda runtime reports one.
@@ -86,10 +110,14 @@ func errorType(err error) string {
 	return t.Name()
 }
 
-func decodeResponse(function string, out []byte) (*Response, error) {
+// DecodeResponse decodes the response payload of function, as an
+// [Invoker] does: a payload that is not a response is a [FunctionError].
+func DecodeResponse(function string, out []byte) (*Response, error) {
 	var resp Response
-	if err := json.Unmarshal(out, &resp); err != nil {
-		return nil, &FunctionError{Function: function, Type: "InvalidResponse", Message: fmt.Sprintf("undecodable response: %v", err)}
+	if !decodeQuickly(out, &resp) {
+		if err := json.Unmarshal(out, &resp); err != nil {
+			return nil, &FunctionError{Function: function, Type: "InvalidResponse", Message: fmt.Sprintf("undecodable response: %v", err)}
+		}
 	}
 	if len(resp.Result) == 0 && resp.Error == nil {
 		return nil, &FunctionError{Function: function, Type: "InvalidResponse", Message: "response has neither a result nor an error"}

@@ -32,6 +32,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/rawjson"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -72,29 +73,57 @@ func Tool[In, Out any](t *catalog.Tool, d Deps, fn Func[In, Out]) lambda.Handler
 	if err != nil {
 		panic(fmt.Sprintf("lambdafn: input schema of %s: %v", t.Name, err)) // TestDefaultCatalogIsValid resolves every schema
 	}
-	h := &toolHandler[In, Out]{tool: t, input: rs, fn: fn, table: d.Table, audit: audit.New(d.Table, nil), log: d.logger().With("tool", t.Name), metrics: d.Metrics}
-	return lambda.NewHandler(func(ctx context.Context, req invoke.Request) (io.Reader, error) {
-		resp, err := h.handle(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		return encoded(resp)
-	})
+	h := &toolHandler[In, Out]{tool: t, input: rs, check: sync.OnceValue(func() *argsCheck { return compileCheck(t.Input()) }), fn: fn, table: d.Table, audit: audit.New(d.Table, nil), log: d.logger().With("tool", t.Name), metrics: d.Metrics}
+	return h
 }
 
-// encoded returns resp as a reader over its JSON: aws-lambda-go passes a
-// reader's bytes on as they are rather than encoding the value again.
+// Invoke implements [lambda.Handler]: it decodes the envelope, serves the
+// call and encodes the response, as aws-lambda-go does for a handler of a
+// context and an [invoke.Request], without its reflection and copies.
+func (h *toolHandler[In, Out]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	req, err := invoke.Decode(payload)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := h.handle(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out, err := invoke.EncodeResponse(&resp)
+	// The result is in out now, and its buffer is for the next call's.
+	if recycled := []byte(resp.Result[:0]); cap(recycled) <= maxPooled {
+		resultBuffers.Put(&recycled)
+	}
+	return out, err
+}
+
+// resultBuffers hold the buffers of results (*[]byte) from the call whose
+// response has been encoded to the next call's toolResponse.
+var resultBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooled is the largest buffer kept for reuse: a rare large result does
+// not stay held.
+const maxPooled = 1 << 20
+
+// OwnsPayloads implements [invoke.PayloadOwner]: Invoke's payload is new.
+func (h *toolHandler[In, Out]) OwnsPayloads() {}
+
+var _ invoke.PayloadOwner = (*toolHandler[struct{}, struct{}])(nil)
+
+// encoded returns resp as a buffer holding its JSON: aws-lambda-go passes a
+// buffer's bytes on as they are rather than encoding the value again.
 func encoded(resp invoke.Response) (io.Reader, error) {
 	b, err := invoke.EncodeResponse(&resp)
 	if err != nil {
 		return nil, err
 	}
-	return bytes.NewReader(b), nil
+	return bytes.NewBuffer(b), nil
 }
 
 type toolHandler[In, Out any] struct {
 	tool    *catalog.Tool
 	input   *jsonschema.Resolved
+	check   func() *argsCheck // compiled on first use, off the cold start; nil for a schema it does not follow
 	fn      Func[In, Out]
 	table   store.Table
 	audit   *audit.Log
@@ -137,12 +166,14 @@ func (h *toolHandler[In, Out]) call(ctx context.Context, req invoke.Request) (Ou
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	var generic any
-	if err := json.Unmarshal(args, &generic); err != nil {
-		return *new(Out), fault.Invalid("arguments", "are not valid JSON: %v", err)
-	}
-	if err := h.input.Validate(generic); err != nil {
-		return *new(Out), schemaFault(err, h.tool.Input())
+	if c := h.check(); c == nil || !c.certainlyValid(args) {
+		var generic any
+		if err := json.Unmarshal(args, &generic); err != nil {
+			return *new(Out), fault.Invalid("arguments", "are not valid JSON: %v", err)
+		}
+		if err := h.input.Validate(generic); err != nil {
+			return *new(Out), schemaFault(err, h.tool.Input())
+		}
 	}
 	if err := json.Unmarshal(args, &in); err != nil {
 		return *new(Out), fault.Invalid("arguments", "do not fit the input schema: %v", err)
@@ -271,26 +302,36 @@ func describe(keyword string, s *jsonschema.Schema) string {
 // structured content is encoded once and embedded twice.
 func toolResponse(out any, err error, traceID string) invoke.Response {
 	var resp invoke.Response
-	var buf bytes.Buffer
+	buf := bytes.NewBuffer((*resultBuffers.Get().(*[]byte))[:0])
 	buf.WriteString(`{"_meta":{`)
-	writeString(&buf, invoke.TraceMetaKey)
+	writeString(buf, invoke.TraceMetaKey)
 	buf.WriteByte(':')
-	writeString(&buf, traceID)
+	writeString(buf, traceID)
 	buf.WriteString(`},"content":[{"type":"text","text":`)
 	if err != nil {
 		kind, field, message := fault.Public(err)
-		writeString(&buf, message)
+		writeString(buf, message)
 		buf.WriteString(`}],"isError":true}`)
 		resp.Error = &invoke.Error{Kind: string(kind), Field: field, Message: message}
 	} else {
-		structured, merr := invoke.Marshal(out)
-		if merr != nil {
+		scratch := scratchBuffers.Get().(*bytes.Buffer)
+		scratch.Reset()
+		defer func() {
+			if scratch.Cap() <= maxPooled {
+				scratchBuffers.Put(scratch)
+			}
+		}()
+		if merr := invoke.MarshalTo(scratch, out); merr != nil {
 			return toolResponse(nil, fmt.Errorf("encoding result: %w", merr), traceID)
 		}
+		structured := scratch.Bytes() // written twice below, and not kept
 		if c, ok := out.(Contenter); ok {
 			return contentResponse(c.MCPContent(), structured, traceID)
 		}
-		writeString(&buf, string(structured))
+		// The text, quoted (one escape per quote and backslash, but for rare
+		// control characters), and the structured content.
+		buf.Grow(2*len(structured) + bytes.Count(structured, []byte(`"`)) + bytes.Count(structured, []byte(`\`)) + 32)
+		buf.Write(rawjson.AppendString(buf.AvailableBuffer(), structured))
 		buf.WriteString(`}],"structuredContent":`)
 		buf.Write(structured)
 		buf.WriteByte('}')
@@ -298,6 +339,9 @@ func toolResponse(out any, err error, traceID string) invoke.Response {
 	resp.Result = buf.Bytes()
 	return resp
 }
+
+// scratchBuffers hold a result's structured content while toolResponse writes it.
+var scratchBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // Contenter is implemented by tool outputs that show themselves to the model
 // as MCP content other than their JSON text: images, audio, embedded
@@ -323,13 +367,16 @@ func writeString(buf *bytes.Buffer, s string) {
 
 func (h *toolHandler[In, Out]) logCall(ctx context.Context, req invoke.Request, outcome string, err error, d time.Duration) {
 	level := slog.LevelInfo
+	if err != nil && (fault.KindOf(err) == fault.KindInternal || fault.KindOf(err) == fault.KindUnavailable) {
+		level = slog.LevelError
+	}
+	if !h.log.Enabled(ctx, level) {
+		return
+	}
 	attrs := []any{"tenant", req.Caller.Tenant, "principal", req.Caller.Principal, "trace_id", req.TraceID,
 		"request_id", req.RequestID, "outcome", outcome, "duration_ms", d.Milliseconds()}
 	if err != nil {
 		attrs = append(attrs, "error", err.Error())
-		if fault.KindOf(err) == fault.KindInternal || fault.KindOf(err) == fault.KindUnavailable {
-			level = slog.LevelError
-		}
 	}
 	if h.metrics {
 		errors := 0

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -126,11 +125,10 @@ func TestInvokeGivesUpWhenTheRuntimeCloses(t *testing.T) {
 // buildEcho builds testdata/echo for this machine.
 func buildEcho(t *testing.T) string {
 	t.Helper()
-	gocmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gocmd); err != nil {
-		if gocmd, err = exec.LookPath("go"); err != nil {
-			t.Fatalf("the go command is needed to build testdata/echo: %v", err)
-		}
+	// go test puts its own GOROOT/bin first on the PATH (since Go 1.19).
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to build testdata/echo: %v", err)
 	}
 	bin := filepath.Join(t.TempDir(), "bootstrap")
 	cmd := exec.Command(gocmd, "build", "-tags", "lambda.norpc", "-o", bin, "./testdata/echo")

@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -389,8 +390,7 @@ func turns(msgs []Message) []provider.Turn {
 }
 
 func toMessage(it store.Item) Message {
-	var seq int64
-	fmt.Sscanf(strings.TrimPrefix(it.SK, msgPrefix), "%d", &seq)
+	seq, _ := strconv.ParseInt(strings.TrimPrefix(it.SK, msgPrefix), 10, 64) // msgSK's zero-padded digits
 	return Message{Seq: seq, Role: it.String("role"), Content: it.String("content"), CreatedAt: parseTime(it.String("created_at"))}
 }
 

@@ -79,13 +79,37 @@ func (l *Local) Execute(ctx context.Context, input []byte) ([]byte, error) {
 	return out, nil
 }
 
-// DecodeOutput decodes the state machine's output, as a runner returns it.
+// DecodeOutput decodes the state machine's output, as a runner returns it,
+// listing the steps its fallback flags name as [Output.Degraded].
 func DecodeOutput(data []byte) (Output, error) {
-	var o Output
+	var o machineOutput
 	if err := json.Unmarshal(data, &o); err != nil {
 		return Output{}, fmt.Errorf("pipeline: decoding output: %w", err)
 	}
-	return o, nil
+	if f := o.Fallback; f != nil { // a refused run has none
+		o.Degraded = []string{}
+		for _, s := range []struct {
+			name string
+			fell bool
+		}{{"rephrase", f.Rephrase}, {"retrieve", f.Retrieve}, {"grade", f.Grade}} {
+			if s.fell {
+				o.Degraded = append(o.Degraded, s.name)
+			}
+		}
+	}
+	return o.Output, nil
+}
+
+// machineOutput is the state machine's output. Which steps fell back arrives
+// as one flag each: ASL cannot append to an array, and listing them in the
+// definition took a state per combination.
+type machineOutput struct {
+	Output
+	Fallback *struct {
+		Rephrase bool `json:"rephrase"`
+		Retrieve bool `json:"retrieve"`
+		Grade    bool `json:"grade"`
+	} `json:"fallback"`
 }
 
 // lambdaInvokeParameters are the parameters of a lambda:invoke Task.

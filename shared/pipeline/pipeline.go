@@ -87,8 +87,8 @@ type Document struct {
 	Store    string            `json:"store,omitempty"`
 }
 
-// Output is the state machine's output. A run the retriever refused has
-// only Question and Refusal.
+// Output is what a run produced, decoded from the state machine's output by
+// [DecodeOutput]. A run the retriever refused has only Question and Refusal.
 type Output struct {
 	// Question is the original question; ContextInput the query actually
 	// used (the rephrased question, or the original one).
@@ -101,8 +101,9 @@ type Output struct {
 	Relevant string `json:"relevant"`
 	Graded   bool   `json:"graded"`
 	// Degraded names the steps that fell back, in pipeline order:
-	// "rephrase", "retrieve", "grade".
-	Degraded []string `json:"degraded"`
+	// "rephrase", "retrieve", "grade". The state machine reports them as
+	// flags ("fallback"), which DecodeOutput lists here.
+	Degraded []string `json:"-"`
 	Steps    Steps    `json:"steps"`
 	// Refusal is the retriever's error when it refused the caller's
 	// arguments (kind invalid_argument or not_found).

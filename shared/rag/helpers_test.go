@@ -2,7 +2,6 @@ package rag
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -89,8 +88,6 @@ func (r *corpusRunner) add(tenant string, docs ...Document) {
 	}
 	r.docs[tenant] = append(r.docs[tenant], docs...)
 }
-
-var errStep = errors.New("step failed on purpose")
 
 func (r *corpusRunner) Run(ctx context.Context, in PipelineInput) (PipelineOutput, error) {
 	r.mu.Lock()

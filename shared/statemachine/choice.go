@@ -2,6 +2,7 @@ package statemachine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 )
@@ -30,7 +31,7 @@ func parseRule(raw json.RawMessage, top bool) (*rule, error) {
 			return nil, fmt.Errorf("a nested rule cannot have Next")
 		}
 		if err := json.Unmarshal(n, &r.next); err != nil || r.next == "" {
-			return nil, fmt.Errorf("Next must be a state name")
+			return nil, at("Next", errors.New("must be a state name"))
 		}
 		delete(fields, "Next")
 	} else if top {
@@ -55,14 +56,14 @@ func parseRule(raw json.RawMessage, top bool) (*rule, error) {
 			for i, s := range subs {
 				n, err := parseRule(s, false)
 				if err != nil {
-					return nil, fmt.Errorf("%s[%d]: %w", op, i, err)
+					return nil, at(fmt.Sprintf("%s[%d]", op, i), err)
 				}
 				r.nested = append(r.nested, n)
 			}
 		case op == "Not":
 			n, err := parseRule(val, false)
 			if err != nil {
-				return nil, fmt.Errorf("Not: %w", err)
+				return nil, at("Not", err)
 			}
 			r.nested = []*rule{n}
 		case comparisons[op]:
@@ -71,16 +72,16 @@ func parseRule(raw json.RawMessage, top bool) (*rule, error) {
 			}
 			var s string
 			if err := json.Unmarshal(variable, &s); err != nil {
-				return nil, fmt.Errorf("Variable must be a path")
+				return nil, at("Variable", errors.New("must be a path"))
 			}
 			p, err := parsePath(s)
 			if err != nil {
-				return nil, fmt.Errorf("Variable: %w", err)
+				return nil, at("Variable", err)
 			}
 			r.variable = p
 			v, err := decode(val)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", op, err)
+				return nil, at(op, err)
 			}
 			ok := false
 			switch op {

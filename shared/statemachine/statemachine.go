@@ -34,6 +34,7 @@ package statemachine
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -64,6 +65,12 @@ func (e *Error) Error() string {
 		return e.Name
 	}
 	return e.Name + ": " + e.Cause
+}
+
+// at locates err at field of the definition, as "field: err". Field names
+// are ASL's, such as Retry[0], so they keep their case.
+func at(field string, err error) error {
+	return fmt.Errorf("%s: %w", field, err)
 }
 
 func runtimeErr(format string, args ...any) *Error {
@@ -246,7 +253,7 @@ func parseState(name string, raw json.RawMessage) (*state, error) {
 	}
 	if len(s.Result) > 0 {
 		if s.result, err = decode(s.Result); err != nil {
-			return nil, fmt.Errorf("Result: %w", err)
+			return nil, at("Result", err)
 		}
 	}
 	if s.Type == "Task" {
@@ -259,19 +266,19 @@ func parseState(name string, raw json.RawMessage) (*state, error) {
 	}
 	for i, r := range s.Retry {
 		if err := checkErrorEquals(r.ErrorEquals, i, len(s.Retry)); err != nil {
-			return nil, fmt.Errorf("Retry[%d]: %w", i, err)
+			return nil, at(fmt.Sprintf("Retry[%d]", i), err)
 		}
 		if r.MaxAttempts != nil && *r.MaxAttempts < 0 || r.IntervalSeconds != nil && *r.IntervalSeconds < 1 || r.BackoffRate != nil && *r.BackoffRate < 1 {
-			return nil, fmt.Errorf("Retry[%d]: MaxAttempts must be at least 0, IntervalSeconds and BackoffRate at least 1", i)
+			return nil, at(fmt.Sprintf("Retry[%d]", i), errors.New("MaxAttempts must be at least 0, IntervalSeconds and BackoffRate at least 1"))
 		}
 	}
 	for i := range s.Catch {
 		c := &s.Catch[i]
 		if err := checkErrorEquals(c.ErrorEquals, i, len(s.Catch)); err != nil {
-			return nil, fmt.Errorf("Catch[%d]: %w", i, err)
+			return nil, at(fmt.Sprintf("Catch[%d]", i), err)
 		}
 		if c.Next == "" {
-			return nil, fmt.Errorf("Catch[%d] needs Next", i)
+			return nil, at(fmt.Sprintf("Catch[%d]", i), errors.New("needs Next"))
 		}
 		if c.resultPath, err = parseOptPath(c.ResultPath, "Catch ResultPath", true); err != nil {
 			return nil, err
@@ -280,7 +287,7 @@ func parseState(name string, raw json.RawMessage) (*state, error) {
 	for i, raw := range s.Choices {
 		r, err := parseRule(raw, true)
 		if err != nil {
-			return nil, fmt.Errorf("Choices[%d]: %w", i, err)
+			return nil, at(fmt.Sprintf("Choices[%d]", i), err)
 		}
 		s.choices = append(s.choices, r)
 	}
@@ -312,7 +319,7 @@ func parseOptPath(raw json.RawMessage, field string, reference bool) (optPath, e
 	}
 	p, err := parsePath(s)
 	if err != nil {
-		return optPath{}, fmt.Errorf("%s: %w", field, err)
+		return optPath{}, at(field, err)
 	}
 	return optPath{path: p}, nil
 }
@@ -338,7 +345,7 @@ func parseTemplate(raw json.RawMessage, field string) (any, error) {
 	}
 	v, err := decode(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", field, err)
+		return nil, at(field, err)
 	}
 	if _, ok := v.(map[string]any); !ok && field == "ResultSelector" {
 		return nil, fmt.Errorf("%s must be an object", field)

@@ -36,7 +36,7 @@ func TestOpenWithAPipelineArnRunsTheStateMachine(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		target = r.Header.Get("X-Amz-Target")
 		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-		json.NewEncoder(w).Encode(map[string]any{"status": "SUCCEEDED", "output": `{"question":"q","relevant":"yes","degraded":[]}`, "startDate": 1.7e9, "stopDate": 1.7e9})
+		json.NewEncoder(w).Encode(map[string]any{"status": "SUCCEEDED", "output": `{"question":"q","relevant":"yes","fallback":{"rephrase":false,"retrieve":false,"grade":false}}`, "startDate": 1.7e9, "stopDate": 1.7e9})
 	}))
 	defer srv.Close()
 	fakeAWS(t, "AWS_ENDPOINT_URL_SFN", srv.URL)

@@ -65,10 +65,15 @@ func sfnClient(url string) *sfn.Client {
 func TestRunStartsASyncExecutionAndDecodesItsOutput(t *testing.T) {
 	want := pipeline.Output{
 		Question: "q?", ContextInput: "q?", Documents: []pipeline.Document{doc}, SearchedStores: []string{"kb"},
-		Relevant: "yes", Graded: true, Degraded: []string{},
-		Steps: pipeline.Steps{Grade: pipeline.StepModel{Provider: "offline", Model: "lexical-v1"}},
+		Relevant: "yes", Degraded: []string{"rephrase", "grade"},
+		Steps: pipeline.Steps{Retrieve: pipeline.StepModel{Provider: "offline", Model: "hash-384"}},
 	}
-	out, _ := json.Marshal(want)
+	// The state machine reports the steps that fell back as flags.
+	var machine map[string]any
+	b, _ := json.Marshal(want)
+	json.Unmarshal(b, &machine)
+	machine["fallback"] = map[string]bool{"rephrase": true, "retrieve": false, "grade": true}
+	out, _ := json.Marshal(machine)
 	srv, seen := sfnServer(t, map[string]any{
 		"executionArn": testARN + ":x", "stateMachineArn": testARN, "status": "SUCCEEDED",
 		"output": string(out), "startDate": 1.7e9, "stopDate": 1.7e9,

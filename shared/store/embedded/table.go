@@ -15,6 +15,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/switchboard-dev/switchboard/shared/store"
 )
@@ -51,7 +52,7 @@ func Open(path string, opts *Options) (*Table, error) {
 		o.Now = time.Now
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.LockTimeout})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("embedded: open %s: another process holds it (is a second switchboard running on the same --data folder?)", path)
 	}
 	if err != nil {
@@ -181,7 +182,7 @@ func (t *Table) Query(ctx context.Context, pk string, q store.Query) (store.Page
 		c := tx.Bucket(itemsBucket).Cursor()
 		var k, v []byte
 		if q.Reverse {
-			k, v = c.Seek(hi)
+			k, _ = c.Seek(hi)
 			if k == nil {
 				k, v = c.Last()
 			} else {
@@ -201,7 +202,7 @@ func (t *Table) Query(ctx context.Context, pk string, q store.Query) (store.Page
 				}
 				continue
 			}
-			it, err := decode(k, v)
+			it, err := decode(k, v, pk)
 			if err != nil {
 				return err
 			}
@@ -227,7 +228,7 @@ func (t *Table) load(b *bolt.Bucket, pk, sk string) (*store.Item, error) {
 	if v == nil {
 		return nil, nil
 	}
-	it, err := decode(k, v)
+	it, err := decode(k, v, pk)
 	if err != nil {
 		return nil, err
 	}
@@ -369,9 +370,14 @@ func live(v []byte, now time.Time) bool {
 	return !(store.Item{ExpiresAt: time.Unix(r.varint(), 0)}).Expired(now)
 }
 
-func decode(k, v []byte) (store.Item, error) {
+// decode decodes the item at key k, whose partition key is likely pk (the
+// one a Get or Query asked for), shared rather than allocated again.
+func decode(k, v []byte, pk string) (store.Item, error) {
 	i := bytes.IndexByte(k, 0)
-	it := store.Item{PK: string(k[:i]), SK: string(k[i+1:])}
+	it := store.Item{PK: pk, SK: string(k[i+1:])}
+	if string(k[:i]) != pk {
+		it.PK = string(k[:i])
+	}
 	r := &reader{b: v}
 	if r.byte() != recordVersion {
 		return it, fmt.Errorf("embedded: decode %s/%s: unknown record version", it.PK, it.SK)
@@ -387,11 +393,17 @@ func decode(k, v []byte) (store.Item, error) {
 		return it, fmt.Errorf("embedded: decode %s/%s: %w", it.PK, it.SK, r.err)
 	}
 	it.Attrs = make(store.Attrs, n)
+	var text string // v as a string, made once: the item's string values are parts of it
 	for j := uint64(0); j < n && r.err == nil; j++ {
-		name := string(r.bytes())
+		name := attrName(r.bytes())
 		switch r.byte() {
 		case tagString:
-			it.Attrs[name] = string(r.bytes())
+			b := r.bytes()
+			if text == "" {
+				text = string(v)
+			}
+			end := len(v) - len(r.b)
+			it.Attrs[name] = text[end-len(b) : end]
 		case tagNumber:
 			it.Attrs[name] = r.varint()
 		case tagBinary:
