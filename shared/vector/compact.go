@@ -141,27 +141,34 @@ func (s *Service) compact(ctx context.Context, c tenant.Caller, alias string) er
 			return err
 		}
 	}
-	// The dead versions met in the picked shards, by their first chunk's id.
-	found := map[string]bool{}
-	firsts := map[string]bool{}
-	for _, d := range m.Dead {
-		if d.Chunks > 0 {
-			firsts[chunkID(alias, d.DocID, d.Hash, 0)] = true
-		}
-	}
-	for _, seg := range segs {
-		for i := range seg.Len() {
-			if id := seg.ChunkID(i); firsts[id] {
-				found[id] = true
-			}
-		}
-	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// Each entry of the dead list stands for one copy of a version's chunks.
+	// A version has one copy, unless it was written before nonces: ingested
+	// again after another version, it got the ids of the copy it replaced, so
+	// its copies (alike but for their shard) share ids, and the live one among
+	// them has no entry. The merge drops as many copies of a chunk as m has
+	// entries for it, and keeps one of the rest.
+	entries := map[string]int{}
+	for _, d := range m.Dead {
+		for i := range d.Chunks {
+			entries[d.chunkID(alias, i)]++
+		}
+	}
+	copies := map[string]int{} // chunk id -> copies in the picked shards
+	keep := make([][]bool, len(segs))
+	for si, sg := range segs {
+		keep[si] = make([]bool, sg.Len())
+		for i := range sg.Len() {
+			id := sg.ChunkID(i)
+			copies[id]++
+			keep[si][i] = copies[id] == entries[id]+1
+		}
+	}
 	// Postings and vectors are copied, not rebuilt from the texts: a merge
 	// that re-indexed its chunks spent more than the ingests themselves.
-	seg, err := retrieval.Merge(segs, func(si, i int) bool { return !m.isDead(segs[si].ChunkID(i)) })
+	seg, err := retrieval.Merge(segs, func(si, i int) bool { return keep[si][i] })
 	if err != nil {
 		return fmt.Errorf("merging shards: %w", err)
 	}
@@ -175,6 +182,7 @@ func (s *Service) compact(ctx context.Context, c tenant.Caller, alias string) er
 	for _, sh := range picked {
 		pickedIDs[sh.ID] = true
 	}
+	everything := len(picked) == len(m.Shards)
 	_, _, err = s.commit(ctx, c, alias, func(_ *storeRec, cur *manifest) ([]store.Write, error) {
 		for id := range pickedIDs {
 			if cur.shard(id) < 0 {
@@ -185,28 +193,40 @@ func (s *Service) compact(ctx context.Context, c tenant.Caller, alias string) er
 		if merged.ID != "" {
 			cur.Shards = append(cur.Shards, merged)
 		}
+		// The entries of m whose copies the merge dropped leave the list; when
+		// it merged every shard, all of m's entries do (an entry whose copy
+		// the merge did not meet then hides nothing: a store damaged before
+		// nonces may hold such).
+		drop := map[string]int{}
+		for _, d := range m.Dead {
+			first := d.chunkID(alias, 0)
+			drop[first] = entries[first]
+			if !everything {
+				drop[first] = min(entries[first], copies[first])
+			}
+		}
 		var dead []deadDoc
 		for _, d := range cur.Dead {
-			if d.Chunks == 0 || !found[chunkID(alias, d.DocID, d.Hash, 0)] {
-				dead = append(dead, d) // not in the merged shards: untouched
+			first := d.chunkID(alias, 0)
+			if drop[first] > 0 {
+				drop[first]--
 				continue
 			}
-			if m.isDead(chunkID(alias, d.DocID, d.Hash, 0)) {
-				continue // dropped from the merged shard
+			if d.Nonce != "" && entries[first] == 0 && copies[first] > 0 {
+				d.Shard = merged.ID // killed while we merged: its chunks were copied
 			}
-			// Killed while we merged: its chunks were copied, so it stays dead, in the new shard.
-			d.Shard = merged.ID
 			dead = append(dead, d)
 		}
 		cur.Dead = dead
 		return nil, nil
 	})
-	if errors.Is(err, errStale) {
+	if err != nil && !errors.Is(err, errMaybeCommitted) {
 		s.removeObjects(ctx, merged.Key)
+	}
+	if errors.Is(err, errStale) {
 		return nil
 	}
 	if err != nil {
-		s.removeObjects(ctx, merged.Key)
 		return err
 	}
 	for _, sh := range picked {
