@@ -272,17 +272,17 @@ func (f *Facade) Handler() http.Handler {
 func (f *Facade) metadata() []byte {
 	iss := f.opts.Issuer
 	b, _ := json.Marshal(map[string]any{
-		"issuer":                                iss,
-		"authorization_endpoint":                iss + PathAuthorize,
-		"token_endpoint":                        iss + PathToken,
-		"registration_endpoint":                 iss + PathRegister,
-		"jwks_uri":                              iss + PathJWKS,
-		"scopes_supported":                      f.scopes.Supported(),
-		"response_types_supported":              []string{"code"},
-		"grant_types_supported":                 []string{grantCode, grantRenew},
-		"token_endpoint_auth_methods_supported": []string{authNone, authBasic, authPost},
-		"code_challenge_methods_supported":      []string{"S256"},
-		"client_id_metadata_document_supported": f.documents.client != nil && f.documents.checkURL != nil,
+		"issuer":                                         iss,
+		"authorization_endpoint":                         iss + PathAuthorize,
+		"token_endpoint":                                 iss + PathToken,
+		"registration_endpoint":                          iss + PathRegister,
+		"jwks_uri":                                       iss + PathJWKS,
+		"scopes_supported":                               f.scopes.Supported(),
+		"response_types_supported":                       []string{"code"},
+		"grant_types_supported":                          []string{grantCode, grantRenew},
+		"token_endpoint_auth_methods_supported":          []string{authNone, authBasic, authPost},
+		"code_challenge_methods_supported":               []string{"S256"},
+		"client_id_metadata_document_supported":          f.documents.client != nil && f.documents.checkURL != nil,
 		"authorization_response_iss_parameter_supported": true,
 	})
 	return b

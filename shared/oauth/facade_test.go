@@ -11,9 +11,13 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,6 +26,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/store/embedded"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
 )
 
@@ -434,5 +439,111 @@ func TestRegistrationRefusals(t *testing.T) {
 				t.Errorf("%d %v, want 400 %s", status, body, tc.want)
 			}
 		})
+	}
+}
+
+func TestClientDocumentRefusals(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		hdr  string
+		want string
+	}{
+		{"a document naming another client_id", `{"client_id":"https://evil.example/c.json","redirect_uris":["` + hostRedirect + `"]}`, "", "names the client_id"},
+		{"a document with a secret", `{"client_id":"SELF","client_secret":"x","redirect_uris":["` + hostRedirect + `"]}`, "", "client_secret"},
+		{"a document with a javascript redirect", `{"client_id":"SELF","redirect_uris":["javascript:alert(1)"]}`, "", "redirect_uris"},
+		{"a document over 5 KiB", `{"client_id":"SELF","client_name":"` + strings.Repeat("a", 6000) + `","redirect_uris":["` + hostRedirect + `"]}`, "", "larger than"},
+		{"a document that is not JSON", `<html>`, "", "not a JSON object"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				rw.Write([]byte(strings.ReplaceAll(tc.body, "SELF", "https://"+r.Host+r.URL.Path)))
+			}))
+			defer srv.Close()
+			d := &documents{client: srv.Client(), now: func() time.Time { return epoch }, cache: map[string]cachedClient{},
+				checkURL: func(_ context.Context, raw string) (*url.URL, error) { return url.Parse(raw) }}
+			_, err := d.get(context.Background(), srv.URL+"/c.json")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want one mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestClientDocumentCaching(t *testing.T) {
+	var fetches int
+	cc := "max-age=60"
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		fetches++
+		rw.Header().Set("Cache-Control", cc)
+		fmt.Fprintf(rw, `{"client_id":"https://%s%s","redirect_uris":["%s"]}`, r.Host, r.URL.Path, hostRedirect)
+	}))
+	defer srv.Close()
+	clock := &fakeClock{t: epoch}
+	d := &documents{client: srv.Client(), now: clock.Now, cache: map[string]cachedClient{},
+		checkURL: func(_ context.Context, raw string) (*url.URL, error) { return url.Parse(raw) }}
+	get := func() {
+		if _, err := d.get(context.Background(), srv.URL+"/c.json"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get()
+	get()
+	clock.Add(61 * time.Second)
+	get()
+	cc = "no-store"
+	clock.Add(61 * time.Second)
+	get()
+	get()
+	if fetches != 4 {
+		t.Errorf("%d fetches, want 4 (cached for max-age, never under no-store)", fetches)
+	}
+	for _, bad := range []string{"http://x.example/c.json", "https://x.example", "https://x.example/c.json?q=1", "https://x.example/../c.json", "https://u:p@x.example/c.json"} {
+		if _, err := d.get(context.Background(), bad); err == nil {
+			t.Errorf("client_id %q accepted", bad)
+		}
+	}
+}
+
+func TestRegistrationRateLimit(t *testing.T) {
+	storetest.EachTable(t, func(t *testing.T, table store.Table) {
+		w := newWorld(t, table)
+		w.facade.opts.MaxRegistrationsPerMinute = 3
+		now := time.Now() // the table expires the counters by its own clock
+		w.facade.now = func() time.Time { return now }
+		meta := map[string]any{"redirect_uris": []string{hostRedirect}}
+		codes := []int{}
+		for range 5 {
+			status, _ := register(t, w, meta)
+			codes = append(codes, status)
+		}
+		if diff := cmp.Diff([]int{201, 201, 201, 429, 429}, codes); diff != "" {
+			t.Errorf("statuses mismatch (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// BenchmarkFlow measures the OAuth flow end to end: the go-sdk's client from
+// its first 401 through discovery, the client ID metadata document, consent,
+// the provider's login, the callback and the token endpoint, to an
+// authorized tools/call, all on this machine.
+func BenchmarkFlow(b *testing.B) {
+	table, err := embedded.Open(filepath.Join(b.TempDir(), "switchboard.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer table.Close()
+	w := newWorld(b, table)
+	ctx := context.Background()
+	for b.Loop() {
+		session, err := connect(ctx, w)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"}); err != nil {
+			b.Fatal(err)
+		}
+		session.Close()
 	}
 }
