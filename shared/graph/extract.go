@@ -144,7 +144,7 @@ type tally struct {
 
 // count turns an extraction into a bounded shard.
 func count(doc Document, extractor string, x Extraction, lim Limits) (*Shard, error) {
-	aliases := map[string]string{}  // short key -> long key
+	aliases := map[string]string{}   // short key -> long key
 	longNames := map[string]string{} // short key -> long name
 	for short, long := range x.Aliases {
 		ks, kl := Key(short), Key(long)
