@@ -287,6 +287,13 @@ func (g *Graph) Chunks() int { return len(g.chunkIDs) }
 // it has none.
 func (g *Graph) Embedder() string { return g.embedder }
 
+// Index returns the index of the entity keyed key ([Key]) in g, by which
+// [Communities] name it, and false if g has none.
+func (g *Graph) Index(key string) (int, bool) { return slices.BinarySearch(g.keys, key) }
+
+// Key returns the key of g's entity i.
+func (g *Graph) Key(i int) string { return g.keys[i] }
+
 // EntityInfo describes one entity of a graph.
 type EntityInfo struct {
 	Key, Name string

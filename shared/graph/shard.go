@@ -236,7 +236,12 @@ func (r *reader) int(what string, limit int) int {
 // count reads a uvarint that counts items of at least minBytes bytes each, so
 // a corrupt count cannot make the decoder allocate more than the input holds.
 func (r *reader) count(what string, minBytes int) int {
-	return r.int(what, len(r.b)/minBytes)
+	v := r.uvarint(what)
+	if r.err == nil && v > uint64(len(r.b)/minBytes) { // len(r.b) after the count itself
+		r.fail("%s %d exceeds the data", what, v)
+		return 0
+	}
+	return int(v)
 }
 
 func (r *reader) string(what string) string {
