@@ -166,5 +166,9 @@ func (s *Segment) Terms() iter.Seq2[string, int] {
 // copying the chunk as [Segment.Chunk] does.
 func (s *Segment) ChunkID(i int) string { return s.ids[i] }
 
+// Vector returns the vector of the i-th chunk, without copying it as
+// [Segment.Chunk] does: the caller must not change it.
+func (s *Segment) Vector(i int) []float32 { return s.vecs[i*s.dims : (i+1)*s.dims] }
+
 // DocID returns the document id of the i-th chunk.
 func (s *Segment) DocID(i int) string { return s.docIDs[i] }
