@@ -93,7 +93,7 @@ type Service struct {
 
 	ivfThreshold int64
 	nprobe       int
-	compacting sync.Map // tenant and alias of the stores this process is compacting
+	compacting   sync.Map // tenant and alias of the stores this process is compacting
 }
 
 // New returns a Service keeping records in table and shards in blobs, and
