@@ -308,7 +308,9 @@ func (s *Service) run(ctx context.Context, cl *call, body func(ctx context.Conte
 	defer cancel()
 	cl.answerBy = time.Now().Add(limit - min(AnswerReserve, limit/2))
 	resp, err := body(ctx, cl)
-	if err != nil && ctx.Err() != nil {
+	// A run stopped to leave time for the answer says so, even when the
+	// call's limit has passed too by the time it returns.
+	if err != nil && ctx.Err() != nil && !errors.Is(err, errNoTimeLeft) {
 		if errors.Is(context.Cause(ctx), errTimeout) {
 			return Response{}, fault.Unavailable(err, "pipeline %s did not finish within its limit of %s; retry, or narrow the query", cl.pipeline, limit.Round(time.Millisecond))
 		}

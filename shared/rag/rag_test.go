@@ -455,7 +455,7 @@ func (b *blockingRunner) Run(ctx context.Context, in pipeline.Input) (pipeline.O
 
 func TestACallPastItsTimeoutFailsClearly(t *testing.T) {
 	br := &blockingRunner{started: make(chan struct{}, 2), release: make(chan struct{})}
-	svc, _, _, _ := newService(t, Options{Runner: br, Limits: Limits{Timeout: 20 * time.Millisecond}})
+	svc, _, _, _ := newService(t, Options{Runner: br, Limits: Limits{Timeout: 200 * time.Millisecond}})
 	_, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}})
 	if fault.KindOf(err) != fault.KindUnavailable || !strings.Contains(err.Error(), "pipeline basic did not retrieve in time to write an answer within its limit") {
 		t.Errorf("a run that does not end: got %v", err)
