@@ -5,7 +5,7 @@
 //
 // It assembles Switchboard as `go run ./functions/gateway` does (the local
 // configuration in a temporary folder: embedded table, local-folder object
-// store, the in-process invoker over [handlers.All], the anonymous local
+// store, every function in process (package local, [handlers.All]), the anonymous local
 // caller), serves it on 127.0.0.1 with net/http, and talks to it as a host
 // does, through a go-sdk MCP client over Streamable HTTP. Every call goes
 // gateway -> invoke.Local -> the tool's Lambda handler.
@@ -52,11 +52,12 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/career"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
-	"github.com/switchboard-dev/switchboard/shared/config/open"
+	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -85,7 +86,7 @@ func run(ctx context.Context, nResumes, nOpps, nMatches int, useDynamo bool, w i
 	}
 	defer os.RemoveAll(dir)
 	cfg := config.Local(filepath.Join(dir, "data"))
-	deps, closeFn, err := open.Deps(ctx, &cfg, io.Discard)
+	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open}, io.Discard)
 	if err != nil {
 		return err
 	}
@@ -225,10 +226,13 @@ func openDynamo(ctx context.Context) (store.Table, func(), error) {
 
 // serve starts the gateway as the local server assembles it, on a free port.
 func serve(deps lambdafn.Deps) (string, func(), error) {
-	cat := catalog.Default()
+	stack, err := local.New(local.Options{Deps: deps, Functions: handlers.All()})
+	if err != nil {
+		return "", nil, err
+	}
 	gw, err := gateway.New(gateway.Options{
-		Catalog:           cat,
-		Invoker:           invoke.NewLocal(handlers.Build(handlers.All(), deps), cat.Timeout),
+		Catalog:           catalog.Default(),
+		Invoker:           stack,
 		Anonymous:         &tenant.Caller{Tenant: tenant.Local, Principal: "local"},
 		AllowLocalOrigins: true,
 		Logger:            deps.Logger,

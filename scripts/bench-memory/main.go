@@ -7,8 +7,8 @@
 // it deletes afterwards.
 //
 // Calls take the real function path: each is an [invoke.Request] envelope
-// that the gateway's in-process invoker ([invoke.NewLocal]) hands, as JSON,
-// to the Lambda handler [handlers.MemoryAddMessage] through
+// that the local stack's invoker (package local) hands, as JSON,
+// to the Lambda handler of [memoryfn.AddMessage] through
 // lambda.Handler.Invoke, with the function's catalog timeout. The handler
 // validates, calls memory.Service.AddMessage and appends an audit event. All
 // calls are released together by one barrier.
@@ -46,7 +46,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -54,10 +53,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/audit"
-	"github.com/switchboard-dev/switchboard/shared/catalog"
-	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/handlers/memoryfn"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/memory"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/store"
@@ -73,11 +72,6 @@ const dynamoEnv = "SWITCHBOARD_TEST_DYNAMODB"
 
 // caller is who every call acts for.
 var caller = tenant.Caller{Tenant: "bench", Principal: "bench-memory"}
-
-const (
-	addFunction    = "memory/add_message"
-	createFunction = "memory/get_or_create"
-)
 
 func main() {
 	n := flag.Int("n", 100, "concurrent memory_add_message calls per run")
@@ -131,7 +125,7 @@ func run(ctx context.Context, n, runs int, only string, w io.Writer) error {
 		backends = append(backends, b)
 	}
 
-	fmt.Fprintf(w, "bench-memory: %d concurrent memory_add_message calls on one conversation, through invoke.Local -> lambda.Handler.Invoke(handlers.MemoryAddMessage)\n", n)
+	fmt.Fprintf(w, "bench-memory: %d concurrent memory_add_message calls on one conversation, through invoke.Local -> lambda.Handler.Invoke(memoryfn.AddMessage)\n", n)
 	fmt.Fprintf(w, "%s %s/%s, GOMAXPROCS=%d, NumCPU=%d\n\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "backend\trun\tok\twall\tp50/call\tp99/call\tmax/call\tattempts\tretries\tmax retries/call\tlost compressions\taudit collisions\tstored\tseq 1..n\taudit events\tsummarized through\t")
@@ -225,15 +219,14 @@ func (r *result) row(w io.Writer, name string, run, n int) {
 func once(ctx context.Context, b backend, n, run int) (*result, error) {
 	tbl := &countingTable{Table: b.table}
 	deps := lambdafn.Deps{Table: tbl, Summarizer: offline.Summarizer{}}
-	cat := catalog.Default()
-	inv := invoke.NewLocal(map[string]lambda.Handler{
-		createFunction: handlers.MemoryGetOrCreate(deps),
-		addFunction:    handlers.MemoryAddMessage(deps),
-	}, cat.Timeout)
+	inv, err := local.New(local.Options{Deps: deps, Functions: []lambdafn.Function{memoryfn.GetOrCreate, memoryfn.AddMessage}})
+	if err != nil {
+		return nil, err
+	}
 
 	conv := fmt.Sprintf("bench-memory-%d-%s", run, randomHex(4))
 	trace := "bench-memory-" + randomHex(8)
-	if _, err := call(ctx, inv, createFunction, "memory_get_or_create", map[string]any{"conversation_id": conv}, trace); err != nil {
+	if _, err := call(ctx, inv, memoryfn.GetOrCreate.Path, "memory_get_or_create", map[string]any{"conversation_id": conv}, trace); err != nil {
 		return nil, fmt.Errorf("memory_get_or_create: %w", err)
 	}
 	trace = "bench-memory-" + randomHex(8) // the adds' own trace, so its audit events are exactly theirs
@@ -262,7 +255,7 @@ func once(ctx context.Context, b backend, n, run int) (*result, error) {
 			ready.Done()
 			<-start
 			t0 := time.Now()
-			out, err := call(cctx, inv, addFunction, "memory_add_message", args, trace)
+			out, err := call(cctx, inv, memoryfn.AddMessage.Path, "memory_add_message", args, trace)
 			d := time.Since(t0)
 			var add memory.AddMessageOutput
 			if err == nil {

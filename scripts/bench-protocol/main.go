@@ -8,7 +8,7 @@
 //
 //   - gateway: Switchboard as `go run ./functions/gateway` assembles it: an
 //     embedded table in a temporary folder, the in-process invoker over
-//     [handlers.All], and the anonymous local caller (no API key exists);
+//     [handlers.All] (package local), and the anonymous local caller (no API key exists);
 //     every check on (Origin, body limit, authentication, protocol headers,
 //     the arguments' schema). It answers memory_get_context from the store.
 //   - go-sdk: a go-sdk stateless Streamable HTTP server whose one tool,

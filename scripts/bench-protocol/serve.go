@@ -25,10 +25,12 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
-	"github.com/switchboard-dev/switchboard/shared/config/open"
+	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/memory"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -199,20 +201,25 @@ func cpuTime() int64 {
 }
 
 // newGateway builds the gateway's handler the way the local server does
-// (launch's localGateway): config.Local stores, every handler in process,
+// (launch's localGateway): config.Local stores, every function in a
+// local.Stack,
 // the warning-level text logger, and the anonymous local caller since the
 // fresh table holds no API key.
 func newGateway(ctx context.Context, dir string) (http.Handler, func() error, error) {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	// Open's only output is the offline-summariser WARNING line; it does not
-	// change what is served.
+	// Open's only output is WARNING lines about offline providers; they do
+	// not change what is served.
 	cfg := config.Local(filepath.Join(dir, "data"))
-	deps, closeFn, err := open.Deps(ctx, &cfg, io.Discard)
+	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open}, io.Discard)
 	if err != nil {
 		return nil, nil, err
 	}
 	deps.Logger = logger
-	cat := catalog.Default()
+	stack, err := local.New(local.Options{Deps: deps, Functions: handlers.All()})
+	if err != nil {
+		closeFn()
+		return nil, nil, err
+	}
 	keys := apikey.New(deps.Table, nil)
 	haveKeys, err := keys.Any(ctx)
 	if err != nil {
@@ -224,8 +231,8 @@ func newGateway(ctx context.Context, dir string) (http.Handler, func() error, er
 		return nil, nil, errors.New("the fresh table already holds API keys")
 	}
 	gw, err := gateway.New(gateway.Options{
-		Catalog:           cat,
-		Invoker:           invoke.NewLocal(handlers.Build(handlers.All(), deps), cat.Timeout),
+		Catalog:           catalog.Default(),
+		Invoker:           stack,
 		Keys:              keys,
 		Anonymous:         &tenant.Caller{Tenant: tenant.Local, Principal: "local"},
 		AllowLocalOrigins: true,
@@ -248,7 +255,7 @@ func bareHandler(answer memory.GetContextOutput, typed bool) (http.Handler, erro
 		return nil, errors.New("the catalog has no memory_get_context")
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "0.0.0"}, nil)
-	t := &mcp.Tool{Name: tool.Name, Description: tool.Description, InputSchema: tool.Input(), OutputSchema: tool.Output()}
+	t := &mcp.Tool{Name: tool.Name, Description: tool.Description, InputSchema: tool.InputSchema, OutputSchema: tool.OutputSchema}
 	if typed {
 		mcp.AddTool(s, t, func(_ context.Context, _ *mcp.CallToolRequest, in memory.GetContextInput) (*mcp.CallToolResult, memory.GetContextOutput, error) {
 			out := answer

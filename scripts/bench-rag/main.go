@@ -48,11 +48,12 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
-	"github.com/switchboard-dev/switchboard/shared/config/open"
+	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/invoke"
-	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/rag"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -158,23 +159,19 @@ func run(ctx context.Context, data, split string, n, warmup, extra, topK int, w 
 func newGateway(ctx context.Context, dir string) (http.Handler, func() error, error) {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg := config.Local(filepath.Join(dir, "data"))
-	deps, closeFn, err := open.Deps(ctx, &cfg, io.Discard)
+	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open}, io.Discard)
 	if err != nil {
 		return nil, nil, err
 	}
 	deps.Logger = logger
-	cat := catalog.Default()
-	steps := &lateInvoker{}
-	if deps.Pipeline == nil {
-		if deps.Pipeline, err = pipeline.NewLocal(steps); err != nil {
-			closeFn()
-			return nil, nil, err
-		}
+	stack, err := local.New(local.Options{Deps: deps, Functions: handlers.All()})
+	if err != nil {
+		closeFn()
+		return nil, nil, err
 	}
-	steps.Invoker = invoke.NewLocal(handlers.Build(handlers.All(), deps), cat.Timeout)
 	gw, err := gateway.New(gateway.Options{
-		Catalog:   cat,
-		Invoker:   steps.Invoker,
+		Catalog:   catalog.Default(),
+		Invoker:   stack,
 		Keys:      apikey.New(deps.Table, nil),
 		Anonymous: &tenant.Caller{Tenant: tenant.Local, Principal: "local"},
 		Logger:    logger,
@@ -185,10 +182,6 @@ func newGateway(ctx context.Context, dir string) (http.Handler, func() error, er
 	}
 	return gw.Handler(), closeFn, nil
 }
-
-// lateInvoker is an [invoke.Invoker] set after it is handed out: the
-// pipeline runner needs the invoker of the handlers built with it.
-type lateInvoker struct{ invoke.Invoker }
 
 // serve serves h on a free loopback port and returns its MCP URL.
 func serve(h http.Handler) (string, func(), error) {

@@ -47,11 +47,13 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
-	"github.com/switchboard-dev/switchboard/shared/config/open"
+	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
 	"github.com/switchboard-dev/switchboard/shared/document"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 	"github.com/switchboard-dev/switchboard/shared/vector"
@@ -197,9 +199,9 @@ func collect(ctx context.Context, dir string) ([]file, map[string]int, error) {
 }
 
 // connect opens an MCP session with the server that serves the tool: the one
-// at o.url, or one in this process on the data folder. blobs is the data
+// at o.url, or one in this process on the data folder. objects is the data
 // folder's object store, nil through --url.
-func connect(ctx context.Context, o options, stderr io.Writer) (cs *mcp.ClientSession, blobs store.Blobs, closeFn func(), err error) {
+func connect(ctx context.Context, o options, stderr io.Writer) (cs *mcp.ClientSession, objects store.Blobs, closeFn func(), err error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "switchboard-ingest", Version: gateway.Version}, nil)
 	if o.url != "" {
 		hc := &http.Client{}
@@ -213,18 +215,24 @@ func connect(ctx context.Context, o options, stderr io.Writer) (cs *mcp.ClientSe
 		return cs, nil, func() { cs.Close() }, nil
 	}
 	cfg := config.Local(o.data)
-	deps, closeDeps, err := open.Deps(ctx, &cfg, stderr)
+	deps, closeDeps, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open}, stderr)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("opening the data folder %s: %w\nIf a server is running on it, ingest through that server: --url http://127.0.0.1:8080/mcp (its address)", o.data, err)
 	}
 	cat := catalog.Default()
-	all, fns := handlers.All(), map[string]handlers.Constructor{}
+	var fns []lambdafn.Function
 	for _, name := range []string{"vector_store_get", "vector_store_create", "vector_document_ingest"} {
 		t, _ := cat.Tool(name)
-		fns[t.Function] = all[t.Function]
+		i := slices.IndexFunc(handlers.All(), func(f lambdafn.Function) bool { return f.Path == t.Function })
+		fns = append(fns, handlers.All()[i])
+	}
+	stack, err := local.New(local.Options{Catalog: cat, Deps: deps, Functions: fns})
+	if err != nil {
+		closeDeps()
+		return nil, nil, nil, err
 	}
 	gw, err := gateway.New(gateway.Options{
-		Catalog: cat, Invoker: invoke.NewLocal(handlers.Build(fns, deps), cat.Timeout),
+		Catalog: cat, Invoker: stack,
 		Anonymous: &tenant.Caller{Tenant: o.tenant, Principal: "ingest"},
 	})
 	if err != nil {

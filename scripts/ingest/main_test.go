@@ -13,11 +13,13 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
-	"github.com/switchboard-dev/switchboard/shared/config/open"
+	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
 	"github.com/switchboard-dev/switchboard/shared/document/documenttest"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/vector"
 )
 
@@ -102,7 +104,7 @@ func TestARunningServerIsIngestedThrough(t *testing.T) {
 	ctx := context.Background()
 	docs, data := folder(t), t.TempDir()
 	cfg := config.Local(data)
-	deps, closeFn, err := open.Deps(ctx, &cfg, &bytes.Buffer{})
+	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +114,11 @@ func TestARunningServerIsIngestedThrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := catalog.Default()
-	gw, err := gateway.New(gateway.Options{Catalog: cat, Invoker: invoke.NewLocal(handlers.Build(handlers.All(), deps), cat.Timeout), Keys: keys})
+	stack, err := local.New(local.Options{Deps: deps, Functions: handlers.All()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := gateway.New(gateway.Options{Catalog: catalog.Default(), Invoker: stack, Keys: keys})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,11 +50,13 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
-	"github.com/switchboard-dev/switchboard/shared/config/open"
+	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
-	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/rag"
 	"github.com/switchboard-dev/switchboard/shared/retrieval/beir"
@@ -146,23 +148,17 @@ type env struct {
 
 func newEnv(ctx context.Context, dir string) (*env, error) {
 	cfg := config.Local(dir)
-	deps, closeFn, err := open.Deps(ctx, &cfg, io.Discard)
+	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open}, io.Discard)
 	if err != nil {
 		return nil, err
 	}
-	cat := catalog.Default()
-	steps := &lateInvoker{}
-	if deps.Pipeline, err = pipeline.NewLocal(steps); err != nil {
+	stack, err := local.New(local.Options{Deps: deps, Functions: handlers.All()})
+	if err != nil {
 		closeFn()
 		return nil, err
 	}
-	steps.Invoker = invoke.NewLocal(handlers.Build(handlers.All(), deps), cat.Timeout)
-	return &env{vectors: vector.New(deps.Table, deps.Blobs, deps.Embedder, nil), inv: steps.Invoker, cat: cat, close: closeFn}, nil
+	return &env{vectors: vector.New(deps.Table, deps.Blobs, deps.Embedder, nil), inv: stack, cat: catalog.Default(), close: closeFn}, nil
 }
-
-// lateInvoker is an [invoke.Invoker] set after it is handed out: the
-// pipeline runner needs the invoker of the handlers built with it.
-type lateInvoker struct{ invoke.Invoker }
 
 // ingest puts corpus into the store, unless the store already holds that
 // many documents (a --work folder of an earlier run).

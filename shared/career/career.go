@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/audit"
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/store"
@@ -138,17 +139,9 @@ func parseTime(s string) time.Time {
 	return t
 }
 
-// traceKey carries the trace id of the call in a context.
-type traceKey struct{}
-
-// WithTraceID returns ctx carrying the call's trace id, under which the
-// service appends its audit events when the input names none.
-func WithTraceID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, traceKey{}, id)
-}
-
 // traceID picks the trace of a call: the trace_id argument if given, else
-// the call's own (from [WithTraceID]), else a fresh one.
+// the call's own (package call's, set by the function that serves it), else
+// a fresh one.
 func traceID(ctx context.Context, arg string) (string, error) {
 	if arg != "" {
 		if err := audit.ValidateTraceID(arg); err != nil {
@@ -156,8 +149,8 @@ func traceID(ctx context.Context, arg string) (string, error) {
 		}
 		return arg, nil
 	}
-	if id, ok := ctx.Value(traceKey{}).(string); ok && audit.ValidateTraceID(id) == nil {
-		return id, nil
+	if info, ok := callcontext.FromContext(ctx); ok && audit.ValidateTraceID(info.TraceID) == nil {
+		return info.TraceID, nil
 	}
 	return audit.NewTraceID(), nil
 }

@@ -5,7 +5,11 @@
 // tool table all come from it; tests fail when any of them disagrees.
 //
 // Each family has one file here holding its entries; [Default] lists the
-// families in one place:
+// families in one place. The catalog describes tools without importing the
+// code that serves them: their JSON Schemas, inferred from the domain types
+// by package catalog/toolschema, reach it through the generated snapshot
+// [SnapshotFile], so that a binary links only the domain code of the
+// functions it runs:
 //
 //	cat := catalog.Default()
 //	t, ok := cat.Tool("memory_add_message")
@@ -18,10 +22,10 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -67,16 +71,15 @@ type Tool struct {
 	// Function is the path under functions/ of the Lambda that serves the
 	// tool, such as "memory/add_message".
 	Function string
-	// Input and Output return the tool's input and output JSON Schemas, both
-	// of type object. They are called only when a schema is needed, not
-	// when the catalog is built: inferring every tool's schemas by
-	// reflection took ~10 ms of each cold start, and a tool function needs
-	// only its own tool's input schema. [SchemaFor] gives functions that
-	// build their schema on the first call only. Hosts see them as
-	// [Tool.InputJSON] and [Tool.OutputJSON] give them.
-	Input, Output func() *jsonschema.Schema
-	Annotations   *mcp.ToolAnnotations
-	Visibility    Visibility
+	// InputSchema and OutputSchema are the JSON of the tool's input and
+	// output JSON Schemas, both of type object: what hosts are listed, and
+	// what the tool's function validates arguments against. [Default]'s
+	// come from [SnapshotFile]; they are empty for a tool the snapshot lacks
+	// until go run ./scripts/generate has written it. Callers must not
+	// modify them.
+	InputSchema, OutputSchema json.RawMessage
+	Annotations               *mcp.ToolAnnotations
+	Visibility                Visibility
 	// Mutates marks a tool that changes state: each call appends an audit event.
 	Mutates bool
 	Limits  Limits
@@ -99,6 +102,11 @@ type Tool struct {
 	// Compat is the tool's method name on the compatibility JSON-RPC endpoint
 	// of the memory server seed ("memory/add_message"), if it has one there.
 	Compat string
+	// PipelineTask, if set, makes the tool a step of the RAG pipeline: it is
+	// the substitution of the state machine's definition
+	// (infra/statemachines/rag_pipeline.asl.json) that names the function a
+	// Task state invokes, such as "RephraseFunctionArn". See [PipelineTask].
+	PipelineTask string
 	// Pipeline marks a tool that runs the RAG pipeline state machine
 	// (Deps.Pipeline): the template gives its function the state machine's
 	// ARN and lets it start executions of that one state machine.
@@ -107,11 +115,11 @@ type Tool struct {
 	// generator: the template gives its function the provider settings and,
 	// when the provider is Bedrock, bedrock:InvokeModel on that model.
 	Embeds, Generates bool
-
-	// snapshot marks the tools of [Default], whose schemas' JSON
-	// schemas.json holds; see [Tool.InputJSON]. A copy of such a tool keeps
-	// it, so give other schemas only to a new Tool.
-	snapshot bool
+	// TraceArgument marks a tool whose input has an optional trace_id: when
+	// it is a valid trace id, the call runs under that trace instead of the
+	// request's (its audit events and the result's _meta name it), so that a
+	// caller can group its calls (seed 003's correlation).
+	TraceArgument bool
 }
 
 // Trigger is a function that no host calls: an event source invokes it, as
@@ -137,6 +145,17 @@ type Trigger struct {
 type S3Events struct {
 	Events         []string
 	Prefix, Suffix string
+}
+
+// PipelineTask is one Task state of the RAG pipeline's state machine: the
+// definition's substitution that names its Lambda, the function (its path
+// under functions/) and the tool it calls. The template fills each
+// substitution with its function's ARN and lets the state machine invoke
+// exactly these functions; the in-process runner maps them back to paths.
+type PipelineTask struct {
+	Substitution string
+	Function     string
+	Tool         string
 }
 
 // Resource is one MCP resource, or a template for a family of them.
@@ -204,6 +223,7 @@ type Catalog struct {
 	triggers  []*Trigger
 	functions []Function
 	timeouts  map[string]time.Duration
+	tasks     []PipelineTask
 }
 
 // New returns a catalog of the given entries, checking that names are unique
@@ -220,6 +240,16 @@ func New(tools []*Tool, resources []*Resource, prompts []*Prompt) (*Catalog, err
 		c.byName[t.Name] = t
 	}
 	seen := map[string]bool{}
+	for _, t := range tools {
+		if t.PipelineTask == "" {
+			continue
+		}
+		if seen["task:"+t.PipelineTask] {
+			return nil, fmt.Errorf("catalog: tool %q: pipeline task %s is another tool's", t.Name, t.PipelineTask)
+		}
+		seen["task:"+t.PipelineTask] = true
+		c.tasks = append(c.tasks, PipelineTask{Substitution: t.PipelineTask, Function: t.Function, Tool: t.Name})
+	}
 	for _, r := range resources {
 		key := r.URI + r.URITemplate
 		if (r.URI == "") == (r.URITemplate == "") || r.Name == "" || r.Function == "" || seen[key] {
@@ -248,10 +278,6 @@ func checkTool(t *Tool) error {
 	switch {
 	case t.Name == "" || t.Title == "" || t.Description == "":
 		return fmt.Errorf("catalog: tool %q needs a name, a title and a description", t.Name)
-	case t.Input == nil || t.Output == nil:
-		// Their type, object, is checked when they are built, by the tests
-		// of Default: building them here would undo their laziness.
-		return fmt.Errorf("catalog: tool %q needs input and output schemas", t.Name)
 	case t.Function == "" || t.Family == "":
 		return fmt.Errorf("catalog: tool %q needs a family and a function", t.Name)
 	case t.Visibility != Public && t.Visibility != Internal:
@@ -291,16 +317,9 @@ func checkInvokes(functions []Function) error {
 // WithTriggers returns a catalog of c's entries and triggers. A trigger's
 // function serves no tool or resource: an event source is its only caller.
 func (c *Catalog) WithTriggers(triggers ...*Trigger) (*Catalog, error) {
-	out, err := New(c.tools, c.resources, c.prompts)
-	if err != nil {
-		return nil, err
-	}
 	used := map[string]bool{}
-	for _, f := range out.functions {
+	for _, f := range c.functions {
 		used[f.Path] = true
-	}
-	for _, t := range c.triggers {
-		used[t.Function] = true
 	}
 	for _, t := range triggers {
 		switch {
@@ -315,16 +334,21 @@ func (c *Catalog) WithTriggers(triggers ...*Trigger) (*Catalog, error) {
 		}
 		used[t.Function] = true
 	}
+	out := *c // its entries are checked and immutable; only the functions change
 	out.triggers = append(append([]*Trigger(nil), c.triggers...), triggers...)
 	out.functions = out.buildFunctions()
 	if err := checkInvokes(out.functions); err != nil {
 		return nil, err
 	}
+	out.timeouts = map[string]time.Duration{}
 	for _, f := range out.functions {
 		out.timeouts[f.Path] = f.Limits.Timeout
 	}
-	return out, nil
+	return &out, nil
 }
+
+// PipelineTasks returns the RAG pipeline's Task states, in catalog order.
+func (c *Catalog) PipelineTasks() []PipelineTask { return c.tasks }
 
 // Triggers returns every trigger.
 func (c *Catalog) Triggers() []*Trigger { return c.triggers }
@@ -411,77 +435,47 @@ func (c *Catalog) buildFunctions() []Function {
 }
 
 func wider(a, b Access) Access {
-	rank := map[Access]int{NoAccess: 0, Read: 1, ReadPut: 2, ReadWrite: 3}
-	if rank[b] > rank[a] {
+	if rank(b) > rank(a) {
 		return b
 	}
 	return a
 }
 
+// rank orders the levels of access, widest last.
+func rank(a Access) int {
+	return slices.Index([]Access{NoAccess, Read, ReadPut, ReadWrite}, a)
+}
+
+// Function returns the function at path.
+func (c *Catalog) Function(path string) (Function, bool) {
+	i, ok := slices.BinarySearchFunc(c.functions, path, func(f Function, p string) int { return strings.Compare(f.Path, p) })
+	if !ok {
+		return Function{}, false
+	}
+	return c.functions[i], true
+}
+
+// ReservedConcurrency returns the reserved concurrency of the function at
+// path, or zero (no limit) if the catalog gives it none or has no such
+// function.
+func (c *Catalog) ReservedConcurrency(path string) int {
+	f, _ := c.Function(path)
+	return f.Limits.ReservedConcurrency
+}
+
 // Timeout returns the timeout of the function at path, or zero if the catalog has no such function.
 func (c *Catalog) Timeout(path string) time.Duration { return c.timeouts[path] }
-
-// SchemaFor returns a function that infers the JSON Schema of T, as tool
-// entries declare their input and output, and lets patch tighten it with the
-// constraints Go types cannot express (lengths, patterns, enums, ranges). The
-// function builds the schema on its first call and returns that schema every
-// time; it panics if T has no schema: entries are fixed, and the catalog
-// tests build them all.
-func SchemaFor[T any](patch func(*jsonschema.Schema)) func() *jsonschema.Schema {
-	return sync.OnceValue(func() *jsonschema.Schema {
-		s, err := jsonschema.For[T](nil)
-		if err != nil {
-			panic(fmt.Sprintf("catalog: schema of %T: %v", *new(T), err))
-		}
-		singleTypes(s)
-		if patch != nil {
-			patch(s)
-		}
-		return s
-	})
-}
-
-// schemaFor is SchemaFor with a patch of the top-level properties.
-func schemaFor[T any](patch func(props map[string]*jsonschema.Schema)) func() *jsonschema.Schema {
-	return SchemaFor[T](func(s *jsonschema.Schema) {
-		if patch != nil {
-			patch(s.Properties)
-		}
-	})
-}
-
-// singleTypes replaces the ["null", X] types inferred for Go slices, maps and
-// pointers with X: Switchboard omits such a field or sends it empty, never
-// null, and a single type is what every MCP client handles.
-func singleTypes(s *jsonschema.Schema) {
-	if s == nil {
-		return
-	}
-	if len(s.Types) == 2 && s.Types[0] == "null" {
-		s.Type, s.Types = s.Types[1], nil
-	}
-	for _, p := range s.Properties {
-		singleTypes(p)
-	}
-	singleTypes(s.Items)
-	singleTypes(s.AdditionalProperties)
-}
 
 func ptr[T any](v T) *T { return &v }
 
 // Default returns the catalog of everything Switchboard ships, family by
 // family. It is built once; the catalog is immutable.
 var Default = sync.OnceValue(func() *Catalog {
-	c, err := New(
-		slices.Concat(memoryTools(), operationsTools(), vectorTools(), careerTools(), ragTools(), ragStepTools()),
-		memoryResources(),
-		nil,
-	)
+	tools := slices.Concat(memoryTools(), operationsTools(), vectorTools(), careerTools(), ragTools(), ragStepTools())
+	withSnapshot(tools, schemasJSON)
+	c, err := New(tools, memoryResources(), nil)
 	if err != nil {
 		panic(err) // the entries above are fixed; TestDefaultCatalogIsValid catches this
-	}
-	for _, t := range c.tools {
-		t.snapshot = true
 	}
 	// The functions event sources invoke, family by family.
 	triggers := slices.Concat(vectorTriggers())

@@ -7,23 +7,39 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/rag"
 	"github.com/switchboard-dev/switchboard/shared/vector"
 )
+
+// schemas decodes tool's schemas, failing the test if either is missing.
+func schemas(t *testing.T, tool *catalog.Tool) (in, out *jsonschema.Schema) {
+	t.Helper()
+	in, out = &jsonschema.Schema{}, &jsonschema.Schema{}
+	if err := json.Unmarshal(tool.InputSchema, in); err != nil {
+		t.Fatalf("input schema %q: %v; run go run ./scripts/generate", tool.InputSchema, err)
+	}
+	if err := json.Unmarshal(tool.OutputSchema, out); err != nil {
+		t.Fatalf("output schema %q: %v; run go run ./scripts/generate", tool.OutputSchema, err)
+	}
+	return in, out
+}
 
 func TestDefaultCatalogIsValid(t *testing.T) {
 	cat := catalog.Default()
 	for _, tool := range cat.Tools() {
 		t.Run(tool.Name, func(t *testing.T) {
-			if tool.Input().Type != "object" || tool.Output().Type != "object" {
-				t.Errorf("input type %q, output type %q: both must be object", tool.Input().Type, tool.Output().Type)
+			input, output := schemas(t, tool)
+			if input.Type != "object" || output.Type != "object" {
+				t.Errorf("input type %q, output type %q: both must be object", input.Type, output.Type)
 			}
-			in, err := tool.Input().Resolve(nil)
+			in, err := input.Resolve(nil)
 			if err != nil {
 				t.Fatalf("input schema: %v", err)
 			}
-			if _, err := tool.Output().Resolve(nil); err != nil {
+			if _, err := output.Resolve(nil); err != nil {
 				t.Fatalf("output schema: %v", err)
 			}
 			var example any
@@ -36,8 +52,8 @@ func TestDefaultCatalogIsValid(t *testing.T) {
 			if tool.Annotations == nil || tool.Annotations.ReadOnlyHint == tool.Mutates {
 				t.Errorf("annotations %+v disagree with Mutates=%v", tool.Annotations, tool.Mutates)
 			}
-			for _, sch := range []any{tool.Input(), tool.Output()} {
-				if b, _ := json.Marshal(sch); strings.Contains(string(b), `"null"`) {
+			for _, b := range []json.RawMessage{tool.InputSchema, tool.OutputSchema} {
+				if strings.Contains(string(b), `"null"`) {
 					t.Errorf("a schema admits null, which Switchboard never sends: %s", b)
 				}
 			}
@@ -58,7 +74,6 @@ func TestNewRejectsIncompleteEntries(t *testing.T) {
 		change func(*catalog.Tool)
 	}{
 		{"NoTitle", func(t *catalog.Tool) { t.Title = "" }},
-		{"NoOutputSchema", func(t *catalog.Tool) { t.Output = nil }},
 		{"NoFunction", func(t *catalog.Tool) { t.Function = "" }},
 		{"UnknownVisibility", func(t *catalog.Tool) { t.Visibility = "secret" }},
 		{"MutatingWithoutTableWrites", func(t *catalog.Tool) { t.Mutates, t.Table = true, catalog.Read }},
@@ -131,5 +146,15 @@ func TestTheSearchWorkerIsInternalAndReadsOnlyShardsAndCentroids(t *testing.T) {
 	// twice what is live before it collects.
 	if mem := int64(worker.Limits.MemoryMB) << 20; mem < 2*vector.DefaultCacheBytes {
 		t.Errorf("the worker has %d MB, less than twice the %d MiB cache that holds its group", worker.Limits.MemoryMB, vector.DefaultCacheBytes>>20)
+	}
+}
+
+// The pipeline functions' timeout is the pipeline's own limit, which package
+// rag applies to each call: the catalog states it without importing rag.
+func TestThePipelineFunctionsTimeoutIsThePipelines(t *testing.T) {
+	for _, f := range catalog.Default().Functions() {
+		if f.Pipeline && f.Limits.Timeout != rag.DefaultLimits.Timeout {
+			t.Errorf("%s has timeout %v, package rag's pipelines %v", f.Path, f.Limits.Timeout, rag.DefaultLimits.Timeout)
+		}
 	}
 }

@@ -34,12 +34,6 @@ const (
 // allows, with room for text's JSON escapes.
 const IngestRequestBytes = 3 << 20
 
-// withRequestBytes sets t's [Tool.MaxRequestBytes] and returns t.
-func (t *Tool) withRequestBytes(n int64) *Tool {
-	t.MaxRequestBytes = n
-	return t
-}
-
 // RequestBytes is the largest request body a call of t may have:
 // [Tool.MaxRequestBytes] if set, else [DefaultRequestBytes].
 func (t *Tool) RequestBytes() int64 {

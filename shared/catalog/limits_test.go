@@ -107,9 +107,10 @@ func TestEveryToolsLargestArgumentsFitItsRequestLimit(t *testing.T) {
 	for _, tool := range catalog.Default().Tools() {
 		t.Run(tool.Name, func(t *testing.T) {
 			var unbounded string
-			args := maxJSONBytes(tool.Input(), "arguments", &unbounded)
+			input, _ := schemas(t, tool)
+			args := maxJSONBytes(input, "arguments", &unbounded)
 			if tool.Name == "memory_get_or_create_summary" {
-				args = maxWithTotal(tool.Input(), "old_messages", "content", memory.MaxOldMessagesChars)
+				args = maxWithTotal(input, "old_messages", "content", memory.MaxOldMessagesChars)
 			}
 			if args < 0 {
 				t.Skipf("the schema bounds no size of %s; the domain bounds it", unbounded)

@@ -1,18 +1,18 @@
 package catalog
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 func TestTriggersBecomeFunctionsThatServeNothing(t *testing.T) {
 	tool := &Tool{
 		Name: "t_ingest", Title: "t", Description: "d", Family: "test", Function: "test/ingest",
-		Input: objectSchema, Output: objectSchema, Visibility: Public,
+		InputSchema: objectSchema, OutputSchema: objectSchema, Visibility: Public,
 		Limits: Limits{Timeout: time.Second, MemoryMB: 128}, Embeds: true, Pipeline: true,
 	}
 	base, err := New([]*Tool{tool}, nil, nil)
@@ -54,4 +54,4 @@ func TestTriggersBecomeFunctionsThatServeNothing(t *testing.T) {
 }
 
 // objectSchema is the schema of the test tools, which take and return any object.
-func objectSchema() *jsonschema.Schema { return &jsonschema.Schema{Type: "object"} }
+var objectSchema = json.RawMessage(`{"type":"object"}`)

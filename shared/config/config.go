@@ -1,17 +1,18 @@
 // Package config is the one place that reads Switchboard's environment. It
 // opens what every process needs, the table (an embedded file on a laptop,
-// DynamoDB inside Lambda, DynamoDB Local in tests) and the invoker of the
-// stack's functions; package config/open opens the rest a tool function
-// needs (blobs, providers, the pipeline runner). The gateway's Lambda uses
-// only this package, so that it links no S3, Bedrock or Step Functions
-// client and pays for none of their initialisation at cold start. Every
+// DynamoDB inside Lambda, DynamoDB Local in tests); one package below it
+// opens each other thing a function may need, so that a binary links only
+// the clients it uses and pays for no other's initialisation at cold start:
+// config/blobs (a folder or S3), config/providers (the embedder and the
+// generator), config/stepfunctions (the pipeline's runner) and
+// config/invoker (the stack's functions, through the Lambda API). Every
 // ephemeral or offline choice is announced once, on stderr, with a WARNING:
 // line.
 //
 //	cfg := config.FromEnv(os.Getenv)
-//	if err := cfg.Validate(); err != nil { ... }      // errors name the variable
+//	if err := cfg.Validate(); err != nil { ... }  // errors name the variable
 //	table, closeFn, err := cfg.OpenTable(ctx, os.Stderr)
-//	deps, closeFn, err := open.Deps(ctx, &cfg, os.Stderr) // a tool function's lambdafn.Deps
+//	blobs, err := blobs.Open(ctx, &cfg)           // package config/blobs
 package config
 
 import (
@@ -21,15 +22,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/switchboard-dev/switchboard/shared/elicit"
-	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/store/embedded"
@@ -69,6 +68,9 @@ type Config struct {
 	AnonymousTenant string
 	// InLambda reports that the process runs inside AWS Lambda.
 	InLambda bool
+	// MemoryMB is the function's memory inside Lambda
+	// (AWS_LAMBDA_FUNCTION_MEMORY_SIZE); zero elsewhere.
+	MemoryMB int
 	// Providers chooses the embedder and generator (providers.go).
 	Providers Providers
 	// PipelineARN is the RAG pipeline state machine's ARN ([EnvPipelineARN]).
@@ -78,21 +80,23 @@ type Config struct {
 	// Manager), or file:PATH of a key file, created on first use.
 	RequestStateKeys string
 
-	aws *aws.Config // loaded once, by AWS
+	aws    *aws.Config         // loaded once, by AWS
+	getenv func(string) string // FromEnv's; nil means os.Getenv
 }
 
 // FromEnv reads a Config through getenv (os.Getenv, or a map's lookup in tests).
 func FromEnv(getenv func(string) string) Config {
 	c := Config{
-		Table:           getenv(EnvTable),
-		Bucket:          getenv(EnvBucket),
-		FunctionPrefix:  getenv(EnvFunctionPrefix),
-		AnonymousTenant: getenv(EnvAnonymousTenant),
-		InLambda:        getenv("AWS_LAMBDA_FUNCTION_NAME") != "",
-		Providers:       providersFromEnv(getenv),
-		PipelineARN:     getenv(EnvPipelineARN),
-
+		Table:            getenv(EnvTable),
+		Bucket:           getenv(EnvBucket),
+		FunctionPrefix:   getenv(EnvFunctionPrefix),
+		AnonymousTenant:  getenv(EnvAnonymousTenant),
+		InLambda:         getenv("AWS_LAMBDA_FUNCTION_NAME") != "",
+		MemoryMB:         atoi(getenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE")),
+		Providers:        providersFromEnv(getenv),
+		PipelineARN:      getenv(EnvPipelineARN),
 		RequestStateKeys: getenv(EnvRequestStateKeys),
+		getenv:           getenv,
 	}
 	for _, o := range strings.Split(getenv(EnvAllowedOrigins), ",") {
 		if o = strings.TrimSpace(o); o != "" {
@@ -114,8 +118,9 @@ func Local(dir string) Config {
 }
 
 // Validate checks c, naming the variable at fault. The providers' models,
-// dimensions and URLs are checked by package config/open (open.Validate),
-// which builds them: only the functions that embed or generate link them.
+// dimensions and URLs are checked by package config/providers
+// (providers.Validate), which builds them: only the functions that embed or
+// generate link them.
 func (c Config) Validate() error {
 	var errs []error
 	if c.Table == "" || c.Table == FilePrefix {
@@ -171,10 +176,16 @@ func (c Config) OpenKeyring() (*elicit.Keyring, error) {
 
 // AWS returns the AWS SDK configuration (region, credentials, and endpoint
 // overrides such as AWS_ENDPOINT_URL_DYNAMODB), loading it from the
-// environment the first time: a cold start pays for it once.
+// environment the first time: a cold start pays for it once. A bootstrap
+// (built with -tags lambda.norpc) reads only what Lambda sets ([lambdaAWS]);
+// any other build loads the SDK's default configuration, profiles and all.
 func (c *Config) AWS(ctx context.Context) (aws.Config, error) {
 	if c.aws == nil {
-		cfg, err := awsconfig.LoadDefaultConfig(ctx)
+		getenv := c.getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		cfg, err := loadAWS(ctx, getenv)
 		if err != nil {
 			return aws.Config{}, fmt.Errorf("config: loading AWS configuration: %w", err)
 		}
@@ -209,23 +220,10 @@ func (c *Config) OpenTable(ctx context.Context, warn io.Writer) (store.Table, fu
 	return t, t.Close, nil
 }
 
-// OpenInvoker returns the invoker of the functions FunctionPrefix names,
-// through the Lambda API, or nil if it names none.
-func (c *Config) OpenInvoker(ctx context.Context) (invoke.Invoker, error) {
-	if c.FunctionPrefix == "" {
-		return nil, nil
-	}
-	cfg, err := c.AWS(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return invoke.NewLambda(awslambda.NewFromConfig(cfg), c.FunctionPrefix), nil
-}
-
 // EnvPipelineARN names the RAG pipeline's Express state machine. The
 // template sets it on the functions that run the pipeline; where it is unset
 // (a laptop), the local gateway runs the same definition in process
-// (pipeline.Local, wired by package launch); package config/open
+// (pipeline.Local, wired by package local); package config/stepfunctions
 // opens the Step Functions runner.
 const EnvPipelineARN = "SWITCHBOARD_PIPELINE_ARN"
 
@@ -234,4 +232,10 @@ func (c Config) validatePipeline() error {
 		return fmt.Errorf("%s: %q is not a state machine ARN (arn:aws:states:REGION:ACCOUNT:stateMachine:NAME)", EnvPipelineARN, c.PipelineARN)
 	}
 	return nil
+}
+
+// atoi is the whole number s spells, or zero.
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }

@@ -17,7 +17,7 @@ const (
 	EnvOpenAIAPIKey        = "SWITCHBOARD_OPENAI_API_KEY"
 )
 
-// Providers chooses the embedder and the generator. Package config/open
+// Providers chooses the embedder and the generator. Package config/providers
 // checks and builds them: config itself links no provider.
 type Providers struct {
 	// Embedder is offline (if empty), bedrock or openai.
@@ -26,7 +26,7 @@ type Providers struct {
 	// provider's default. The offline embedder has no choice of model.
 	EmbeddingModel string
 	// EmbeddingDims is the vector length. If zero, the model's default; -1
-	// records a value that is not a whole number, for open.Validate to report.
+	// records a value that is not a whole number, for providers.Validate to report.
 	EmbeddingDims int
 	// Generator is offline (if empty), bedrock or openai.
 	Generator string

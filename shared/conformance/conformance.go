@@ -24,11 +24,10 @@
 package conformance
 
 import (
-	"maps"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
-	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/launch"
 )
 
@@ -40,15 +39,14 @@ var limits = catalog.Limits{Timeout: 10 * time.Second, MemoryMB: 128}
 
 // Extras returns the conformance fixtures: catalog entries for the tools,
 // resources and prompts the suite's server scenarios call, and the
-// constructors of the functions that serve them.
+// functions that serve them.
 func Extras() launch.Extras {
-	fns := map[string]handlers.Constructor{}
 	var tools []*catalog.Tool
+	fns := []lambdafn.Function{resourceFunction}
 	for _, f := range toolFixtures() {
 		tools = append(tools, f.tool)
-		fns[f.tool.Function] = f.build
+		fns = append(fns, lambdafn.Function{Path: f.tool.Function, Build: f.build})
 	}
-	maps.Copy(fns, resourceFunctions())
 	return launch.Extras{
 		Tools:     tools,
 		Resources: resources(),

@@ -8,14 +8,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/conformance"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
-	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -33,12 +35,15 @@ func TestExtrasJoinTheDefaultCatalog(t *testing.T) {
 		if f.Family != conformance.Family {
 			continue
 		}
-		if x.Functions[f.Path] == nil {
+		if !slices.ContainsFunc(x.Functions, func(fn lambdafn.Function) bool { return fn.Path == f.Path }) {
 			t.Errorf("function %s (serving %v %v) has no constructor", f.Path, f.Tools, f.Resources)
 		}
 	}
 	for _, tool := range x.Tools {
-		if _, err := tool.Input().Resolve(nil); err != nil {
+		var s jsonschema.Schema
+		if err := json.Unmarshal(tool.InputSchema, &s); err != nil {
+			t.Errorf("%s: input schema does not decode: %v", tool.Name, err)
+		} else if _, err := s.Resolve(nil); err != nil {
 			t.Errorf("%s: input schema does not resolve: %v", tool.Name, err)
 		}
 	}
@@ -59,7 +64,7 @@ func TestExtrasJoinTheDefaultCatalog(t *testing.T) {
 // the kinds of content it answers.
 func TestToolsThroughTheInvoker(t *testing.T) {
 	x := conformance.Extras()
-	inv := invoke.NewLocal(handlers.Build(x.Functions, lambdafn.Deps{}), nil)
+	inv := stack(t, x)
 	// Called without a round, as on a protocol before 2026-07-28, the tools
 	// that ask for input answer a tool error saying so, and the question for
 	// the gateway beside it.
@@ -151,7 +156,7 @@ func TestToolsThroughTheInvoker(t *testing.T) {
 
 func TestResources(t *testing.T) {
 	x := conformance.Extras()
-	inv := invoke.NewLocal(handlers.Build(x.Functions, lambdafn.Deps{}), nil)
+	inv := stack(t, x)
 	for _, r := range x.Resources {
 		t.Run(r.Example, func(t *testing.T) {
 			resp, err := inv.Invoke(context.Background(), r.Function, &invoke.Request{
@@ -170,4 +175,14 @@ func TestResources(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stack runs the fixtures' functions in process, as the local server does.
+func stack(t *testing.T, x launch.Extras) *local.Stack {
+	t.Helper()
+	s, err := local.New(local.Options{Functions: x.Functions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -11,18 +11,17 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/fault"
-	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
 // The fixture resources' URIs.
 const (
-	staticTextURI    = "test://static-text"
-	staticBinaryURI  = "test://static-binary"
-	watchedURI       = "test://watched-resource"
-	templateURI      = "test://template/{id}/data"
-	resourceFunction = "conformance/resources"
+	staticTextURI   = "test://static-text"
+	staticBinaryURI = "test://static-binary"
+	watchedURI      = "test://watched-resource"
+	templateURI     = "test://template/{id}/data"
+	resourcePath    = "conformance/resources"
 )
 
 func resources() []*catalog.Resource {
@@ -33,7 +32,7 @@ func resources() []*catalog.Resource {
 		}
 		return &catalog.Resource{
 			URI: uri, URITemplate: tmpl, Name: name, Title: title, Description: description, MIMEType: mime,
-			Family: Family, Function: resourceFunction, Limits: limits, Example: example,
+			Family: Family, Function: resourcePath, Limits: limits, Example: example,
 		}
 	}
 	return []*catalog.Resource{
@@ -44,14 +43,10 @@ func resources() []*catalog.Resource {
 	}
 }
 
-func resourceFunctions() map[string]handlers.Constructor {
-	return map[string]handlers.Constructor{resourceFunction: serveResources}
-}
-
-// serveResources builds the function serving the fixture resources.
-func serveResources(d lambdafn.Deps) lambda.Handler {
-	return lambdafn.Resources(resourceFunction, d, lambdafn.ResourceFuncs{Read: readResource})
-}
+// resourceFunction serves the fixture resources.
+var resourceFunction = lambdafn.Function{Path: resourcePath, Build: func(d lambdafn.Deps) lambda.Handler {
+	return lambdafn.Resources(resourcePath, d, lambdafn.ResourceFuncs{Read: readResource})
+}}
 
 func readResource(_ context.Context, _ tenant.Caller, uri string) (*mcp.ReadResourceResult, error) {
 	// The fixtures are the same for every caller and never change: any cache

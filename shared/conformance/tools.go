@@ -12,9 +12,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/catalog/toolschema"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
-	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -97,10 +97,10 @@ func text(s string) Result { return Result{Content: []Content{{Type: "text", Tex
 // function that serves it.
 type toolFixture struct {
 	tool  *catalog.Tool
-	build handlers.Constructor
+	build func(lambdafn.Deps) lambda.Handler
 }
 
-var resultSchema = catalog.SchemaFor[Result](func(s *jsonschema.Schema) {
+var resultSchema = toolschema.JSON[Result](func(s *jsonschema.Schema) {
 	s.Properties["content"].Items.Properties["type"].Enum = []any{"text", "image", "audio", "resource"}
 })
 
@@ -110,7 +110,7 @@ func fixture[In any](name, title, description string, patch func(*jsonschema.Sch
 	t := &catalog.Tool{
 		Name: name, Title: title, Description: description,
 		Family: Family, Function: "conformance/" + name,
-		Input: catalog.SchemaFor[In](patch), Output: resultSchema, Annotations: ann,
+		InputSchema: toolschema.JSON[In](patch), OutputSchema: resultSchema, Annotations: ann,
 		Visibility: catalog.Public, Limits: limits, Example: json.RawMessage(example),
 	}
 	return toolFixture{tool: t, build: func(d lambdafn.Deps) lambda.Handler {
@@ -223,7 +223,7 @@ func toolFixtures() []toolFixture {
 				// SEP-1613: the suite checks that $schema, $defs and
 				// additionalProperties reach tools/list unchanged.
 				s.Schema = "https://json-schema.org/draft/2020-12/schema"
-				s.Defs = map[string]*jsonschema.Schema{"address": catalog.SchemaFor[Address](nil)()}
+				s.Defs = map[string]*jsonschema.Schema{"address": toolschema.For[Address](nil)}
 				s.Properties["address"] = &jsonschema.Schema{Ref: "#/$defs/address"}
 				s.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
 			}, pure, `{"name":"Ada","address":{"street":"1 Main St","city":"Springfield"}}`,

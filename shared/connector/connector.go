@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/audit"
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -563,8 +564,14 @@ func (s *Service) open(ctx context.Context, sealed []byte, t, name, principal st
 	return &sec, nil
 }
 
-// traceOf returns the trace of the call ctx serves.
-func traceOf(ctx context.Context) string { return audit.TraceIDFrom(ctx) }
+// traceOf returns the trace of the call ctx serves (package callcontext), or
+// a fresh one if it names none that is valid.
+func traceOf(ctx context.Context) string {
+	if c, ok := callcontext.FromContext(ctx); ok && tenant.IsKeyID(c.TraceID) {
+		return c.TraceID
+	}
+	return audit.NewTraceID()
+}
 
 // auditWrite returns the transaction write recording an event for c.
 func (s *Service) auditWrite(ctx context.Context, c tenant.Caller, typ, tool string, detail map[string]any) (store.Write, error) {

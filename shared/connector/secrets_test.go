@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/shared/audit"
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/store"
@@ -173,7 +173,7 @@ func TestOAuthClientCredentials(t *testing.T) {
 func TestSecretsNeverLeak(t *testing.T) {
 	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
 		const trace = "trace-secrets"
-		ctx := audit.WithTraceID(context.Background(), trace)
+		ctx := callcontext.NewContext(context.Background(), callcontext.Call{TraceID: trace})
 		e := newEnv(t, tbl, nil)
 		c := newCaller(t, "alice")
 		bob := tenant.Caller{Tenant: c.Tenant, Principal: "bob"}

@@ -17,13 +17,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/handlers/memoryfn"
+	"github.com/switchboard-dev/switchboard/shared/handlers/operationsfn"
+	"github.com/switchboard-dev/switchboard/shared/handlers/ragfn"
+	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/lambdatest"
+	"github.com/switchboard-dev/switchboard/shared/local"
 )
 
 // buildFlags are the flags of LambdaBuild, which every bootstrap is built with.
@@ -131,11 +136,11 @@ func TestEveryFunctionBuildsForLinuxArm64(t *testing.T) {
 // prefix+FunctionName(path), answering each with its handler in process, as
 // Lambda would run it. It records the envelopes it receives.
 type fakeLambda struct {
-	t        *testing.T
-	prefix   string
-	handlers map[string]lambda.Handler
-	mu       sync.Mutex
-	calls    []fakeCall
+	t      *testing.T
+	prefix string
+	stack  *local.Stack
+	mu     sync.Mutex
+	calls  []fakeCall
 }
 
 type fakeCall struct {
@@ -146,9 +151,9 @@ type fakeCall struct {
 func (f *fakeLambda) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	var path string
-	for p := range f.handlers {
-		if f.prefix+invoke.FunctionName(p) == name {
-			path = p
+	for _, fn := range handlers.All() {
+		if f.prefix+invoke.FunctionName(fn.Path) == name {
+			path = fn.Path
 		}
 	}
 	body, _ := io.ReadAll(r.Body)
@@ -165,7 +170,8 @@ func (f *fakeLambda) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.calls = append(f.calls, fakeCall{Function: name, Request: req})
 	f.mu.Unlock()
-	out, err := f.handlers[path].Invoke(r.Context(), body)
+	h, _ := f.stack.Handler(path)
+	out, err := h.Invoke(r.Context(), body)
 	w.Header().Set("X-Amz-Executed-Version", "$LATEST")
 	if err != nil {
 		w.Header().Set("X-Amz-Function-Error", "Unhandled")
@@ -219,7 +225,7 @@ func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
 				// The tool functions the gateway invokes run in this process, on their own table.
 				tbl, blobs := openTable(t, filepath.Join(dir, "functions.db")), openBlobs(t, filepath.Join(dir, "functions"))
 				seed(t, tbl, blobs)
-				lam = &fakeLambda{t: t, prefix: prefix, handlers: handlers.Build(handlers.All(), deps(tbl, blobs))}
+				lam = &fakeLambda{t: t, prefix: prefix, stack: stack(t, tbl, blobs)}
 				mux := http.NewServeMux()
 				mux.Handle("POST /2015-03-31/functions/{name}/invocations", lam)
 				srv := httptest.NewServer(mux)
@@ -275,37 +281,140 @@ func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
 	}
 }
 
-// TestTheDeployedGatewayLinksOnlyWhatItUses guards the gateway's cold start:
-// every package a bootstrap links runs its initialisers at each cold start
-// (an AWS service client costs about a millisecond or more), so the
-// deployed build of the gateway must not link the tool functions, the local
-// server or the clients only they use.
-func TestTheDeployedGatewayLinksOnlyWhatItUses(t *testing.T) {
-	cmd := exec.Command(goTool(t), "list", "-deps", "-tags", "lambda.norpc", "./functions/"+GatewayPath)
+// linked returns what each bootstrap links: the packages it depends on, by
+// function path, as -tags lambda.norpc builds them.
+func linked(t *testing.T) map[string][]string {
+	t.Helper()
+	cmd := exec.Command(goTool(t), "list", "-tags", "lambda.norpc", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "./functions/...")
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	deps := strings.Fields(string(out))
-	const module = "github.com/switchboard-dev/switchboard/"
-	for _, banned := range []string{
-		"github.com/aws/aws-sdk-go-v2/service/s3",
-		"github.com/aws/aws-sdk-go-v2/service/sfn",
-		"github.com/aws/aws-sdk-go-v2/service/bedrockruntime",
-		module + "shared/handlers",
-		module + "shared/launch",
-		module + "shared/lambdafn",
-		module + "shared/config/open",
-		module + "shared/pipeline",
+	deps := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		path, _ := strings.CutPrefix(fields[0], module+"functions/")
+		deps[path] = fields[1:]
+	}
+	return deps
+}
+
+const module = "github.com/switchboard-dev/switchboard/"
+
+// awsService returns the AWS service client pkg is, if it is one.
+func awsService(pkg string) (string, bool) {
+	name, ok := strings.CutPrefix(pkg, "github.com/aws/aws-sdk-go-v2/service/")
+	if !ok || strings.Contains(name, "/") {
+		return "", false
+	}
+	return name, true
+}
+
+// Every package a bootstrap links runs its initialisers at each cold start
+// (an AWS service client costs a millisecond or more): each function may link
+// its own family's code and the clients its catalog entry says it uses, and
+// nothing else. These are the packages of this module and the AWS clients
+// every tool function may link.
+var (
+	// Every tool function: starting (lambdafn, coldstart, config with the
+	// DynamoDB or embedded table), the envelope (invoke, read with rawjson)
+	// and the catalog, audit events, the round of a call that may ask the
+	// client for input (elicit, with keyfile, its key ring's file), and the
+	// types lambdafn's Deps name (the pipeline's runner, the providers). None
+	// links the SDK's default configuration, whose STS and SSO clients
+	// Lambda never needs (config.lambdaAWS).
+	everyTool = []string{"infra", "shared/audit", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config",
+		"shared/elicit", "shared/fault", "shared/invoke", "shared/keyfile", "shared/lambdafn", "shared/pipeline", "shared/provider", "shared/provider/offline",
+		"shared/rawjson", "shared/statemachine", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant", "shared/text"}
+	everyClient = []string{"dynamodb"}
+	// The domain code each family's bindings may link. A function of package
+	// ragfn links the retriever's bindings and package local too: run alone,
+	// without a state machine (sam local invoke), it runs its steps in process.
+	familyCode = map[string][]string{
+		"shared/handlers/memoryfn":     {"shared/memory"},
+		"shared/handlers/operationsfn": nil,
+		"shared/handlers/vectorfn":     {"shared/vector", "shared/vector/remote", "shared/retrieval", "shared/document"},
+		"shared/handlers/ragfn": {"shared/rag", "shared/memory", "shared/vector", "shared/vector/remote", "shared/retrieval",
+			"shared/document", "shared/handlers/vectorfn", "shared/local"},
+		"shared/handlers/careerfn": {"shared/career", "shared/retrieval", "shared/document"},
+	}
+	// What the openers of package config link, and the catalog facts that
+	// call for each. No function links the SDK's Lambda client: package
+	// invoke/lambdaapi makes the one call it needs itself.
+	blobsCode     = []string{"shared/config/blobs", "shared/store/localfs", "shared/store/s3"}
+	providersCode = []string{"shared/config/providers", "shared/provider/bedrock", "shared/provider/openai"}
+	pipelineCode  = []string{"shared/config/stepfunctions", "shared/pipeline/stepfunctions"}
+	invokerCode   = []string{"shared/config/invoker", "shared/invoke/lambdaapi"}
+	// The deployed gateway: the catalog, the gateway (its tools/call fast
+	// path reads requests with rawjson), API keys on the table, request
+	// states (elicit), and the Lambda Invoke API to invoke the tools
+	// (invoke/lambdaapi, which needs no SDK client).
+	gatewayCode = []string{"shared/apigw", "shared/apikey", "shared/catalog", "shared/coldstart", "shared/config", "shared/config/invoker",
+		"shared/elicit", "shared/fault", "shared/gateway", "shared/invoke", "shared/invoke/lambdaapi", "shared/keyfile", "shared/launch/lambdagateway",
+		"shared/rawjson", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant"}
+)
+
+// allowed returns the packages of this module and the AWS clients the
+// bootstrap of f may link, given the bindings that serve it.
+func allowed(f catalog.Function, binding string) (code, clients []string) {
+	code = append(slices.Clone(everyTool), binding)
+	code = append(code, familyCode[binding]...)
+	clients = slices.Clone(everyClient)
+	// A pipeline tool run alone reads its steps' stores: blobs.
+	if f.Blobs != catalog.NoAccess || f.Pipeline {
+		code, clients = append(code, blobsCode...), append(clients, "s3")
+	}
+	if f.Embeds || f.Generates {
+		code, clients = append(code, providersCode...), append(clients, "bedrockruntime")
+	}
+	if f.Pipeline {
+		code, clients = append(code, pipelineCode...), append(clients, "sfn")
+	}
+	if len(f.Invokes) > 0 {
+		code = append(code, invokerCode...)
+	}
+	return code, clients
+}
+
+// TestEveryFunctionLinksOnlyWhatItUses guards every function's cold start:
+// its bootstrap (built with -tags lambda.norpc, as LambdaBuild does) may link
+// only its family's code and the AWS clients its catalog entry says it uses;
+// the deployed gateway, neither the tools' code nor the local server.
+func TestEveryFunctionLinksOnlyWhatItUses(t *testing.T) {
+	deps := linked(t)
+	bindings := map[string]string{} // function path -> the bindings that serve it
+	for pkg, fns := range map[string][]lambdafn.Function{
+		"shared/handlers/memoryfn": memoryfn.Functions(), "shared/handlers/operationsfn": operationsfn.Functions(),
+		"shared/handlers/vectorfn": vectorfn.Functions(), "shared/handlers/ragfn": ragfn.Functions(),
+		"shared/handlers/careerfn": careerfn.Functions(),
 	} {
-		if slices.Contains(deps, banned) {
-			t.Errorf("the gateway's bootstrap links %s", banned)
+		for _, f := range fns {
+			bindings[f.Path] = pkg
 		}
 	}
-	for _, needed := range []string{"github.com/aws/aws-sdk-go-v2/service/dynamodb", "github.com/aws/aws-sdk-go-v2/service/lambda", module + "shared/gateway"} {
-		if !slices.Contains(deps, needed) {
-			t.Errorf("the gateway's bootstrap does not link %s: is the list above out of date?", needed)
-		}
+	fns := catalog.Default().Functions()
+	for _, f := range append(fns, catalog.Function{Path: GatewayPath}) {
+		t.Run(f.Path, func(t *testing.T) {
+			code, clients := gatewayCode, everyClient
+			if f.Path != GatewayPath {
+				code, clients = allowed(f, bindings[f.Path])
+			}
+			linked, ok := deps[f.Path]
+			if !ok {
+				t.Fatalf("go list lists no functions/%s", f.Path)
+			}
+			for _, pkg := range linked {
+				if own, ok := strings.CutPrefix(pkg, module); ok && !slices.Contains(code, own) {
+					t.Errorf("functions/%s links %s, which it should not", f.Path, own)
+				}
+				if name, ok := awsService(pkg); ok && !slices.Contains(clients, name) || pkg == "github.com/aws/aws-sdk-go-v2/config" {
+					t.Errorf("functions/%s links %s, which it should not", f.Path, pkg)
+				}
+			}
+			if f.Path != GatewayPath && !slices.Contains(linked, module+bindings[f.Path]) {
+				t.Errorf("functions/%s does not link %s, the bindings that serve it", f.Path, bindings[f.Path])
+			}
+		})
 	}
 }

@@ -31,7 +31,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
-	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider/bedrock"
 	"github.com/switchboard-dev/switchboard/shared/statemachine"
 	"github.com/switchboard-dev/switchboard/shared/store"
@@ -350,44 +349,32 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 }
 
 // pipelineOf describes the state machine for the template, or returns nil
-// when the catalog lacks some of its step functions and no function runs the
-// pipeline (the families that serve them are not built yet). A function that
-// runs the pipeline without all of them is an error.
-func pipelineOf(all []Function) (*templatePipeline, error) {
+// when no function runs the pipeline. A function that runs it when the
+// catalog's pipeline tasks do not fill every substitution of the definition
+// is an error.
+func pipelineOf(all []Function, tasks []catalog.PipelineTask) (*templatePipeline, error) {
 	byPath := map[string]Function{}
-	runs := ""
+	runs := false
 	for _, f := range all {
 		byPath[f.Path] = f
-		if f.Pipeline {
-			runs = f.Path
-		}
+		runs = runs || f.Pipeline
+	}
+	if !runs {
+		return nil, nil
 	}
 	p := &templatePipeline{LogicalID: PipelineLogicalID, Name: PipelineName, LogGroupID: pipelineLogGroupID, DefinitionURI: infra.RAGPipelineFile}
-	var missing []string
-	for _, t := range pipeline.Tasks {
+	var have []string
+	for _, t := range tasks {
 		f, ok := byPath[t.Function]
 		if !ok {
-			missing = append(missing, t.Function)
-			continue
+			return nil, fmt.Errorf("deploy: pipeline task %s names function %s, which the catalog lacks", t.Substitution, t.Function)
 		}
 		p.Substitutions = append(p.Substitutions, substitution{Name: t.Substitution, LogicalID: f.LogicalID})
-	}
-	switch {
-	case len(missing) > 0 && runs == "":
-		// Nothing runs the pipeline yet: the families that serve its other
-		// steps are not built (or not merged) yet.
-		return nil, nil
-	case len(missing) > 0:
-		return nil, fmt.Errorf("deploy: the pipeline state machine needs the functions %s, which the catalog lacks", strings.Join(missing, ", "))
-	}
-	names := statemachine.Substitutions(infra.RAGPipeline)
-	var have []string
-	for _, s := range p.Substitutions {
-		have = append(have, s.Name)
+		have = append(have, t.Substitution)
 	}
 	sort.Strings(have)
-	if !slices.Equal(names, have) {
-		return nil, fmt.Errorf("deploy: %s uses the substitutions %v, but pipeline.Tasks defines %v", infra.RAGPipelineFile, names, have)
+	if names := statemachine.Substitutions(infra.RAGPipeline); !slices.Equal(names, have) {
+		return nil, fmt.Errorf("deploy: %s uses the substitutions %v, but the catalog's pipeline tasks define %v", infra.RAGPipelineFile, names, have)
 	}
 	return p, nil
 }
@@ -489,7 +476,7 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 		data.Functions = append(data.Functions, templateFunctionOf(f, all))
 	}
 	var err error
-	if data.Pipeline, err = pipelineOf(all); err != nil {
+	if data.Pipeline, err = pipelineOf(all, cat.PipelineTasks()); err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,12 +25,12 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/embedded"
 	"github.com/switchboard-dev/switchboard/shared/store/localfs"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
-	"github.com/switchboard-dev/switchboard/shared/vector"
 )
 
 // openTable opens an embedded table at path, closed when the test ends.
@@ -45,9 +44,25 @@ func openTable(t *testing.T, path string) *embedded.Table {
 	return tbl
 }
 
-// deps returns the dependencies of in-process handlers over table and blobs.
-func deps(table store.Table, blobs store.Blobs) lambdafn.Deps {
-	return lambdafn.Deps{Table: table, Blobs: blobs, Summarizer: offline.Summarizer{}}
+// stack returns every function in process over table and blobs, as the
+// local server runs them.
+func stack(t *testing.T, table store.Table, blobs store.Blobs) *local.Stack {
+	t.Helper()
+	s, err := local.New(local.Options{Deps: lambdafn.Deps{Table: table, Blobs: blobs, Summarizer: offline.Summarizer{}}, Functions: handlers.All()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// handler returns the handler of the function at path in s.
+func handler(t *testing.T, s *local.Stack, path string) lambda.Handler {
+	t.Helper()
+	h, ok := s.Handler(path)
+	if !ok {
+		t.Fatalf("handlers.All has no function %s", path)
+	}
+	return h
 }
 
 // openBlobs opens a local blob store in dir/blobs, where the bootstraps find it
@@ -88,56 +103,11 @@ func eventByPath(t *testing.T, path string) Event {
 	return evs[i]
 }
 
-// seed prepares table and blobs for the sample events: it replays the events
-// of memory_get_or_create and memory_add_message, so that the sample
-// conversation exists with a message, and the sample trace has audit events;
-// and it creates the sample vector store, replays vector_document_ingest
-// into it, and puts its shard where the search worker's example names it.
+// seed prepares table and blobs for the sample events ([Seed]).
 func seed(t *testing.T, table store.Table, blobs store.Blobs) {
 	t.Helper()
-	hs := handlers.Build(handlers.All(), deps(table, blobs))
-	sample := tenant.Caller{Tenant: SampleTenant, Principal: SamplePrincipal}
-	if _, err := vector.New(table, blobs, nil, nil).CreateStore(context.Background(), sample, vector.CreateStoreInput{Alias: "manuals"}); err != nil {
-		t.Fatalf("seeding the sample vector store: %v", err)
-	}
-	for _, path := range []string{"events/memory/get_or_create.json", "events/memory/add_message.json", "events/vector/document_ingest.json"} {
-		ev := eventByPath(t, path)
-		out, err := hs[ev.Function].Invoke(context.Background(), readEvent(t, ev))
-		if err != nil {
-			t.Fatalf("seeding with %s: %v", path, err)
-		}
-		checkAnswer(t, ev, out)
-	}
-	seedShard(t, blobs)
-}
-
-// seedShard copies the sample store's one shard to the key the search
-// worker's example names: shard keys are random, an example's fixed.
-func seedShard(t *testing.T, blobs store.Blobs) {
-	t.Helper()
-	ctx := context.Background()
-	worker, _ := catalog.Default().Tool("optimizer_vs-search-group")
-	var in vector.SearchGroupInput
-	if err := json.Unmarshal(worker.Example, &in); err != nil {
+	if err := Seed(context.Background(), table, blobs); err != nil {
 		t.Fatal(err)
-	}
-	page, err := blobs.List(ctx, tenant.BlobPrefix(SampleTenant)+"vector/manuals/shards/", nil)
-	if err != nil || len(page.Blobs) != 1 {
-		t.Fatalf("the sample store's shards: %v, %v; want one", page.Blobs, err)
-	}
-	rc, _, err := blobs.Get(ctx, page.Blobs[0].Key, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	data, err := io.ReadAll(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sh := range in.Group.Shards {
-		if _, err := blobs.Put(ctx, sh.Key, data, nil); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 
@@ -364,7 +334,7 @@ func localGateway(t *testing.T, functions, keys store.Table, blobs store.Blobs) 
 	cat := catalog.Default()
 	gw, err := gateway.New(gateway.Options{
 		Catalog:   cat,
-		Invoker:   invoke.NewLocal(handlers.Build(handlers.All(), deps(functions, blobs)), cat.Timeout),
+		Invoker:   stack(t, functions, blobs),
 		Keys:      apikey.New(keys, nil),
 		Anonymous: &tenant.Caller{Tenant: SampleTenant, Principal: SamplePrincipal},
 	})
@@ -384,7 +354,6 @@ func TestEveryEventReplaysThroughItsHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctors := handlers.All()
 	for _, ev := range evs {
 		t.Run(ev.Path, func(t *testing.T) {
 			t.Parallel()
@@ -396,11 +365,7 @@ func TestEveryEventReplaysThroughItsHandler(t *testing.T) {
 			if ev.Function == GatewayPath {
 				h = localGateway(t, tbl, rec, blobs)
 			} else {
-				ctor, ok := ctors[ev.Function]
-				if !ok {
-					t.Fatalf("handlers.All has no constructor for %s", ev.Function)
-				}
-				h = ctor(deps(rec, blobs))
+				h = handler(t, stack(t, rec, blobs), ev.Function)
 			}
 			out, err := h.Invoke(context.Background(), readEvent(t, ev))
 			if err != nil {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/catalog/toolschema"
 )
 
 // The files the generator writes whole, and the markers around the parts it
@@ -44,7 +45,7 @@ func Generate(root string, cat *catalog.Catalog) (map[string][]byte, error) {
 		return nil, err
 	}
 	files[TemplateFile] = tmpl
-	if files[catalog.SnapshotFile], err = catalog.Snapshot(cat); err != nil {
+	if files[catalog.SnapshotFile], err = toolschema.Snapshot(cat); err != nil {
 		return nil, err
 	}
 	for name, part := range map[string]struct {

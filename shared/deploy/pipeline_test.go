@@ -11,13 +11,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/switchboard-dev/switchboard/infra"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
-	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/rag"
 	"github.com/switchboard-dev/switchboard/shared/statemachine"
 )
@@ -44,16 +42,22 @@ func ragCatalog(t *testing.T, steps ...string) *catalog.Catalog {
 	tool := func(name, function string, set func(*catalog.Tool)) *catalog.Tool {
 		tl := &catalog.Tool{
 			Name: name, Title: name, Description: "A stand-in.", Family: strings.Split(function, "/")[0], Function: function,
-			Input: objectSchema, Output: objectSchema,
+			InputSchema: objectSchema, OutputSchema: objectSchema,
 			Visibility: catalog.Internal, Limits: catalog.Limits{Timeout: 10 * time.Second, MemoryMB: 512}, Table: catalog.Read,
 		}
 		set(tl)
 		return tl
 	}
 	all := map[string]*catalog.Tool{
-		"vector/rephrase":  tool("optimizer_vs-rephrase", "vector/rephrase", func(t *catalog.Tool) { t.Generates = true }),
-		"vector/retriever": tool("optimizer_vs-retriever", "vector/retriever", func(t *catalog.Tool) { t.Embeds, t.Blobs = true, catalog.Read }),
-		"vector/grade":     tool("optimizer_vs-grade", "vector/grade", func(t *catalog.Tool) { t.Generates = true }),
+		"vector/rephrase": tool("optimizer_vs-rephrase", "vector/rephrase", func(t *catalog.Tool) {
+			t.Generates, t.PipelineTask = true, "RephraseFunctionArn"
+		}),
+		"vector/retriever": tool("optimizer_vs-retriever", "vector/retriever", func(t *catalog.Tool) {
+			t.Embeds, t.Blobs, t.PipelineTask = true, catalog.Read, "RetrieverFunctionArn"
+		}),
+		"vector/grade": tool("optimizer_vs-grade", "vector/grade", func(t *catalog.Tool) {
+			t.Generates, t.PipelineTask = true, "GradeFunctionArn"
+		}),
 	}
 	// The default catalog's own steps and rag_basic, once their families exist,
 	// give way to the stand-ins, so that each case has exactly the steps it names.
@@ -96,7 +100,8 @@ func renderRag(t *testing.T) (parsed, *catalog.Catalog) {
 }
 
 func TestThePipelineStateMachineIsExpressAndInvokesExactlyItsSteps(t *testing.T) {
-	p, _ := renderRag(t)
+	p, cat := renderRag(t)
+	tasks := cat.PipelineTasks()
 	sm, err := p.typed.GetServerlessStateMachineWithName(PipelineLogicalID)
 	if err != nil {
 		t.Fatalf("goformation sees no state machine %s: %v", PipelineLogicalID, err)
@@ -108,13 +113,13 @@ func TestThePipelineStateMachineIsExpressAndInvokesExactlyItsSteps(t *testing.T)
 	wantSubs := map[string]any{}
 	var steps []any
 	for _, name := range statemachine.Substitutions(infra.RAGPipeline) {
-		i := slices.IndexFunc(pipeline.Tasks, func(task pipeline.Task) bool { return task.Substitution == name })
+		i := slices.IndexFunc(tasks, func(task catalog.PipelineTask) bool { return task.Substitution == name })
 		if i < 0 {
-			t.Fatalf("the definition uses ${%s}, which no pipeline.Task fills", name)
+			t.Fatalf("the definition uses ${%s}, which no pipeline task of the catalog fills", name)
 		}
-		wantSubs[name] = getAtt(invoke.LogicalID(pipeline.Tasks[i].Function) + ".Arn")
+		wantSubs[name] = getAtt(invoke.LogicalID(tasks[i].Function) + ".Arn")
 	}
-	for _, task := range pipeline.Tasks {
+	for _, task := range tasks {
 		steps = append(steps, getAtt(invoke.LogicalID(task.Function)+".Arn"))
 	}
 	if diff := cmp.Diff(wantSubs, raw["DefinitionSubstitutions"]); diff != "" {
@@ -265,8 +270,8 @@ func catalogFunction(t *testing.T, cat *catalog.Catalog, path string) catalog.Fu
 }
 
 func TestThePipelineNeedsAllItsStepsOrNone(t *testing.T) {
-	if _, err := Template(ragCatalog(t, "vector/rephrase", "vector/grade")); err == nil || !strings.Contains(err.Error(), "vector/retriever") {
-		t.Errorf("Template without the retriever: %v, want an error naming it", err)
+	if _, err := Template(ragCatalog(t, "vector/rephrase", "vector/grade")); err == nil || !strings.Contains(err.Error(), "RetrieverFunctionArn") {
+		t.Errorf("Template without the retriever: %v, want an error naming its substitution", err)
 	}
 	if _, err := Template(ragCatalog(t)); err == nil {
 		t.Errorf("Template with rag_basic but no steps: no error")
@@ -339,4 +344,4 @@ func TestThePipelineGivesUpBeforeItsCallersDo(t *testing.T) {
 }
 
 // objectSchema is the schema of the test tools, which take and return any object.
-func objectSchema() *jsonschema.Schema { return &jsonschema.Schema{Type: "object"} }
+var objectSchema = json.RawMessage(`{"type":"object"}`)

@@ -343,7 +343,7 @@ func TestTheTemplateFollowsAccessForEveryLevel(t *testing.T) {
 			name := "t_table_" + level(table) + "_blobs_" + level(blobs)
 			tools = append(tools, &catalog.Tool{
 				Name: name, Title: name, Description: "A test tool.", Family: "test", Function: "test/" + name,
-				Input: objectSchema, Output: objectSchema,
+				InputSchema: objectSchema, OutputSchema: objectSchema,
 				Visibility: catalog.Public, Limits: catalog.Limits{Timeout: 7 * time.Second, MemoryMB: 128, ReservedConcurrency: 3},
 				Table: table, Blobs: blobs,
 			})
@@ -601,7 +601,7 @@ func TestFunctionsWhoseNamesWouldCollideAreRefused(t *testing.T) {
 	tool := func(name, function string) *catalog.Tool {
 		return &catalog.Tool{
 			Name: name, Title: name, Description: "A test tool.", Family: "test", Function: function,
-			Input: objectSchema, Output: objectSchema,
+			InputSchema: objectSchema, OutputSchema: objectSchema,
 			Visibility: catalog.Public, Limits: catalog.Limits{Timeout: time.Second, MemoryMB: 128},
 		}
 	}

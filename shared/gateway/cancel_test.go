@@ -22,7 +22,7 @@ func TestAClientThatGivesUpCancelsTheCall(t *testing.T) {
 	started, stopped, release := make(chan struct{}, 1), make(chan error, 1), make(chan struct{})
 	block := &catalog.Tool{
 		Name: "block", Title: "Block", Description: "Waits until its call is cancelled.", Family: "test", Function: "test/block",
-		Input: mustSchema[empty](t), Output: mustSchema[empty](t), Visibility: catalog.Public,
+		InputSchema: mustSchema[empty](t), OutputSchema: mustSchema[empty](t), Visibility: catalog.Public,
 		Limits: catalog.Limits{Timeout: time.Minute, MemoryMB: 128},
 	}
 	h := newHarness(t, func(o *gateway.Options) {
@@ -39,7 +39,7 @@ func TestAClientThatGivesUpCancelsTheCall(t *testing.T) {
 			case <-release: // the test failed: let the server close
 			}
 			return empty{}, ctx.Err()
-		})}, cat.Timeout)
+		})}, &invoke.LocalOptions{Timeout: cat.Timeout})
 	})
 	t.Cleanup(func() { close(release) }) // runs before the server closes
 	for _, version := range []string{"2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"} {

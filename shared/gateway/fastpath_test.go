@@ -24,6 +24,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -33,7 +34,7 @@ import (
 // served by function fake/<name>) with crafted responses, and sends every
 // other call to the real functions. It counts the calls of each function.
 type fakeFunctions struct {
-	real  *invoke.Local
+	real  invoke.RawInvoker
 	mu    sync.Mutex
 	calls map[string]int
 }
@@ -239,7 +240,11 @@ func newTwoPaths(t *testing.T, raw bool) *twoPaths {
 		t.Fatal(err)
 	}
 	deps := lambdafn.Deps{Table: tbl, Blobs: storetest.OpenLocalFS(t), Summarizer: offline.Summarizer{}}
-	p := &twoPaths{functions: &fakeFunctions{real: invoke.NewLocal(handlers.Build(handlers.All(), deps), cat.Timeout), calls: map[string]int{}}}
+	stack, err := local.New(local.Options{Deps: deps, Functions: handlers.All()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &twoPaths{functions: &fakeFunctions{real: stack, calls: map[string]int{}}}
 	var invoker invoke.Invoker = p.functions
 	if raw {
 		invoker = rawFunctions{p.functions}

@@ -233,7 +233,7 @@ func (g *Gateway) listedTools() map[string]*mcp.Tool {
 		if t.Visibility == catalog.Public {
 			tools[t.Name] = &mcp.Tool{
 				Name: t.Name, Title: t.Title, Description: t.Description,
-				InputSchema: t.InputJSON(), OutputSchema: t.OutputJSON(), Annotations: t.Annotations,
+				InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: t.Annotations,
 			}
 		}
 	}

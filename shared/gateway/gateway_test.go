@@ -24,6 +24,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
@@ -45,7 +46,7 @@ func newHarness(t *testing.T, configure func(*gateway.Options)) *harness {
 	deps := lambdafn.Deps{Table: tbl, Blobs: storetest.OpenLocalFS(t), Summarizer: offline.Summarizer{}}
 	opts := gateway.Options{
 		Catalog:           cat,
-		Invoker:           invoke.NewLocal(handlers.Build(handlers.All(), deps), cat.Timeout),
+		Invoker:           stack(t, deps),
 		Keys:              apikey.New(tbl, nil),
 		Anonymous:         &tenant.Caller{Tenant: tenant.Local, Principal: "local"},
 		AllowLocalOrigins: true,
@@ -198,17 +199,16 @@ func TestToolsListCarriesTitlesDescriptionsAndSchemas(t *testing.T) {
 		if got.Title != want.Title || got.Description != want.Description {
 			t.Errorf("%s listed as title %q, description %q", want.Name, got.Title, got.Description)
 		}
-		// The gateway lists the catalog's snapshot of the schemas: it must
-		// say what the schemas built from the catalog's types say.
+		// The gateway lists the catalog's schemas (its snapshot's: package
+		// catalog/toolschema checks that they are what the types infer).
 		for _, s := range []struct {
-			name  string
-			got   any
-			build func() *jsonschema.Schema
-		}{{"input", got.InputSchema, want.Input}, {"output", got.OutputSchema, want.Output}} {
+			name string
+			got  any
+			want json.RawMessage
+		}{{"input", got.InputSchema, want.InputSchema}, {"output", got.OutputSchema, want.OutputSchema}} {
 			var wantSchema, gotSchema any
-			b, _ := json.Marshal(s.build())
-			json.Unmarshal(b, &wantSchema)
-			b, _ = json.Marshal(s.got)
+			json.Unmarshal(s.want, &wantSchema)
+			b, _ := json.Marshal(s.got)
 			json.Unmarshal(b, &gotSchema)
 			if diff := cmp.Diff(wantSchema, gotSchema); diff != "" {
 				t.Errorf("%s listed with another %s schema (-built +listed):\n%s", want.Name, s.name, diff)
@@ -458,7 +458,11 @@ func TestEveryToolResultMatchesItsOutputSchema(t *testing.T) {
 			if res.IsError {
 				t.Fatalf("example call failed: %s", text(res))
 			}
-			rs, err := tool.Output().Resolve(nil)
+			var schema jsonschema.Schema
+			if err := json.Unmarshal(tool.OutputSchema, &schema); err != nil {
+				t.Fatal(err)
+			}
+			rs, err := schema.Resolve(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -499,7 +503,7 @@ func TestProgressAndLogsFromAFunctionReachTheClient(t *testing.T) {
 	type empty struct{}
 	noisy := &catalog.Tool{
 		Name: "noisy", Title: "Noisy", Description: "Reports progress and logs.", Family: "test", Function: "test/noisy",
-		Input: mustSchema[empty](t), Output: mustSchema[empty](t), Visibility: catalog.Public,
+		InputSchema: mustSchema[empty](t), OutputSchema: mustSchema[empty](t), Visibility: catalog.Public,
 		Limits: catalog.Limits{Timeout: time.Second, MemoryMB: 128},
 	}
 	h := newHarness(t, func(o *gateway.Options) {
@@ -561,12 +565,26 @@ func TestProgressAndLogsFromAFunctionReachTheClient(t *testing.T) {
 	}
 }
 
-func mustSchema[T any](t *testing.T) func() *jsonschema.Schema {
+// stack runs every function in process over deps, as the local server does.
+func stack(t *testing.T, deps lambdafn.Deps) *local.Stack {
+	t.Helper()
+	s, err := local.New(local.Options{Deps: deps, Functions: handlers.All()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func mustSchema[T any](t *testing.T) json.RawMessage {
 	s, err := jsonschema.For[T](nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func() *jsonschema.Schema { return s }
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func TestStdioServesTheSameToolsAsTheAnonymousCaller(t *testing.T) {
@@ -574,7 +592,7 @@ func TestStdioServesTheSameToolsAsTheAnonymousCaller(t *testing.T) {
 	cat := catalog.Default()
 	gw, err := gateway.New(gateway.Options{
 		Catalog:   cat,
-		Invoker:   invoke.NewLocal(handlers.Build(handlers.All(), lambdafn.Deps{Table: tbl}), cat.Timeout),
+		Invoker:   stack(t, lambdafn.Deps{Table: tbl}),
 		Anonymous: &tenant.Caller{Tenant: tenant.Local, Principal: "local"},
 	})
 	if err != nil {

@@ -184,7 +184,7 @@ type askerInput struct {
 func withAsker(t *testing.T) func(*gateway.Options) {
 	asker := &catalog.Tool{
 		Name: "asker", Title: "Asker", Description: "Asks for a name or a completion.", Family: "test", Function: "test/asker",
-		Input: mustSchema[askerInput](t), Output: mustSchema[askerInput](t), Visibility: catalog.Public,
+		InputSchema: mustSchema[askerInput](t), OutputSchema: mustSchema[askerInput](t), Visibility: catalog.Public,
 		Limits: catalog.Limits{Timeout: time.Second, MemoryMB: 128},
 	}
 	return func(o *gateway.Options) {

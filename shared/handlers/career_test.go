@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
-	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/store"
@@ -27,7 +26,7 @@ func careerCall(t *testing.T, d lambdafn.Deps, c tenant.Caller, tool, args strin
 	}
 	payload, _ := json.Marshal(invoke.Request{Method: invoke.MethodCallTool, Tool: tool, Arguments: json.RawMessage(args),
 		Caller: c, RequestID: "req-1", TraceID: "trace-" + strings.ReplaceAll(tool, "_", "-")})
-	out, err := handlers.All()[ct.Function](d).Invoke(context.Background(), payload)
+	out, err := function(t, ct.Function).Build(d).Invoke(context.Background(), payload)
 	if err != nil {
 		t.Fatalf("%s: function error %v", tool, err)
 	}

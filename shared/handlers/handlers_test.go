@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
 func TestEveryCatalogFunctionHasAHandlerAndAMain(t *testing.T) {
@@ -20,8 +21,8 @@ func TestEveryCatalogFunctionHasAHandlerAndAMain(t *testing.T) {
 		want = append(want, f.Path)
 	}
 	var got []string
-	for path := range handlers.All() {
-		got = append(got, path)
+	for _, f := range handlers.All() {
+		got = append(got, f.Path)
 	}
 	sort.Strings(got)
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -47,4 +48,14 @@ func TestEveryCatalogFunctionHasAHandlerAndAMain(t *testing.T) {
 			t.Errorf("functions/%s/main.go serves nothing in the catalog", m)
 		}
 	}
+}
+
+// function returns the function of handlers.All at path.
+func function(t *testing.T, path string) lambdafn.Function {
+	t.Helper()
+	i := slices.IndexFunc(handlers.All(), func(f lambdafn.Function) bool { return f.Path == path })
+	if i < 0 {
+		t.Fatalf("handlers.All has no function %s", path)
+	}
+	return handlers.All()[i]
 }

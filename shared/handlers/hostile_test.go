@@ -25,7 +25,8 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/document/documenttest"
-	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/provider"
@@ -231,11 +232,11 @@ func TestHostileDocumentsAreRefusedAndStoreNothing(t *testing.T) {
 			d := lambdafn.Deps{Table: recordingTable{b.table, w}, Blobs: recordingBlobs{b.blobs, w}}
 			cat := catalog.Default()
 			inv := invoke.NewLocal(map[string]lambda.Handler{
-				"vector/store_create":    handlers.VectorStoreCreate(d),
-				"vector/document_ingest": handlers.VectorDocumentIngest(d),
-				"career/ingest_resume":   handlers.CareerIngestResume(d),
-			}, cat.Timeout)
-			indexer := handlers.VectorIndexer(d)
+				"vector/store_create":    vectorfn.StoreCreate.Build(d),
+				"vector/document_ingest": vectorfn.DocumentIngest.Build(d),
+				"career/ingest_resume":   careerfn.IngestResume.Build(d),
+			}, &invoke.LocalOptions{Timeout: cat.Timeout})
+			indexer := vectorfn.Indexer.Build(d)
 			tn := "hostile-" + randomHex(8)
 			files := documenttest.Hostile()
 			// A store per chunk size the files need.
@@ -432,14 +433,14 @@ func TestAnIngestionPastItsDeadlineStops(t *testing.T) {
 			emb := &countingEmbedder{Embedder: offline.NewEmbedder(offline.DefaultDims), holdAt: tt.holdAt}
 			d := lambdafn.Deps{Table: recordingTable{tbl, w}, Blobs: recordingBlobs{blobs, w}, Embedder: emb}
 			inv := invoke.NewLocal(map[string]lambda.Handler{
-				"vector/store_create":    handlers.VectorStoreCreate(d),
-				"vector/document_ingest": handlers.VectorDocumentIngest(d),
-			}, func(fn string) time.Duration {
+				"vector/store_create":    vectorfn.StoreCreate.Build(d),
+				"vector/document_ingest": vectorfn.DocumentIngest.Build(d),
+			}, &invoke.LocalOptions{Timeout: func(fn string) time.Duration {
 				if fn == "vector/document_ingest" {
 					return tt.timeout
 				}
 				return cat.Timeout(fn)
-			})
+			}})
 			alias := "s" + randomHex(8)
 			if resp, err := callTool(t, inv, tn, "vector_store_create", map[string]any{"alias": alias}); err != nil || resp.Error != nil {
 				t.Fatalf("creating the store: %v %+v", err, resp)

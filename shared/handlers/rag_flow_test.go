@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/rag"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -48,7 +49,7 @@ func decodeFlow(t *testing.T, sc json.RawMessage) rag.Response {
 // The full local flow: documents ingested through the real vector tools,
 // answered by rag_basic through the real state machine and steps.
 func TestRAGBasicAnswersFromIngestedDocuments(t *testing.T) {
-	inv := local(t, nil)
+	inv := stack(t, nil)
 	ingest(t, inv, alice)
 	r := decodeFlow(t, mustCall(t, inv, alice, "rag_basic", map[string]any{"query": "How often should I replace my toothbrush?", "top_k": 2}))
 	if !strings.Contains(r.Answer, "three months") {
@@ -62,7 +63,7 @@ func TestRAGBasicAnswersFromIngestedDocuments(t *testing.T) {
 	}
 	m := r.Metadata
 	if m.PipelineName != "basic" || m.Relevant != "yes" || !m.Graded || len(m.Degraded) != 0 || m.Provider != offline.Name ||
-		m.Steps.Grade.Model != offline.GeneratorModel || m.Steps.Retrieve != (rag.StepInfo{Provider: offline.Name, Model: offline.EmbedderModel}) ||
+		m.Steps.Grade.Model != offline.GeneratorModel || m.Steps.Retrieve != (pipeline.StepModel{Provider: offline.Name, Model: offline.EmbedderModel}) ||
 		!slices.Contains(m.SearchedStores, "health") {
 		t.Errorf("metadata %+v", m)
 	}
@@ -124,7 +125,7 @@ func TestFailingRealStepFunctionsDegradeThePipeline(t *testing.T) {
 		{"vector/grade", []string{rag.StepGrade}, true},
 	} {
 		t.Run(tc.broken, func(t *testing.T) {
-			inv := local(t, map[string]lambda.Handler{tc.broken: failingFlow})
+			inv := stack(t, map[string]lambda.Handler{tc.broken: failingFlow})
 			ingest(t, inv, alice)
 			r := decodeFlow(t, mustCall(t, inv, alice, "rag_basic", map[string]any{"query": "How often should I replace my toothbrush?"}))
 			if !slices.Equal(r.Metadata.Degraded, tc.degraded) || (len(r.RetrievedDocuments) > 0) != tc.docs {

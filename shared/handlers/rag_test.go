@@ -13,8 +13,10 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/handlers/ragfn"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/rag"
@@ -27,31 +29,25 @@ var (
 	bob   = tenant.Caller{Tenant: "globex", Principal: "bob"}
 )
 
-// lateInvoker is set once the handlers it reaches exist: the pipeline runner
-// is one of their dependencies, as in the local gateway.
-type lateInvoker struct{ invoke.Invoker }
-
-// local is every function in process, as the local gateway assembles them,
-// with the pipeline run by pipeline.Local (the real ASL) over the same
-// invoker. replace swaps in handlers by function path, to break a step.
-func local(t *testing.T, replace map[string]lambda.Handler) invoke.Invoker {
+// stack is every function in process, as the local server runs them, with
+// the pipeline run by pipeline.Local (the real ASL) over the same functions.
+// replace swaps in handlers by function path, to break a step.
+func stack(t *testing.T, replace map[string]lambda.Handler) invoke.Invoker {
 	t.Helper()
 	skipUnlessRAG(t)
 	deps := lambdafn.Deps{
 		Table: storetest.OpenEmbedded(t), Blobs: storetest.OpenLocalFS(t), Summarizer: offline.Summarizer{},
 		Embedder: offline.NewEmbedder(offline.DefaultDims), Generator: offline.NewGenerator(),
 	}
-	late := &lateInvoker{}
-	var err error
-	if deps.Pipeline, err = pipeline.NewLocal(late); err != nil {
+	fns := handlers.All()
+	for path, h := range replace {
+		fns = append(fns, lambdafn.Function{Path: path, Build: func(lambdafn.Deps) lambda.Handler { return h }})
+	}
+	s, err := local.New(local.Options{Deps: deps, Functions: fns})
+	if err != nil {
 		t.Fatal(err)
 	}
-	hs := handlers.Build(handlers.All(), deps)
-	for path, h := range replace {
-		hs[path] = h
-	}
-	late.Invoker = invoke.NewLocal(hs, catalog.Default().Timeout)
-	return late.Invoker
+	return s
 }
 
 // call calls tool for c and returns its structured content, or the tool
@@ -100,12 +96,12 @@ func decodeRAG(t *testing.T, sc json.RawMessage) rag.Response {
 // optimizer_vs-retriever with a fixed corpus per tenant, answering the
 // retriever's contract ({documents, searched_stores}) in an invoke.Response.
 // It records the arguments it was called with.
-func stubRetriever(byTenant map[string][]rag.Document, seen *[]json.RawMessage) lambda.Handler {
+func stubRetriever(byTenant map[string][]pipeline.Document, seen *[]json.RawMessage) lambda.Handler {
 	return lambda.NewHandler(func(ctx context.Context, req invoke.Request) (invoke.Response, error) {
 		*seen = append(*seen, req.Arguments)
 		docs := byTenant[req.Caller.Tenant]
 		if docs == nil {
-			docs = []rag.Document{}
+			docs = []pipeline.Document{}
 		}
 		sc, _ := json.Marshal(map[string]any{"documents": docs, "searched_stores": []string{"health"}, "context_input": ""})
 		res, _ := json.Marshal(mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(sc)}}, StructuredContent: json.RawMessage(sc)})
@@ -113,14 +109,14 @@ func stubRetriever(byTenant map[string][]rag.Document, seen *[]json.RawMessage) 
 	})
 }
 
-var dental = []rag.Document{
+var dental = []pipeline.Document{
 	{DocID: "dental-guide", ChunkID: "dental-guide#0", Content: "Replace your toothbrush every three months, or sooner if the bristles fray.", Score: 0.9, Metadata: map[string]string{"source": "dental-guide.md"}, Store: "health"},
 	{DocID: "sleep", ChunkID: "sleep#0", Content: "Adults need seven or more hours of sleep a night.", Score: 0.2, Metadata: map[string]string{"source": "sleep.md"}, Store: "health"},
 }
 
 func TestRAGToolsRunTheStateMachineWithTheRealSteps(t *testing.T) {
 	var seen []json.RawMessage
-	inv := local(t, map[string]lambda.Handler{"vector/retriever": stubRetriever(map[string][]rag.Document{alice.Tenant: dental}, &seen)})
+	inv := stack(t, map[string]lambda.Handler{"vector/retriever": stubRetriever(map[string][]pipeline.Document{alice.Tenant: dental}, &seen)})
 	r := decodeRAG(t, mustCall(t, inv, alice, "rag_basic", map[string]any{"query": "How often should I replace my toothbrush?", "top_k": 2, "mode": "bm25", "stores": []string{"health"}}))
 	if !strings.Contains(r.Answer, "three months") || len(r.RetrievedDocuments) != 2 || !slices.Equal(r.Sources, []string{"dental-guide.md", "sleep.md"}) {
 		t.Errorf("response %+v", r)
@@ -171,7 +167,7 @@ func TestRAGToolsRunTheStateMachineWithTheRealSteps(t *testing.T) {
 }
 
 func TestRAGValidationErrorsNameTheField(t *testing.T) {
-	inv := local(t, nil)
+	inv := stack(t, nil)
 	for _, tc := range []struct {
 		tool  string
 		args  map[string]any
@@ -205,7 +201,7 @@ var failing = lambda.NewHandler(func(context.Context, json.RawMessage) (json.Raw
 
 func TestFailingStepFunctionsDegradeThePipeline(t *testing.T) {
 	var seen []json.RawMessage
-	retriever := stubRetriever(map[string][]rag.Document{alice.Tenant: dental}, &seen)
+	retriever := stubRetriever(map[string][]pipeline.Document{alice.Tenant: dental}, &seen)
 	for _, tc := range []struct {
 		broken   []string
 		degraded []string
@@ -221,7 +217,7 @@ func TestFailingStepFunctionsDegradeThePipeline(t *testing.T) {
 			for _, b := range tc.broken {
 				replace[b] = failing
 			}
-			inv := local(t, replace)
+			inv := stack(t, replace)
 			r := decodeRAG(t, mustCall(t, inv, alice, "rag_basic", map[string]any{"query": "How often should I replace my toothbrush?", "thread_id": "chat_1"}))
 			if !slices.Equal(r.Metadata.Degraded, tc.degraded) || (len(r.RetrievedDocuments) > 0) != tc.docs {
 				t.Errorf("degraded %v with %d documents, want %v and documents %v", r.Metadata.Degraded, len(r.RetrievedDocuments), tc.degraded, tc.docs)
@@ -241,7 +237,7 @@ func TestARAGFunctionRunAloneRunsThePipelineItself(t *testing.T) {
 	// No Deps.Pipeline (sam local invoke, the sample-event replay): the
 	// function interprets the same state machine over its own step handlers.
 	d := lambdafn.Deps{Table: storetest.OpenEmbedded(t), Summarizer: offline.Summarizer{}}
-	h := handlers.RAGBasic(d)
+	h := ragfn.Basic.Build(d)
 	payload, _ := json.Marshal(invoke.Request{Method: invoke.MethodCallTool, Tool: "rag_basic", Arguments: json.RawMessage(`{"query":"How often should I replace my toothbrush?"}`), Caller: alice, TraceID: "t"})
 	out, err := h.Invoke(context.Background(), payload)
 	if err != nil {

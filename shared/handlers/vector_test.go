@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -26,7 +26,7 @@ func TestVectorIndexerIngestsAnUpload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := handlers.VectorIndexer(d).Invoke(ctx, payload)
+	out, err := vectorfn.Indexer.Build(d).Invoke(ctx, payload)
 	if err != nil {
 		t.Fatal(err)
 	}

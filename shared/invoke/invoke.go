@@ -1,8 +1,8 @@
 // Package invoke carries a call from the gateway to the function that serves
 // it. [Request] is the envelope that crosses the boundary and [Response] is
 // what comes back; an [Invoker] delivers it, in-process on a laptop ([Local])
-// or through the Lambda Invoke API on AWS ([Lambda]). Both hand the function
-// the same bytes.
+// or through the Lambda Invoke API on AWS (package invoke/lambdaapi). Both hand
+// the function the same bytes.
 //
 //	resp, err := inv.Invoke(ctx, "memory/add_message", &invoke.Request{
 //		Method:    invoke.MethodCallTool,

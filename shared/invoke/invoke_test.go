@@ -15,10 +15,11 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/invoke/lambdaapi"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -77,13 +78,13 @@ func newLambdaAPI(t *testing.T, answer func([]byte) (int, http.Header, []byte)) 
 	return api
 }
 
-func newLambdaInvoker(api *lambdaAPI, prefix string) *invoke.Lambda {
-	client := awslambda.New(awslambda.Options{
+func newLambdaInvoker(api *lambdaAPI, prefix string) *lambdaapi.Invoker {
+	cfg := aws.Config{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(api.URL),
 		Credentials:  credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
-	})
-	return invoke.NewLambda(client, prefix)
+	}
+	return lambdaapi.New(cfg, prefix)
 }
 
 func sampleRequest() *invoke.Request {
@@ -184,7 +185,7 @@ func TestFunctionFailuresBecomeFunctionErrors(t *testing.T) {
 			return invoke.NewLocal(map[string]lambda.Handler{"f": lambda.NewHandler(func(ctx context.Context, _ invoke.Request) (invoke.Response, error) {
 				<-ctx.Done()
 				return invoke.Response{}, ctx.Err()
-			})}, func(string) time.Duration { return 20 * time.Millisecond })
+			})}, &invoke.LocalOptions{Timeout: func(string) time.Duration { return 20 * time.Millisecond }})
 		}, "Sandbox.Timedout", "Task timed out"},
 		{"LocalUnknownFunction", func(t *testing.T) invoke.Invoker {
 			return invoke.NewLocal(nil, nil)
@@ -209,7 +210,7 @@ func TestTheLocalInvokerGivesHandlersALambdaContextAndDeadline(t *testing.T) {
 		_, deadline = ctx.Deadline()
 		return invoke.Response{Result: json.RawMessage(`{}`)}, nil
 	})
-	inv := invoke.NewLocal(map[string]lambda.Handler{"f": h}, func(string) time.Duration { return time.Second })
+	inv := invoke.NewLocal(map[string]lambda.Handler{"f": h}, &invoke.LocalOptions{Timeout: func(string) time.Duration { return time.Second }})
 	if _, err := inv.Invoke(context.Background(), "f", sampleRequest()); err != nil {
 		t.Fatal(err)
 	}
@@ -230,5 +231,55 @@ func TestFunctionNamesFollowOneRule(t *testing.T) {
 		if got := invoke.LogicalID(path); got != want[1] {
 			t.Errorf("LogicalID(%q) = %q, want %q", path, got, want[1])
 		}
+	}
+}
+
+// A function with reserved concurrency runs that many calls at once; one
+// more is refused at once, as Lambda throttles it, with the error Lambda's
+// API gives (code TooManyRequestsException); other functions are not held
+// up, and a slot frees when a call ends.
+func TestTheLocalInvokerRefusesACallPastTheReservedConcurrency(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{}, 3)
+	blocking := lambda.NewHandler(func(ctx context.Context, _ invoke.Request) (invoke.Response, error) {
+		started <- struct{}{}
+		<-release
+		return invoke.Response{Result: json.RawMessage(`{}`)}, nil
+	})
+	inv := invoke.NewLocal(map[string]lambda.Handler{"limited": blocking, "free": blocking}, &invoke.LocalOptions{
+		ReservedConcurrency: func(f string) int {
+			if f == "limited" {
+				return 2
+			}
+			return 0
+		},
+	})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			if _, err := inv.Invoke(ctx, "limited", sampleRequest()); err != nil {
+				t.Errorf("a call within the limit: %v", err)
+			}
+		})
+	}
+	<-started
+	<-started
+	_, err := inv.Invoke(ctx, "limited", sampleRequest())
+	var te *invoke.ThrottledError
+	var api smithy.APIError
+	if !errors.As(err, &te) || te.Limit != 2 || !errors.As(err, &api) || api.ErrorCode() != "TooManyRequestsException" {
+		t.Errorf("the third call got %v, want it throttled with TooManyRequestsException", err)
+	}
+	wg.Go(func() {
+		if _, err := inv.Invoke(ctx, "free", sampleRequest()); err != nil {
+			t.Errorf("a function without reserved concurrency: %v", err)
+		}
+	})
+	<-started
+	close(release)
+	wg.Wait()
+	if _, err := inv.Invoke(ctx, "limited", sampleRequest()); err != nil {
+		t.Errorf("after the calls ended: %v", err)
 	}
 }

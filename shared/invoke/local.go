@@ -11,22 +11,71 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/smithy-go"
 )
 
 // Local invokes functions in this process through their Lambda handlers, with
-// the same JSON payload, deadline and error reporting that Lambda would give
-// them.
+// the same JSON payload, deadline, concurrency limit and error reporting that
+// Lambda would give them. It is safe for concurrent use.
 type Local struct {
 	handlers map[string]lambda.Handler
 	timeout  func(function string) time.Duration
+	slots    map[string]chan struct{} // for the functions with reserved concurrency
 }
 
-// NewLocal returns an Invoker over handlers, keyed by function path. timeout
-// gives each function's time limit, as its Lambda configuration would; nil
-// means no limit beyond the caller's context.
-func NewLocal(handlers map[string]lambda.Handler, timeout func(function string) time.Duration) *Local {
-	return &Local{handlers: handlers, timeout: timeout}
+// LocalOptions configures [NewLocal]. A nil *LocalOptions sets no limits.
+type LocalOptions struct {
+	// Timeout returns a function's time limit, as its Lambda configuration
+	// would; zero means none beyond the caller's context. If nil, no
+	// function has one.
+	Timeout func(function string) time.Duration
+	// ReservedConcurrency returns how many calls of a function may run at
+	// once, as its reserved concurrency does on AWS; zero means no limit. A
+	// call past it is refused at once with a [*ThrottledError], as Lambda
+	// throttles it, rather than queued. If nil, no function has a limit.
+	ReservedConcurrency func(function string) int
 }
+
+// NewLocal returns an Invoker over handlers, keyed by function path, with
+// the limits opts gives.
+func NewLocal(handlers map[string]lambda.Handler, opts *LocalOptions) *Local {
+	l := &Local{handlers: handlers, slots: map[string]chan struct{}{}}
+	if opts == nil {
+		return l
+	}
+	l.timeout = opts.Timeout
+	if opts.ReservedConcurrency != nil {
+		for function := range handlers {
+			if n := opts.ReservedConcurrency(function); n > 0 {
+				l.slots[function] = make(chan struct{}, n)
+			}
+		}
+	}
+	return l
+}
+
+// ThrottledError is a call refused because its function already runs as
+// many calls as its reserved concurrency allows: Lambda's
+// TooManyRequestsException, which it also is to code that checks for AWS
+// API errors (the pipeline's Retry matches Lambda.TooManyRequestsException).
+type ThrottledError struct {
+	Function string
+	// Limit is the function's reserved concurrency.
+	Limit int
+}
+
+func (e *ThrottledError) Error() string {
+	return fmt.Sprintf("function %s is at its reserved concurrency of %d: TooManyRequestsException: %s", e.Function, e.Limit, e.ErrorMessage())
+}
+
+// ErrorCode is Lambda's error code for a throttled call.
+func (e *ThrottledError) ErrorCode() string { return "TooManyRequestsException" }
+
+// ErrorMessage is Lambda's message for a throttled call.
+func (e *ThrottledError) ErrorMessage() string { return "Rate Exceeded." }
+
+// ErrorFault says the caller may retry later.
+func (e *ThrottledError) ErrorFault() smithy.ErrorFault { return smithy.FaultClient }
 
 // Invoke implements [Invoker].
 func (l *Local) Invoke(ctx context.Context, function string, req *Request) (*Response, error) {
@@ -42,6 +91,14 @@ func (l *Local) InvokeRaw(ctx context.Context, function string, req *Request) ([
 	h, ok := l.handlers[function]
 	if !ok {
 		return nil, &FunctionError{Function: function, Type: "ResourceNotFoundException", Message: "no such function"}
+	}
+	if slots := l.slots[function]; slots != nil {
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+		default:
+			return nil, &ThrottledError{Function: function, Limit: cap(slots)}
+		}
 	}
 	payload, err := Encode(req)
 	if err != nil {
@@ -110,8 +167,9 @@ func errorType(err error) string {
 	return t.Name()
 }
 
-// DecodeResponse decodes the response payload of function, as an
-// [Invoker] does: a payload that is not a response is a [FunctionError].
+// DecodeResponse decodes the answer of function, as an invoker receives it:
+// an answer that is not a [Response] is a [*FunctionError] of type
+// InvalidResponse.
 func DecodeResponse(function string, out []byte) (*Response, error) {
 	var resp Response
 	if !decodeQuickly(out, &resp) {

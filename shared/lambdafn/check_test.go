@@ -6,17 +6,29 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/memory"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
+// inputSchema decodes tool's input schema, failing the test if it is missing.
+func inputSchema(t *testing.T, tool *catalog.Tool) *jsonschema.Schema {
+	t.Helper()
+	s := &jsonschema.Schema{}
+	if err := json.Unmarshal(tool.InputSchema, s); err != nil {
+		t.Fatalf("input schema of %s: %v; run go run ./scripts/generate", tool.Name, err)
+	}
+	return s
+}
+
 // TestEveryToolsInputSchemaCompilesToACheck keeps the quick check in use:
 // a schema keyword it does not follow would silently turn it off.
 func TestEveryToolsInputSchemaCompilesToACheck(t *testing.T) {
 	for _, tool := range catalog.Default().Tools() {
-		if compileCheck(tool.Input()) == nil {
+		if compileCheck(inputSchema(t, tool)) == nil {
 			t.Errorf("the input schema of %s does not compile to a check", tool.Name)
 		}
 	}
@@ -55,11 +67,11 @@ func argsSamples(tool *catalog.Tool) []string {
 
 func TestAChecksCertaintyImpliesTheSchemaAccepts(t *testing.T) {
 	for _, tool := range catalog.Default().Tools() {
-		c := compileCheck(tool.Input())
+		c := compileCheck(inputSchema(t, tool))
 		if c == nil {
 			continue
 		}
-		rs, err := tool.Input().Resolve(nil)
+		rs, err := inputSchema(t, tool).Resolve(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,11 +106,11 @@ func FuzzArgsCheck(f *testing.F) {
 			i = -i
 		}
 		tool := tools[i%len(tools)]
-		c := compileCheck(tool.Input())
+		c := compileCheck(inputSchema(t, tool))
 		if c == nil || !c.certainlyValid([]byte(args)) {
 			return
 		}
-		rs, _ := tool.Input().Resolve(nil)
+		rs, _ := inputSchema(t, tool).Resolve(nil)
 		var v any
 		if err := json.Unmarshal([]byte(args), &v); err != nil {
 			t.Fatalf("%s: the check is certain of %q, which does not decode: %v", tool.Name, args, err)

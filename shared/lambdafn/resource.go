@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -32,6 +33,7 @@ func Resources(path string, d Deps, f ResourceFuncs) lambda.Handler {
 			return nil, fmt.Errorf("envelope has no valid caller: %w", err)
 		}
 		start := time.Now()
+		ctx = callcontext.NewContext(ctx, callcontext.Call{Caller: req.Caller, TraceID: req.TraceID, RequestID: req.RequestID})
 		var (
 			res any
 			err error

@@ -3,10 +3,12 @@
 // envelope, validates the arguments against the catalog schema, calls the
 // domain method with the caller the gateway authenticated, appends an audit
 // event for calls that change state, logs one structured line with an
-// embedded CloudWatch metric, and answers an [invoke.Response].
+// embedded CloudWatch metric, and answers an [invoke.Response]. A
+// [Function] is one deployable function built that way; [Start] runs it in
+// Lambda, and package local runs any set of them in one process.
 //
-//	h := lambdafn.Tool(tool, deps, svc.AddMessage) // svc.AddMessage(ctx, caller, memory.AddMessageInput)
-//	lambda.Start(h)                                  // on AWS; the gateway's local invoker calls h.Invoke directly
+//	var AddMessage = lambdafn.Method("memory_add_message", service, (*memory.Service).AddMessage)
+//	func main() { lambdafn.Start(AddMessage, lambdafn.Openers{}) } // functions/memory/add_message
 package lambdafn
 
 import (
@@ -26,6 +28,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/audit"
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
@@ -67,13 +70,19 @@ func (d Deps) logger() *slog.Logger {
 // Func is a domain method serving one tool.
 type Func[In, Out any] func(ctx context.Context, c tenant.Caller, in In) (Out, error)
 
-// Tool returns the Lambda handler of tool t, served by fn.
+// Tool returns the Lambda handler of tool t, served by fn. It panics if t's
+// input schema is missing or invalid: TestDefaultCatalogIsValid resolves
+// every schema of the default catalog.
 func Tool[In, Out any](t *catalog.Tool, d Deps, fn Func[In, Out]) lambda.Handler {
-	rs, err := t.Input().Resolve(nil)
-	if err != nil {
-		panic(fmt.Sprintf("lambdafn: input schema of %s: %v", t.Name, err)) // TestDefaultCatalogIsValid resolves every schema
+	schema := &jsonschema.Schema{}
+	if err := json.Unmarshal(t.InputSchema, schema); err != nil {
+		panic(fmt.Sprintf("lambdafn: input schema of %s: %v (run go run ./scripts/generate)", t.Name, err))
 	}
-	h := &toolHandler[In, Out]{tool: t, input: rs, check: sync.OnceValue(func() *argsCheck { return compileCheck(t.Input()) }), fn: fn, table: d.Table, audit: audit.New(d.Table, nil), log: d.logger().With("tool", t.Name), metrics: d.Metrics}
+	rs, err := schema.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("lambdafn: input schema of %s: %v", t.Name, err))
+	}
+	h := &toolHandler[In, Out]{tool: t, schema: schema, input: rs, check: sync.OnceValue(func() *argsCheck { return compileCheck(schema) }), fn: fn, table: d.Table, audit: audit.New(d.Table, nil), log: d.logger().With("tool", t.Name), metrics: d.Metrics}
 	return h
 }
 
@@ -122,6 +131,7 @@ func encoded(resp invoke.Response) (io.Reader, error) {
 
 type toolHandler[In, Out any] struct {
 	tool    *catalog.Tool
+	schema  *jsonschema.Schema
 	input   *jsonschema.Resolved
 	check   func() *argsCheck // compiled on first use, off the cold start; nil for a schema it does not follow
 	fn      Func[In, Out]
@@ -139,8 +149,11 @@ func (h *toolHandler[In, Out]) handle(ctx context.Context, req invoke.Request) (
 	if err := tenant.Validate(req.Caller.Tenant); err != nil {
 		return invoke.Response{}, fmt.Errorf("envelope has no valid caller: %w", err)
 	}
+	if h.tool.TraceArgument {
+		req.TraceID = traceArgument(req.Arguments, req.TraceID)
+	}
 	ctx, notes := withNotifications(ctx)
-	ctx = context.WithValue(ctx, callKey{}, [2]string{req.TraceID, req.RequestID})
+	ctx = callcontext.NewContext(ctx, callcontext.Call{Caller: req.Caller, TraceID: req.TraceID, RequestID: req.RequestID})
 	ctx = elicit.NewContext(ctx, req.Input)
 	out, err := h.call(ctx, req)
 	resp, outcome, err := h.respond(out, err, req)
@@ -172,7 +185,7 @@ func (h *toolHandler[In, Out]) call(ctx context.Context, req invoke.Request) (Ou
 			return *new(Out), fault.Invalid("arguments", "are not valid JSON: %v", err)
 		}
 		if err := h.input.Validate(generic); err != nil {
-			return *new(Out), schemaFault(err, h.tool.Input())
+			return *new(Out), schemaFault(err, h.schema)
 		}
 	}
 	if err := json.Unmarshal(args, &in); err != nil {
@@ -460,11 +473,16 @@ func LogToClient(ctx context.Context, level, logger string, data any) {
 	}
 }
 
-type callKey struct{}
-
-// CallIDs returns the trace id and request id of the tool call ctx serves,
-// for domain code that starts work of its own under them (the RAG pipeline).
-func CallIDs(ctx context.Context) (traceID, requestID string) {
-	ids, _ := ctx.Value(callKey{}).([2]string)
-	return ids[0], ids[1]
+// traceArgument returns the trace_id argument in args if it is a valid
+// trace id, else trace: the trace a call of a tool with [catalog.Tool]'s
+// TraceArgument runs under. An invalid one is left for the tool to refuse,
+// naming the field.
+func traceArgument(args json.RawMessage, trace string) string {
+	var a struct {
+		TraceID string `json:"trace_id"`
+	}
+	if json.Unmarshal(args, &a) == nil && a.TraceID != "" && audit.ValidateTraceID(a.TraceID) == nil {
+		return a.TraceID
+	}
+	return trace
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 )
@@ -26,7 +27,11 @@ func TestSchemaFailuresNameTheFieldAndTheRule(t *testing.T) {
 	} {
 		t.Run(tc.tool+tc.args, func(t *testing.T) {
 			tool, _ := catalog.Default().Tool(tc.tool)
-			rs, err := tool.Input().Resolve(nil)
+			schema := &jsonschema.Schema{}
+			if err := json.Unmarshal(tool.InputSchema, schema); err != nil {
+				t.Fatal(err)
+			}
+			rs, err := schema.Resolve(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -36,7 +41,7 @@ func TestSchemaFailuresNameTheFieldAndTheRule(t *testing.T) {
 			if verr == nil {
 				t.Fatal("the schema accepted it")
 			}
-			err = schemaFault(verr, tool.Input())
+			err = schemaFault(verr, schema)
 			var fe *fault.Error
 			if !asFault(err, &fe) || fe.Kind != fault.KindInvalid || fe.Field != tc.field || len(err.Error()) < len(tc.text) || err.Error()[:len(tc.text)] != tc.text {
 				t.Errorf("schemaFault = %q (field %q), want field %q and a message starting %q", err, fe.Field, tc.field, tc.text)

@@ -1,10 +1,9 @@
-// Package launch starts Switchboard's processes: a tool function inside
-// Lambda ([Function]), and the gateway ([Gateway]), which runs either inside
+// Package launch starts the gateway ([Gateway]), which runs either inside
 // Lambda behind API Gateway (package launch/lambdagateway) or, on a laptop, as
-// one process serving every function with embedded storage. Each main under
-// functions/ is one call here; the deployed gateway, built with -tags
-// lambda.norpc, calls launch/lambdagateway alone, so as not to link every
-// function's code.
+// one process serving every function with embedded storage (package local).
+// The deployed gateway, built with -tags lambda.norpc, calls
+// launch/lambdagateway alone, so as not to link every function's code; a
+// tool function's main calls lambdafn.Start.
 package launch
 
 import (
@@ -14,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -24,37 +22,19 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-lambda-go/lambdacontext"
-
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/apikey/admin"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
-	"github.com/switchboard-dev/switchboard/shared/config/open"
+	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/launch/lambdagateway"
-	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
-
-// Function runs the tool function build makes as a Lambda: it reads the
-// configuration from the environment, opens the stores at cold start, and
-// serves invocations until Lambda shuts it down.
-func Function(build handlers.Constructor) {
-	logger := lambdacontext.NewLogger()
-	slog.SetDefault(logger)
-	cfg := config.FromEnv(os.Getenv)
-	deps, closeFn, err := open.Deps(context.Background(), &cfg, os.Stderr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "switchboard: configuration:", err)
-		os.Exit(1)
-	}
-	deps.Logger, deps.Metrics = logger, true
-	lambda.StartWithOptions(build(deps), lambda.WithEnableSIGTERM(func() { closeFn() }))
-}
 
 // Extras are catalog entries and functions added to the default ones, as the
 // conformance build of the gateway adds its fixtures.
@@ -62,7 +42,7 @@ type Extras struct {
 	Tools     []*catalog.Tool
 	Resources []*catalog.Resource
 	Prompts   []*catalog.Prompt
-	Functions map[string]handlers.Constructor
+	Functions []lambdafn.Function
 }
 
 func (x Extras) catalog() (*catalog.Catalog, error) {
@@ -121,29 +101,23 @@ func Gateway(args []string, extras Extras) int {
 func localGateway(ctx context.Context, addr, data string, stdio bool, extras Extras, stdout, stderr io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg := config.Local(data)
-	deps, closeFn, err := open.Deps(ctx, &cfg, stderr)
+	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open}, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
+	fmt.Fprintln(stderr, lambdafn.OfflineSummariesWarning)
 	deps.Logger = logger
 	cat, err := extras.catalog()
 	if err != nil {
 		return err
 	}
-	constructors := handlers.All()
-	maps.Copy(constructors, extras.Functions)
-	// The pipeline's steps and the retriever's search workers are functions
-	// too: the Local runner and the retriever invoke them through the invoker
-	// built from the handlers they are themselves dependencies of.
-	functions := &lateInvoker{}
-	if deps.Pipeline == nil {
-		if deps.Pipeline, err = pipeline.NewLocal(functions); err != nil {
-			return err
-		}
+	// Every function in this process, the pipeline's steps and the
+	// retriever's search workers invoked through the same stack.
+	stack, err := local.New(local.Options{Catalog: cat, Deps: deps, Functions: append(handlers.All(), extras.Functions...)})
+	if err != nil {
+		return err
 	}
-	deps.Invoker = functions
-	functions.Invoker = invoke.NewLocal(handlers.Build(constructors, deps), cat.Timeout)
 	keys := apikey.New(deps.Table, nil)
 	states, err := cfg.OpenKeyring()
 	if err != nil {
@@ -151,7 +125,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 	}
 	opts := gateway.Options{
 		Catalog:           cat,
-		Invoker:           functions.Invoker,
+		Invoker:           stack,
 		Keys:              keys,
 		KeyCacheTTL:       -1, // the table is in process: a revoked key is refused at once
 		AllowLocalOrigins: true,
@@ -162,14 +136,14 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 	if err != nil {
 		return err
 	}
-	local := &tenant.Caller{Tenant: tenant.Local, Principal: "local"}
+	anonymous := &tenant.Caller{Tenant: tenant.Local, Principal: "local"}
 	switch {
 	case stdio:
 		fmt.Fprintf(stderr, "WARNING: stdio has no authentication: every request acts for tenant %q\n", tenant.Local)
-		opts.Anonymous = local
+		opts.Anonymous = anonymous
 	case !haveKeys:
 		fmt.Fprintf(stderr, "WARNING: no API key is configured: every request acts for tenant %q (create one with: go run ./scripts/apikey create --data %s --tenant NAME --principal WHO)\n", tenant.Local, data)
-		opts.Anonymous = local
+		opts.Anonymous = anonymous
 	}
 	gw, err := gateway.New(opts)
 	if err != nil {
@@ -247,8 +221,3 @@ func serveKeyAdmin(ctx context.Context, data string, keys *apikey.Keys, created 
 	}()
 	return func() { cancel(); <-done }
 }
-
-// lateInvoker is an [invoke.Invoker] set after it is handed out: the local
-// pipeline runner and the retriever need the invoker of the handlers that
-// are built with them.
-type lateInvoker struct{ invoke.Invoker }

@@ -40,15 +40,10 @@ var urlLine = regexp.MustCompile(`serving MCP at (http://\S+/mcp)`)
 // returns its MCP URL and what it wrote to stderr.
 func serveLocal(t *testing.T, data string) (string, *syncBuffer) {
 	t.Helper()
-	return serveLocalWith(t, data, Extras{})
-}
-
-func serveLocalWith(t *testing.T, data string, extras Extras) (string, *syncBuffer) {
-	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- localGateway(ctx, "127.0.0.1:0", data, false, extras, stdout, stderr) }()
+	go func() { done <- localGateway(ctx, "127.0.0.1:0", data, false, Extras{}, stdout, stderr) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

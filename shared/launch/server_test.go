@@ -15,10 +15,13 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
-	"github.com/switchboard-dev/switchboard/shared/config/open"
+	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -42,15 +45,18 @@ func (s slowInvoker) Invoke(ctx context.Context, function string, req *invoke.Re
 func serveWith(t *testing.T, to timeouts, delay time.Duration) string {
 	t.Helper()
 	cfg := config.Local(t.TempDir())
-	deps, closeFn, err := open.Deps(context.Background(), &cfg, &bytes.Buffer{})
+	deps, closeFn, err := lambdafn.Open(context.Background(), &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeFn() })
-	cat := catalog.Default()
+	stack, err := local.New(local.Options{Deps: deps, Functions: handlers.All()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	gw, err := gateway.New(gateway.Options{
-		Catalog:   cat,
-		Invoker:   slowInvoker{invoke.NewLocal(handlers.Build(handlers.All(), deps), cat.Timeout), delay},
+		Catalog:   catalog.Default(),
+		Invoker:   slowInvoker{stack, delay},
 		Anonymous: &tenant.Caller{Tenant: tenant.Local, Principal: "local"},
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/switchboard-dev/switchboard/infra"
+	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/statemachine"
 )
@@ -23,22 +24,26 @@ const LambdaInvokeResource = "arn:aws:states:::lambda:invoke"
 type Local struct {
 	machine *statemachine.Machine
 	invoker invoke.Invoker
+	steps   map[string]bool // the functions its Task states invoke
 }
 
 var _ Runner = (*Local)(nil)
 
-// NewLocal returns a Runner of [infra.RAGPipeline] whose steps inv invokes.
-func NewLocal(inv invoke.Invoker) (*Local, error) {
-	return NewLocalDefinition(infra.RAGPipeline, inv)
+// NewLocal returns a Runner of [infra.RAGPipeline] whose steps, the
+// functions of cat's pipeline tasks, inv invokes.
+func NewLocal(cat *catalog.Catalog, inv invoke.Invoker) (*Local, error) {
+	return NewLocalDefinition(infra.RAGPipeline, cat, inv)
 }
 
 // NewLocalDefinition is [NewLocal] for another definition of the pipeline,
 // such as one whose timeouts a test has shortened.
-func NewLocalDefinition(definition []byte, inv invoke.Invoker) (*Local, error) {
+func NewLocalDefinition(definition []byte, cat *catalog.Catalog, inv invoke.Invoker) (*Local, error) {
 	values := map[string]string{}
-	for _, t := range Tasks {
+	steps := map[string]bool{}
+	for _, t := range cat.PipelineTasks() {
 		// The function path stands in for the ARN; the task maps it back.
 		values[t.Substitution] = t.Function
+		steps[t.Function] = true
 	}
 	def, err := statemachine.Substitute(definition, values)
 	if err != nil {
@@ -48,7 +53,7 @@ func NewLocalDefinition(definition []byte, inv invoke.Invoker) (*Local, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
-	return &Local{machine: m, invoker: inv}, nil
+	return &Local{machine: m, invoker: inv, steps: steps}, nil
 }
 
 // Run implements [Runner].
@@ -130,11 +135,7 @@ func (l *Local) task(ctx context.Context, resource string, parameters json.RawMe
 	if err := json.Unmarshal(parameters, &p); err != nil {
 		return nil, &statemachine.Error{Name: statemachine.ErrRuntime, Cause: fmt.Sprintf("pipeline: lambda:invoke parameters: %v", err)}
 	}
-	known := false
-	for _, t := range Tasks {
-		known = known || t.Function == p.FunctionName
-	}
-	if !known {
+	if !l.steps[p.FunctionName] {
 		return nil, &statemachine.Error{Name: "Lambda.ResourceNotFoundException", Cause: fmt.Sprintf("function %s is not a pipeline step", p.FunctionName)}
 	}
 	var req invoke.Request

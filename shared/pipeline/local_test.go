@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/infra"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/catalog/toolschema"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
@@ -66,7 +67,7 @@ type gradeOut struct {
 func stepTool[In, Out any](name, function string) *catalog.Tool {
 	return &catalog.Tool{
 		Name: name, Title: name, Description: "A pipeline step.", Family: "vector", Function: function,
-		Input: catalog.SchemaFor[In](nil), Output: catalog.SchemaFor[Out](nil),
+		InputSchema: toolschema.JSON[In](nil), OutputSchema: toolschema.JSON[Out](nil),
 		Visibility: catalog.Internal, Limits: catalog.Limits{Timeout: 5 * time.Second, MemoryMB: 128},
 	}
 }
@@ -310,7 +311,7 @@ func TestLocalRunsThePipelineAndDegradesOnEveryFailure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			inv := &faultyInvoker{local: invoke.NewLocal(stepHandlers(), nil), faults: tc.faults, count: map[string]int{}}
-			r, err := pipeline.NewLocalDefinition(def, inv)
+			r, err := pipeline.NewLocalDefinition(def, catalog.Default(), inv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -359,7 +360,7 @@ func TestLocalSendsEachStepTheEnvelopeAndOnlyTheArgumentsGiven(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			inv := &faultyInvoker{local: invoke.NewLocal(stepHandlers(), nil), count: map[string]int{}}
-			r, err := pipeline.NewLocal(inv)
+			r, err := pipeline.NewLocal(catalog.Default(), inv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -384,7 +385,7 @@ func TestLocalReportsAnExecutionThatFails(t *testing.T) {
 	// A step that answers JSON that is no invoke.Response cannot happen with
 	// lambdafn; a definition whose path misses is a States.Runtime error.
 	def := []byte(`{"StartAt":"P","States":{"P":{"Type":"Pass","InputPath":"$.missing","End":true}}}`)
-	r, err := pipeline.NewLocalDefinition(def, &faultyInvoker{})
+	r, err := pipeline.NewLocalDefinition(def, catalog.Default(), &faultyInvoker{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,10 +422,10 @@ func TestTheDefinitionNamesEveryTaskAndOnlyThem(t *testing.T) {
 		}
 	}
 	want := map[string]string{}
-	for _, task := range pipeline.Tasks {
+	for _, task := range catalog.Default().PipelineTasks() {
 		want["${"+task.Substitution+"}"] = task.Tool
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("tasks mismatch (-pipeline.Tasks +definition):\n%s", diff)
+		t.Errorf("tasks mismatch (-catalog +definition):\n%s", diff)
 	}
 }

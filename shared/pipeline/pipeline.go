@@ -6,7 +6,7 @@
 // [invoke.Invoker] ([Local]). There is no second, hand-kept copy of the
 // pipeline: both runners execute the one ASL file.
 //
-//	var r pipeline.Runner = deps.Pipeline // set up by config/open (AWS) or launch (local)
+//	var r pipeline.Runner = deps.Pipeline // config/stepfunctions (AWS) or package local (in process)
 //	out, err := r.Run(ctx, pipeline.Input{
 //		Request:  pipeline.Request{Caller: caller, TraceID: traceID, RequestID: requestID},
 //		Question: "how do I rotate keys?", ThreadID: "chat_1", TopK: 5, Mode: "hybrid",
@@ -33,6 +33,12 @@ import (
 type Runner interface {
 	Run(ctx context.Context, in Input) (Output, error)
 }
+
+// RunnerFunc adapts a function to [Runner].
+type RunnerFunc func(ctx context.Context, in Input) (Output, error)
+
+// Run implements [Runner].
+func (f RunnerFunc) Run(ctx context.Context, in Input) (Output, error) { return f(ctx, in) }
 
 // Request identifies the call the pipeline runs for; every step receives it
 // in its invoke.Request.
@@ -77,10 +83,11 @@ func (in Input) WithDefaults() Input {
 	return in
 }
 
-// Document is one retrieved passage, as the retriever returns it.
+// Document is one retrieved passage, as the retriever returns it and the
+// grade step and the pipeline tools take it.
 type Document struct {
 	DocID    string            `json:"doc_id"`
-	ChunkID  string            `json:"chunk_id"`
+	ChunkID  string            `json:"chunk_id,omitempty"`
 	Content  string            `json:"content"`
 	Score    float64           `json:"score"`
 	Metadata map[string]string `json:"metadata,omitempty"`
@@ -124,22 +131,4 @@ type Steps struct {
 type StepModel struct {
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
-}
-
-// Task is one Task state of the state machine: the definition substitution
-// that names its Lambda, the function (its path under functions/) and the
-// tool it calls.
-type Task struct {
-	Substitution string
-	Function     string
-	Tool         string
-}
-
-// Tasks are the state machine's Task states, in pipeline order. The template
-// fills each Substitution with its function's ARN and lets the state machine
-// invoke exactly these functions; [Local] maps them back to function paths.
-var Tasks = []Task{
-	{Substitution: "RephraseFunctionArn", Function: "vector/rephrase", Tool: "optimizer_vs-rephrase"},
-	{Substitution: "RetrieverFunctionArn", Function: "vector/retriever", Tool: "optimizer_vs-retriever"},
-	{Substitution: "GradeFunctionArn", Function: "vector/grade", Tool: "optimizer_vs-grade"},
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/memory"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 	"github.com/switchboard-dev/switchboard/shared/text"
@@ -20,7 +21,7 @@ import (
 // its terms weighted by how informative they are). Retriever scores are not
 // comparable across modes and stores, so they are not used. A grade that
 // failed and fell back to relevant counts as relevant.
-func confidence(question string, out PipelineOutput, docs []Document) float64 {
+func confidence(question string, out pipeline.Output, docs []pipeline.Document) float64 {
 	if len(docs) == 0 || out.Relevant == "no" {
 		return 0
 	}
@@ -44,7 +45,7 @@ const (
 // general-English [text.IDF], so generic words are never added, nor words
 // the query has. It returns query unchanged when the documents cover none
 // of it.
-func expand(query string, docs []Document) string {
+func expand(query string, docs []pipeline.Document) string {
 	have := map[string]bool{}
 	for _, t := range terms(query) {
 		have[t] = true
@@ -70,7 +71,7 @@ const rewriteSystem = "A search for the user's question found nothing that answe
 // the call names one), the failed search and its best documents, or
 // expanded with terms from the documents. A rewrite that fails or changes
 // nothing falls back to expansion.
-func (s *Service) correct(ctx context.Context, cl *call, strategy, question string, docs []Document) (string, error) {
+func (s *Service) correct(ctx context.Context, cl *call, strategy, question string, docs []pipeline.Document) (string, error) {
 	if strategy == StrategyRewrite {
 		best := docs[:min(feedbackDocs, len(docs))]
 		var found, contents []string
@@ -120,14 +121,14 @@ func (s *Service) conversation(ctx context.Context, cl *call, question string) [
 // second run, which is nil when the correction changed nothing, that time
 // ran out or the grade failed (no error: the answer then comes from the
 // first run).
-func (s *Service) correctAndRetrieve(ctx context.Context, cl *call, strategy, question string, docs []Document) (string, *PipelineOutput, error) {
+func (s *Service) correctAndRetrieve(ctx context.Context, cl *call, strategy, question string, docs []pipeline.Document) (string, *pipeline.Output, error) {
 	ctx, cancel := cl.beforeAnswer(ctx)
 	defer cancel()
 	corrected, err := s.correct(ctx, cl, strategy, question, docs)
 	if err == nil && corrected == question {
 		return corrected, nil, nil
 	}
-	var again PipelineOutput
+	var again pipeline.Output
 	if err == nil {
 		again, err = s.retrieve(ctx, cl, corrected, "", cl.p.topK)
 	}
@@ -153,7 +154,7 @@ func (s *Service) correctAndRetrieve(ctx context.Context, cl *call, strategy, qu
 // regrade grades the documents of out, a run for a corrected query, against
 // question, the user's. A grade that fails is an error, and the correction
 // is not kept: nothing then says its documents answer the question.
-func (s *Service) regrade(ctx context.Context, cl *call, question string, out *PipelineOutput) error {
+func (s *Service) regrade(ctx context.Context, cl *call, question string, out *pipeline.Output) error {
 	if len(out.Documents) == 0 {
 		out.Relevant, out.Graded = "no", true
 		return nil
@@ -171,7 +172,7 @@ func (s *Service) regrade(ctx context.Context, cl *call, question string, out *P
 		return fault.Unavailable(nil, "the grader (%s %s) answered %q, not yes or no", g.Provider, g.Model, truncate(g.Text, 80))
 	}
 	out.Relevant, out.Graded = verdict, true
-	out.Steps.Grade = StepInfo{Provider: g.Provider, Model: g.Model}
+	out.Steps.Grade = pipeline.StepModel{Provider: g.Provider, Model: g.Model}
 	return nil
 }
 
@@ -204,7 +205,7 @@ func (s *Service) CRAG(ctx context.Context, c tenant.Caller, in CRAGInput) (Resp
 		conf := confidence(out.ContextInput, out, docs)
 		initial, applied, corrected := conf, false, ""
 		if conf < threshold {
-			var again *PipelineOutput
+			var again *pipeline.Output
 			corrected, again, err = s.correctAndRetrieve(ctx, cl, strategy, out.ContextInput, docs)
 			if err != nil {
 				return Response{}, err

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -67,7 +69,7 @@ func (g *testGen) tasks() []provider.Task {
 	return out
 }
 
-// corpusRunner is a test [Runner]: rephrase and grade through [Steps], and a
+// corpusRunner is a test [pipeline.Runner]: rephrase and grade through [Steps], and a
 // retrieval that ranks each tenant's own documents by query-term coverage
 // and refuses a store named "missing" as not found. fail names steps to
 // fail, to exercise the seed's degradation, which it applies as the state
@@ -75,42 +77,42 @@ func (g *testGen) tasks() []provider.Task {
 type corpusRunner struct {
 	steps *Steps
 	mu    sync.Mutex
-	docs  map[string][]Document // by tenant
+	docs  map[string][]pipeline.Document // by tenant
 	fail  map[string]bool
-	runs  []PipelineInput
+	runs  []pipeline.Input
 }
 
-func (r *corpusRunner) add(tenant string, docs ...Document) {
+func (r *corpusRunner) add(tenant string, docs ...pipeline.Document) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.docs == nil {
-		r.docs = map[string][]Document{}
+		r.docs = map[string][]pipeline.Document{}
 	}
 	r.docs[tenant] = append(r.docs[tenant], docs...)
 }
 
-func (r *corpusRunner) Run(ctx context.Context, in PipelineInput) (PipelineOutput, error) {
+func (r *corpusRunner) Run(ctx context.Context, in pipeline.Input) (pipeline.Output, error) {
 	r.mu.Lock()
 	r.runs = append(r.runs, in)
 	docs := slices.Clone(r.docs[in.Request.Caller.Tenant])
 	fail := r.fail
 	r.mu.Unlock()
-	out := PipelineOutput{Question: in.Question, ContextInput: in.Question, Degraded: []string{}}
+	out := pipeline.Output{Question: in.Question, ContextInput: in.Question, Degraded: []string{}}
 	c := in.Request.Caller
 	reph, err := r.steps.Rephrase(ctx, c, RephraseInput{Question: in.Question, ThreadID: in.ThreadID})
 	if fail[StepRephrase] || err != nil {
 		out.Degraded = append(out.Degraded, StepRephrase)
 	} else {
 		out.ContextInput, out.Rephrased = reph.Question, reph.Rephrased
-		out.Steps.Rephrase = StepInfo{reph.Provider, reph.Model}
+		out.Steps.Rephrase = pipeline.StepModel{Provider: reph.Provider, Model: reph.Model}
 	}
 	if slices.Contains(in.Stores, "missing") {
-		return PipelineOutput{Question: in.Question, Refusal: &Refusal{Kind: "not_found", Message: `vector store "missing" does not exist`}}, nil
+		return pipeline.Output{Question: in.Question, Refusal: &invoke.Error{Kind: "not_found", Message: `vector store "missing" does not exist`}}, nil
 	}
 	if fail[StepRetrieve] {
 		out.Degraded = append(out.Degraded, StepRetrieve)
 	} else {
-		out.Steps.Retrieve = StepInfo{"test", "bag-of-words"}
+		out.Steps.Retrieve = pipeline.StepModel{Provider: "test", Model: "bag-of-words"}
 		q := distinct(terms(out.ContextInput))
 		for _, d := range docs {
 			if cov, _ := evidence(q, terms(d.Content)); cov > 0 {
@@ -127,7 +129,7 @@ func (r *corpusRunner) Run(ctx context.Context, in PipelineInput) (PipelineOutpu
 		out.Relevant = "yes"
 	} else {
 		out.Relevant, out.Graded = grade.Relevant, true
-		out.Steps.Grade = StepInfo{grade.Provider, grade.Model}
+		out.Steps.Grade = pipeline.StepModel{Provider: grade.Provider, Model: grade.Model}
 	}
 	return out, ctx.Err()
 }
@@ -138,7 +140,7 @@ var (
 )
 
 // medical is a small corpus about diabetes and teeth.
-var medical = []Document{
+var medical = []pipeline.Document{
 	{DocID: "d1", ChunkID: "d1#0", Content: "Common symptoms of diabetes include increased thirst, frequent urination and fatigue. See a doctor.", Metadata: map[string]string{"source": "medical_textbook_ch5.pdf", "page": "127"}},
 	{DocID: "d2", ChunkID: "d2#0", Content: "Diabetes is managed with diet, exercise and insulin.", Metadata: map[string]string{"source": "medical_textbook_ch5.pdf", "page": "130"}},
 	{DocID: "d3", ChunkID: "d3#0", Content: "Replace your toothbrush every three months, or sooner if the bristles fray.", Metadata: map[string]string{"source": "dental.md"}},

@@ -4,7 +4,7 @@
 // optimizer_vs-grade the pipeline invokes, and rag_health_check.
 //
 // Every pipeline tool runs the rephrase -> retrieve -> grade pipeline through
-// a [Runner] (the Step Functions state machine on AWS, the same definition
+// a [pipeline.Runner] (the Step Functions state machine on AWS, the same definition
 // interpreted locally), then writes the answer with the generator from the
 // documents graded relevant; documents graded not relevant are dropped and the
 // answer is written without them, as if retrieval had not happened (seed 000's
@@ -17,9 +17,10 @@
 //	// resp.Answer, resp.RetrievedDocuments, resp.Sources, resp.Metadata.PipelineName == "basic"
 //
 // Each pipeline has resource limits (seed 002: 5 concurrent queries, 30 s,
-// 4096 tokens): reserved concurrency and the timeout in the template on AWS;
-// in process, a per-pipeline limiter that refuses a call beyond the limit at
-// once, a deadline, and the generator's token bound. Every call past
+// 4096 tokens): the concurrency is its function's reserved concurrency, which
+// Lambda applies on AWS and package local in one process (a call beyond it is
+// refused at once); the service applies the deadline and the generator's
+// token bound. Every call past
 // validation records its outcome and latency in the table, from which
 // [Service.Health] computes seed 002's health status.
 package rag
@@ -36,8 +37,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/memory"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -81,11 +84,10 @@ const UUIDv4Pattern = `^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0
 
 var uuidRE = regexp.MustCompile(UUIDv4Pattern)
 
-// Limits are a pipeline's resource limits (seed 002's ResourceLimits).
+// Limits are the resource limits of a pipeline's calls that the service
+// applies (seed 002's ResourceLimits; its 5 concurrent queries are the
+// functions' reserved concurrency, in the catalog).
 type Limits struct {
-	// MaxConcurrent is how many calls a pipeline serves at once in this
-	// process. If zero, defaults to 5.
-	MaxConcurrent int
 	// Timeout bounds one call. If zero, defaults to 30 s.
 	Timeout time.Duration
 	// MaxTokens bounds the answer's generation. If zero, defaults to 4096.
@@ -93,10 +95,9 @@ type Limits struct {
 }
 
 // DefaultLimits are seed 002's resource limits.
-var DefaultLimits = Limits{MaxConcurrent: 5, Timeout: 30 * time.Second, MaxTokens: 4096}
+var DefaultLimits = Limits{Timeout: 30 * time.Second, MaxTokens: 4096}
 
 func (l Limits) withDefaults() Limits {
-	l.MaxConcurrent = cmp.Or(l.MaxConcurrent, DefaultLimits.MaxConcurrent)
 	l.Timeout = cmp.Or(l.Timeout, DefaultLimits.Timeout)
 	l.MaxTokens = cmp.Or(l.MaxTokens, DefaultLimits.MaxTokens)
 	return l
@@ -107,7 +108,7 @@ type Options struct {
 	// Generator writes answers and crag's query rewrites. Required for the pipelines.
 	Generator provider.Generator
 	// Runner runs the rephrase -> retrieve -> grade pipeline. Required for the pipelines.
-	Runner Runner
+	Runner pipeline.Runner
 	// Limits apply to each pipeline. Zero fields take [DefaultLimits].
 	Limits Limits
 	// Now returns the current time. If nil, defaults to time.Now.
@@ -117,14 +118,12 @@ type Options struct {
 }
 
 // Service implements the RAG pipeline tools and rag_health_check on a
-// [store.Table]. It is safe for concurrent use; its limiters count the calls
-// in flight in this process.
+// [store.Table]. It is safe for concurrent use.
 type Service struct {
 	table  store.Table
 	gen    provider.Generator
-	runner Runner
+	runner pipeline.Runner
 	limits Limits
-	slots  map[string]*limiter
 	health *recorder
 	now    func() time.Time
 	log    *slog.Logger
@@ -138,10 +137,6 @@ func New(table store.Table, opts Options) *Service {
 		s.now = time.Now
 	}
 	s.log = s.log.With("component", "rag")
-	s.slots = map[string]*limiter{}
-	for _, p := range Pipelines {
-		s.slots[p] = newLimiter(p, s.limits.MaxConcurrent)
-	}
 	s.health = &recorder{table: table, now: s.now}
 	return s
 }
@@ -259,9 +254,9 @@ func callerFault(err error) bool {
 	return k == fault.KindInvalid || k == fault.KindNotFound
 }
 
-// serve runs body as a call of pipeline: it validates, takes a slot from the
-// pipeline's limiter, bounds the call by the pipeline's timeout, records the
-// outcome, and fills in the response's common fields.
+// serve runs body as a call of pipeline: it validates, bounds the call by
+// the pipeline's timeout, records the outcome, and fills in the response's
+// common fields.
 func (s *Service) serve(ctx context.Context, c tenant.Caller, pipeline string, r Request, body func(ctx context.Context, cl *call) (Response, error)) (Response, error) {
 	received := s.now()
 	p, err := validate(r)
@@ -302,11 +297,6 @@ func (s *Service) serve(ctx context.Context, c tenant.Caller, pipeline string, r
 }
 
 func (s *Service) run(ctx context.Context, cl *call, body func(ctx context.Context, cl *call) (Response, error)) (Response, error) {
-	release, err := s.slots[cl.pipeline].acquire()
-	if err != nil {
-		return Response{}, err
-	}
-	defer release()
 	// The pipeline's limit, or less when the invocation's own deadline comes
 	// sooner: the call then still ends with an answer that says why, in time
 	// to record it, rather than being cut off by the runtime.
@@ -318,7 +308,9 @@ func (s *Service) run(ctx context.Context, cl *call, body func(ctx context.Conte
 	defer cancel()
 	cl.answerBy = time.Now().Add(limit - min(AnswerReserve, limit/2))
 	resp, err := body(ctx, cl)
-	if err != nil && ctx.Err() != nil {
+	// A run stopped to leave time for the answer says so, even when the
+	// call's limit has passed too by the time it returns.
+	if err != nil && ctx.Err() != nil && !errors.Is(err, errNoTimeLeft) {
 		if errors.Is(context.Cause(ctx), errTimeout) {
 			return Response{}, fault.Unavailable(err, "pipeline %s did not finish within its limit of %s; retry, or narrow the query", cl.pipeline, limit.Round(time.Millisecond))
 		}
@@ -360,24 +352,25 @@ func (s *Service) record(ctx context.Context, rec *pending, err error, degraded 
 // retrieve runs the pipeline once for question, ending it in time to leave
 // [AnswerReserve] for the answer, and accounts for its time. A refusal of
 // the caller's arguments is the call's error.
-func (s *Service) retrieve(ctx context.Context, cl *call, question, threadID string, topK int) (PipelineOutput, error) {
+func (s *Service) retrieve(ctx context.Context, cl *call, question, threadID string, topK int) (pipeline.Output, error) {
 	ctx, cancel := cl.beforeAnswer(ctx)
 	defer cancel()
 	t0 := s.now()
-	out, err := s.runner.Run(ctx, PipelineInput{
-		Request:  PipelineRequest{Caller: cl.caller, TraceID: traceID(ctx), RequestID: cl.p.RequestID},
+	info, _ := callcontext.FromContext(ctx) // the steps log under the tool call's trace
+	out, err := s.runner.Run(ctx, pipeline.Input{
+		Request:  pipeline.Request{Caller: cl.caller, TraceID: info.TraceID, RequestID: cl.p.RequestID},
 		Question: question, ThreadID: threadID, Stores: cl.p.Stores, TopK: topK, Mode: cl.p.Mode, Filter: cl.p.Filter,
 	})
 	cl.retrieval += s.now().Sub(t0)
 	switch {
 	case err != nil && errors.Is(context.Cause(ctx), errNoTimeLeft):
-		return PipelineOutput{}, fault.Unavailable(fmt.Errorf("%w: %w", errNoTimeLeft, err), "pipeline %s did not retrieve in time to write an answer within its limit; retry, or narrow the query", cl.pipeline)
+		return pipeline.Output{}, fault.Unavailable(fmt.Errorf("%w: %w", errNoTimeLeft, err), "pipeline %s did not retrieve in time to write an answer within its limit; retry, or narrow the query", cl.pipeline)
 	case err != nil && fault.KindOf(err) != fault.KindInternal:
-		return PipelineOutput{}, err
+		return pipeline.Output{}, err
 	case err != nil:
-		return PipelineOutput{}, fault.Unavailable(err, "the %s pipeline could not run; retry", cl.pipeline)
+		return pipeline.Output{}, fault.Unavailable(err, "the %s pipeline could not run; retry", cl.pipeline)
 	case out.Refusal != nil:
-		return PipelineOutput{}, out.Refusal.Err()
+		return pipeline.Output{}, refusal(out.Refusal)
 	}
 	if len(out.Degraded) > 0 {
 		cl.degraded = true
@@ -402,7 +395,7 @@ func (s *Service) generate(ctx context.Context, cl *call, req provider.GenerateR
 
 // respond writes the answer to question from out's documents (docs, already
 // ordered and cut to top_k) and builds the response.
-func (s *Service) respond(ctx context.Context, cl *call, out PipelineOutput, docs []Document) (Response, error) {
+func (s *Service) respond(ctx context.Context, cl *call, out pipeline.Output, docs []pipeline.Document) (Response, error) {
 	relevant := out.Relevant != "no"
 	discarded := 0
 	if !relevant {
@@ -441,7 +434,7 @@ func (s *Service) respond(ctx context.Context, cl *call, out PipelineOutput, doc
 
 // sources returns where docs came from, deduplicated in order: each
 // document's metadata "source", else its doc_id.
-func sources(docs []Document) []string {
+func sources(docs []pipeline.Document) []string {
 	out := []string{}
 	for _, d := range docs {
 		if src := source(d); src != "" && !slices.Contains(out, src) {
@@ -452,13 +445,13 @@ func sources(docs []Document) []string {
 }
 
 // source names where d came from: its metadata "source", else its doc_id.
-func source(d Document) string { return cmp.Or(d.Metadata["source"], d.DocID) }
+func source(d pipeline.Document) string { return cmp.Or(d.Metadata["source"], d.DocID) }
 
 // byScore orders documents by descending score, keeping the retriever's
 // order among equals, and cuts them to k.
-func byScore(docs []Document, k int) []Document {
+func byScore(docs []pipeline.Document, k int) []pipeline.Document {
 	docs = slices.Clone(docs)
-	slices.SortStableFunc(docs, func(a, b Document) int { return cmp.Compare(b.Score, a.Score) })
+	slices.SortStableFunc(docs, func(a, b pipeline.Document) int { return cmp.Compare(b.Score, a.Score) })
 	return docs[:min(k, len(docs))]
 }
 

@@ -7,14 +7,16 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/memory"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
@@ -174,7 +176,7 @@ var uuidV4 = regexp.MustCompile(UUIDv4Pattern)
 func TestBasicAnswersFromTheRelevantDocumentsWithSources(t *testing.T) {
 	svc, runner, gen, _ := newService(t, Options{})
 	const id = "550e8400-e29b-41d4-a716-446655440000"
-	resp, err := svc.Basic(WithTraceID(context.Background(), "trace-1"), alice, BasicInput{Request{Query: "What are the symptoms of diabetes?", TopK: intp(3), RequestID: id}})
+	resp, err := svc.Basic(callcontext.NewContext(context.Background(), callcontext.Call{TraceID: "trace-1"}), alice, BasicInput{Request{Query: "What are the symptoms of diabetes?", TopK: intp(3), RequestID: id}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +205,7 @@ func TestBasicAnswersFromTheRelevantDocumentsWithSources(t *testing.T) {
 	m := resp.Metadata
 	if m.PipelineName != "basic" || m.Relevant != "yes" || !m.Graded || m.Provider != "test" || m.Model != "extractive" ||
 		m.ContextInput != "What are the symptoms of diabetes?" || len(m.Degraded) != 0 || m.Steps.Grade.Provider != "test" ||
-		m.Steps.Retrieve != (StepInfo{"test", "bag-of-words"}) || m.CorrectionApplied != nil || m.Reranker != "" {
+		m.Steps.Retrieve != (pipeline.StepModel{Provider: "test", Model: "bag-of-words"}) || m.CorrectionApplied != nil || m.Reranker != "" {
 		t.Errorf("metadata %+v", m)
 	}
 	pm := resp.PerformanceMetrics
@@ -304,19 +306,19 @@ func TestARetrieverRefusalFailsTheCallNamingTheField(t *testing.T) {
 func TestARefusalNamesTheRequestsField(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		refusal Refusal
+		refusal invoke.Error
 		kind    fault.Kind
 		message string
 	}{
-		{"a store that does not exist is one of stores", Refusal{Kind: "not_found", Message: `vector store "kb" does not exist`}, fault.KindNotFound, `stores: vector store "kb" does not exist`},
-		{"an invalid argument keeps its field", Refusal{Kind: "invalid_argument", Field: "filter", Message: "filter: has 17 keys"}, fault.KindInvalid, "filter: has 17 keys"},
-		{"the retriever's question is the request's query", Refusal{Kind: "invalid_argument", Field: "question", Message: "question: must not be empty"}, fault.KindInvalid, "query: must not be empty"},
-		{"an invalid argument without a field blames the arguments", Refusal{Kind: "invalid_argument", Message: "malformed"}, fault.KindInvalid, "arguments: malformed"},
+		{"a store that does not exist is one of stores", invoke.Error{Kind: "not_found", Message: `vector store "kb" does not exist`}, fault.KindNotFound, `stores: vector store "kb" does not exist`},
+		{"an invalid argument keeps its field", invoke.Error{Kind: "invalid_argument", Field: "filter", Message: "filter: has 17 keys"}, fault.KindInvalid, "filter: has 17 keys"},
+		{"the retriever's question is the request's query", invoke.Error{Kind: "invalid_argument", Field: "question", Message: "question: must not be empty"}, fault.KindInvalid, "query: must not be empty"},
+		{"an invalid argument without a field blames the arguments", invoke.Error{Kind: "invalid_argument", Message: "malformed"}, fault.KindInvalid, "arguments: malformed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.refusal.Err()
+			err := refusal(&tc.refusal)
 			if fault.KindOf(err) != tc.kind || err.Error() != tc.message {
-				t.Errorf("Err() = %v (%s), want %s: %s", err, fault.KindOf(err), tc.kind, tc.message)
+				t.Errorf("refusal = %v (%s), want %s: %s", err, fault.KindOf(err), tc.kind, tc.message)
 			}
 		})
 	}
@@ -392,7 +394,7 @@ func TestFailingStepsDegradeAsTheSeedSays(t *testing.T) {
 
 func TestAFailedRunOrAnswerFailsTheCall(t *testing.T) {
 	boom := errors.New("states.Runtime: execution failed")
-	svc, _, _, _ := newService(t, Options{Runner: RunnerFunc(func(context.Context, PipelineInput) (PipelineOutput, error) { return PipelineOutput{}, boom })})
+	svc, _, _, _ := newService(t, Options{Runner: pipeline.RunnerFunc(func(context.Context, pipeline.Input) (pipeline.Output, error) { return pipeline.Output{}, boom })})
 	_, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}})
 	if fault.KindOf(err) != fault.KindUnavailable || !errors.Is(err, boom) {
 		t.Errorf("got %v, want unavailable wrapping the runner's error", err)
@@ -416,7 +418,7 @@ func TestAFailedRunOrAnswerFailsTheCall(t *testing.T) {
 
 func TestOneTenantNeverRetrievesAnothersDocuments(t *testing.T) {
 	svc, runner, _, _ := newService(t, Options{})
-	runner.add(bob.Tenant, Document{DocID: "b1", Content: "Globex sells diabetes test strips.", Metadata: map[string]string{"source": "globex.pdf"}})
+	runner.add(bob.Tenant, pipeline.Document{DocID: "b1", Content: "Globex sells diabetes test strips.", Metadata: map[string]string{"source": "globex.pdf"}})
 	resp, err := svc.Basic(context.Background(), bob, BasicInput{Request{Query: "diabetes symptoms"}})
 	if err != nil {
 		t.Fatal(err)
@@ -441,67 +443,30 @@ type blockingRunner struct {
 	release chan struct{}
 }
 
-func (b *blockingRunner) Run(ctx context.Context, in PipelineInput) (PipelineOutput, error) {
+func (b *blockingRunner) Run(ctx context.Context, in pipeline.Input) (pipeline.Output, error) {
 	b.started <- struct{}{}
 	select {
 	case <-b.release:
-		return PipelineOutput{Question: in.Question, ContextInput: in.Question, Relevant: "no", Graded: true}, nil
+		return pipeline.Output{Question: in.Question, ContextInput: in.Question, Relevant: "no", Graded: true}, nil
 	case <-ctx.Done():
-		return PipelineOutput{}, ctx.Err()
-	}
-}
-
-func TestTheSixthConcurrentQueryIsRefused(t *testing.T) {
-	br := &blockingRunner{started: make(chan struct{}, 10), release: make(chan struct{})}
-	svc, _, _, _ := newService(t, Options{Runner: br})
-	var wg sync.WaitGroup
-	errs := make(chan error, 6)
-	for range 5 {
-		wg.Go(func() {
-			_, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}})
-			errs <- err
-		})
-	}
-	for range 5 {
-		<-br.started // five calls hold the five slots
-	}
-	_, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}})
-	if fault.KindOf(err) != fault.KindUnavailable || !strings.Contains(err.Error(), "pipeline basic is at its limit of 5 concurrent queries") {
-		t.Errorf("the sixth call got %v, want refused at the limit", err)
-	}
-	// Other pipelines have their own slots.
-	go svc.CRAG(context.Background(), alice, CRAGInput{Request: Request{Query: "diabetes"}})
-	<-br.started
-	close(br.release)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Errorf("a call within the limit failed: %v", err)
-		}
-	}
-	if _, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}}); err != nil {
-		t.Errorf("after the others finished: %v", err)
+		return pipeline.Output{}, ctx.Err()
 	}
 }
 
 func TestACallPastItsTimeoutFailsClearly(t *testing.T) {
 	br := &blockingRunner{started: make(chan struct{}, 2), release: make(chan struct{})}
-	svc, _, _, _ := newService(t, Options{Runner: br, Limits: Limits{Timeout: 20 * time.Millisecond}})
+	svc, _, _, _ := newService(t, Options{Runner: br, Limits: Limits{Timeout: 200 * time.Millisecond}})
 	_, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}})
 	if fault.KindOf(err) != fault.KindUnavailable || !strings.Contains(err.Error(), "pipeline basic did not retrieve in time to write an answer within its limit") {
 		t.Errorf("a run that does not end: got %v", err)
 	}
-	if got := svc.slots[PipelineBasic].inFlight(); got != 0 {
-		t.Errorf("%d slots still taken", got)
-	}
 	// An invocation deadline sooner than the limit shortens it, keeping a
 	// margin to answer. The run's own deadline shows it, whatever the load.
 	var runBy time.Time
-	waiting := RunnerFunc(func(ctx context.Context, in PipelineInput) (PipelineOutput, error) {
+	waiting := pipeline.RunnerFunc(func(ctx context.Context, in pipeline.Input) (pipeline.Output, error) {
 		runBy, _ = ctx.Deadline()
 		<-ctx.Done()
-		return PipelineOutput{}, ctx.Err()
+		return pipeline.Output{}, ctx.Err()
 	})
 	svc, _, _, _ = newService(t, Options{Runner: waiting})
 	ctx, cancel := context.WithTimeout(context.Background(), DeadlineMargin+200*time.Millisecond)
@@ -515,8 +480,8 @@ func TestACallPastItsTimeoutFailsClearly(t *testing.T) {
 		t.Errorf("the run had until %v, the invocation until %v: want at least %v kept", runBy, callBy, DeadlineMargin)
 	}
 	// An answer that does not end is cut off at the limit.
-	instant := RunnerFunc(func(_ context.Context, in PipelineInput) (PipelineOutput, error) {
-		return PipelineOutput{Question: in.Question, ContextInput: in.Question, Relevant: "yes", Graded: true}, nil
+	instant := pipeline.RunnerFunc(func(_ context.Context, in pipeline.Input) (pipeline.Output, error) {
+		return pipeline.Output{Question: in.Question, ContextInput: in.Question, Relevant: "yes", Graded: true}, nil
 	})
 	stuck := &testGen{fn: map[provider.Task]func(provider.GenerateRequest) (provider.Generation, error){
 		provider.TaskAnswer: func(provider.GenerateRequest) (provider.Generation, error) {
@@ -532,7 +497,7 @@ func TestACallPastItsTimeoutFailsClearly(t *testing.T) {
 }
 
 func TestRerankPutsDocumentsWithMoreQueryTermsCloserTogetherFirst(t *testing.T) {
-	docs := []Document{
+	docs := []pipeline.Document{
 		{DocID: "a", Content: "diabetes diabetes diabetes diabetes", Score: 0.9},
 		{DocID: "b", Content: "thirst is common; much later in the text, unrelated words, then diabetes", Score: 0.8},
 		{DocID: "c", Content: "nothing relevant here", Score: 0.7},
@@ -605,12 +570,12 @@ func TestCRAGCorrectsALowConfidenceRetrieval(t *testing.T) {
 	t.Run("NoTimeLeftForASecondRunAnswersFromTheFirst", func(t *testing.T) {
 		svc, runner, _, _ := newService(t, Options{Limits: Limits{Timeout: time.Second}})
 		var runs int
-		first := RunnerFunc(func(ctx context.Context, in PipelineInput) (PipelineOutput, error) {
+		first := pipeline.RunnerFunc(func(ctx context.Context, in pipeline.Input) (pipeline.Output, error) {
 			if runs++; runs == 1 {
 				return runner.Run(ctx, in)
 			}
 			<-ctx.Done() // the second run never ends on its own
-			return PipelineOutput{}, ctx.Err()
+			return pipeline.Output{}, ctx.Err()
 		})
 		svc.runner = first
 		resp, err := svc.CRAG(context.Background(), alice, CRAGInput{Request: Request{Query: "diabetes thirst insulin"}, CorrectionStrategy: "expand", ConfidenceThreshold: floatp(1)})
@@ -633,21 +598,21 @@ func TestCRAGCorrectsALowConfidenceRetrieval(t *testing.T) {
 
 // scripted is a [Runner] that returns its outputs in turn, recording the inputs.
 type scripted struct {
-	outs []PipelineOutput
-	runs []PipelineInput
+	outs []pipeline.Output
+	runs []pipeline.Input
 }
 
-func (r *scripted) Run(ctx context.Context, in PipelineInput) (PipelineOutput, error) {
+func (r *scripted) Run(ctx context.Context, in pipeline.Input) (pipeline.Output, error) {
 	out := r.outs[min(len(r.runs), len(r.outs)-1)]
 	r.runs = append(r.runs, in)
 	out.Question, out.ContextInput = in.Question, in.Question
 	return out, nil
 }
 
-func graded(relevant string, contents ...string) PipelineOutput {
-	out := PipelineOutput{Relevant: relevant, Graded: true, Degraded: []string{}, SearchedStores: []string{"docs"}}
+func graded(relevant string, contents ...string) pipeline.Output {
+	out := pipeline.Output{Relevant: relevant, Graded: true, Degraded: []string{}, SearchedStores: []string{"docs"}}
 	for i, c := range contents {
-		out.Documents = append(out.Documents, Document{DocID: fmt.Sprintf("d%d", i), Content: c, Score: float64(len(contents) - i)})
+		out.Documents = append(out.Documents, pipeline.Document{DocID: fmt.Sprintf("d%d", i), Content: c, Score: float64(len(contents) - i)})
 	}
 	return out
 }
@@ -656,7 +621,7 @@ func TestCRAGKeepsACorrectionOnlyWhenItIsMoreConfident(t *testing.T) {
 	const q = "diabetes thirst fatigue"
 	for _, tc := range []struct {
 		name        string
-		first, next PipelineOutput
+		first, next pipeline.Output
 		regrade     string // the grader's answer for the second run's documents and the user's question
 		wantDocs    []string
 		wantApplied bool
@@ -685,7 +650,7 @@ func TestCRAGKeepsACorrectionOnlyWhenItIsMoreConfident(t *testing.T) {
 					return provider.Generation{Text: tc.regrade}, nil
 				},
 			}}
-			runner := &scripted{outs: []PipelineOutput{tc.first, tc.next}}
+			runner := &scripted{outs: []pipeline.Output{tc.first, tc.next}}
 			svc := New(tbl, Options{Generator: gen, Runner: runner})
 			resp, err := svc.CRAG(context.Background(), alice, CRAGInput{Request: Request{Query: q}})
 			if err != nil {
@@ -753,17 +718,17 @@ func TestCRAGRewriteReadsTheConversationAndTheBestPassages(t *testing.T) {
 }
 
 func TestConfidence(t *testing.T) {
-	docs := []Document{{Content: "diabetes thirst"}, {Content: "diabetes"}}
+	docs := []pipeline.Document{{Content: "diabetes thirst"}, {Content: "diabetes"}}
 	for _, tc := range []struct {
 		name string
-		out  PipelineOutput
-		docs []Document
+		out  pipeline.Output
+		docs []pipeline.Document
 		want float64
 	}{
-		{"NoDocuments", PipelineOutput{Relevant: "no", Graded: true}, nil, 0},
-		{"GradedNotRelevant", PipelineOutput{Relevant: "no", Graded: true}, docs, 0},
-		{"BestDocumentsCoverage", PipelineOutput{Relevant: "yes", Graded: true}, docs, text.Coverage("diabetes thirst insulin", "diabetes thirst")},
-		{"FailedGradeCountsAsRelevant", PipelineOutput{Relevant: "yes", Graded: false}, docs, text.Coverage("diabetes thirst insulin", "diabetes thirst")},
+		{"NoDocuments", pipeline.Output{Relevant: "no", Graded: true}, nil, 0},
+		{"GradedNotRelevant", pipeline.Output{Relevant: "no", Graded: true}, docs, 0},
+		{"BestDocumentsCoverage", pipeline.Output{Relevant: "yes", Graded: true}, docs, text.Coverage("diabetes thirst insulin", "diabetes thirst")},
+		{"FailedGradeCountsAsRelevant", pipeline.Output{Relevant: "yes", Graded: false}, docs, text.Coverage("diabetes thirst insulin", "diabetes thirst")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := confidence("diabetes thirst insulin", tc.out, tc.docs); got != tc.want {

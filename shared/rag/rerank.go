@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -29,7 +30,7 @@ const rrfK = 60
 // (BM25 rewards one frequent term; vectors reward topic over wording). Ties
 // share a rank, so an evidence signal with no spread leaves the retriever's
 // order in charge. The retriever's order breaks remaining ties.
-func rerank(query string, docs []Document) []Document {
+func rerank(query string, docs []pipeline.Document) []pipeline.Document {
 	q := distinct(terms(query))
 	n := len(docs)
 	cover, prox := make([]float64, n), make([]float64, n)
@@ -51,7 +52,7 @@ func rerank(query string, docs []Document) []Document {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(score[b], score[a]) })
-	out := make([]Document, n)
+	out := make([]pipeline.Document, n)
 	for i, j := range order {
 		out[i] = docs[j]
 		out[i].Score = score[j]

@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/memory"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
@@ -114,7 +115,7 @@ func TestRephraseFailures(t *testing.T) {
 }
 
 func TestGradeIsBinary(t *testing.T) {
-	docs := []Document{{DocID: "d1", Content: "Diabetes causes thirst."}}
+	docs := []pipeline.Document{{DocID: "d1", Content: "Diabetes causes thirst."}}
 	answer := func(text string) func(provider.GenerateRequest) (provider.Generation, error) {
 		return func(provider.GenerateRequest) (provider.Generation, error) {
 			return provider.Generation{Text: text, Provider: "p", Model: "m"}, nil
@@ -122,7 +123,7 @@ func TestGradeIsBinary(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		docs []Document
+		docs []pipeline.Document
 		gen  func(provider.GenerateRequest) (provider.Generation, error)
 		want GradeOutput
 		kind fault.Kind // of the error, if one is wanted
@@ -131,7 +132,7 @@ func TestGradeIsBinary(t *testing.T) {
 		{"YesWithPunctuationAndCase", docs, answer(" Yes. The documents answer it."), GradeOutput{Relevant: "yes", Graded: true, Provider: "p", Model: "m"}, ""},
 		{"No", docs, answer("NO"), GradeOutput{Relevant: "no", Graded: true, Provider: "p", Model: "m"}, ""},
 		{"NoDocumentsIsNoWithoutAsking", nil, nil, GradeOutput{Relevant: "no", Graded: true}, ""},
-		{"BlankDocumentsAreNoDocuments", []Document{{DocID: "x", Content: " "}}, nil, GradeOutput{Relevant: "no", Graded: true}, ""},
+		{"BlankDocumentsAreNoDocuments", []pipeline.Document{{DocID: "x", Content: " "}}, nil, GradeOutput{Relevant: "no", Graded: true}, ""},
 		{"NeitherYesNorNo", docs, answer("maybe"), GradeOutput{}, fault.KindUnavailable},
 		{"GeneratorFails", docs, func(provider.GenerateRequest) (provider.Generation, error) {
 			return provider.Generation{}, fmt.Errorf("throttled")
@@ -157,7 +158,7 @@ func TestGradeIsBinary(t *testing.T) {
 			}
 		})
 	}
-	_, err := NewSteps(storetest.OpenEmbedded(t), &testGen{}).Grade(context.Background(), alice, GradeInput{Question: "q", Documents: make([]Document, MaxGradeDocuments+1)})
+	_, err := NewSteps(storetest.OpenEmbedded(t), &testGen{}).Grade(context.Background(), alice, GradeInput{Question: "q", Documents: make([]pipeline.Document, MaxGradeDocuments+1)})
 	if fe := (*fault.Error)(nil); !errors.As(err, &fe) || fe.Field != "documents" {
 		t.Errorf("%d documents: %v", MaxGradeDocuments+1, err)
 	}

@@ -1,15 +1,6 @@
 package rag
 
-// Document is one retrieved passage, as the optimizer_vs-retriever step
-// returns it and the pipeline passes it on.
-type Document struct {
-	DocID    string            `json:"doc_id"`
-	ChunkID  string            `json:"chunk_id,omitempty"`
-	Content  string            `json:"content"`
-	Score    float64           `json:"score"`
-	Metadata map[string]string `json:"metadata,omitempty"`
-	Store    string            `json:"store,omitempty"`
-}
+import "github.com/switchboard-dev/switchboard/shared/pipeline"
 
 // RephraseInput is the input of optimizer_vs-rephrase.
 type RephraseInput struct {
@@ -29,8 +20,8 @@ type RephraseOutput struct {
 
 // GradeInput is the input of optimizer_vs-grade.
 type GradeInput struct {
-	Question  string     `json:"question" jsonschema:"the question the documents were retrieved for"`
-	Documents []Document `json:"documents" jsonschema:"the retrieved documents, as optimizer_vs-retriever returns them"`
+	Question  string              `json:"question" jsonschema:"the question the documents were retrieved for"`
+	Documents []pipeline.Document `json:"documents" jsonschema:"the retrieved documents, as optimizer_vs-retriever returns them"`
 }
 
 // GradeOutput is the output of optimizer_vs-grade.
@@ -95,20 +86,20 @@ type RetrievedDocument struct {
 // Metadata describes how a pipeline produced a [Response]. The fields after
 // the common ones are set only by the pipelines they name.
 type Metadata struct {
-	PipelineName    string        `json:"pipeline_name" jsonschema:"basic, basic_rerank or crag"`
-	ExecutionTimeMS int64         `json:"execution_time_ms"`
-	TokensUsed      int           `json:"tokens_used" jsonschema:"tokens the answer (and crag's rewrite and grade) consumed, input plus output, as the generator reported them"`
-	Timestamp       string        `json:"timestamp" jsonschema:"when the request was received (RFC 3339)"`
-	Provider        string        `json:"provider,omitempty" jsonschema:"the generator that wrote the answer"`
-	Model           string        `json:"model,omitempty"`
-	ContextInput    string        `json:"context_input" jsonschema:"the query actually used for retrieval"`
-	Rephrased       bool          `json:"rephrased" jsonschema:"true if the query was rephrased from the conversation"`
-	Relevant        string        `json:"relevant" jsonschema:"the grade of the retrieved documents: yes or no; with no, the answer was written without them"`
-	Graded          bool          `json:"graded" jsonschema:"false if grading failed and the documents were kept by default"`
-	Degraded        []string      `json:"degraded" jsonschema:"pipeline steps that failed and fell back: rephrase (original query used), retrieve (no documents), grade (documents kept)"`
-	SearchedStores  []string      `json:"searched_stores" jsonschema:"the vector stores searched"`
-	Steps           PipelineSteps `json:"steps" jsonschema:"the provider and model each step used: the generator that rephrased and graded, the embedder that retrieved (empty where a step fell back or needed no model)"`
-	Discarded       int           `json:"discarded_documents" jsonschema:"documents retrieved but graded not relevant, so not used"`
+	PipelineName    string         `json:"pipeline_name" jsonschema:"basic, basic_rerank or crag"`
+	ExecutionTimeMS int64          `json:"execution_time_ms"`
+	TokensUsed      int            `json:"tokens_used" jsonschema:"tokens the answer (and crag's rewrite and grade) consumed, input plus output, as the generator reported them"`
+	Timestamp       string         `json:"timestamp" jsonschema:"when the request was received (RFC 3339)"`
+	Provider        string         `json:"provider,omitempty" jsonschema:"the generator that wrote the answer"`
+	Model           string         `json:"model,omitempty"`
+	ContextInput    string         `json:"context_input" jsonschema:"the query actually used for retrieval"`
+	Rephrased       bool           `json:"rephrased" jsonschema:"true if the query was rephrased from the conversation"`
+	Relevant        string         `json:"relevant" jsonschema:"the grade of the retrieved documents: yes or no; with no, the answer was written without them"`
+	Graded          bool           `json:"graded" jsonschema:"false if grading failed and the documents were kept by default"`
+	Degraded        []string       `json:"degraded" jsonschema:"pipeline steps that failed and fell back: rephrase (original query used), retrieve (no documents), grade (documents kept)"`
+	SearchedStores  []string       `json:"searched_stores" jsonschema:"the vector stores searched"`
+	Steps           pipeline.Steps `json:"steps" jsonschema:"the provider and model each step used: the generator that rephrased and graded, the embedder that retrieved (empty where a step fell back or needed no model)"`
+	Discarded       int            `json:"discarded_documents" jsonschema:"documents retrieved but graded not relevant, so not used"`
 
 	// rag_basic_rerank
 	Reranker   string `json:"reranker,omitempty" jsonschema:"basic_rerank: the reranking method"`

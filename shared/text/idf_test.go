@@ -2,6 +2,7 @@ package text
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -25,15 +26,30 @@ func TestIDFRanksGeneralEnglishWords(t *testing.T) {
 	}
 }
 
+// TestIDFTableIsWellFormed checks what IDF relies on without checking it
+// again at each cold start: every line a term and its count, the terms in
+// byte order, which the binary search needs.
 func TestIDFTableIsWellFormed(t *testing.T) {
-	n := 0
+	n, prev := 0, ""
 	for line := range strings.SplitSeq(strings.TrimSpace(idfTable), "\n") {
-		if strings.HasPrefix(line, "#") {
+		if strings.HasPrefix(line, "#") || strings.HasPrefix(line, "N ") {
 			continue
 		}
-		if f := strings.Fields(line); len(f) != 2 {
+		f := strings.Fields(line)
+		if len(f) != 2 {
 			t.Fatalf("idf.txt line %q: want a term and a count", line)
 		}
+		count, err := strconv.Atoi(f[1])
+		if err != nil {
+			t.Fatalf("idf.txt line %q: the count is not a number", line)
+		}
+		if IDF(f[0]); documentFrequency(f[0]) != count {
+			t.Fatalf("the document frequency of %q is %d, want the table's %d", f[0], documentFrequency(f[0]), count)
+		}
+		if f[0] <= prev {
+			t.Fatalf("idf.txt: %q comes after %q: the terms must be in byte order", f[0], prev)
+		}
+		prev = f[0]
 		n++
 	}
 	if n < 10000 {

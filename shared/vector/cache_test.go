@@ -3,6 +3,7 @@ package vector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"path"
 	"strings"
@@ -187,5 +188,22 @@ func TestShardKeysMatchesShardsNotManifestsOrUploads(t *testing.T) {
 		if got, _ := path.Match(ShardKeys, key); got != want {
 			t.Errorf("ShardKeys matches %s: %v, want %v", key, got, want)
 		}
+	}
+}
+
+// A worker that fails to load one shard of its group stops loading the
+// others: they would only be thrown away.
+func TestAWorkerStopsLoadingAfterTheFirstShardItCannotRead(t *testing.T) {
+	blobs := &CountingBlobs{Blobs: storetest.OpenLocalFS(t)}
+	s := New(storetest.OpenEmbedded(t), blobs, nil, &Options{Cache: NewCache(1 << 20)})
+	var g ShardGroup
+	for i := range 10 * loadParallelism {
+		g.Shards = append(g.Shards, GroupShard{Store: "kb", Key: fmt.Sprintf("tenants/acme/vector/kb/shards/%016x.seg", i), Chunks: 1})
+	}
+	if _, err := s.LocalSearcher().Stats(context.Background(), tenant.Caller{Tenant: "acme"}, g, []string{"x"}); err == nil {
+		t.Fatal("a group of missing shards loaded")
+	}
+	if reads := blobs.Gets.Load() + blobs.Heads.Load(); reads > loadParallelism+1 {
+		t.Errorf("%d reads for %d missing shards: loading went on after the first failed", reads, len(g.Shards))
 	}
 }

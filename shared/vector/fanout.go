@@ -2,11 +2,11 @@ package vector
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"strings"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/retrieval"
@@ -143,21 +143,19 @@ const loadParallelism = 8
 // segments loads a group's shards, several at a time.
 func (l *LocalSearcher) segments(ctx context.Context, g ShardGroup) ([]*retrieval.Segment, error) {
 	segs := make([]*retrieval.Segment, len(g.Shards))
-	errs := make([]error, len(g.Shards))
-	sem := make(chan struct{}, loadParallelism)
-	var wg sync.WaitGroup
+	eg, ctx := errgroup.WithContext(ctx)
+	eg.SetLimit(loadParallelism)
 	for i, sh := range g.Shards {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			segs[i], errs[i] = l.s.segment(ctx, shardRef{Key: sh.Key, ETag: sh.ETag, Size: sh.Size, Chunks: sh.Chunks})
+		if ctx.Err() != nil {
+			break // one failed: stop loading the rest
+		}
+		eg.Go(func() (err error) {
+			segs[i], err = l.s.segment(ctx, shardRef{Key: sh.Key, ETag: sh.ETag, Size: sh.Size, Chunks: sh.Chunks})
+			return err
 		})
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if err := eg.Wait(); err != nil {
+		return nil, err
 	}
 	return segs, nil
 }
@@ -464,30 +462,12 @@ func hybridRounds(ctx context.Context, searcher Searcher, c tenant.Caller, gs []
 	return results, nil
 }
 
-// each runs fn for 0..n-1 in parallel and returns the first error; the
-// others are cancelled.
+// each runs fn for 0..n-1 in parallel and returns the first error: the
+// cause, since the others are cancelled only after it.
 func each(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make([]error, n)
-	var wg sync.WaitGroup
+	g, ctx := errgroup.WithContext(ctx)
 	for i := range n {
-		wg.Go(func() {
-			if errs[i] = fn(ctx, i); errs[i] != nil {
-				cancel()
-			}
-		})
+		g.Go(func() error { return fn(ctx, i) })
 	}
-	wg.Wait()
-	var first error
-	for _, err := range errs {
-		switch {
-		case err == nil:
-		case !errors.Is(err, context.Canceled):
-			return err // the cause, not one of the cancellations it set off
-		case first == nil:
-			first = err
-		}
-	}
-	return first
+	return g.Wait()
 }

@@ -1,9 +1,11 @@
-// Command atom_create is the Lambda function career/atom_create; see [handlers.CareerAtomCreate].
+// Command atom_create is the Lambda function career/atom_create; see [careerfn.AtomCreate].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.CareerAtomCreate) }
+func main() {
+	lambdafn.Start(careerfn.AtomCreate, lambdafn.Openers{})
+}

@@ -1,9 +1,11 @@
-// Command atom_get is the Lambda function career/atom_get; see [handlers.CareerAtomGet].
+// Command atom_get is the Lambda function career/atom_get; see [careerfn.AtomGet].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.CareerAtomGet) }
+func main() {
+	lambdafn.Start(careerfn.AtomGet, lambdafn.Openers{})
+}

@@ -1,9 +1,11 @@
-// Command atom_list is the Lambda function career/atom_list; see [handlers.CareerAtomList].
+// Command atom_list is the Lambda function career/atom_list; see [careerfn.AtomList].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.CareerAtomList) }
+func main() {
+	lambdafn.Start(careerfn.AtomList, lambdafn.Openers{})
+}

@@ -1,9 +1,11 @@
-// Command atom_update is the Lambda function career/atom_update; see [handlers.CareerAtomUpdate].
+// Command atom_update is the Lambda function career/atom_update; see [careerfn.AtomUpdate].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.CareerAtomUpdate) }
+func main() {
+	lambdafn.Start(careerfn.AtomUpdate, lambdafn.Openers{})
+}

@@ -1,9 +1,13 @@
-// Command index_build is the Lambda function career/index_build; see [handlers.CareerIndexBuild].
+// Command index_build is the Lambda function career/index_build; see [careerfn.IndexBuild].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
+	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.CareerIndexBuild) }
+func main() {
+	lambdafn.Start(careerfn.IndexBuild, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open})
+}

@@ -1,9 +1,11 @@
-// Command index_run_list is the Lambda function career/index_run_list; see [handlers.CareerIndexRunList].
+// Command index_run_list is the Lambda function career/index_run_list; see [careerfn.IndexRunList].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.CareerIndexRunList) }
+func main() {
+	lambdafn.Start(careerfn.IndexRunList, lambdafn.Openers{})
+}

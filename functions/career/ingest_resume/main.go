@@ -1,9 +1,12 @@
-// Command ingest_resume is the Lambda function career/ingest_resume; see [handlers.CareerIngestResume].
+// Command ingest_resume is the Lambda function career/ingest_resume; see [careerfn.IngestResume].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.CareerIngestResume) }
+func main() {
+	lambdafn.Start(careerfn.IngestResume, lambdafn.Openers{Blobs: blobs.Open})
+}

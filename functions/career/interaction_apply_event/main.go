@@ -1,9 +1,11 @@
-// Command interaction_apply_event is the Lambda function career/interaction_apply_event; see [handlers.CareerInteractionApplyEvent].
+// Command interaction_apply_event is the Lambda function career/interaction_apply_event; see [careerfn.InteractionApplyEvent].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.CareerInteractionApplyEvent) }
+func main() {
+	lambdafn.Start(careerfn.InteractionApplyEvent, lambdafn.Openers{})
+}

@@ -1,9 +1,11 @@
-// Command interaction_create is the Lambda function career/interaction_create; see [handlers.CareerInteractionCreate].
+// Command interaction_create is the Lambda function career/interaction_create; see [careerfn.InteractionCreate].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.CareerInteractionCreate) }
+func main() {
+	lambdafn.Start(careerfn.InteractionCreate, lambdafn.Openers{})
+}

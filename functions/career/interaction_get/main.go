@@ -1,9 +1,11 @@
-// Command interaction_get is the Lambda function career/interaction_get; see [handlers.CareerInteractionGet].
+// Command interaction_get is the Lambda function career/interaction_get; see [careerfn.InteractionGet].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.CareerInteractionGet) }
+func main() {
+	lambdafn.Start(careerfn.InteractionGet, lambdafn.Openers{})
+}

@@ -1,9 +1,12 @@
-// Command match_opportunity is the Lambda function career/match_opportunity; see [handlers.CareerMatchOpportunity].
+// Command match_opportunity is the Lambda function career/match_opportunity; see [careerfn.MatchOpportunity].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
+	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.CareerMatchOpportunity) }
+func main() {
+	lambdafn.Start(careerfn.MatchOpportunity, lambdafn.Openers{Providers: providers.Open})
+}

@@ -1,9 +1,11 @@
-// Command opportunity_create is the Lambda function career/opportunity_create; see [handlers.CareerOpportunityCreate].
+// Command opportunity_create is the Lambda function career/opportunity_create; see [careerfn.OpportunityCreate].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.CareerOpportunityCreate) }
+func main() {
+	lambdafn.Start(careerfn.OpportunityCreate, lambdafn.Openers{})
+}

@@ -1,9 +1,11 @@
-// Command opportunity_get is the Lambda function career/opportunity_get; see [handlers.CareerOpportunityGet].
+// Command opportunity_get is the Lambda function career/opportunity_get; see [careerfn.OpportunityGet].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.CareerOpportunityGet) }
+func main() {
+	lambdafn.Start(careerfn.OpportunityGet, lambdafn.Openers{})
+}

@@ -1,9 +1,11 @@
-// Command opportunity_list is the Lambda function career/opportunity_list; see [handlers.CareerOpportunityList].
+// Command opportunity_list is the Lambda function career/opportunity_list; see [careerfn.OpportunityList].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.CareerOpportunityList) }
+func main() {
+	lambdafn.Start(careerfn.OpportunityList, lambdafn.Openers{})
+}

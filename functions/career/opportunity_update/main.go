@@ -1,9 +1,11 @@
-// Command opportunity_update is the Lambda function career/opportunity_update; see [handlers.CareerOpportunityUpdate].
+// Command opportunity_update is the Lambda function career/opportunity_update; see [careerfn.OpportunityUpdate].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.CareerOpportunityUpdate) }
+func main() {
+	lambdafn.Start(careerfn.OpportunityUpdate, lambdafn.Openers{})
+}

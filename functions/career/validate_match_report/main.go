@@ -1,9 +1,11 @@
-// Command validate_match_report is the Lambda function career/validate_match_report; see [handlers.CareerValidateMatchReport].
+// Command validate_match_report is the Lambda function career/validate_match_report; see [careerfn.ValidateMatchReport].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.CareerValidateMatchReport) }
+func main() {
+	lambdafn.Start(careerfn.ValidateMatchReport, lambdafn.Openers{})
+}

@@ -1,9 +1,11 @@
-// Command add_message is the Lambda function memory/add_message; see [handlers.MemoryAddMessage].
+// Command add_message is the Lambda function memory/add_message; see [memoryfn.AddMessage].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/memoryfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.MemoryAddMessage) }
+func main() {
+	lambdafn.Start(memoryfn.AddMessage, lambdafn.Openers{})
+}

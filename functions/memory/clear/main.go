@@ -1,9 +1,11 @@
-// Command clear is the Lambda function memory/clear; see [handlers.MemoryClear].
+// Command clear is the Lambda function memory/clear; see [memoryfn.Clear].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/memoryfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.MemoryClear) }
+func main() {
+	lambdafn.Start(memoryfn.Clear, lambdafn.Openers{})
+}

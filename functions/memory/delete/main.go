@@ -1,9 +1,11 @@
-// Command delete is the Lambda function memory/delete; see [handlers.MemoryDelete].
+// Command delete is the Lambda function memory/delete; see [memoryfn.Delete].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/memoryfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.MemoryDelete) }
+func main() {
+	lambdafn.Start(memoryfn.Delete, lambdafn.Openers{})
+}

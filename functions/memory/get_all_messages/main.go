@@ -1,9 +1,11 @@
-// Command get_all_messages is the Lambda function memory/get_all_messages; see [handlers.MemoryGetAllMessages].
+// Command get_all_messages is the Lambda function memory/get_all_messages; see [memoryfn.GetAllMessages].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/memoryfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.MemoryGetAllMessages) }
+func main() {
+	lambdafn.Start(memoryfn.GetAllMessages, lambdafn.Openers{})
+}

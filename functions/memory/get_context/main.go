@@ -1,9 +1,11 @@
-// Command get_context is the Lambda function memory/get_context; see [handlers.MemoryGetContext].
+// Command get_context is the Lambda function memory/get_context; see [memoryfn.GetContext].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/memoryfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.MemoryGetContext) }
+func main() {
+	lambdafn.Start(memoryfn.GetContext, lambdafn.Openers{})
+}

@@ -1,9 +1,11 @@
-// Command get_old_messages is the Lambda function memory/get_old_messages; see [handlers.MemoryGetOldMessages].
+// Command get_old_messages is the Lambda function memory/get_old_messages; see [memoryfn.GetOldMessages].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/memoryfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.MemoryGetOldMessages) }
+func main() {
+	lambdafn.Start(memoryfn.GetOldMessages, lambdafn.Openers{})
+}

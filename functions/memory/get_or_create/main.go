@@ -1,9 +1,11 @@
-// Command get_or_create is the Lambda function memory/get_or_create; see [handlers.MemoryGetOrCreate].
+// Command get_or_create is the Lambda function memory/get_or_create; see [memoryfn.GetOrCreate].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/memoryfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.MemoryGetOrCreate) }
+func main() {
+	lambdafn.Start(memoryfn.GetOrCreate, lambdafn.Openers{})
+}

@@ -1,9 +1,11 @@
-// Command get_or_create_summary is the Lambda function memory/get_or_create_summary; see [handlers.MemoryGetOrCreateSummary].
+// Command get_or_create_summary is the Lambda function memory/get_or_create_summary; see [memoryfn.GetOrCreateSummary].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/memoryfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.MemoryGetOrCreateSummary) }
+func main() {
+	lambdafn.Start(memoryfn.GetOrCreateSummary, lambdafn.Openers{})
+}

@@ -1,9 +1,11 @@
-// Command get_summary is the Lambda function memory/get_summary; see [handlers.MemoryGetSummary].
+// Command get_summary is the Lambda function memory/get_summary; see [memoryfn.GetSummary].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/memoryfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.MemoryGetSummary) }
+func main() {
+	lambdafn.Start(memoryfn.GetSummary, lambdafn.Openers{})
+}

@@ -1,9 +1,11 @@
-// Command resource is the Lambda function memory/resource; see [handlers.MemoryResource].
+// Command resource is the Lambda function memory/resource; see [memoryfn.Resource].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/memoryfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.MemoryResource) }
+func main() {
+	lambdafn.Start(memoryfn.Resource, lambdafn.Openers{})
+}

@@ -1,9 +1,11 @@
-// Command set_summary is the Lambda function memory/set_summary; see [handlers.MemorySetSummary].
+// Command set_summary is the Lambda function memory/set_summary; see [memoryfn.SetSummary].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/memoryfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.MemorySetSummary) }
+func main() {
+	lambdafn.Start(memoryfn.SetSummary, lambdafn.Openers{})
+}

@@ -1,9 +1,11 @@
-// Command get_audit_trace is the Lambda function operations/get_audit_trace; see [handlers.GetAuditTrace].
+// Command get_audit_trace is the Lambda function operations/get_audit_trace; see [operationsfn.GetAuditTrace].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/operationsfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.GetAuditTrace) }
+func main() {
+	lambdafn.Start(operationsfn.GetAuditTrace, lambdafn.Openers{})
+}

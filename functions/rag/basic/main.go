@@ -1,9 +1,14 @@
-// Command basic is the Lambda function rag/basic; see [handlers.RAGBasic].
+// Command basic is the Lambda function rag/basic; see [ragfn.Basic].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
+	"github.com/switchboard-dev/switchboard/shared/config/stepfunctions"
+	"github.com/switchboard-dev/switchboard/shared/handlers/ragfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.RAGBasic) }
+func main() {
+	lambdafn.Start(ragfn.Basic, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open, Pipeline: stepfunctions.Open})
+}

@@ -1,9 +1,14 @@
-// Command basic_rerank is the Lambda function rag/basic_rerank; see [handlers.RAGBasicRerank].
+// Command basic_rerank is the Lambda function rag/basic_rerank; see [ragfn.BasicRerank].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
+	"github.com/switchboard-dev/switchboard/shared/config/stepfunctions"
+	"github.com/switchboard-dev/switchboard/shared/handlers/ragfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.RAGBasicRerank) }
+func main() {
+	lambdafn.Start(ragfn.BasicRerank, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open, Pipeline: stepfunctions.Open})
+}

@@ -1,9 +1,14 @@
-// Command crag is the Lambda function rag/crag; see [handlers.RAGCRAG].
+// Command crag is the Lambda function rag/crag; see [ragfn.CRAG].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
+	"github.com/switchboard-dev/switchboard/shared/config/stepfunctions"
+	"github.com/switchboard-dev/switchboard/shared/handlers/ragfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.RAGCRAG) }
+func main() {
+	lambdafn.Start(ragfn.CRAG, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open, Pipeline: stepfunctions.Open})
+}

@@ -1,9 +1,11 @@
-// Command health_check is the Lambda function rag/health_check; see [handlers.RAGHealthCheck].
+// Command health_check is the Lambda function rag/health_check; see [ragfn.HealthCheck].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/ragfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.RAGHealthCheck) }
+func main() {
+	lambdafn.Start(ragfn.HealthCheck, lambdafn.Openers{})
+}

@@ -1,9 +1,12 @@
-// Command document_delete is the Lambda function vector/document_delete; see [handlers.VectorDocumentDelete].
+// Command document_delete is the Lambda function vector/document_delete; see [vectorfn.DocumentDelete].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.VectorDocumentDelete) }
+func main() {
+	lambdafn.Start(vectorfn.DocumentDelete, lambdafn.Openers{Blobs: blobs.Open})
+}

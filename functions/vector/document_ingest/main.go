@@ -1,9 +1,13 @@
-// Command document_ingest is the Lambda function vector/document_ingest; see [handlers.VectorDocumentIngest].
+// Command document_ingest is the Lambda function vector/document_ingest; see [vectorfn.DocumentIngest].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
+	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.VectorDocumentIngest) }
+func main() {
+	lambdafn.Start(vectorfn.DocumentIngest, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open})
+}

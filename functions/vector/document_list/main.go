@@ -1,9 +1,11 @@
-// Command document_list is the Lambda function vector/document_list; see [handlers.VectorDocumentList].
+// Command document_list is the Lambda function vector/document_list; see [vectorfn.DocumentList].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.VectorDocumentList) }
+func main() {
+	lambdafn.Start(vectorfn.DocumentList, lambdafn.Openers{})
+}

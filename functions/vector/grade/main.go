@@ -1,9 +1,12 @@
-// Command grade is the Lambda function vector/grade, the RAG pipeline's last step; see [handlers.VectorGrade].
+// Command grade is the Lambda function vector/grade; see [ragfn.Grade].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
+	"github.com/switchboard-dev/switchboard/shared/handlers/ragfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.VectorGrade) }
+func main() {
+	lambdafn.Start(ragfn.Grade, lambdafn.Openers{Providers: providers.Open})
+}

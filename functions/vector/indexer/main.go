@@ -1,9 +1,13 @@
-// Command indexer is the Lambda function vector/indexer; see [handlers.VectorIndexer].
+// Command indexer is the Lambda function vector/indexer; see [vectorfn.Indexer].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
+	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.VectorIndexer) }
+func main() {
+	lambdafn.Start(vectorfn.Indexer, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open})
+}

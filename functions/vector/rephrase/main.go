@@ -1,9 +1,12 @@
-// Command rephrase is the Lambda function vector/rephrase, the RAG pipeline's first step; see [handlers.VectorRephrase].
+// Command rephrase is the Lambda function vector/rephrase; see [ragfn.Rephrase].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
+	"github.com/switchboard-dev/switchboard/shared/handlers/ragfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.VectorRephrase) }
+func main() {
+	lambdafn.Start(ragfn.Rephrase, lambdafn.Openers{Providers: providers.Open})
+}

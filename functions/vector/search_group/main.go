@@ -1,9 +1,12 @@
-// Command search_group is the Lambda function vector/search_group; see [handlers.VectorSearchGroup].
+// Command search_group is the Lambda function vector/search_group; see [vectorfn.SearchGroup].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.VectorSearchGroup) }
+func main() {
+	lambdafn.Start(vectorfn.SearchGroup, lambdafn.Openers{Blobs: blobs.Open})
+}

@@ -1,9 +1,11 @@
-// Command storage is the Lambda function vector/storage; see [handlers.VectorStorage].
+// Command storage is the Lambda function vector/storage; see [vectorfn.Storage].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.VectorStorage) }
+func main() {
+	lambdafn.Start(vectorfn.Storage, lambdafn.Openers{})
+}

@@ -1,9 +1,11 @@
-// Command store_create is the Lambda function vector/store_create; see [handlers.VectorStoreCreate].
+// Command store_create is the Lambda function vector/store_create; see [vectorfn.StoreCreate].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.VectorStoreCreate) }
+func main() {
+	lambdafn.Start(vectorfn.StoreCreate, lambdafn.Openers{})
+}

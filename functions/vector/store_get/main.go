@@ -1,9 +1,11 @@
-// Command store_get is the Lambda function vector/store_get; see [handlers.VectorStoreGet].
+// Command store_get is the Lambda function vector/store_get; see [vectorfn.StoreGet].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.VectorStoreGet) }
+func main() {
+	lambdafn.Start(vectorfn.StoreGet, lambdafn.Openers{})
+}

@@ -1,9 +1,11 @@
-// Command store_list is the Lambda function vector/store_list; see [handlers.VectorStoreList].
+// Command store_list is the Lambda function vector/store_list; see [vectorfn.StoreList].
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/handlers"
-	"github.com/switchboard-dev/switchboard/shared/launch"
+	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
-func main() { launch.Function(handlers.VectorStoreList) }
+func main() {
+	lambdafn.Start(vectorfn.StoreList, lambdafn.Openers{})
+}

@@ -12,7 +12,7 @@
 //
 // Endpoints besides the Invoke API:
 //
-//	GET  /tasks      pipeline.Tasks and the function paths this build has
+//	GET  /tasks      the catalog's pipeline tasks and the function paths this build has
 //	POST /faults     {"vector/rephrase": "tool-error", ...}: how each function fails from now on; resets the call counts
 //	GET  /calls      {"vector/retriever": 2, ...}: invocations per function since the last POST /faults
 //	POST /run-local  {"definition": ASL, "input": pipeline input}: the Go interpreter's output
@@ -43,17 +43,19 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
-	"github.com/switchboard-dev/switchboard/shared/config/open"
+	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/invoke/lambdaapi"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -75,7 +77,7 @@ const (
 )
 
 type server struct {
-	local  *invoke.Local
+	local  *local.Stack
 	paths  map[string]string // function name (invoke.FunctionName) -> path
 	slow   time.Duration
 	self   string // this server's URL
@@ -99,12 +101,15 @@ func main() {
 	}
 	defer os.RemoveAll(dir)
 	cfg := config.Local(dir)
-	deps, closeFn, err := open.Deps(context.Background(), &cfg, os.Stderr)
+	deps, closeFn, err := lambdafn.Open(context.Background(), &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open}, os.Stderr)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer closeFn()
-	s := newServer(handlers.Build(handlers.All(), deps), catalog.Default().Timeout, *slow)
+	s, err := newServer(handlers.All(), deps, *slow)
+	if err != nil {
+		log.Fatal(err)
+	}
 	if *seed != "" {
 		if err := s.seed(*seed, tenant.Caller{Tenant: *tenantName, Principal: "ci"}); err != nil {
 			log.Fatal(err)
@@ -119,16 +124,21 @@ func main() {
 	log.Fatal((&http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}).Serve(ln))
 }
 
-// newServer serves the functions of hs, each limited to timeout(path).
-func newServer(hs map[string]lambda.Handler, timeout func(string) time.Duration, slow time.Duration) *server {
+// newServer serves functions, built from deps and run as package local runs
+// them (with their catalog limits).
+func newServer(functions []lambdafn.Function, deps lambdafn.Deps, slow time.Duration) (*server, error) {
+	stack, err := local.New(local.Options{Deps: deps, Functions: functions})
+	if err != nil {
+		return nil, err
+	}
 	s := &server{
-		local: invoke.NewLocal(hs, timeout),
+		local: stack,
 		paths: map[string]string{}, slow: slow, faults: map[string]string{}, calls: map[string]int{},
 	}
-	for path := range hs {
-		s.paths[invoke.FunctionName(path)] = path
+	for _, f := range functions {
+		s.paths[invoke.FunctionName(f.Path)] = f.Path
 	}
-	return s
+	return s, nil
 }
 
 func (s *server) handler() http.Handler {
@@ -180,7 +190,7 @@ func (s *server) tasks(w http.ResponseWriter, _ *http.Request) {
 		have = append(have, p)
 	}
 	sort.Strings(have)
-	writeJSON(w, http.StatusOK, map[string]any{"tasks": pipeline.Tasks, "functions": have, "prefix": Prefix})
+	writeJSON(w, http.StatusOK, map[string]any{"tasks": catalog.Default().PipelineTasks(), "functions": have, "prefix": Prefix})
 }
 
 func (s *server) setFaults(w http.ResponseWriter, r *http.Request) {
@@ -318,11 +328,11 @@ func (s *server) runLocal(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	client := awslambda.New(awslambda.Options{
+	cfg := aws.Config{
 		Region: "us-east-1", BaseEndpoint: aws.String(s.self), RetryMaxAttempts: 1,
 		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
-	})
-	runner, err := pipeline.NewLocalDefinition(body.Definition, invoke.NewLambda(client, Prefix))
+	}
+	runner, err := pipeline.NewLocalDefinition(body.Definition, catalog.Default(), lambdaapi.New(cfg, Prefix))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return

@@ -17,13 +17,14 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-dev/switchboard/infra"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/catalog/toolschema"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/invoke/lambdaapi"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -42,25 +43,28 @@ type echoOut struct {
 
 // testServer serves one stand-in function, vector/rephrase, which echoes
 // the question.
-func testServer(t *testing.T) (*server, *invoke.Lambda) {
+func testServer(t *testing.T) (*server, *lambdaapi.Invoker) {
 	t.Helper()
 	tool := &catalog.Tool{
 		Name: "optimizer_vs-rephrase", Title: "r", Description: "A stand-in.", Family: "vector", Function: "vector/rephrase",
-		Input: catalog.SchemaFor[echoIn](nil), Output: catalog.SchemaFor[echoOut](nil),
+		InputSchema: toolschema.JSON[echoIn](nil), OutputSchema: toolschema.JSON[echoOut](nil),
 		Visibility: catalog.Internal, Limits: catalog.Limits{Timeout: 5 * time.Second, MemoryMB: 128},
 	}
 	h := lambdafn.Tool(tool, lambdafn.Deps{}, func(_ context.Context, _ tenant.Caller, in echoIn) (echoOut, error) {
 		return echoOut{Question: in.Question + "?", Rephrased: true, Provider: "echo", Model: "e1"}, nil
 	})
-	s := newServer(map[string]lambda.Handler{"vector/rephrase": h}, nil, 100*time.Millisecond)
+	s, err := newServer([]lambdafn.Function{{Path: "vector/rephrase", Build: func(lambdafn.Deps) lambda.Handler { return h }}}, lambdafn.Deps{}, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(s.handler())
 	t.Cleanup(srv.Close)
 	s.self = srv.URL
-	client := awslambda.New(awslambda.Options{
+	cfg := aws.Config{
 		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), RetryMaxAttempts: 1,
 		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
-	})
-	return s, invoke.NewLambda(client, Prefix)
+	}
+	return s, lambdaapi.New(cfg, Prefix)
 }
 
 func setFaults(t *testing.T, s *server, faults map[string]string) int {

@@ -1,7 +1,8 @@
 // Package lambdagateway runs the gateway inside Lambda, behind API Gateway:
 // it reads the configuration from the environment, opens the table (for API
 // keys) and the invoker of the stack's functions at cold start, and serves
-// API Gateway events until Lambda shuts it down.
+// API Gateway events until Lambda shuts it down. Garbage collection waits
+// until the first answer (package coldstart).
 //
 //	func main() { os.Exit(lambdagateway.Main(catalog.Default())) }
 //
@@ -24,7 +25,9 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apigw"
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/coldstart"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/invoker"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -49,10 +52,11 @@ func Main(cat *catalog.Catalog) int {
 // from the environment and returns an error if it is wrong; otherwise it
 // never returns (lambda.Start does not).
 func Run(cat *catalog.Catalog) error {
+	cfg := config.FromEnv(os.Getenv)
+	resume := coldstart.PauseGC(cfg.MemoryMB)
 	logger := lambdacontext.NewLogger()
 	slog.SetDefault(logger)
 	ctx := context.Background()
-	cfg := config.FromEnv(os.Getenv)
 	if cfg.FunctionPrefix == "" {
 		return fmt.Errorf("%s is required: the prefix of the tool functions' names", config.EnvFunctionPrefix)
 	}
@@ -63,7 +67,7 @@ func Run(cat *catalog.Catalog) error {
 	if err != nil {
 		return err
 	}
-	invoker, err := cfg.OpenInvoker(ctx)
+	inv, err := invoker.Open(ctx, &cfg)
 	if err != nil {
 		return err
 	}
@@ -73,7 +77,7 @@ func Run(cat *catalog.Catalog) error {
 	}
 	opts := gateway.Options{
 		Catalog:        cat,
-		Invoker:        invoker,
+		Invoker:        inv,
 		Keys:           apikey.New(table, nil),
 		AllowedOrigins: cfg.AllowedOrigins,
 		Logger:         logger,
@@ -87,6 +91,6 @@ func Run(cat *catalog.Catalog) error {
 	if err != nil {
 		return err
 	}
-	lambda.Start(apigw.Handler(gw.Handler()))
+	lambda.Start(coldstart.ResumeAfterFirst(lambda.NewHandler(apigw.Handler(gw.Handler())), resume))
 	return nil
 }

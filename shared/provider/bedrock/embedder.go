@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/switchboard-dev/switchboard/shared/provider"
 )
@@ -107,41 +107,19 @@ func (e *Embedder) Embed(ctx context.Context, req provider.EmbedRequest) (provid
 		}
 	}
 	out := provider.Embeddings{Vectors: make([][]float32, len(req.Texts)), Dims: e.dims, Provider: Name, Model: e.model}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-		slots    = make(chan struct{}, e.concurrency)
-	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(e.concurrency)
 	for i, text := range req.Texts {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
+		if gctx.Err() != nil {
 			break
 		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-slots; wg.Done() }()
-			v, err := e.embed(ctx, text)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if firstErr == nil {
-					firstErr = err
-					cancel()
-				}
-				return
-			}
-			out.Vectors[i] = v
-		}()
+		g.Go(func() (err error) {
+			out.Vectors[i], err = e.embed(gctx, text)
+			return err
+		})
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return provider.Embeddings{}, firstErr
+	if err := g.Wait(); err != nil {
+		return provider.Embeddings{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return provider.Embeddings{}, fmt.Errorf("bedrock: embed: %w", err)

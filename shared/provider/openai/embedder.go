@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/switchboard-dev/switchboard/shared/provider"
 )
@@ -137,39 +138,14 @@ func (e *Embedder) Embed(ctx context.Context, req provider.EmbedRequest) (provid
 			return provider.Embeddings{}, fmt.Errorf("openai: embed: text %d is empty", i)
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-		slots    = make(chan struct{}, e.concurrency)
-	)
-	for start := 0; start < len(req.Texts); start += e.batch {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(e.concurrency)
+	for start := 0; start < len(req.Texts) && gctx.Err() == nil; start += e.batch {
 		end := min(start+e.batch, len(req.Texts))
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-slots; wg.Done() }()
-			if err := e.embedBatch(ctx, req.Texts[start:end], out.Vectors[start:end]); err != nil {
-				mu.Lock()
-				if firstErr == nil {
-					firstErr = err
-					cancel()
-				}
-				mu.Unlock()
-			}
-		}()
+		g.Go(func() error { return e.embedBatch(gctx, req.Texts[start:end], out.Vectors[start:end]) })
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return provider.Embeddings{}, firstErr
+	if err := g.Wait(); err != nil {
+		return provider.Embeddings{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return provider.Embeddings{}, fmt.Errorf("openai: embed: %w", err)

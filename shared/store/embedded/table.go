@@ -58,12 +58,21 @@ func Open(path string, opts *Options) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
 	}
-	if err := db.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(itemsBucket)
-		return err
-	}); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("embedded: init %s: %w", path, err)
+	// A file that has the bucket needs no write: a write transaction syncs
+	// the file twice, which every cold start of a function would pay.
+	var exists bool
+	db.View(func(tx *bolt.Tx) error {
+		exists = tx.Bucket(itemsBucket) != nil
+		return nil
+	})
+	if !exists {
+		if err := db.Update(func(tx *bolt.Tx) error {
+			_, err := tx.CreateBucketIfNotExists(itemsBucket)
+			return err
+		}); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("embedded: init %s: %w", path, err)
+		}
 	}
 	return &Table{db: db, now: o.Now}, nil
 }

@@ -22,9 +22,9 @@ import (
 
 	"github.com/aws/smithy-go"
 
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
-	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/retrieval"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -94,10 +94,10 @@ func (s *Searcher) call(ctx context.Context, c tenant.Caller, in vector.SearchGr
 	if err != nil {
 		return vector.SearchGroupOutput{}, fmt.Errorf("remote: encoding %s call: %w", in.Op, err)
 	}
-	trace, request := lambdafn.CallIDs(ctx)
+	info, _ := callcontext.FromContext(ctx)
 	resp, err := s.inv.Invoke(ctx, s.function, &invoke.Request{
 		Method: invoke.MethodCallTool, Tool: s.tool, Arguments: args,
-		Caller: c, TraceID: trace, RequestID: request,
+		Caller: c, TraceID: info.TraceID, RequestID: info.RequestID,
 	})
 	if ctx.Err() != nil {
 		// Cancelled because another worker failed, or out of time: say so,

@@ -16,7 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/fault"
-	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/store"
@@ -73,8 +73,8 @@ func (r *recorder) called(op string) int {
 // workers returns the invoker of the real search worker over blobs, with
 // its catalog timeout, wrapped in a recorder.
 func workers(blobs store.Blobs) *recorder {
-	h := handlers.VectorSearchGroup(lambdafn.Deps{Blobs: blobs})
-	return &recorder{Invoker: invoke.NewLocal(map[string]lambda.Handler{worker.Function: h}, catalog.Default().Timeout)}
+	return &recorder{Invoker: invoke.NewLocal(map[string]lambda.Handler{worker.Function: vectorfn.SearchGroup.Build(lambdafn.Deps{Blobs: blobs})},
+		&invoke.LocalOptions{Timeout: catalog.Default().Timeout})}
 }
 
 // fanned returns a service whose every shard is a group of its own,
@@ -240,7 +240,7 @@ func TestAFailingWorkerFailsTheSearch(t *testing.T) {
 		}), "a search worker (vector/search_group) timed out"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			inv := invoke.NewLocal(map[string]lambda.Handler{worker.Function: tc.worker}, func(string) time.Duration { return time.Millisecond })
+			inv := invoke.NewLocal(map[string]lambda.Handler{worker.Function: tc.worker}, &invoke.LocalOptions{Timeout: func(string) time.Duration { return time.Millisecond }})
 			_, err := fanned(tbl, blobs, inv).Retrieve(ctx, acme, in)
 			if fault.KindOf(err) != fault.KindUnavailable || !strings.Contains(err.Error(), tc.says) {
 				t.Errorf("error %v (%s); want unavailable, saying %q", err, fault.KindOf(err), tc.says)

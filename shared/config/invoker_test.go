@@ -1,36 +1,32 @@
-package open_test
+package config_test
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/shared/config"
-	"github.com/switchboard-dev/switchboard/shared/config/open"
+	"github.com/switchboard-dev/switchboard/shared/config/invoker"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 )
 
-func TestOpenWithoutAFunctionPrefixLeavesInvokingToLaunch(t *testing.T) {
+func TestWithoutAFunctionPrefixThereIsNoInvoker(t *testing.T) {
 	cfg := config.Local(filepath.Join(t.TempDir(), "data"))
-	deps, closeFn, err := open.Deps(context.Background(), &cfg, io.Discard)
+	inv, err := invoker.Open(context.Background(), &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeFn()
-	if deps.Invoker != nil {
-		t.Errorf("Invoker = %T, want nil: locally launch wires the in-process invoker", deps.Invoker)
+	if inv != nil {
+		t.Errorf("Invoker = %T, want nil: locally the in-process one is wired by package local", inv)
 	}
 }
 
 // TestOpenWithAFunctionPrefixInvokesTheStacksFunctions points the Lambda
 // client at a test server through AWS_ENDPOINT_URL_LAMBDA and checks that a
 // function's invoker calls the stack's function by its full name.
-func TestOpenWithAFunctionPrefixInvokesTheStacksFunctions(t *testing.T) {
+func TestAFunctionPrefixGivesAnInvokerOfTheStacksFunctions(t *testing.T) {
 	var path string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		path = r.URL.Path
@@ -40,15 +36,14 @@ func TestOpenWithAFunctionPrefixInvokesTheStacksFunctions(t *testing.T) {
 	fakeAWS(t, "AWS_ENDPOINT_URL_LAMBDA", srv.URL)
 	cfg := config.Local(filepath.Join(t.TempDir(), "data"))
 	cfg.FunctionPrefix = "sb-"
-	deps, closeFn, err := open.Deps(context.Background(), &cfg, io.Discard)
+	inv, err := invoker.Open(context.Background(), &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeFn()
-	if deps.Invoker == nil {
+	if inv == nil {
 		t.Fatal("Invoker is nil")
 	}
-	if _, err := deps.Invoker.Invoke(context.Background(), "vector/search_group", &invoke.Request{Method: invoke.MethodCallTool}); err != nil {
+	if _, err := inv.Invoke(context.Background(), "vector/search_group", &invoke.Request{Method: invoke.MethodCallTool}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "/2015-03-31/functions/sb-vector-search-group/invocations"; path != want {
@@ -66,21 +61,4 @@ func fakeAWS(t *testing.T, endpointVar, url string) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "SECRET")
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
-}
-
-func TestLocalOpensEmbeddedStoresAndSaysTheSummariserIsOffline(t *testing.T) {
-	dir := t.TempDir()
-	cfg := config.Local(filepath.Join(dir, "data"))
-	var warn bytes.Buffer
-	deps, closeFn, err := open.Deps(context.Background(), &cfg, &warn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeFn()
-	if deps.Table == nil || deps.Blobs == nil || deps.Summarizer == nil {
-		t.Fatalf("Open = %+v, want a table, blobs and a summariser", deps)
-	}
-	if !strings.Contains(warn.String(), "WARNING: summaries come from the offline extractive summariser") {
-		t.Errorf("no WARNING about the offline summariser in %q", warn.String())
-	}
 }

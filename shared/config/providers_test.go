@@ -1,4 +1,4 @@
-package open_test
+package config_test
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-dev/switchboard/shared/config"
-	"github.com/switchboard-dev/switchboard/shared/config/open"
+	"github.com/switchboard-dev/switchboard/shared/config/providers"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/bedrock"
 	"github.com/switchboard-dev/switchboard/shared/provider/openai"
@@ -63,8 +63,7 @@ func TestValidateAcceptsEveryProviderCombination(t *testing.T) {
 		{"MixedProviders", config.Providers{Embedder: "bedrock", Generator: "openai", OpenAIBaseURL: openAI}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := config.Config{Table: "t", Providers: tc.p}
-			if err := open.Validate(&cfg); err != nil {
+			if err := providers.Validate(tc.p); err != nil {
 				t.Errorf("Validate: %v", err)
 			}
 		})
@@ -91,10 +90,9 @@ func TestValidateNamesTheProviderVariableAtFault(t *testing.T) {
 		{"OpenAIDimensionsAboveTheModels", config.Providers{Embedder: "openai", EmbeddingDims: 4096, OpenAIBaseURL: "https://api.openai.com"}, config.EnvEmbeddingDimensions},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := config.Config{Table: "t", Providers: tc.p}
-			err := open.Validate(&cfg)
+			err := providers.Validate(tc.p)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("open.Validate = %v, want an error naming %s", err, tc.want)
+				t.Errorf("providers.Validate = %v, want an error naming %s", err, tc.want)
 			}
 		})
 	}
@@ -125,23 +123,22 @@ func TestOpenBuildsTheConfiguredProviders(t *testing.T) {
 			cfg := config.Local(filepath.Join(t.TempDir(), "data"))
 			cfg.Providers = tc.p
 			var warn bytes.Buffer
-			deps, closeFn, err := open.Deps(context.Background(), &cfg, &warn)
+			emb, gen, err := providers.Open(context.Background(), &cfg, &warn)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer closeFn()
 			var gotEmbedder string
-			if deps.Embedder != nil {
-				gotEmbedder = deps.Embedder.Provider() + "/" + deps.Embedder.Model() + "/" + strconv.Itoa(deps.Embedder.Dims())
+			if emb != nil {
+				gotEmbedder = emb.Provider() + "/" + emb.Model() + "/" + strconv.Itoa(emb.Dims())
 			}
 			if gotEmbedder != tc.wantEmbedder {
 				t.Errorf("embedder %q, want %q", gotEmbedder, tc.wantEmbedder)
 			}
-			if deps.Generator == nil {
+			if gen == nil {
 				t.Fatal("no generator")
 			}
 			if tc.wantGenerator != nil {
-				if got, want := fmt.Sprintf("%T", deps.Generator), fmt.Sprintf("%T", tc.wantGenerator); got != want {
+				if got, want := fmt.Sprintf("%T", gen), fmt.Sprintf("%T", tc.wantGenerator); got != want {
 					t.Errorf("generator %s, want %s", got, want)
 				}
 			}
@@ -170,12 +167,11 @@ func TestOpenPassesTheOpenAIURLAndKeyToTheClient(t *testing.T) {
 	env := map[string]string{config.EnvTable: config.FilePrefix + filepath.Join(t.TempDir(), "db"),
 		config.EnvGenerator: "openai", config.EnvGenerationModel: "llama3.2", config.EnvOpenAIBaseURL: srv.URL + "/v1", config.EnvOpenAIAPIKey: "sk-local"}
 	cfg := config.FromEnv(func(k string) string { return env[k] })
-	deps, closeFn, err := open.Deps(context.Background(), &cfg, &bytes.Buffer{})
+	_, gen, err := providers.Open(context.Background(), &cfg, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeFn()
-	g, err := deps.Generator.Generate(context.Background(), provider.GenerateRequest{Task: provider.TaskGrade, Question: "q?", Documents: []string{"d"}})
+	g, err := gen.Generate(context.Background(), provider.GenerateRequest{Task: provider.TaskGrade, Question: "q?", Documents: []string{"d"}})
 	if err != nil {
 		t.Fatal(err)
 	}

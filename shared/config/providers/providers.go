@@ -1,4 +1,11 @@
-package open
+// Package providers checks and opens the embedder and the generator a
+// [config.Config] names: offline (the default), Amazon Bedrock or an
+// OpenAI-compatible API. It is a package of its own so that only the
+// functions that embed or generate link the Bedrock client.
+//
+//	if err := providers.Validate(cfg.Providers); err != nil { ... } // errors name the variable
+//	emb, gen, err := providers.Open(ctx, &cfg, os.Stderr)
+package providers
 
 import (
 	"context"
@@ -45,10 +52,12 @@ func orOffline(s string) string {
 	return s
 }
 
-// validateProviders checks p without I/O, naming the variable at fault: it builds the
-// hosted clients (their constructors check models, dimensions and URLs) and
-// throws them away.
-func validateProviders(p config.Providers) []error {
+// Validate checks p without I/O, naming the variable at fault: it builds
+// the hosted clients (their constructors check models, dimensions and URLs)
+// and throws them away.
+func Validate(p config.Providers) error { return errors.Join(validate(p)...) }
+
+func validate(p config.Providers) []error {
 	var errs []error
 	choice := fmt.Sprintf("one of %s (the default), %s, %s", ProviderOffline, ProviderBedrock, ProviderOpenAI)
 	switch embedderOf(p) {
@@ -143,13 +152,13 @@ func build(p config.Providers, rt bedrock.Runtime) (provider.Embedder, provider.
 	return emb, gen, nil
 }
 
-// Providers builds the embedder and generator c names. A Bedrock client
-// comes from [config.Config.AWS] (so AWS_REGION and
+// Open checks ([Validate]) and builds the embedder and generator c names. A
+// Bedrock client comes from [config.Config.AWS] (so AWS_REGION and
 // AWS_ENDPOINT_URL_BEDROCK_RUNTIME apply). Offline choices are announced on
 // warn.
-func Providers(ctx context.Context, c *config.Config, warn io.Writer) (provider.Embedder, provider.Generator, error) {
-	if errs := validateProviders(c.Providers); errs != nil {
-		return nil, nil, errors.Join(errs...)
+func Open(ctx context.Context, c *config.Config, warn io.Writer) (provider.Embedder, provider.Generator, error) {
+	if err := Validate(c.Providers); err != nil {
+		return nil, nil, err
 	}
 	var rt bedrock.Runtime
 	if embedderOf(c.Providers) == ProviderBedrock || generatorOf(c.Providers) == ProviderBedrock {

@@ -1,29 +1,27 @@
-package open_test
+package config_test
 
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/shared/config"
-	"github.com/switchboard-dev/switchboard/shared/config/open"
+	"github.com/switchboard-dev/switchboard/shared/config/stepfunctions"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
-	"github.com/switchboard-dev/switchboard/shared/pipeline/stepfunctions"
+	sfnrunner "github.com/switchboard-dev/switchboard/shared/pipeline/stepfunctions"
 )
 
-func TestOpenWithoutAPipelineArnLeavesThePipelineToLaunch(t *testing.T) {
+func TestWithoutAPipelineArnThereIsNoStepFunctionsRunner(t *testing.T) {
 	cfg := config.Local(filepath.Join(t.TempDir(), "data"))
-	deps, closeFn, err := open.Deps(context.Background(), &cfg, io.Discard)
+	r, err := stepfunctions.Open(context.Background(), &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeFn()
-	if deps.Pipeline != nil {
-		t.Errorf("Pipeline = %T, want nil: locally launch wires pipeline.Local", deps.Pipeline)
+	if r != nil {
+		t.Errorf("Pipeline = %T, want nil: locally package local wires pipeline.Local", r)
 	}
 }
 
@@ -31,7 +29,7 @@ func TestOpenWithoutAPipelineArnLeavesThePipelineToLaunch(t *testing.T) {
 // client at a test server through AWS_ENDPOINT_URL_SFN, as an emulator
 // would be, and checks that the runner reaches it (without the sync- host
 // prefix, which a custom endpoint cannot take).
-func TestOpenWithAPipelineArnRunsTheStateMachine(t *testing.T) {
+func TestAPipelineArnGivesARunnerOfTheStateMachine(t *testing.T) {
 	var target string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		target = r.Header.Get("X-Amz-Target")
@@ -42,15 +40,14 @@ func TestOpenWithAPipelineArnRunsTheStateMachine(t *testing.T) {
 	fakeAWS(t, "AWS_ENDPOINT_URL_SFN", srv.URL)
 	cfg := config.Local(filepath.Join(t.TempDir(), "data"))
 	cfg.PipelineARN = "arn:aws:states:us-east-1:123456789012:stateMachine:rag"
-	deps, closeFn, err := open.Deps(context.Background(), &cfg, io.Discard)
+	r, err := stepfunctions.Open(context.Background(), &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeFn()
-	if _, ok := deps.Pipeline.(*stepfunctions.Runner); !ok {
-		t.Fatalf("Pipeline = %T, want *stepfunctions.Runner", deps.Pipeline)
+	if _, ok := r.(*sfnrunner.Runner); !ok {
+		t.Fatalf("Pipeline = %T, want *stepfunctions.Runner", r)
 	}
-	out, err := deps.Pipeline.Run(context.Background(), pipeline.Input{Question: "q"})
+	out, err := r.Run(context.Background(), pipeline.Input{Question: "q"})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}

@@ -1,0 +1,56 @@
+package coldstart_test
+
+import (
+	"context"
+	"runtime/debug"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/switchboard-dev/switchboard/shared/coldstart"
+)
+
+func TestCollectionIsOffUntilTheFirstAnswer(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	limit := debug.SetMemoryLimit(-1)
+
+	resume := coldstart.PauseGC(256)
+	if got := debug.SetMemoryLimit(-1); got != 128<<20 {
+		t.Errorf("memory limit while paused = %d, want half of 256 MiB", got)
+	}
+	var during int
+	h := coldstart.ResumeAfterFirst(lambda.NewHandler(func(context.Context) (string, error) {
+		during = gcPercent()
+		return "ok", nil
+	}), resume)
+	if _, err := h.Invoke(context.Background(), []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if during != -1 {
+		t.Errorf("GC percent during the first invocation = %d, want -1 (off)", during)
+	}
+	if got := gcPercent(); got != -1 {
+		t.Errorf("GC percent after the first answer = %d, want -1 until the next invocation", got)
+	}
+	h.Invoke(context.Background(), []byte(`{}`))
+	if during != 100 {
+		t.Errorf("GC percent during the second invocation = %d, want 100 restored", during)
+	}
+	if got := debug.SetMemoryLimit(-1); got != limit {
+		t.Errorf("memory limit after the first answer = %d, want %d restored", got, limit)
+	}
+	// Later invocations leave the settings alone.
+	debug.SetGCPercent(50)
+	h.Invoke(context.Background(), []byte(`{}`))
+	if got := gcPercent(); got != 50 {
+		t.Errorf("a third invocation changed GC percent to %d", got)
+	}
+}
+
+// gcPercent returns the GC percent without changing it.
+func gcPercent() int {
+	p := debug.SetGCPercent(-1)
+	debug.SetGCPercent(p)
+	return p
+}

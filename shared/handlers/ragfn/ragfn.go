@@ -1,0 +1,74 @@
+// Package ragfn binds the RAG pipeline's functions to package rag: the
+// pipeline tools (rag/basic, rag/basic_rerank, rag/crag), rag/health_check,
+// and the pipeline's rephrase and grade steps (vector/rephrase, vector/grade).
+// Each is a [lambdafn.Function], which its main starts and package handlers
+// lists.
+package ragfn
+
+import (
+	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/local"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/provider/offline"
+	"github.com/switchboard-dev/switchboard/shared/rag"
+)
+
+// generator is the generator d names, or the offline one: a function run
+// without configuration (a test, sam local invoke) still generates.
+func generator(d lambdafn.Deps) provider.Generator {
+	if d.Generator == nil {
+		return offline.NewGenerator()
+	}
+	return d.Generator
+}
+
+func steps(d lambdafn.Deps) *rag.Steps { return rag.NewSteps(d.Table, generator(d)) }
+
+// The pipeline's steps that package rag serves.
+var (
+	// Rephrase serves optimizer_vs-rephrase, the pipeline's first step.
+	Rephrase = lambdafn.Method("optimizer_vs-rephrase", steps, (*rag.Steps).Rephrase)
+	// Grade serves optimizer_vs-grade, the pipeline's last step.
+	Grade = lambdafn.Method("optimizer_vs-grade", steps, (*rag.Steps).Grade)
+)
+
+// service builds the pipeline tools' service. The pipeline is d's (Step
+// Functions on AWS, the local stack's on a laptop); a function run alone
+// without one (sam local invoke, the sample-event replay) runs the same
+// state machine definition in process over its own steps, built from d.
+func service(d lambdafn.Deps) *rag.Service {
+	runner := d.Pipeline
+	if runner == nil {
+		runner = ownPipeline(d)
+	}
+	return rag.New(d.Table, rag.Options{Generator: generator(d), Runner: runner, Logger: d.Logger})
+}
+
+// ownPipeline returns the pipeline run in process over the steps' functions
+// (the retriever's search workers too), or nil if it cannot be built.
+func ownPipeline(d lambdafn.Deps) pipeline.Runner {
+	s, err := local.New(local.Options{Deps: d, Functions: []lambdafn.Function{Rephrase, vectorfn.Retriever, vectorfn.SearchGroup, Grade}})
+	if err != nil {
+		return nil // rag.Service then answers that the pipeline is not configured
+	}
+	return s.Pipeline()
+}
+
+// health builds the service of rag_health_check, which reads the recorded
+// outcomes and runs no pipeline.
+func health(d lambdafn.Deps) *rag.Service { return rag.New(d.Table, rag.Options{Logger: d.Logger}) }
+
+// The pipeline tools and the health check.
+var (
+	Basic       = lambdafn.Method("rag_basic", service, (*rag.Service).Basic)
+	BasicRerank = lambdafn.Method("rag_basic_rerank", service, (*rag.Service).BasicRerank)
+	CRAG        = lambdafn.Method("rag_crag", service, (*rag.Service).CRAG)
+	HealthCheck = lambdafn.Method("rag_health_check", health, (*rag.Service).Health)
+)
+
+// Functions returns every function package rag serves.
+func Functions() []lambdafn.Function {
+	return []lambdafn.Function{Basic, BasicRerank, CRAG, HealthCheck, Rephrase, Grade}
+}

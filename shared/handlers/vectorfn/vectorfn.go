@@ -1,0 +1,117 @@
+// Package vectorfn binds the vector family's functions to package vector:
+// one [lambdafn.Function] per function, which its main starts
+// (functions/vector/<name>/main.go) and package handlers lists. The
+// pipeline's rephrase and grade steps, vector functions served by package
+// rag, are package ragfn's.
+package vectorfn
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+	"github.com/switchboard-dev/switchboard/shared/vector"
+	"github.com/switchboard-dev/switchboard/shared/vector/remote"
+)
+
+func service(d lambdafn.Deps) *vector.Service {
+	return vector.New(d.Table, d.Blobs, d.Embedder, options(d))
+}
+
+func options(d lambdafn.Deps) *vector.Options {
+	return &vector.Options{Logger: d.Logger, Progress: lambdafn.ReportProgress}
+}
+
+// The vector family's tool functions.
+var (
+	Storage        = lambdafn.Method("optimizer_vs-storage", service, (*vector.Service).Storage)
+	StoreCreate    = lambdafn.Method("vector_store_create", service, (*vector.Service).CreateStore)
+	StoreGet       = lambdafn.Method("vector_store_get", service, (*vector.Service).GetStore)
+	StoreList      = lambdafn.Method("vector_store_list", service, (*vector.Service).ListStores)
+	StoreDelete    = lambdafn.Method("vector_store_delete", service, (*vector.Service).DeleteStore)
+	DocumentList   = lambdafn.Method("vector_document_list", service, (*vector.Service).ListDocuments)
+	DocumentDelete = lambdafn.Method("vector_document_delete", service, (*vector.Service).DeleteDocument)
+	DocumentIngest = lambdafn.Method("vector_document_ingest", service, (*vector.Service).Ingest)
+)
+
+// Retriever serves optimizer_vs-retriever: the pipeline's retrieve step and a
+// public tool. A search spanning several groups of shards fans out to
+// [SearchGroup] through d.Invoker; a function without one (run alone: sam
+// local invoke, a test) searches every group itself.
+var Retriever = lambdafn.ToolFunction("optimizer_vs-retriever", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
+	opts := options(d)
+	if d.Invoker != nil {
+		opts.Searcher = remote.New(d.Invoker, SearchGroup.Path, searchGroupTool)
+	}
+	return lambdafn.Tool(t, d, vector.New(d.Table, d.Blobs, d.Embedder, opts).Retrieve)
+})
+
+const searchGroupTool = "optimizer_vs-search-group"
+
+// SearchGroup serves optimizer_vs-search-group: a worker of a search fanned
+// out over functions (see [vector.Service.SearchGroup]).
+var SearchGroup = lambdafn.ToolFunction(searchGroupTool, func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
+	svc := service(d)
+	return lambdafn.Tool(t, d, func(ctx context.Context, c tenant.Caller, in vector.SearchGroupInput) (groupAnswer, error) {
+		out, err := svc.SearchGroup(ctx, c, in)
+		return groupAnswer{out}, err
+	})
+})
+
+// groupAnswer is a worker's answer as it travels: once, as structured
+// content, with a line saying what it holds as the text content rather than
+// a second copy of the JSON. Lambda bounds a response at 6 MB.
+type groupAnswer struct{ vector.SearchGroupOutput }
+
+// MCPContent implements [lambdafn.Contenter].
+func (a groupAnswer) MCPContent() []mcp.Content {
+	var text string
+	switch {
+	case a.Stats != nil:
+		text = fmt.Sprintf("BM25 statistics of %d chunks", a.Stats.Chunks)
+	case a.Result != nil:
+		text = fmt.Sprintf("%d BM25 and %d vector hits", len(a.Result.Lists.BM25), len(a.Result.Lists.Vector))
+	default:
+		text = fmt.Sprintf("%d vectors", len(a.Vectors))
+	}
+	return []mcp.Content{&mcp.TextContent{Text: text}}
+}
+
+// Indexer is the vector/indexer function. It is not a tool: S3 invokes it
+// with ObjectCreated and ObjectRemoved notifications for keys under
+// tenants/, and it ingests or removes the documents uploaded under
+// tenants/<tenant>/documents/<store>/ (see [vector.Service.Index]). It
+// returns an error, so that Lambda retries the event, only when retrying may
+// help.
+var Indexer = lambdafn.Function{Path: "vector/indexer", Build: func(d lambdafn.Deps) lambda.Handler {
+	svc := service(d)
+	log := d.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("function", "vector/indexer")
+	return lambda.NewHandler(func(ctx context.Context, ev events.S3Event) (vector.IndexReport, error) {
+		rep, err := svc.Index(ctx, ev)
+		level := slog.LevelInfo
+		if err != nil {
+			level = slog.LevelError
+		}
+		log.Log(ctx, level, "indexed", "records", len(ev.Records), "ingested", len(rep.Ingested),
+			"deleted", len(rep.Deleted), "skipped", rep.Skipped, "error", err)
+		return rep, err
+	})
+}}
+
+// Functions returns every function of the vector family that package vector
+// serves.
+func Functions() []lambdafn.Function {
+	return []lambdafn.Function{Retriever, SearchGroup, Storage, StoreCreate, StoreGet, StoreList, StoreDelete,
+		DocumentIngest, DocumentList, DocumentDelete, Indexer}
+}

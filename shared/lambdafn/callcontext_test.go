@@ -1,0 +1,79 @@
+package lambdafn
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/memory"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// seenCall invokes a handler of tool (which takes a conversation id)
+// with args and the envelope's trace-1, and returns the call domain code saw
+// and the trace the result's _meta names.
+func seenCall(t *testing.T, tool *catalog.Tool, args string) (callcontext.Call, string) {
+	t.Helper()
+	var seen callcontext.Call
+	h := Tool(tool, Deps{}, func(ctx context.Context, _ tenant.Caller, _ memory.ConversationInput) (memory.SummaryOutput, error) {
+		seen, _ = callcontext.FromContext(ctx)
+		return memory.SummaryOutput{}, nil
+	})
+	payload, _ := json.Marshal(invoke.Request{Method: invoke.MethodCallTool, Tool: tool.Name, Arguments: json.RawMessage(args),
+		Caller: tenant.Caller{Tenant: "acme", Principal: "p"}, TraceID: "trace-1", RequestID: "req-1"})
+	out, err := h.Invoke(context.Background(), payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp struct {
+		Result struct {
+			Meta map[string]string `json:"_meta"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(out, &resp); err != nil {
+		t.Fatal(err)
+	}
+	return seen, resp.Result.Meta[invoke.TraceMetaKey]
+}
+
+func TestDomainCodeSeesTheCall(t *testing.T) {
+	tool, _ := catalog.Default().Tool("memory_get_summary")
+	seen, meta := seenCall(t, tool, `{"conversation_id":"c"}`)
+	want := callcontext.Call{Caller: tenant.Caller{Tenant: "acme", Principal: "p"}, TraceID: "trace-1", RequestID: "req-1"}
+	if seen.Caller.Tenant != want.Caller.Tenant || seen.TraceID != want.TraceID || seen.RequestID != want.RequestID || meta != "trace-1" {
+		t.Errorf("domain code saw %+v, the result names trace %q; want %+v and trace-1", seen, meta, want)
+	}
+}
+
+// A tool with TraceArgument runs under the trace_id its caller gives, when
+// it is a valid trace id: the domain code, the audit events and the result
+// all name it.
+func TestATraceArgumentSetsTheTraceOfItsCall(t *testing.T) {
+	base, _ := catalog.Default().Tool("memory_get_summary")
+	tool := *base
+	tool.TraceArgument = true
+	tool.InputSchema = json.RawMessage(`{"type":"object","properties":{"conversation_id":{"type":"string"},"trace_id":{"type":"string","pattern":"^[0-9a-f]{32}$"}}}`)
+	const valid = "4bf92f3577b34da6a3ce929d0e0e4736"
+	for _, tc := range []struct {
+		name, args, want string
+	}{
+		{"a valid trace id is the call's trace", `{"conversation_id":"c","trace_id":"` + valid + `"}`, valid},
+		{"without one the envelope's trace stands", `{"conversation_id":"c"}`, "trace-1"},
+		{"an invalid one is left for the schema to refuse", `{"conversation_id":"c","trace_id":"not a trace"}`, "trace-1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seen, meta := seenCall(t, &tool, tc.args)
+			if meta != tc.want || (tc.want == valid && seen.TraceID != valid) {
+				t.Errorf("domain code saw trace %q, the result names %q; want %q", seen.TraceID, meta, tc.want)
+			}
+		})
+	}
+	// A tool without it ignores the argument.
+	seen, meta := seenCall(t, base, `{"conversation_id":"c","trace_id":"`+valid+`"}`)
+	if seen.TraceID == valid || meta == valid {
+		t.Errorf("a tool without TraceArgument ran under its argument's trace (%q, %q)", seen.TraceID, meta)
+	}
+}

@@ -1,0 +1,176 @@
+package lambdafn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/coldstart"
+	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/provider/offline"
+	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// A Function is one deployable function: its path under functions/ and how
+// its Lambda handler is built from its dependencies. Package handlers lists
+// every function of the catalog; each function's main starts one ([Start]);
+// package local runs them all in one process.
+type Function struct {
+	// Path is the function's path under functions/, as the catalog names it.
+	Path  string
+	Build func(Deps) lambda.Handler
+}
+
+// ToolFunction returns the function that serves the default catalog's tool
+// named name, its handler built by build from the tool's entry: the catalog
+// says which function that is. It panics if the catalog has no such tool
+// (the bindings are fixed, and a test builds every one).
+func ToolFunction(name string, build func(t *catalog.Tool, d Deps) lambda.Handler) Function {
+	t, ok := catalog.Default().Tool(name)
+	if !ok {
+		panic("lambdafn: no tool " + name + " in the catalog")
+	}
+	return Function{Path: t.Function, Build: func(d Deps) lambda.Handler { return build(t, d) }}
+}
+
+// Method returns the function that serves the default catalog's tool named
+// name with method of the service that newService builds from the
+// function's Deps: lambdafn.Method("memory_add_message", service,
+// (*memory.Service).AddMessage). It panics as [ToolFunction] does.
+func Method[S, In, Out any](name string, newService func(Deps) S, method func(S, context.Context, tenant.Caller, In) (Out, error)) Function {
+	return ToolFunction(name, func(t *catalog.Tool, d Deps) lambda.Handler {
+		svc := newService(d)
+		return Tool(t, d, func(ctx context.Context, c tenant.Caller, in In) (Out, error) { return method(svc, ctx, c, in) })
+	})
+}
+
+// Openers open what a function needs beyond the table. Each is the Open of a
+// package under config/ (config/blobs, config/providers,
+// config/stepfunctions, config/invoker), passed by the function's main, so
+// that its binary links only the clients the function uses: every linked
+// client costs its initialisation at each cold start. A nil opener leaves
+// its dependency nil.
+type Openers struct {
+	Blobs     func(ctx context.Context, c *config.Config) (store.Blobs, error)
+	Providers func(ctx context.Context, c *config.Config, warn io.Writer) (provider.Embedder, provider.Generator, error)
+	Pipeline  func(ctx context.Context, c *config.Config) (pipeline.Runner, error)
+	Invoker   func(ctx context.Context, c *config.Config) (invoke.Invoker, error)
+}
+
+// check returns an error naming each opener f's catalog entry needs and o
+// lacks: blobs for blob access, providers to embed or generate, the
+// pipeline's runner to run it, an invoker to invoke other functions.
+func (o Openers) check(f catalog.Function) error {
+	var errs []error
+	for _, need := range []struct {
+		needed, given bool
+		what          string
+	}{
+		{f.Blobs != catalog.NoAccess, o.Blobs != nil, "blob access, but no Blobs opener (config/blobs)"},
+		{f.Embeds || f.Generates, o.Providers != nil, "embeds or generates, but no Providers opener (config/providers)"},
+		{f.Pipeline, o.Pipeline != nil, "runs the pipeline, but no Pipeline opener (config/stepfunctions)"},
+		{len(f.Invokes) > 0, o.Invoker != nil, "invokes functions, but no Invoker opener (config/invoker)"},
+	} {
+		if need.needed && !need.given {
+			errs = append(errs, fmt.Errorf("function %s: its catalog entry has %s", f.Path, need.what))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Open validates c and opens the table and what o opens, as [Deps]. The
+// returned function closes what needs closing. Offline and ephemeral choices
+// are announced on warn.
+func Open(ctx context.Context, c *config.Config, o Openers, warn io.Writer) (Deps, func() error, error) {
+	if err := c.Validate(); err != nil {
+		return Deps{}, nil, err
+	}
+	table, closeFn, err := c.OpenTable(ctx, warn)
+	if err != nil {
+		return Deps{}, nil, err
+	}
+	d := Deps{Table: table}
+	if err := o.open(ctx, c, &d, warn); err != nil {
+		closeFn()
+		return Deps{}, nil, err
+	}
+	return d, closeFn, nil
+}
+
+func (o Openers) open(ctx context.Context, c *config.Config, d *Deps, warn io.Writer) (err error) {
+	if o.Blobs != nil {
+		if d.Blobs, err = o.Blobs(ctx, c); err != nil {
+			return err
+		}
+	}
+	if o.Providers != nil {
+		if d.Embedder, d.Generator, err = o.Providers(ctx, c, warn); err != nil {
+			return err
+		}
+	}
+	if o.Pipeline != nil {
+		if d.Pipeline, err = o.Pipeline(ctx, c); err != nil {
+			return err
+		}
+	}
+	if o.Invoker != nil {
+		if d.Invoker, err = o.Invoker(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Start runs f as a Lambda function and never returns: it reads the
+// configuration from the environment, opens f's dependencies at cold start
+// with o, which must open everything f's catalog entry says it uses, and
+// serves invocations until Lambda shuts it down. Garbage collection waits
+// until the first answer (package coldstart). A wrong configuration ends the
+// process with the error on stderr.
+func Start(f Function, o Openers) {
+	cfg := config.FromEnv(os.Getenv)
+	resume := coldstart.PauseGC(cfg.MemoryMB)
+	logger := lambdacontext.NewLogger()
+	slog.SetDefault(logger)
+	d, closeFn, err := start(context.Background(), catalog.Default(), f, o, &cfg, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "switchboard: configuration:", err)
+		os.Exit(1)
+	}
+	d.Logger, d.Metrics = logger, true
+	lambda.StartWithOptions(coldstart.ResumeAfterFirst(f.Build(d), resume), lambda.WithEnableSIGTERM(func() { closeFn() }))
+}
+
+// start opens the dependencies of f, a function of cat, as [Start] does.
+func start(ctx context.Context, cat *catalog.Catalog, f Function, o Openers, c *config.Config, warn io.Writer) (Deps, func() error, error) {
+	fn, ok := cat.Function(f.Path)
+	if !ok {
+		return Deps{}, nil, fmt.Errorf("function %s is not in the catalog", f.Path)
+	}
+	if err := o.check(fn); err != nil {
+		return Deps{}, nil, err
+	}
+	d, closeFn, err := Open(ctx, c, o, warn)
+	if err != nil {
+		return Deps{}, nil, err
+	}
+	if fn.Family == catalog.MemoryFamily {
+		fmt.Fprintln(warn, OfflineSummariesWarning)
+	}
+	return d, closeFn, nil
+}
+
+// OfflineSummariesWarning announces that the memory functions summarise
+// with the offline extractive summariser, the only summariser there is.
+var OfflineSummariesWarning = fmt.Sprintf("WARNING: summaries come from the offline extractive summariser (provider %q, model %q): no language model is configured", offline.Name, offline.Model)
