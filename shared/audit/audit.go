@@ -200,3 +200,21 @@ func (l *Log) GetTrace(ctx context.Context, c tenant.Caller, in TraceInput) (Tra
 	}
 	return TraceOutput{TraceID: in.TraceID, Events: events, NextCursor: next}, nil
 }
+
+// traceKey carries the trace id of a call in a context.
+type traceKey struct{}
+
+// WithTraceID returns ctx carrying the trace id of the call it serves, under
+// which a domain package appends its audit events.
+func WithTraceID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, traceKey{}, id)
+}
+
+// TraceIDFrom returns the trace id [WithTraceID] put in ctx, if it is a valid
+// one, or a fresh one.
+func TraceIDFrom(ctx context.Context) string {
+	if id, ok := ctx.Value(traceKey{}).(string); ok && tenant.IsKeyID(id) {
+		return id
+	}
+	return NewTraceID()
+}

@@ -89,6 +89,11 @@ const searchGroupFunction = "vector/search_group"
 // test checks it equals.
 const shardKeys = "tenants/*/vector/*/shards/*.seg"
 
+// centroidKeys is the IAM pattern of a store's IVF centroids, which the
+// search worker reads to probe clusters: vector.CentroidKeys, which a test
+// checks it equals.
+const centroidKeys = "tenants/*/vector/*/ivf/*.cen"
+
 // searchGroupLimits: 3008 MB holds a group of vector.DefaultGroupBytes of
 // shards (768 MiB; about 960 MiB decoded, which the process cache keeps)
 // with room for the read buffers of a cold load and the Go heap's headroom,
@@ -110,7 +115,7 @@ func searchGroupTool() *Tool {
 		Family:      VectorFamily, Function: searchGroupFunction,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)},
 		Visibility:  Internal, Limits: searchGroupLimits,
-		Blobs: Read, BlobKeys: []string{shardKeys},
+		Blobs: Read, BlobKeys: []string{shardKeys, centroidKeys},
 		Example: json.RawMessage(`{"op":"search","group":{"shards":[{"store":"manuals","key":"tenants/demo/vector/manuals/shards/0000000000000000.seg","chunks":1}]},"query":{"text":"How do I rotate the API keys?","mode":"bm25","k":5}}`),
 	}
 }

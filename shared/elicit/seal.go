@@ -3,7 +3,6 @@ package elicit
 import (
 	"crypto/aes"
 	"crypto/cipher"
-	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -12,10 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/keyfile"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -86,74 +85,39 @@ type claims struct {
 // once [MaxTTL] (in practice the longest TTL the tools use) has passed. It is
 // safe for concurrent use.
 type Keyring struct {
-	keys   map[string]cipher.AEAD
-	newest string
-}
-
-// isKeyID reports whether id has the form of a key id: k and a number
-// without leading zeros, of up to nine digits.
-func isKeyID(id string) bool {
-	if len(id) < 2 || len(id) > 10 || id[0] != 'k' || id[1] == '0' {
-		return false
-	}
-	for _, c := range id[1:] {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
+	keys map[string]cipher.AEAD
+	ids  []string // oldest first
 }
 
 // MinSecretBytes bounds the key material of one key from below.
-const MinSecretBytes = 32
+const MinSecretBytes = keyfile.MinSecretBytes
 
 // NewKeyring returns a keyring of secrets, by key id. Each secret is at least
 // [MinSecretBytes] of high-entropy material (random bytes, or a long random
 // string such as Secrets Manager generates); the AES-256 key is derived from
 // it with HKDF-SHA256.
 func NewKeyring(secrets map[string]string) (*Keyring, error) {
-	if len(secrets) == 0 {
-		return nil, errors.New("elicit: a keyring needs at least one key")
+	if err := keyfile.Keys(secrets).Check(); err != nil {
+		return nil, fmt.Errorf("elicit: %w", err)
 	}
-	k := &Keyring{keys: map[string]cipher.AEAD{}}
-	newest := 0
+	k := &Keyring{keys: map[string]cipher.AEAD{}, ids: keyfile.Keys(secrets).IDs()}
 	for id, secret := range secrets {
-		if !isKeyID(id) {
-			return nil, fmt.Errorf("elicit: key id %q must be k followed by a number, such as k1", id)
-		}
-		if len(secret) < MinSecretBytes {
-			return nil, fmt.Errorf("elicit: key %s has %d bytes of secret; at least %d are needed", id, len(secret), MinSecretBytes)
-		}
-		key, err := hkdf.Key(sha256.New, []byte(secret), []byte("switchboard request state"), id, 32)
-		if err != nil {
-			return nil, fmt.Errorf("elicit: deriving key %s: %w", id, err)
-		}
-		block, err := aes.NewCipher(key)
+		block, err := aes.NewCipher(keyfile.Derive(secret, "switchboard request state", id))
 		if err != nil {
 			return nil, fmt.Errorf("elicit: key %s: %w", id, err)
 		}
 		if k.keys[id], err = cipher.NewGCM(block); err != nil {
 			return nil, fmt.Errorf("elicit: key %s: %w", id, err)
 		}
-		if n := keyNumber(id); n > newest {
-			newest, k.newest = n, id
-		}
 	}
 	return k, nil
 }
 
 // IDs returns the ids of k's keys, oldest first.
-func (k *Keyring) IDs() []string {
-	ids := sortedKeys(k.keys)
-	slices.SortFunc(ids, func(a, b string) int { return keyNumber(a) - keyNumber(b) })
-	return ids
-}
+func (k *Keyring) IDs() []string { return slices.Clone(k.ids) }
 
-// keyNumber returns the number of a key id (isKeyID).
-func keyNumber(id string) int {
-	n, _ := strconv.Atoi(id[1:])
-	return n
-}
+// newest returns the id of k's newest key, which seals.
+func (k *Keyring) newest() string { return k.ids[len(k.ids)-1] }
 
 // tokenVersion begins every sealed state; a change of format changes it.
 const tokenVersion = "v1"
@@ -175,7 +139,7 @@ func (k *Keyring) Seal(b Binding, s State) (string, error) {
 	if s.ID == "" {
 		s.ID = randomID()
 	}
-	digest := argumentsDigest(b.Arguments)
+	digest := ArgumentsDigest(b.Arguments)
 	plain, err := json.Marshal(claims{
 		Tenant: b.Caller.Tenant, Principal: b.Caller.Principal, Method: b.Method, Name: b.Name, Args: digest[:],
 		Expires: s.Expires.UnixMilli(), ID: s.ID, Once: s.Once, Data: s.Data,
@@ -183,11 +147,11 @@ func (k *Keyring) Seal(b Binding, s State) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("elicit: encoding state: %w", err)
 	}
-	aead := k.keys[k.newest]
+	aead := k.keys[k.newest()]
 	sealed := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plain)+aead.Overhead())
 	rand.Read(sealed)
-	sealed = aead.Seal(sealed, sealed, plain, aad(k.newest))
-	return tokenVersion + "." + k.newest + "." + base64.RawURLEncoding.EncodeToString(sealed), nil
+	sealed = aead.Seal(sealed, sealed, plain, aad(k.newest()))
+	return tokenVersion + "." + k.newest() + "." + base64.RawURLEncoding.EncodeToString(sealed), nil
 }
 
 // Open returns the state token holds, after checking that k sealed it
@@ -205,7 +169,7 @@ func (k *Keyring) Open(token string, b Binding, now time.Time) (State, error) {
 	}
 	aead, ok := k.keys[id]
 	if !ok {
-		if isKeyID(id) {
+		if keyfile.IsID(id) {
 			return State{}, fmt.Errorf("%w (key %s was retired); call again without it to start over", ErrRetiredKey, id)
 		}
 		return State{}, ErrTampered
@@ -223,7 +187,7 @@ func (k *Keyring) Open(token string, b Binding, now time.Time) (State, error) {
 	if err := json.Unmarshal(plain, &c); err != nil {
 		return State{}, ErrTampered // sealed by us, so never: a format change without a version change
 	}
-	digest := argumentsDigest(b.Arguments)
+	digest := ArgumentsDigest(b.Arguments)
 	switch {
 	case c.Tenant != b.Caller.Tenant || c.Principal != b.Caller.Principal:
 		return State{}, fmt.Errorf("%w: it was issued to another caller", ErrForeign)
@@ -239,11 +203,13 @@ func (k *Keyring) Open(token string, b Binding, now time.Time) (State, error) {
 	return State{ID: c.ID, Expires: expires, Once: c.Once, Data: c.Data}, nil
 }
 
-// argumentsDigest returns the SHA-256 of args' canonical JSON: decoded and
+// ArgumentsDigest returns the SHA-256 of args' canonical JSON: decoded and
 // encoded again, which sorts object keys and drops insignificant space.
 // Missing arguments are the empty object; arguments that are not JSON are
-// digested as they are (the tool refuses them anyway).
-func argumentsDigest(args json.RawMessage) [32]byte {
+// digested as they are (the tool refuses them anyway). Tools that bind records
+// of their own to a call's arguments (connector approvals) use it too, so that
+// both bindings agree on what "the same arguments" means.
+func ArgumentsDigest(args json.RawMessage) [32]byte {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}

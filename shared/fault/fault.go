@@ -12,6 +12,7 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Kind is the class of a failure.
@@ -27,6 +28,12 @@ const (
 	KindConflict Kind = "conflict"
 	// KindUnavailable: a dependency failed or timed out; retrying later may succeed.
 	KindUnavailable Kind = "unavailable"
+	// KindRateLimited: the caller is over one of its limits (a request rate,
+	// calls in flight); RetryAfter says when to try again.
+	KindRateLimited Kind = "rate_limited"
+	// KindQuotaExceeded: the change would take the caller past a storage
+	// quota; retrying will not help until something is deleted.
+	KindQuotaExceeded Kind = "quota_exceeded"
 	// KindInternal: a bug or an unexpected failure.
 	KindInternal Kind = "internal"
 )
@@ -38,6 +45,9 @@ type Error struct {
 	Field   string // the input field at fault: for KindInvalid, and for KindNotFound when an argument names the missing thing
 	Message string
 	Err     error // the underlying cause, if any; not shown to callers
+	// RetryAfter, for KindRateLimited, is how long the caller should wait
+	// before calling again; the message states it too.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {
@@ -68,6 +78,30 @@ func Conflict(cause error, format string, args ...any) error {
 // Unavailable returns a [KindUnavailable] error wrapping cause.
 func Unavailable(cause error, format string, args ...any) error {
 	return &Error{Kind: KindUnavailable, Message: fmt.Sprintf(format, args...), Err: cause}
+}
+
+// RateLimited returns a [KindRateLimited] error wrapping cause, whose message
+// ends by saying when to retry: after retryAfter, rounded up to a tenth of a
+// second (at least a tenth, so a caller never retries at once).
+func RateLimited(cause error, retryAfter time.Duration, format string, args ...any) error {
+	tenths := max((retryAfter+100*time.Millisecond-1)/(100*time.Millisecond), 1)
+	retryAfter = tenths * 100 * time.Millisecond
+	msg := fmt.Sprintf(format, args...) + fmt.Sprintf("; retry after %d.%d s", tenths/10, tenths%10)
+	return &Error{Kind: KindRateLimited, Message: msg, Err: cause, RetryAfter: retryAfter}
+}
+
+// QuotaExceeded returns a [KindQuotaExceeded] error.
+func QuotaExceeded(format string, args ...any) error {
+	return &Error{Kind: KindQuotaExceeded, Message: fmt.Sprintf(format, args...)}
+}
+
+// RetryAfter returns how long the first [*Error] in err's chain asks the
+// caller to wait, and whether it asks at all.
+func RetryAfter(err error) (time.Duration, bool) {
+	if e, ok := errors.AsType[*Error](err); ok && e.RetryAfter > 0 {
+		return e.RetryAfter, true
+	}
+	return 0, false
 }
 
 // KindOf returns the kind of the first [*Error] in err's chain, or

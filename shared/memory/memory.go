@@ -9,6 +9,7 @@
 //	t#<tenant>#conv#<id>  meta              seq, ver, cleared, deleting, created_at
 //	                      summary           text, through, ver, provider, model, language
 //	                      msg#000000000001  role, content, created_at
+//	                      idem#<key>        seq, hash, created_at (TTL [IdempotencyTTL]; memory_add_message's keys)
 //	t#<tenant>#convs      <id>              created_at (the tenant's list of conversations)
 //
 // Messages get gapless sequence numbers: an add reads meta, then in one
@@ -27,6 +28,7 @@ package memory
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -71,7 +73,17 @@ const (
 	// bounded (catalog.DefaultRequestBytes), and JSON Schema cannot bound a sum.
 	MaxOldMessages      = 200
 	MaxOldMessagesChars = 900_000
+	// MaxIdempotencyKeyChars bounds an idempotency key of memory_add_message.
+	MaxIdempotencyKeyChars = 255
+	// IdempotencyTTL is how long memory_add_message remembers an idempotency
+	// key: longer than any client keeps retrying one call (Stripe's window).
+	IdempotencyTTL = 24 * time.Hour
 )
+
+// IdempotencyKeyPattern is what an idempotency key matches: 1 to
+// [MaxIdempotencyKeyChars] visible ASCII characters (no spaces), which
+// covers UUIDs, ULIDs and base64 tokens and prints as itself.
+const IdempotencyKeyPattern = `^[!-~]{1,255}$`
 
 // Roles are the message roles memory accepts.
 var Roles = []string{"user", "assistant", "system"}
@@ -83,9 +95,10 @@ var Languages = []string{"en", "vi"}
 const IDPattern = tenant.KeyIDPattern
 
 const (
-	skMeta    = "meta"
-	skSummary = "summary"
-	msgPrefix = "msg#"
+	skMeta     = "meta"
+	skSummary  = "summary"
+	msgPrefix  = "msg#"
+	idemPrefix = "idem#"
 )
 
 // Options configures [New]. A nil *Options uses the defaults.
@@ -278,6 +291,15 @@ func validateMessage(field, role, content string) error {
 
 // AddMessage appends a message and, when enough have gathered outside the
 // summary, folds the older ones into it.
+//
+// With an idempotency key, the message and the key's record land in one
+// transaction, the record only if absent:
+//
+//	t#<tenant>#conv#<id>  idem#<key>  seq, hash (SHA-256 of role and content), created_at  (TTL IdempotencyTTL)
+//
+// so of any number of calls with one key exactly one adds the message, and
+// the others (and later retries) find the record and answer its seq with
+// replayed set; a different message under a used key is a conflict.
 func (s *Service) AddMessage(ctx context.Context, c tenant.Caller, in AddMessageInput) (AddMessageOutput, error) {
 	if err := ValidateID(in.ConversationID); err != nil {
 		return AddMessageOutput{}, err
@@ -285,9 +307,22 @@ func (s *Service) AddMessage(ctx context.Context, c tenant.Caller, in AddMessage
 	if err := validateMessage("", in.Role, in.Content); err != nil {
 		return AddMessageOutput{}, err
 	}
+	if err := validateIdempotencyKey(in.IdempotencyKey); err != nil {
+		return AddMessageOutput{}, err
+	}
 	pk := convPK(c, in.ConversationID)
+	hash := messageHash(in.Role, in.Content)
 	var seq int64
+	var replayed bool
 	err := retry(ctx, in.ConversationID, func() error {
+		if in.IdempotencyKey != "" {
+			// The key before the conversation: a key absent now and present
+			// at commit fails the transaction, and the retry finds it.
+			var err error
+			if seq, replayed, err = s.recorded(ctx, pk, in.IdempotencyKey, hash); err != nil || replayed {
+				return err
+			}
+		}
 		m, err := s.loadLiveMeta(ctx, c, in.ConversationID)
 		if err != nil {
 			return err
@@ -295,15 +330,25 @@ func (s *Service) AddMessage(ctx context.Context, c tenant.Caller, in AddMessage
 		seq = m.Seq + 1
 		next := m
 		next.Seq, next.Ver = seq, m.Ver+1
-		return s.table.Transact(ctx,
+		now := s.now()
+		writes := []store.Write{
 			store.Put(next.item(pk), store.IfEquals("ver", m.Ver)),
 			store.Put(store.Item{PK: pk, SK: msgSK(seq), Attrs: store.Attrs{
-				"role": in.Role, "content": in.Content, "created_at": s.now().UTC().Format(time.RFC3339Nano),
+				"role": in.Role, "content": in.Content, "created_at": now.UTC().Format(time.RFC3339Nano),
 			}}, store.IfAbsent()),
-		)
+		}
+		if in.IdempotencyKey != "" {
+			writes = append(writes, store.Put(store.Item{PK: pk, SK: idemPrefix + in.IdempotencyKey, Attrs: store.Attrs{
+				"seq": seq, "hash": hash, "created_at": now.UTC().Format(time.RFC3339Nano),
+			}, ExpiresAt: now.Add(IdempotencyTTL)}, store.IfAbsent()))
+		}
+		return s.table.Transact(ctx, writes...)
 	})
 	if err != nil {
 		return AddMessageOutput{}, err
+	}
+	if replayed {
+		return AddMessageOutput{Status: "success", ConversationID: in.ConversationID, Seq: seq, Replayed: true}, nil
 	}
 	compressed, err := s.compress(ctx, c, in.ConversationID, seq)
 	if err != nil {
@@ -311,6 +356,47 @@ func (s *Service) AddMessage(ctx context.Context, c tenant.Caller, in AddMessage
 		s.log.WarnContext(ctx, "compression failed", "conversation", in.ConversationID, "error", err)
 	}
 	return AddMessageOutput{Status: "success", ConversationID: in.ConversationID, Seq: seq, Compressed: compressed}, nil
+}
+
+func validateIdempotencyKey(key string) error {
+	if key == "" {
+		return nil
+	}
+	ok := len(key) <= MaxIdempotencyKeyChars
+	for i := 0; ok && i < len(key); i++ {
+		ok = '!' <= key[i] && key[i] <= '~'
+	}
+	if !ok {
+		return fault.Invalid("idempotency_key", "must be 1-%d visible ASCII characters (letters, digits, punctuation; no spaces)", MaxIdempotencyKeyChars)
+	}
+	return nil
+}
+
+// messageHash fingerprints a message for its idempotency record.
+func messageHash(role, content string) string {
+	h := sha256.New()
+	h.Write([]byte(role))
+	h.Write([]byte{0})
+	h.Write([]byte(content))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// recorded returns the seq an earlier call with key stored its message at,
+// if there was one, or a conflict naming the field if that message was
+// another.
+func (s *Service) recorded(ctx context.Context, pk, key, hash string) (int64, bool, error) {
+	it, err := s.table.Get(ctx, pk, idemPrefix+key)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fault.Unavailable(err, "reading the idempotency key failed; retry with the same key")
+	}
+	if it.String("hash") != hash {
+		return 0, false, &fault.Error{Kind: fault.KindConflict, Field: "idempotency_key",
+			Message: fmt.Sprintf("was used for another message (stored at seq %d); use a new key for a new message", it.Int("seq"))}
+	}
+	return it.Int("seq"), true, nil
 }
 
 // compress folds the messages older than the newest KeepRecent into the
@@ -687,10 +773,20 @@ func (s *Service) Clear(ctx context.Context, c tenant.Caller, in ConversationInp
 // deleteMessages deletes the messages of partition pk up to sort key to
 // (all of them if to is empty), a transaction of up to 100 at a time.
 func (s *Service) deleteMessages(ctx context.Context, pk, to string) (int, error) {
-	q := store.Query{Prefix: msgPrefix, Limit: store.MaxTransactWrites}
-	if to != "" {
-		q = store.Query{From: msgPrefix, To: to, Limit: store.MaxTransactWrites}
+	if to == "" {
+		return s.deletePrefix(ctx, pk, msgPrefix)
 	}
+	return s.deleteItems(ctx, pk, store.Query{From: msgPrefix, To: to, Limit: store.MaxTransactWrites})
+}
+
+// deletePrefix deletes the items of partition pk whose sort keys begin with prefix.
+func (s *Service) deletePrefix(ctx context.Context, pk, prefix string) (int, error) {
+	return s.deleteItems(ctx, pk, store.Query{Prefix: prefix, Limit: store.MaxTransactWrites})
+}
+
+// deleteItems deletes the items q selects in partition pk, a transaction
+// of up to 100 at a time.
+func (s *Service) deleteItems(ctx context.Context, pk string, q store.Query) (int, error) {
 	n := 0
 	for {
 		// Always read the first page: the previous one is gone.
@@ -739,6 +835,10 @@ func (s *Service) Delete(ctx context.Context, c tenant.Caller, in DeleteInput) (
 		return StatusOutput{}, err
 	}
 	n, err := s.deleteMessages(ctx, pk, "")
+	if err == nil {
+		// A conversation created anew under this id must not answer its keys.
+		_, err = s.deletePrefix(ctx, pk, idemPrefix)
+	}
 	if err == nil {
 		err = s.table.Transact(ctx,
 			store.Delete(pk, skMeta, store.Condition{}),

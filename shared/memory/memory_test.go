@@ -97,6 +97,10 @@ func TestMemory(t *testing.T) {
 			{"GetAllMessagesPaginates", testPagination},
 			{"TenantsNeverSeeEachOther", testTenants},
 			{"HundredConcurrentAddsLoseNothing", testConcurrentAdds},
+			{"ARetryWithItsIdempotencyKeyAddsNothing", testIdempotentRetry},
+			{"AnIdempotencyKeyNeverCoversAnotherMessage", testIdempotencyConflict},
+			{"ConcurrentRetriesWithOneKeyAddOneMessage", testConcurrentIdempotentAdds},
+			{"IdempotencyKeysAreForgottenWithTheConversationAndInTime", testIdempotencyForgotten},
 		} {
 			t.Run(tc.name, func(t *testing.T) { tc.fn(t, tbl) })
 		}

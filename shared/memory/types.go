@@ -43,6 +43,7 @@ type AddMessageInput struct {
 	ConversationID string `json:"conversation_id" jsonschema:"the conversation, as returned by memory_get_or_create"`
 	Role           string `json:"role" jsonschema:"who wrote the message: user, assistant or system"`
 	Content        string `json:"content" jsonschema:"the message text"`
+	IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"optional, unique per message you mean to add (a UUID, say): a retry with the same key and message returns the first call's result without adding it again, for 24 hours; the same key with another message is refused"`
 }
 
 // AddMessageOutput is the output of memory_add_message.
@@ -51,6 +52,7 @@ type AddMessageOutput struct {
 	ConversationID string `json:"conversation_id"`
 	Seq            int64  `json:"seq" jsonschema:"the position the message was stored at"`
 	Compressed     bool   `json:"compressed" jsonschema:"true if this call folded older messages into the summary"`
+	Replayed       bool   `json:"replayed,omitempty" jsonschema:"true if an earlier call with this idempotency_key stored the message, at seq; nothing was added"`
 }
 
 // GetContextInput is the input of memory_get_context.

@@ -77,8 +77,9 @@ func validateMetadata(md map[string]string) error {
 type docRec struct {
 	DocID    string
 	Hash     string // text.Hash64Hex of the extracted text
+	Nonce    string // the ingest's, in its chunk ids (see chunkID); "" in records written before nonces
 	Chunks   int
-	Shard    string // id of the shard holding its chunks
+	Shard    string // id of the shard its chunks were written to
 	Format   string
 	Title    string
 	Source   string
@@ -89,17 +90,22 @@ type docRec struct {
 func (d docRec) item(c tenant.Caller, alias string) store.Item {
 	md, _ := json.Marshal(d.Metadata) // a map of strings always encodes
 	return store.Item{PK: docsPK(c, alias), SK: docPrefix + d.DocID, Attrs: store.Attrs{
-		"hash": d.Hash, "chunks": d.Chunks, "shard": d.Shard, "format": d.Format, "title": d.Title,
+		"hash": d.Hash, "nonce": d.Nonce, "chunks": d.Chunks, "shard": d.Shard, "format": d.Format, "title": d.Title,
 		"source": d.Source, "metadata": string(md), "ingested_at": d.Ingested.UTC().Format(time.RFC3339Nano),
 	}}
 }
 
 func parseDocRec(it store.Item) docRec {
-	d := docRec{DocID: strings.TrimPrefix(it.SK, docPrefix), Hash: it.String("hash"), Chunks: int(it.Int("chunks")),
+	d := docRec{DocID: strings.TrimPrefix(it.SK, docPrefix), Hash: it.String("hash"), Nonce: it.String("nonce"), Chunks: int(it.Int("chunks")),
 		Shard: it.String("shard"), Format: it.String("format"), Title: it.String("title"), Source: it.String("source"),
 		Ingested: parseTime(it.String("ingested_at"))}
 	_ = json.Unmarshal([]byte(it.String("metadata")), &d.Metadata) // written by item, from a map
 	return d
+}
+
+// version returns the dead list's entry for this version, once it leaves search.
+func (d docRec) version() deadDoc {
+	return deadDoc{Shard: d.Shard, DocID: d.DocID, Hash: d.Hash, Nonce: d.Nonce, Chunks: d.Chunks}
 }
 
 func (d docRec) public() DocumentInfo {
@@ -167,7 +173,7 @@ func (s *Service) DeleteDocument(ctx context.Context, c tenant.Caller, in Delete
 		if !found {
 			return nil, docNotFound(in.Store, in.DocID)
 		}
-		dropped = m.kill(deadDoc{Shard: d.Shard, DocID: d.DocID, Hash: d.Hash, Chunks: d.Chunks})
+		dropped = m.kill(d.version())
 		removed = d.Chunks
 		r.Documents--
 		return []store.Write{store.Delete(docsPK(c, in.Store), docPrefix+in.DocID, store.IfEquals("hash", d.Hash))}, nil

@@ -122,8 +122,19 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 		return IngestOutput{}, err
 	}
 	if found && old.Hash == hash {
-		out.Chunks = old.Chunks
-		return out, nil
+		unchanged := old.Nonce != ""
+		if !unchanged {
+			// Written before nonces: unchanged only if search shows it.
+			_, m, err := s.snapshot(ctx, c, in.Store)
+			if err != nil {
+				return IngestOutput{}, err
+			}
+			unchanged = !m.hides(old)
+		}
+		if unchanged {
+			out.Chunks = old.Chunks
+			return out, nil
+		}
 	}
 	passages, err := text.Passages(doc.Markdown, text.PassageOptions{Size: r.ChunkSize, Overlap: r.ChunkOverlap, Max: MaxDocumentChunks})
 	if errors.Is(err, text.ErrTooManyPassages) {
@@ -142,9 +153,10 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 	if err := ctx.Err(); err != nil {
 		return IngestOutput{}, err
 	}
+	nonce := randomID(8)
 	chunks := make([]retrieval.Chunk, len(passages))
 	for i, p := range passages {
-		chunks[i] = retrieval.Chunk{ID: chunkID(in.Store, docID, hash, i), DocID: docID, Text: p.Text, Metadata: md}
+		chunks[i] = retrieval.Chunk{ID: chunkID(in.Store, docID, hash, nonce, i), DocID: docID, Text: p.Text, Metadata: md}
 	}
 	if err := s.embedChunks(ctx, r, chunks); err != nil {
 		return IngestOutput{}, err
@@ -160,7 +172,7 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 	if err != nil {
 		return IngestOutput{}, err
 	}
-	rec := docRec{DocID: docID, Hash: hash, Chunks: len(chunks), Shard: ref.ID, Format: doc.Format, Title: doc.Title,
+	rec := docRec{DocID: docID, Hash: hash, Nonce: nonce, Chunks: len(chunks), Shard: ref.ID, Format: doc.Format, Title: doc.Title,
 		Source: src.from, Metadata: in.Metadata, Ingested: s.now()}
 	var dropped string
 	_, m, err := s.commit(ctx, c, in.Store, func(r *storeRec, m *manifest) ([]store.Write, error) {
@@ -170,11 +182,11 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 		}
 		dropped, out.Removed, out.Status = "", 0, "added"
 		switch {
-		case found && cur.Hash == hash:
+		case found && cur.Hash == hash && !m.hides(cur):
 			out.Status = "unchanged" // a concurrent ingest of the same text won
 			return nil, errNoChange
 		case found:
-			dropped = m.kill(deadDoc{Shard: cur.Shard, DocID: cur.DocID, Hash: cur.Hash, Chunks: cur.Chunks})
+			dropped = m.kill(cur.version())
 			out.Removed, out.Status = cur.Chunks, "replaced"
 		default:
 			r.Documents++
@@ -183,12 +195,14 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 		return []store.Write{store.Put(rec.item(c, in.Store), store.Condition{})}, nil
 	})
 	if err != nil || out.Status == "unchanged" {
-		s.removeObjects(ctx, ref.Key)
+		if !errors.Is(err, errMaybeCommitted) {
+			s.removeObjects(ctx, ref.Key)
+		}
 		return out, err
 	}
 	s.removeObjects(ctx, dropped)
 	out.Chunks = len(chunks)
-	if s.needsCompaction(m) {
+	if s.needsCompaction(m, r.Dims) {
 		if err := s.compact(ctx, c, in.Store); err != nil {
 			// The document is in; the next ingest tries again.
 			s.log.WarnContext(ctx, "compaction failed", "store", in.Store, "error", err)

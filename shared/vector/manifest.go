@@ -26,6 +26,8 @@ type manifest struct {
 	Version int64      `json:"version"`
 	Shards  []shardRef `json:"shards"`
 	Dead    []deadDoc  `json:"dead,omitempty"`
+	// IVF lists the store's centroids (see ivf.go), the current ones last.
+	IVF []ivfRef `json:"ivf,omitempty"`
 
 	dead map[string]bool // chunk ids of Dead, built on first use
 }
@@ -41,27 +43,47 @@ type shardRef struct {
 	// Terms counts, for the shard's most frequent terms, the chunks that hold
 	// them: the store's term profile, for store selection, is their sum.
 	Terms map[string]int `json:"terms,omitempty"`
+	// Index names the centroids the shard is partitioned by ("" for a shard
+	// that is not); Spread is the mean 1 - cos of its chunks and their
+	// centroids.
+	Index  string  `json:"index,omitempty"`
+	Spread float64 `json:"spread,omitempty"`
 }
 
-// deadDoc is one version of a document that left search, in shard Shard.
+// deadDoc is one version of a document that left search, in shard Shard
+// ("" when compaction has merged the shard the version was written to since).
 // Its chunk ids follow from the rest (see [chunkID]).
 type deadDoc struct {
 	Shard  string `json:"shard"`
 	DocID  string `json:"doc_id"`
 	Hash   string `json:"hash"`
+	Nonce  string `json:"nonce,omitempty"`
 	Chunks int    `json:"chunks"`
 }
 
-// chunkID returns the id of chunk i of the version of document docID whose
-// text hashes to hash, in store alias. It is stable (the same text ingested
-// again gets the same ids) and differs between versions of a document, so
-// that a dead version's chunks can be told from the live one's by id alone.
-func chunkID(alias, docID, hash string, i int) string {
-	return text.Hash64Hex(alias + "\x00" + docID + "\x00" + hash + "\x00" + strconv.Itoa(i))
+// chunkID returns the id of chunk i of this version.
+func (d deadDoc) chunkID(alias string, i int) string {
+	return chunkID(alias, d.DocID, d.Hash, d.Nonce, i)
+}
+
+// chunkID returns the id of chunk i of a version of document docID, in store
+// alias: the version whose text and metadata hash to hash, written by the
+// ingest that drew nonce. The nonce makes every ingest's ids its own, so that
+// the dead list, which names chunks by id, hides a replaced version and never
+// a later ingest of the same text: the same ids in a new shard and in the
+// old one, still holding the replaced copy, made a version ingested again
+// after another unfindable, and a compaction dropped it (A, B, A). Versions
+// written before nonces have none, and keep the ids they were given.
+func chunkID(alias, docID, hash, nonce string, i int) string {
+	key := alias + "\x00" + docID + "\x00" + hash
+	if nonce != "" {
+		key += "\x00" + nonce
+	}
+	return text.Hash64Hex(key + "\x00" + strconv.Itoa(i))
 }
 
 func (m *manifest) clone() *manifest {
-	n := &manifest{Version: m.Version, Shards: slices.Clone(m.Shards), Dead: slices.Clone(m.Dead)}
+	n := &manifest{Version: m.Version, Shards: slices.Clone(m.Shards), Dead: slices.Clone(m.Dead), IVF: slices.Clone(m.IVF)}
 	return n
 }
 
@@ -77,19 +99,24 @@ func (m *manifest) liveChunks() int64 {
 	return n
 }
 
-// isDead reports whether chunk id left search.
-func (m *manifest) isDead(id string) bool {
-	return m.dead[id]
-}
-
 // index builds the dead chunk set; call it once before sharing m.
 func (m *manifest) index(alias string) {
 	m.dead = make(map[string]bool)
 	for _, d := range m.Dead {
 		for i := range d.Chunks {
-			m.dead[chunkID(alias, d.DocID, d.Hash, i)] = true
+			m.dead[d.chunkID(alias, i)] = true
 		}
 	}
+}
+
+// hides reports whether m hides the chunks of the version rec names. A
+// version with a nonce is never hidden while its record stands; one written
+// before nonces may be, when it was ingested again after another version
+// (the chunks of both of its ingests have the same ids).
+func (m *manifest) hides(rec docRec) bool {
+	return slices.ContainsFunc(m.Dead, func(d deadDoc) bool {
+		return d.DocID == rec.DocID && d.Hash == rec.Hash && d.Nonce == rec.Nonce
+	})
 }
 
 // shard returns the index of the shard with id, or -1.
@@ -196,6 +223,12 @@ func (s *Service) snapshot(ctx context.Context, c tenant.Caller, alias string) (
 // errNoChange aborts a commit that has nothing to write.
 var errNoChange = errors.New("nothing to change")
 
+// errMaybeCommitted marks a commit whose transaction failed without saying
+// whether it landed (a timeout, an answer lost on the way): the manifest it
+// wrote may be the one the store's record points at now, and the shard a
+// change added one the manifest lists, so neither may be deleted.
+var errMaybeCommitted = errors.New("the change may have been applied")
+
 // A change edits a store's record and a copy of its manifest for one commit,
 // and returns the other table writes (document records) that must land with
 // it. It may run several times, once per attempt, each time on fresh state;
@@ -206,8 +239,10 @@ type change func(r *storeRec, m *manifest) ([]store.Write, error)
 // manifest pointer to the result: a new manifest object, then one
 // transaction that updates the record if its version is unchanged along with
 // fn's writes. A lost race is retried on fresh state; the losing attempt's
-// manifest object is deleted. It returns the new record and manifest (the old
-// ones when fn returned errNoChange) and the old manifest's key.
+// manifest object is deleted. A transaction that may have landed leaves its
+// manifest in place, and the error wraps errMaybeCommitted. It returns the
+// new record and manifest (the old ones when fn returned errNoChange) and the
+// old manifest's key.
 func (s *Service) commit(ctx context.Context, c tenant.Caller, alias string, fn change) (storeRec, *manifest, error) {
 	var out storeRec
 	var outM *manifest
@@ -238,6 +273,9 @@ func (s *Service) commit(ctx context.Context, c tenant.Caller, alias string, fn 
 		}
 		writes = append([]store.Write{store.Put(nr.item(c), store.IfEquals("ver", r.Version))}, writes...)
 		if err := s.table.Transact(ctx, writes...); err != nil {
+			if !errors.Is(err, store.ErrConditionFailed) && !errors.Is(err, store.ErrConflict) {
+				return fmt.Errorf("%w: %w", errMaybeCommitted, err)
+			}
 			if derr := s.blobs.Delete(ctx, nr.Manifest); derr != nil {
 				s.log.WarnContext(ctx, "deleting an uncommitted manifest failed", "key", nr.Manifest, "error", derr)
 			}

@@ -3,6 +3,7 @@ package toolschema
 import (
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/switchboard-dev/switchboard/shared/retrieval"
 	"github.com/switchboard-dev/switchboard/shared/vector"
 )
 
@@ -28,6 +29,7 @@ func vectorSchemas() map[string]pair {
 			p["stores"].MaxItems = ptr(vector.MaxSearchStores)
 			storeAlias(p["stores"].Items)
 			p["top_k"].Minimum, p["top_k"].Maximum = ptr(1.0), ptr(float64(vector.MaxTopK))
+			p["nprobe"].Minimum, p["nprobe"].Maximum = ptr(1.0), ptr(float64(retrieval.MaxClusters))
 			p["mode"].Enum = []any{"bm25", "vector", "hybrid"}
 			p["filter"].MaxProperties = ptr(vector.MaxFilterKeys)
 			p["filter"].AdditionalProperties.MaxItems = ptr(vector.MaxFilterValues)
@@ -42,6 +44,7 @@ func vectorSchemas() map[string]pair {
 			q := p["query"].Properties
 			q["mode"].Enum = enum(vector.Modes...)
 			q["k"].Minimum = ptr(1.0)
+			q["nprobe"].Minimum, q["nprobe"].Maximum = ptr(0.0), ptr(float64(retrieval.MaxClusters))
 		}), schemaFor[vector.SearchGroupOutput](nil)},
 		"optimizer_vs-storage": {schemaFor[vector.StorageInput](func(p map[string]*jsonschema.Schema) { p["thread_id"].MaxLength = ptr(128) }),
 			schemaFor[vector.StorageOutput](nil)},

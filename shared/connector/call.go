@@ -1,0 +1,418 @@
+package connector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/shared/audit"
+	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// transport returns a fresh transport to r with the credentials cr.
+func (s *Service) transport(t string, r *record, cr creds) mcp.Transport {
+	hc := s.httpClient(cr, cr.tokenKey(t, r))
+	if r.Transport == TransportSSE {
+		return &mcp.SSEClientTransport{Endpoint: r.BaseURL, HTTPClient: hc, MaxEventSize: s.opts.MaxEventBytes}
+	}
+	// No standalone stream: a proxied call needs only the answers (and
+	// progress) to its own requests, and each session would hold a GET open.
+	return &mcp.StreamableClientTransport{Endpoint: r.BaseURL, HTTPClient: hc, DisableStandaloneSSE: true,
+		MaxEventSize: s.opts.MaxEventBytes, MaxRetries: 2}
+}
+
+// withSession runs fn on a pooled session of r for c, within the call
+// timeout and the caller's deadline. Its failures are unavailable errors
+// naming the connector and what failed, with every credential redacted; the
+// connector's status follows (CONNECTED after a success, ERROR after a
+// failure of the connection).
+func (s *Service) withSession(ctx context.Context, c tenant.Caller, r *record, fn func(context.Context, *session, creds) error) error {
+	if r.Status == StatusDisabled {
+		return fault.Invalid("name", "connector %q is disabled; enable it with connector_update", r.Name)
+	}
+	if _, err := s.opts.CheckURL(ctx, r.BaseURL); err != nil {
+		return fault.Unavailable(nil, "connector %q: its URL is refused now: %v", r.Name, err)
+	}
+	cr, err := s.credsFor(ctx, c, r)
+	if err != nil {
+		return err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+	defer cancel()
+	dial := func() mcp.Transport { return s.transport(c.Tenant, r, cr) }
+	err = s.pool.do(callCtx, cr.sessionKey(c.Tenant, c.Principal, r), c.Tenant, r.Name, dial, func(sess *session) error {
+		return fn(callCtx, sess, cr)
+	})
+	if err == nil {
+		s.setStatus(ctx, c, r, StatusConnected, "")
+		return nil
+	}
+	secretValues := append(cr.sec.values(), s.tokens.current(cr.tokenKey(c.Tenant, r)))
+	msg := redact(err.Error(), secretValues...)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		msg = fmt.Sprintf("it did not answer within %v (%s)", s.opts.CallTimeout, msg)
+	case ctx.Err() != nil:
+		msg = "the call ran out of time: " + msg
+	}
+	if !upstreamAnswered(err) && ctx.Err() == nil {
+		s.setStatus(ctx, c, r, StatusError, msg)
+	}
+	return &fault.Error{Kind: fault.KindUnavailable, Message: fmt.Sprintf("connector %q: %s", r.Name, msg), Err: errors.New(msg)}
+}
+
+// setStatus records a connector's status after a call, when it changed. It
+// leaves the version alone (callers' edits own it) and loses quietly to a
+// concurrent edit.
+func (s *Service) setStatus(ctx context.Context, c tenant.Caller, r *record, status, lastError string) {
+	if r.Status == status && r.LastError == lastError || r.Status == StatusDisabled {
+		return
+	}
+	r.Status, r.LastError = status, lastError
+	r.UpdatedAt = s.now().UTC()
+	if err := s.table.Put(ctx, r.item(c.Tenant), store.IfEquals("ver", r.Ver)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+		s.log.WarnContext(ctx, "recording a connector's status failed", "connector", r.Name, "error", err)
+	}
+}
+
+// VerifyOutput is the output of connector_verify.
+type VerifyOutput struct {
+	Connector       Connector `json:"connector"`
+	ServerName      string    `json:"server_name,omitempty"`
+	ServerVersion   string    `json:"server_version,omitempty"`
+	ProtocolVersion string    `json:"protocol_version,omitempty"`
+	LatencyMs       float64   `json:"latency_ms" jsonschema:"the ping's round trip"`
+}
+
+// Verify serves connector_verify: it initialises a fresh session and pings
+// the upstream, and records the connector's status.
+func (s *Service) Verify(ctx context.Context, c tenant.Caller, in NameInput) (VerifyOutput, error) {
+	r, err := s.load(ctx, c, "name", in.Name)
+	if err != nil {
+		return VerifyOutput{}, err
+	}
+	s.pool.drop(c.Tenant, r.Name)
+	var out VerifyOutput
+	err = s.withSession(ctx, c, r, func(ctx context.Context, sess *session, _ creds) error {
+		if init := sess.cs.InitializeResult(); init != nil {
+			out.ProtocolVersion = init.ProtocolVersion
+			if init.ServerInfo != nil {
+				out.ServerName, out.ServerVersion = init.ServerInfo.Name, init.ServerInfo.Version
+			}
+		}
+		start := time.Now()
+		if err := sess.cs.Ping(ctx, nil); err != nil {
+			return fmt.Errorf("ping: %w", err)
+		}
+		out.LatencyMs = float64(time.Since(start).Microseconds()) / 1000
+		return nil
+	})
+	outcome, detail := "ok", map[string]any{"connector": r.Name}
+	if err != nil {
+		_, _, msg := fault.Public(err)
+		outcome, detail["error"] = "error: "+string(fault.KindOf(err)), msg
+	}
+	s.record(ctx, c, audit.ConnectorVerified, "connector_verify", outcome, detail)
+	if err != nil {
+		return VerifyOutput{}, err
+	}
+	out.Connector = r.view(false)
+	return out, nil
+}
+
+// ProgressFunc receives an upstream's progress notifications of one call,
+// with the upstream's token replaced by none: the caller sends them on with
+// its own client's token.
+type ProgressFunc func(*mcp.ProgressNotificationParams)
+
+// CallInput is a call to a proxied tool.
+type CallInput struct {
+	// Name is the proxied name, <connector>__<tool>.
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// ApprovalID carries the approval of the page flow, from the retry's
+	// _meta["switchboard.dev/approval_id"].
+	ApprovalID string `json:"approval_id,omitempty"`
+	// Progress, if set, receives the upstream's progress notifications.
+	Progress ProgressFunc `json:"-"`
+}
+
+// MaxArgumentsBytes bounds a proxied call's arguments.
+const MaxArgumentsBytes = 1 << 20
+
+// target resolves a proxied call: the connector's record and the tool as
+// cached, refreshing a stale cache on demand (a failed refresh keeps the
+// last good cache).
+func (s *Service) target(ctx context.Context, c tenant.Caller, proxied string) (*record, *mcp.Tool, error) {
+	name, tool, ok := SplitName(proxied)
+	if !ok {
+		return nil, nil, fault.Invalid("name", "%q is not a proxied tool name: <connector>__<tool>", proxied)
+	}
+	r, err := s.load(ctx, c, "name", name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if r.Status == StatusDisabled {
+		return nil, nil, fault.Invalid("name", "connector %q is disabled; enable it with connector_update", name)
+	}
+	ch, err := s.cached(ctx, c, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ch != nil {
+		for _, t := range ch.Tools {
+			if t.Name == tool {
+				return r, t, nil
+			}
+		}
+	}
+	return nil, nil, &fault.Error{Kind: fault.KindNotFound, Field: "name",
+		Message: fmt.Sprintf("connector %q lists no tool %q; connector_sync reads its tools again", name, tool)}
+}
+
+// cached returns r's cache, refreshed first when stale; a failed refresh
+// keeps the last good cache (nil if there never was one).
+func (s *Service) cached(ctx context.Context, c tenant.Caller, r *record) (*cache, error) {
+	ch, err := s.loadCache(ctx, c.Tenant, r.Name)
+	if err != nil {
+		return nil, err
+	}
+	if ch.fresh(s.now(), s.opts.CacheTTL) {
+		s.stats.cache(c.Tenant, r.Name, true)
+		return ch, nil
+	}
+	s.stats.cache(c.Tenant, r.Name, false)
+	if _, _, err := s.sync(ctx, c, r); err != nil {
+		if ch == nil {
+			return nil, err
+		}
+		s.log.WarnContext(ctx, "refreshing a stale capability cache failed; using the last good one", "connector", r.Name)
+		return ch, nil
+	}
+	return s.loadCache(ctx, c.Tenant, r.Name)
+}
+
+// Call runs a proxied tool: its policy (and approval), then the upstream
+// call on a pooled session. An upstream result with isError passes through
+// as it is; a failure to reach the upstream or get its answer is an
+// unavailable error naming the connector and what failed. A call that
+// needs approval answers an *elicit.InputRequired (clients that can answer
+// forms) or a tool error with the approval page's link.
+func (s *Service) Call(ctx context.Context, c tenant.Caller, in CallInput) (*mcp.CallToolResult, error) {
+	if len(in.Arguments) > MaxArgumentsBytes {
+		return nil, fault.Invalid("arguments", "are %d bytes; at most %d are allowed", len(in.Arguments), MaxArgumentsBytes)
+	}
+	if len(in.Arguments) > 0 && !json.Valid(in.Arguments) {
+		return nil, fault.Invalid("arguments", "are not JSON")
+	}
+	r, tool, err := s.target(ctx, c, in.Name)
+	if err != nil {
+		return nil, err
+	}
+	if res, err := s.approve(ctx, c, r, tool.Name, in); res != nil || err != nil {
+		return res, err
+	}
+	return s.forward(ctx, c, r, tool.Name, in)
+}
+
+// forward sends an approved call upstream.
+func (s *Service) forward(ctx context.Context, c tenant.Caller, r *record, tool string, in CallInput) (*mcp.CallToolResult, error) {
+	args := in.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	var res *mcp.CallToolResult
+	start := time.Now()
+	err := s.withSession(ctx, c, r, func(ctx context.Context, sess *session, _ creds) error {
+		params := &mcp.CallToolParams{Name: tool, Arguments: args}
+		var delivered, done atomic.Int64
+		if in.Progress != nil {
+			token := s.pool.nextToken()
+			params.SetProgressToken(token)
+			sess.progress.Store(token, func(p *mcp.ProgressNotificationParams) {
+				delivered.Add(1)
+				if p.Total > 0 && p.Progress >= p.Total {
+					done.Store(1)
+				}
+				in.Progress(&mcp.ProgressNotificationParams{Message: p.Message, Progress: p.Progress, Total: p.Total})
+			})
+			defer sess.progress.Delete(token)
+		}
+		var err error
+		if res, err = sess.cs.CallTool(ctx, params); err != nil {
+			return fmt.Errorf("calling %s: %w", tool, err)
+		}
+		if in.Progress != nil {
+			settle(&delivered, &done)
+		}
+		return nil
+	})
+	s.stats.call(c.Tenant, r.Name, time.Since(start), err != nil || (res != nil && res.IsError))
+	return res, err
+}
+
+// settle waits for the progress notifications that arrived ahead of a
+// result to be delivered: the go-sdk hands a response to its caller at once
+// but notifications to a handler queue, so the last ones may still be queued
+// when the result is back. It returns once a notification said the work is
+// complete (progress = total), or none has come for settleQuiet, and after
+// settleMax at most. Best effort: a notification the go-sdk delivers later
+// still is dropped.
+func settle(delivered, done *atomic.Int64) {
+	deadline := time.Now().Add(settleMax)
+	for last := delivered.Load(); done.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(settleQuiet)
+		n := delivered.Load()
+		if n == last {
+			return
+		}
+		last = n
+	}
+}
+
+const (
+	settleQuiet = 5 * time.Millisecond
+	settleMax   = 50 * time.Millisecond
+)
+
+// ReadResourceInput reads a proxied resource.
+type ReadResourceInput struct {
+	// URI is the proxied URI, connector://<connector>/<upstream URI>.
+	URI string `json:"uri"`
+}
+
+// ReadResource reads a proxied resource from its upstream. Reads are not
+// subject to approval policies: policies name tools.
+func (s *Service) ReadResource(ctx context.Context, c tenant.Caller, in ReadResourceInput) (*mcp.ReadResourceResult, error) {
+	name, uri, ok := SplitURI(in.URI)
+	if !ok {
+		return nil, fault.Invalid("uri", "%q is not a proxied resource URI: %s<connector>/<uri>", in.URI, ResourceScheme)
+	}
+	r, err := s.load(ctx, c, "uri", name)
+	if err != nil {
+		return nil, err
+	}
+	var res *mcp.ReadResourceResult
+	err = s.withSession(ctx, c, r, func(ctx context.Context, sess *session, _ creds) error {
+		var err error
+		if res, err = sess.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err != nil {
+			return fmt.Errorf("reading %s: %w", uri, err)
+		}
+		for _, rc := range res.Contents {
+			rc.URI = ProxiedURI(name, rc.URI)
+		}
+		return nil
+	})
+	return res, err
+}
+
+// GetPromptInput gets a proxied prompt.
+type GetPromptInput struct {
+	Name      string            `json:"name"`
+	Arguments map[string]string `json:"arguments,omitempty"`
+}
+
+// GetPrompt renders a proxied prompt upstream.
+func (s *Service) GetPrompt(ctx context.Context, c tenant.Caller, in GetPromptInput) (*mcp.GetPromptResult, error) {
+	name, prompt, ok := SplitName(in.Name)
+	if !ok {
+		return nil, fault.Invalid("name", "%q is not a proxied prompt name: <connector>__<prompt>", in.Name)
+	}
+	r, err := s.load(ctx, c, "name", name)
+	if err != nil {
+		return nil, err
+	}
+	var res *mcp.GetPromptResult
+	err = s.withSession(ctx, c, r, func(ctx context.Context, sess *session, _ creds) error {
+		var err error
+		if res, err = sess.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: prompt, Arguments: in.Arguments}); err != nil {
+			return fmt.Errorf("getting prompt %s: %w", prompt, err)
+		}
+		return nil
+	})
+	return res, err
+}
+
+// Listing is what the gateway lists of a tenant's connectors beside its own
+// tools, resources and prompts.
+type Listing struct {
+	Tools     []*mcp.Tool     `json:"tools"`
+	Resources []*mcp.Resource `json:"resources"`
+	Prompts   []*mcp.Prompt   `json:"prompts"`
+}
+
+// Listing returns what c's tenant's connectors offer under their proxied names:
+// connectors CONNECTED with a cache (refreshed on demand when stale), tools
+// and prompts as the upstream gave them (schemas, annotations), minus the
+// tools a policy denies.
+func (s *Service) Listing(ctx context.Context, c tenant.Caller) (Listing, error) {
+	out := Listing{Tools: []*mcp.Tool{}, Resources: []*mcp.Resource{}, Prompts: []*mcp.Prompt{}}
+	err := s.eachUsable(ctx, c, func(r *record, ch *cache, denied map[string]bool) {
+		for _, t := range ch.Tools {
+			if !denied[t.Name] {
+				cp := *t
+				cp.Name = ProxiedName(r.Name, t.Name)
+				out.Tools = append(out.Tools, &cp)
+			}
+		}
+		for _, res := range ch.Resources {
+			cp := *res
+			cp.URI = ProxiedURI(r.Name, res.URI)
+			cp.Name = ProxiedName(r.Name, res.Name)
+			out.Resources = append(out.Resources, &cp)
+		}
+		for _, p := range ch.Prompts {
+			cp := *p
+			cp.Name = ProxiedName(r.Name, p.Name)
+			out.Prompts = append(out.Prompts, &cp)
+		}
+	})
+	return out, err
+}
+
+// eachUsable calls fn for each of c's tenant's connectors that is usable
+// (CONNECTED, with a cache that is fresh or was refreshed on demand), with
+// its tools' deny policies.
+func (s *Service) eachUsable(ctx context.Context, c tenant.Caller, fn func(*record, *cache, map[string]bool)) error {
+	if err := validateCaller(c); err != nil {
+		return err
+	}
+	for cursor := ""; ; {
+		page, err := s.table.Query(ctx, connPK(c.Tenant), store.Query{Cursor: cursor, Limit: store.MaxQueryLimit})
+		if err != nil {
+			return unavailable(err, "listing connectors failed; retry")
+		}
+		for _, it := range page.Items {
+			r := recordFrom(it)
+			if r.Status == StatusDisabled || r.Status == StatusNeverConnected && r.SyncStatus == SyncNever {
+				continue
+			}
+			ch, err := s.cached(ctx, c, r)
+			if err != nil || ch == nil {
+				continue
+			}
+			if r, err = s.load(ctx, c, "name", r.Name); err != nil || r.Status != StatusConnected {
+				continue
+			}
+			policies, err := s.policies(ctx, c.Tenant, r.Name)
+			if err != nil {
+				return err
+			}
+			denied := map[string]bool{}
+			for tool, p := range policies {
+				denied[tool] = p.Policy == PolicyDeny
+			}
+			fn(r, ch, denied)
+		}
+		if cursor = page.Next; cursor == "" {
+			return nil
+		}
+	}
+}

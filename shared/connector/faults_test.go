@@ -1,0 +1,151 @@
+package connector_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/connector"
+	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/store/storetest"
+)
+
+// TestUpstreamFaults: every way an upstream fails ends the call with an
+// error naming the connector and what failed, within the deadline.
+func TestUpstreamFaults(t *testing.T) {
+	for _, transport := range []string{connector.TransportStreamable, connector.TransportSSE} {
+		t.Run(transport, func(t *testing.T) {
+			cases := []struct {
+				name string
+				// hook makes the upstream misbehave on calls whose arguments say "fault".
+				hook func(w http.ResponseWriter, r *http.Request, body []byte) bool
+				tool string
+				ctx  time.Duration
+				want string
+			}{
+				{name: "an upstream that hangs is given up at the call timeout", tool: "hang", want: "did not answer within"},
+				{name: "an upstream that hangs is given up at the caller's deadline", tool: "hang", ctx: 300 * time.Millisecond, want: "ran out of time"},
+				{name: "an answer of 20 MB is cut at the client's cap", tool: "big", want: `connector "up"`},
+				{name: "an upstream answering 500 fails the call", tool: "echo", want: `connector "up"`,
+					hook: func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+						if bytes.Contains(body, []byte(`"fault"`)) {
+							http.Error(w, "boom", http.StatusInternalServerError)
+							return true
+						}
+						return false
+					}},
+				{name: "malformed JSON fails the call", tool: "echo", want: `connector "up"`,
+					hook: func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+						if bytes.Contains(body, []byte(`"fault"`)) {
+							w.Header().Set("Content-Type", "application/json")
+							w.Write([]byte(`{"jsonrpc":"2.0","id":`))
+							return true
+						}
+						return false
+					}},
+				{name: "an upstream closing mid-stream fails the call", tool: "echo", want: `connector "up"`,
+					hook: func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+						if !bytes.Contains(body, []byte(`"fault"`)) {
+							return false
+						}
+						w.Header().Set("Content-Type", "text/event-stream")
+						w.WriteHeader(http.StatusOK)
+						w.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"res"))
+						w.(http.Flusher).Flush()
+						conn, _, err := http.NewResponseController(w).Hijack()
+						if err == nil {
+							conn.Close()
+						}
+						return true
+					}},
+			}
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					e := newEnv(t, storetest.OpenEmbedded(t), func(o *connector.Options) { o.CallTimeout = 700 * time.Millisecond })
+					c := newCaller(t, "alice")
+					up := newUpstream(t, transport, "")
+					mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: transport})
+					mustSync(t, e, c, "up")
+					allow(t, e, c, "up", tc.tool)
+					if tc.hook != nil {
+						up.setHook(tc.hook)
+					}
+					ctx := context.Background()
+					if tc.ctx > 0 {
+						var cancel context.CancelFunc
+						ctx, cancel = context.WithTimeout(ctx, tc.ctx)
+						defer cancel()
+					}
+					res, err := e.svc.Call(ctx, c, connector.CallInput{Name: "up__" + tc.tool, Arguments: json.RawMessage(`{"text":"fault"}`)})
+					if err == nil {
+						t.Fatalf("Call = %q, want an error", text(res))
+					}
+					wantKind(t, err, fault.KindUnavailable, "")
+					if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `connector "up"`) {
+						t.Fatalf("error %q does not say %q and name the connector", err, tc.want)
+					}
+					// The connector still serves a healthy call afterwards.
+					up.setHook(func(http.ResponseWriter, *http.Request, []byte) bool { return false })
+					allow(t, e, c, "up", "echo")
+					if res, err := e.svc.Call(context.Background(), c, connector.CallInput{Name: "up__echo", Arguments: json.RawMessage(`{"text":"ok"}`)}); err != nil || text(res) != "echo: ok" {
+						t.Fatalf("a call after the fault = %q, %v", text(res), err)
+					}
+				})
+			}
+		})
+	}
+}
+
+func TestSlowInitialisation(t *testing.T) {
+	e := newEnv(t, storetest.OpenEmbedded(t), func(o *connector.Options) { o.InitTimeout = 200 * time.Millisecond })
+	c := newCaller(t, "alice")
+	up := newUpstream(t, connector.TransportStreamable, "")
+	up.setHook(func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+		if bytes.Contains(body, []byte(`"initialize"`)) || bytes.Contains(body, []byte(`"server/discover"`)) {
+			select {
+			case <-time.After(2 * time.Second):
+			case <-r.Context().Done():
+			}
+		}
+		return false
+	})
+	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+	_, err := e.svc.Sync(context.Background(), c, connector.NameInput{Name: "up"})
+	if err == nil || !strings.Contains(err.Error(), "initialisation took longer than 200ms") {
+		t.Fatalf("Sync = %v, want the initialisation timeout", err)
+	}
+	g, _ := e.svc.Get(context.Background(), c, connector.NameInput{Name: "up"})
+	if g.Connector.Status != connector.StatusError || g.Connector.SyncStatus != connector.SyncFailed {
+		t.Fatalf("after a failed initialisation: %+v", g.Connector)
+	}
+}
+
+func TestUpstreamGoneBetweenSyncAndCall(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, storetest.OpenEmbedded(t), nil)
+	c := newCaller(t, "alice")
+	up := newUpstream(t, connector.TransportSSE, "")
+	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportSSE})
+	mustSync(t, e, c, "up")
+	allow(t, e, c, "up", "echo")
+	up.http.CloseClientConnections()
+	up.http.Close()
+	_, err := e.svc.Call(ctx, c, connector.CallInput{Name: "up__echo", Arguments: json.RawMessage(`{}`)})
+	wantKind(t, err, fault.KindUnavailable, "")
+	if !strings.Contains(err.Error(), `connector "up"`) {
+		t.Fatalf("error %q does not name the connector", err)
+	}
+	h, _ := e.svc.Health(ctx, c, connector.HealthInput{})
+	if h.Status != "down" || h.Connectors[0].Status != connector.StatusError {
+		t.Fatalf("health with the only connector gone = %+v", h)
+	}
+	// The cache survives the failure.
+	g, _ := e.svc.Get(ctx, c, connector.NameInput{Name: "up"})
+	if g.Connector.LastSyncedAt == nil {
+		t.Fatal("the last good sync was forgotten")
+	}
+}

@@ -1,0 +1,450 @@
+package connector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/switchboard-dev/switchboard/shared/audit"
+	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// Capability kinds, as cached.
+const (
+	KindTools     = "tools"
+	KindResources = "resources"
+	KindPrompts   = "prompts"
+)
+
+var kinds = []string{KindTools, KindResources, KindPrompts}
+
+// Separator joins a connector's name and an upstream tool's or prompt's in
+// the name Switchboard lists it under.
+const Separator = "__"
+
+// ResourceScheme begins the URI Switchboard lists an upstream resource under:
+// connector://<connector>/<the upstream's URI>.
+const ResourceScheme = "connector://"
+
+// ProxiedName returns the name Switchboard lists tool or prompt of connector under.
+func ProxiedName(connector, name string) string { return connector + Separator + name }
+
+// SplitName splits a proxied name at its first double underscore, which ends
+// the connector's name (connector names never hold one).
+func SplitName(proxied string) (connector, name string, ok bool) {
+	connector, name, ok = strings.Cut(proxied, Separator)
+	return connector, name, ok && connector != "" && name != ""
+}
+
+// ProxiedURI returns the URI Switchboard lists resource uri of connector under.
+func ProxiedURI(connector, uri string) string { return ResourceScheme + connector + "/" + uri }
+
+// SplitURI splits a proxied resource URI into its connector and upstream URI.
+func SplitURI(proxied string) (connector, uri string, ok bool) {
+	rest, ok := strings.CutPrefix(proxied, ResourceScheme)
+	if !ok {
+		return "", "", false
+	}
+	connector, uri, ok = strings.Cut(rest, "/")
+	return connector, uri, ok && connector != "" && uri != ""
+}
+
+// validProxiedName checks a proxied tool or prompt name against MCP's tool
+// name rules as the go-sdk applies them: 1-128 characters of ASCII letters,
+// digits, '_', '-' and '.'.
+func validProxiedName(name string) error {
+	if len(name) > 128 {
+		return fmt.Errorf("the listed name would be %d characters; MCP allows 128", len(name))
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return fmt.Errorf("the listed name would contain %q; MCP tool names allow ASCII letters, digits, '_', '-' and '.'", string(r))
+		}
+	}
+	return nil
+}
+
+// capabilities are what one sync read from an upstream, as the upstream
+// gave them, with what was refused and why.
+type capabilities struct {
+	Tools     []*mcp.Tool
+	Resources []*mcp.Resource
+	Prompts   []*mcp.Prompt
+	Refused   []Refusal
+}
+
+// cache is a connector's cached capabilities.
+type cache struct {
+	capabilities
+	SyncedAt time.Time
+}
+
+// fresh reports whether c is no older than ttl at now.
+func (c *cache) fresh(now time.Time, ttl time.Duration) bool {
+	return c != nil && !c.SyncedAt.IsZero() && now.Sub(c.SyncedAt) <= ttl
+}
+
+// admit filters what an upstream listed: names that break MCP's rules or
+// collide are refused with a reason, never dropped silently.
+func admit(connector string, caps *capabilities) {
+	seen := map[string]bool{}
+	check := func(kind, name string) bool {
+		listed := ProxiedName(connector, name)
+		var reason string
+		switch {
+		case name == "":
+			reason = "the upstream gave it no name"
+		case validProxiedName(listed) != nil:
+			reason = validProxiedName(listed).Error()
+		case seen[kind+"\x00"+listed]:
+			reason = fmt.Sprintf("another %s of this connector is already listed as %s", strings.TrimSuffix(kind, "s"), listed)
+		}
+		if reason != "" {
+			caps.Refused = append(caps.Refused, Refusal{Kind: kind, Name: name, Reason: reason})
+			return false
+		}
+		seen[kind+"\x00"+listed] = true
+		return true
+	}
+	tools := caps.Tools[:0]
+	for _, t := range caps.Tools {
+		if check(KindTools, t.Name) {
+			tools = append(tools, t)
+		}
+	}
+	caps.Tools = tools
+	prompts := caps.Prompts[:0]
+	for _, p := range caps.Prompts {
+		if check(KindPrompts, p.Name) {
+			prompts = append(prompts, p)
+		}
+	}
+	caps.Prompts = prompts
+	resources := caps.Resources[:0]
+	for _, r := range caps.Resources {
+		if r.URI == "" {
+			caps.Refused = append(caps.Refused, Refusal{Kind: KindResources, Name: r.Name, Reason: "the upstream gave it no URI"})
+			continue
+		}
+		if seen["r\x00"+r.URI] {
+			caps.Refused = append(caps.Refused, Refusal{Kind: KindResources, Name: r.URI, Reason: "listed twice by the upstream"})
+			continue
+		}
+		seen["r\x00"+r.URI] = true
+		resources = append(resources, r)
+	}
+	caps.Resources = resources
+}
+
+// fetchCapabilities lists an upstream's tools, resources and prompts, page
+// by page, bounded by [MaxCapabilities] of each.
+func fetchCapabilities(ctx context.Context, cs *mcp.ClientSession) (*capabilities, error) {
+	caps := &capabilities{}
+	init := cs.InitializeResult()
+	var sc *mcp.ServerCapabilities
+	if init != nil {
+		sc = init.Capabilities
+	}
+	if sc == nil || sc.Tools != nil {
+		for t, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				return nil, fmt.Errorf("listing tools: %w", err)
+			}
+			if len(caps.Tools) == MaxCapabilities {
+				return nil, fmt.Errorf("listing tools: the upstream lists more than %d", MaxCapabilities)
+			}
+			caps.Tools = append(caps.Tools, t)
+		}
+	}
+	if sc != nil && sc.Resources != nil {
+		for r, err := range cs.Resources(ctx, nil) {
+			if err != nil {
+				return nil, fmt.Errorf("listing resources: %w", err)
+			}
+			if len(caps.Resources) == MaxCapabilities {
+				return nil, fmt.Errorf("listing resources: the upstream lists more than %d", MaxCapabilities)
+			}
+			caps.Resources = append(caps.Resources, r)
+		}
+	}
+	if sc != nil && sc.Prompts != nil {
+		for p, err := range cs.Prompts(ctx, nil) {
+			if err != nil {
+				return nil, fmt.Errorf("listing prompts: %w", err)
+			}
+			if len(caps.Prompts) == MaxCapabilities {
+				return nil, fmt.Errorf("listing prompts: the upstream lists more than %d", MaxCapabilities)
+			}
+			caps.Prompts = append(caps.Prompts, p)
+		}
+	}
+	return caps, nil
+}
+
+// cacheItems returns the items that store caps, synced at at.
+func cacheItems(t, name string, caps *capabilities, at time.Time) ([]store.Item, error) {
+	lists := map[string]any{KindTools: caps.Tools, KindResources: caps.Resources, KindPrompts: caps.Prompts}
+	var items []store.Item
+	for _, kind := range kinds {
+		b, err := json.Marshal(lists[kind])
+		if err != nil {
+			return nil, fmt.Errorf("encoding %s: %w", kind, err)
+		}
+		if len(b) > MaxCacheBytes {
+			return nil, fmt.Errorf("the upstream's %s take %d bytes; at most %d can be cached", kind, len(b), MaxCacheBytes)
+		}
+		var refused []Refusal
+		for _, r := range caps.Refused {
+			if r.Kind == kind {
+				refused = append(refused, r)
+			}
+		}
+		rb, _ := json.Marshal(refused)
+		items = append(items, store.Item{PK: subPK(t, name), SK: "cache#" + kind,
+			Attrs: store.Attrs{"list": string(b), "refused": string(rb), "synced_at": at.UnixNano()}})
+	}
+	return items, nil
+}
+
+// loadCache reads a connector's cache, or nil if it was never synced.
+func (s *Service) loadCache(ctx context.Context, t, name string) (*cache, error) {
+	page, err := s.table.Query(ctx, subPK(t, name), store.Query{Prefix: "cache#"})
+	if err != nil {
+		return nil, unavailable(err, "reading the capabilities of connector %q failed; retry", name)
+	}
+	if len(page.Items) == 0 {
+		return nil, nil
+	}
+	c := &cache{}
+	for _, it := range page.Items {
+		var err error
+		switch strings.TrimPrefix(it.SK, "cache#") {
+		case KindTools:
+			err = json.Unmarshal([]byte(it.String("list")), &c.Tools)
+		case KindResources:
+			err = json.Unmarshal([]byte(it.String("list")), &c.Resources)
+		case KindPrompts:
+			err = json.Unmarshal([]byte(it.String("list")), &c.Prompts)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("connector: decoding the cached %s of %s: %w", it.SK, name, err)
+		}
+		var refused []Refusal
+		if json.Unmarshal([]byte(it.String("refused")), &refused) == nil {
+			c.Refused = append(c.Refused, refused...)
+		}
+		if at := time.Unix(0, it.Int("synced_at")); c.SyncedAt.IsZero() || at.Before(c.SyncedAt) {
+			c.SyncedAt = at
+		}
+	}
+	return c, nil
+}
+
+// SyncOutput is the output of connector_sync.
+type SyncOutput struct {
+	Connector Connector `json:"connector"`
+	Tools     []string  `json:"tools" jsonschema:"the names the connector's tools are listed under"`
+	Resources int       `json:"resources"`
+	Prompts   []string  `json:"prompts"`
+	Refused   []Refusal `json:"refused,omitempty" jsonschema:"what the upstream listed that cannot be listed here, and why"`
+}
+
+// Sync serves connector_sync: it reads the upstream's capabilities into the
+// cache now. A failed sync keeps the last good cache and records why.
+func (s *Service) Sync(ctx context.Context, c tenant.Caller, in NameInput) (SyncOutput, error) {
+	r, err := s.load(ctx, c, "name", in.Name)
+	if err != nil {
+		return SyncOutput{}, err
+	}
+	r, caps, err := s.sync(ctx, c, r)
+	if err != nil {
+		return SyncOutput{}, err
+	}
+	out := SyncOutput{Connector: r.view(false), Resources: len(caps.Resources), Refused: caps.Refused,
+		Tools: make([]string, 0, len(caps.Tools)), Prompts: make([]string, 0, len(caps.Prompts))}
+	for _, t := range caps.Tools {
+		out.Tools = append(out.Tools, ProxiedName(r.Name, t.Name))
+	}
+	for _, p := range caps.Prompts {
+		out.Prompts = append(out.Prompts, ProxiedName(r.Name, p.Name))
+	}
+	return out, nil
+}
+
+// sync reads r's capabilities as c and records the outcome on r: a sync
+// that fails returns an unavailable error naming the connector and what
+// failed, and the record says why.
+func (s *Service) sync(ctx context.Context, c tenant.Caller, r *record) (*record, *capabilities, error) {
+	if r.Status == StatusDisabled {
+		return r, nil, fault.Invalid("name", "connector %q is disabled; enable it with connector_update", r.Name)
+	}
+	var caps *capabilities
+	err := s.withSession(ctx, c, r, func(ctx context.Context, sess *session, _ creds) error {
+		var err error
+		caps, err = fetchCapabilities(ctx, sess.cs)
+		return err
+	})
+	now := s.now().UTC()
+	var items []store.Item
+	if err == nil {
+		admit(r.Name, caps)
+		items, err = cacheItems(c.Tenant, r.Name, caps, now)
+	}
+	outcome := "ok"
+	detail := map[string]any{"connector": r.Name}
+	if err != nil {
+		outcome = "error: " + string(fault.KindUnavailable)
+		detail["error"] = err.Error()
+	} else {
+		detail["tools"], detail["resources"], detail["prompts"], detail["refused"] = len(caps.Tools), len(caps.Resources), len(caps.Prompts), len(caps.Refused)
+	}
+	updated, werr := s.recordSync(ctx, c, r.Name, items, now, func(r *record) {
+		if err != nil {
+			r.SyncStatus, r.LastError = SyncFailed, err.Error()
+			if !upstreamAnswered(err) {
+				r.Status = StatusError
+			}
+		} else {
+			r.SyncStatus, r.LastError, r.SyncedAt, r.Status = SyncOK, "", now, StatusConnected
+		}
+	})
+	if werr != nil {
+		return r, nil, werr
+	}
+	s.record(ctx, c, audit.ConnectorSynced, "connector_sync", outcome, detail)
+	if err != nil {
+		return updated, nil, err
+	}
+	return updated, caps, nil
+}
+
+// recordSync writes the outcome of a sync that ended at now: the cache
+// items (if it succeeded), the record as apply changes it and its place in
+// the scheduled sync's index, on the record's version as read again.
+func (s *Service) recordSync(ctx context.Context, c tenant.Caller, name string, items []store.Item, now time.Time, apply func(*record)) (*record, error) {
+	var out *record
+	err := store.Retry(ctx, func() error {
+		it, err := s.table.Get(ctx, connPK(c.Tenant), name)
+		if errors.Is(err, store.ErrNotFound) {
+			return fault.NotFound("connector %q was deleted during the sync", name)
+		}
+		if err != nil {
+			return err
+		}
+		r := recordFrom(it)
+		oldIndex := syncSK(r.SyncAt, c.Tenant, name)
+		r.SyncAt = now
+		apply(r)
+		writes := []store.Write{store.Put(r.item(c.Tenant), store.IfEquals("ver", r.Ver)),
+			store.Delete(syncIndexPK, oldIndex, store.Condition{}),
+			store.Put(store.Item{PK: syncIndexPK, SK: syncSK(now, c.Tenant, name)}, store.Condition{})}
+		for _, ci := range items {
+			writes = append(writes, store.Put(ci, store.Condition{}))
+		}
+		if err := s.table.Transact(ctx, writes...); err != nil {
+			return err
+		}
+		out = r
+		return nil
+	})
+	if err != nil {
+		return nil, unavailable(err, "recording the sync of connector %q failed; retry", name)
+	}
+	return out, nil
+}
+
+// SchedulerPrincipal is the principal the scheduled sync acts as; it uses
+// the tenant's credentials.
+const SchedulerPrincipal = "switchboard-scheduler"
+
+// SyncDueInput is the input of the scheduled sync.
+type SyncDueInput struct {
+	// Limit bounds the connectors synced in one run. If zero, defaults to 100.
+	Limit int `json:"limit,omitempty"`
+}
+
+// SyncDueOutput reports a scheduled sync.
+type SyncDueOutput struct {
+	Synced  int `json:"synced"`
+	Failed  int `json:"failed"`
+	Skipped int `json:"skipped" jsonschema:"connectors whose credentials are per principal and which hold none for the tenant"`
+	// More is true when more connectors were due than Limit.
+	More bool `json:"more"`
+}
+
+// SyncDue syncs the connectors of every tenant whose last sync is older than
+// the cache TTL: one bounded query of the sync index, oldest first, four at
+// a time. The scheduler (an EventBridge rule every 5 minutes) calls it.
+func (s *Service) SyncDue(ctx context.Context, in SyncDueInput) (SyncDueOutput, error) {
+	limit := in.Limit
+	if limit <= 0 || limit > store.MaxQueryLimit {
+		limit = 100
+	}
+	cutoff := s.now().Add(-s.opts.CacheTTL)
+	page, err := s.table.Query(ctx, syncIndexPK, store.Query{To: fmt.Sprintf("%019d#~", cutoff.UnixNano()), Limit: limit})
+	if err != nil {
+		return SyncDueOutput{}, unavailable(err, "reading the sync schedule failed; retry")
+	}
+	out := SyncDueOutput{More: page.Next != ""}
+	results := make([]string, len(page.Items))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for i, it := range page.Items {
+		parts := strings.SplitN(it.SK, "#", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		c := tenant.Caller{Tenant: parts[1], Principal: SchedulerPrincipal}
+		g.Go(func() error {
+			r, err := s.load(gctx, c, "name", parts[2])
+			if fault.KindOf(err) == fault.KindNotFound {
+				s.table.Delete(gctx, syncIndexPK, it.SK, store.Condition{})
+				results[i] = "skipped"
+				return nil
+			}
+			if err != nil {
+				results[i] = "failed"
+				return nil
+			}
+			if r.Status == StatusDisabled || (r.PrincipalScoped && len(r.Sealed) == 0) {
+				s.recordSkip(gctx, c, r)
+				results[i] = "skipped"
+				return nil
+			}
+			if _, _, err := s.sync(gctx, c, r); err != nil {
+				results[i] = "failed"
+				return nil
+			}
+			results[i] = "synced"
+			return nil
+		})
+	}
+	g.Wait()
+	for _, r := range results {
+		switch r {
+		case "synced":
+			out.Synced++
+		case "failed":
+			out.Failed++
+		case "skipped":
+			out.Skipped++
+		}
+	}
+	return out, nil
+}
+
+// recordSkip moves a connector the scheduler cannot sync to the end of the
+// index, so that it is not read again on every run.
+func (s *Service) recordSkip(ctx context.Context, c tenant.Caller, r *record) {
+	if _, err := s.recordSync(ctx, c, r.Name, nil, s.now().UTC(), func(*record) {}); err != nil {
+		s.log.WarnContext(ctx, "moving a skipped connector in the sync index failed", "connector", r.Name, "error", err)
+	}
+}

@@ -1,0 +1,212 @@
+package netguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"syscall"
+	"time"
+)
+
+// ErrResponseTooLarge is what reading a response body past
+// [Policy.MaxResponseBytes] fails with, wrapped with the host.
+var ErrResponseTooLarge = errors.New("the response is larger than allowed")
+
+// maxRedirects bounds a chain of same-host redirects, as net/http's default.
+const maxRedirects = 10
+
+// Client returns an HTTP client that fetches under p: each request's URL
+// passes the checks of [Policy.CheckURL] that need no lookup, and, unless
+// its host is allowed, the client looks the host up itself, checks every
+// address, and connects only to a checked address (checked once more at the
+// socket, by the dialer's Control), so DNS rebinding after CheckURL finds
+// nothing to reach. It follows a redirect only to the same host and port
+// under an allowed scheme, ignores HTTP_PROXY and the like (a proxy would
+// connect on its behalf, unchecked), and fails reading a response body past
+// MaxResponseBytes, or at once if the response declares a larger length.
+//
+// timeout bounds each request as http.Client.Timeout does, reading the body
+// included; 0 means none, and the request's context bounds it. The byte cap
+// counts a whole body, so a long-lived event stream ends after
+// MaxResponseBytes: a caller holding one open caps its messages itself and
+// gives a Policy with a cap meant for the whole stream. Each client has its
+// own connection pool: build one and reuse it.
+func (p *Policy) Client(timeout time.Duration) *http.Client {
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	transport := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           p.dialContext(dialer),
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &http.Client{
+		Transport:     &guard{p: p, next: transport},
+		CheckRedirect: p.checkRedirect,
+		Timeout:       timeout,
+	}
+}
+
+// guard is the client's RoundTripper: it checks each request's URL and caps
+// each response's body.
+type guard struct {
+	p    *Policy
+	next http.RoundTripper
+}
+
+func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
+	host, err := g.p.checkShape(req.URL)
+	if err != nil {
+		return nil, err
+	}
+	if !g.p.allowed(host) {
+		if err := checkHostName(host); err != nil {
+			return nil, err
+		}
+	}
+	resp, err := g.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	max := g.p.maxResponseBytes()
+	if resp.ContentLength > max {
+		resp.Body.Close()
+		return nil, fmt.Errorf("netguard: host %s: %w: it declares %d bytes, at most %d are read", host, ErrResponseTooLarge, resp.ContentLength, max)
+	}
+	resp.Body = &capped{r: resp.Body, left: max, host: host, max: max}
+	return resp, nil
+}
+
+func (p *Policy) maxResponseBytes() int64 {
+	if p.MaxResponseBytes > 0 {
+		return p.MaxResponseBytes
+	}
+	return DefaultMaxResponseBytes
+}
+
+// capped is a response body that fails past its cap.
+type capped struct {
+	r    io.ReadCloser
+	left int64 // bytes that may still be read
+	host string
+	max  int64
+}
+
+func (c *capped) Read(b []byte) (int, error) {
+	if c.left < 0 {
+		return 0, c.tooLarge()
+	}
+	// Read one byte past the cap, to tell a body of exactly max bytes from
+	// a longer one.
+	if int64(len(b)) > c.left+1 {
+		b = b[:c.left+1]
+	}
+	n, err := c.r.Read(b)
+	c.left -= int64(n)
+	if c.left < 0 {
+		return n + int(c.left), c.tooLarge()
+	}
+	return n, err
+}
+
+func (c *capped) tooLarge() error {
+	return fmt.Errorf("netguard: host %s: %w: more than %d bytes", c.host, ErrResponseTooLarge, c.max)
+}
+
+func (c *capped) Close() error { return c.r.Close() }
+
+// checkRedirect is the client's CheckRedirect: a redirect stays on the
+// host and port it came from, under an allowed scheme.
+func (p *Policy) checkRedirect(req *http.Request, via []*http.Request) error {
+	from := via[0].URL
+	if len(via) >= maxRedirects {
+		return refuse(normalize(from.Hostname()), "more than %d redirects", maxRedirects)
+	}
+	fromHost, toHost := normalize(from.Hostname()), normalize(req.URL.Hostname())
+	if toHost != fromHost || port(req.URL) != port(from) {
+		return refuse(fromHost, "it redirects to another host, %s; redirects are followed only on the same host", hostPort(req.URL))
+	}
+	if _, err := p.checkShape(req.URL); err != nil {
+		return err
+	}
+	return nil
+}
+
+// port returns u's port, or its scheme's default.
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "http" {
+		return "80"
+	}
+	return "443"
+}
+
+// hostPort returns u's host and port as an error shows them.
+func hostPort(u *url.URL) string { return net.JoinHostPort(normalize(u.Hostname()), port(u)) }
+
+// dialContext returns the transport's DialContext: an allowed host is dialed
+// as it is; any other is looked up, every address checked, and the checked
+// addresses dialed in turn, each checked again at the socket.
+func (p *Policy) dialContext(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		h, portStr, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, fmt.Errorf("netguard: dial %s: %w", addr, err)
+		}
+		host := normalize(h)
+		if p.denied(host) {
+			return nil, refuse(host, "it is one of this server's own endpoints")
+		}
+		if p.allowed(host) {
+			return d.DialContext(ctx, network, addr)
+		}
+		addrs, err := p.publicAddrs(ctx, host)
+		if err != nil {
+			return nil, err
+		}
+		checked := *d
+		checked.Control = func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return refuse(host, "it connects to %s, which is not an address", address)
+			}
+			return p.checkAddr(host, ap.Addr())
+		}
+		var errs []error
+		for _, a := range addrs {
+			conn, err := checked.DialContext(ctx, network, net.JoinHostPort(a.String(), portStr))
+			if err == nil {
+				return conn, nil
+			}
+			if errors.Is(err, ErrRefused) || ctx.Err() != nil {
+				return nil, err
+			}
+			errs = append(errs, err)
+		}
+		return nil, fmt.Errorf("netguard: host %s: %w", host, errors.Join(errs...))
+	}
+}
+
+// Redact returns err with the URL net/http quotes in its errors
+// ("Get \"https://host/path?token=...\": ...") cut to scheme, host and port,
+// so that the error can be shown or logged without the URL's secrets.
+func Redact(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	short := "(a URL that does not parse)"
+	if u, perr := url.Parse(ue.URL); perr == nil {
+		short = (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
+	}
+	return &url.Error{Op: ue.Op, URL: short, Err: ue.Err}
+}
