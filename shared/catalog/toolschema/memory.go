@@ -26,6 +26,7 @@ func memorySchemas() map[string]pair {
 		"memory_add_message": {schemaFor[memory.AddMessageInput](func(p map[string]*jsonschema.Schema) {
 			conversationID(p)
 			messageFields(&jsonschema.Schema{Properties: p})
+			p["idempotency_key"].Pattern, p["idempotency_key"].MaxLength = memory.IdempotencyKeyPattern, ptr(memory.MaxIdempotencyKeyChars)
 		}), schemaFor[memory.AddMessageOutput](nil)},
 		"memory_get_context": {schemaFor[memory.GetContextInput](func(p map[string]*jsonschema.Schema) {
 			conversationID(p)
