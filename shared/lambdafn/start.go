@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/coldstart"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/later"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
@@ -30,6 +31,10 @@ type Function struct {
 	// Path is the function's path under functions/, as the catalog names it.
 	Path  string
 	Build func(Deps) lambda.Handler
+	// Later says the function does work after its answer (Deps.Later):
+	// [Start] then registers an internal extension that keeps the
+	// environment from freezing until that work is done.
+	Later bool
 }
 
 // ToolFunction returns the function that serves the default catalog's tool
@@ -149,7 +154,18 @@ func Start(f Function, o Openers) {
 		os.Exit(1)
 	}
 	d.Logger, d.Metrics = logger, true
-	lambda.StartWithOptions(coldstart.ResumeAfterFirst(f.Build(d), resume), lambda.WithEnableSIGTERM(func() { closeFn() }))
+	if f.Later {
+		d.Later = later.New()
+		if err := d.Later.Hold(os.Getenv("AWS_LAMBDA_RUNTIME_API")); err != nil {
+			fmt.Fprintln(os.Stderr, "switchboard:", err)
+			os.Exit(1)
+		}
+	}
+	h := f.Build(d)
+	if d.Later != nil {
+		h = d.Later.Handler(h)
+	}
+	lambda.StartWithOptions(coldstart.ResumeAfterFirst(h, resume), lambda.WithEnableSIGTERM(func() { closeFn() }))
 }
 
 // start opens the dependencies of f, a function of cat, as [Start] does.

@@ -33,6 +33,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/later"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/rawjson"
@@ -58,6 +59,9 @@ type Deps struct {
 	Logger *slog.Logger
 	// Metrics adds CloudWatch embedded-metric fields to each call's log line.
 	Metrics bool
+	// Later runs work after a call's answer (package later): the health
+	// record of a pipeline call. Nil where the work is done before answering.
+	Later *later.Queue
 }
 
 func (d Deps) logger() *slog.Logger {

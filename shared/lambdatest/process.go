@@ -111,3 +111,21 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// Build builds the main package pkg (an import path, or a directory relative
+// to the working directory such as ./testdata/echo) into a bootstrap at out
+// for this machine, as the deployed functions are built: without cgo, with
+// the lambda.norpc tag.
+func Build(pkg, out string) error {
+	// go test puts its own GOROOT/bin first on the PATH (since Go 1.19).
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		return fmt.Errorf("lambdatest: the go command is needed to build %s: %w", pkg, err)
+	}
+	cmd := exec.Command(gocmd, "build", "-tags", "lambda.norpc", "-o", out, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("lambdatest: building %s: %w\n%s", pkg, err, b)
+	}
+	return nil
+}

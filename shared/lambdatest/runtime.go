@@ -1,8 +1,13 @@
 // Package lambdatest runs built Lambda bootstrap binaries outside Lambda, for
 // tests and benchmarks: [Runtime] serves the part of the Lambda Runtime API
 // that a Go function uses (next invocation, response, error, init error, and
-// the extension registration that lambda.WithEnableSIGTERM performs), and
-// [Start] runs a bootstrap against it.
+// the Extensions API for internal extensions: registration, as
+// lambda.WithEnableSIGTERM performs it, and INVOKE events), and [Start] runs
+// a bootstrap against it.
+//
+// As Lambda does, the runtime hands out the next invocation only once the
+// previous one has settled: answered, and every extension registered for
+// INVOKE events has asked for its next event ([Result.Settled]).
 //
 //	rt := lambdatest.NewRuntime(nil)
 //	defer rt.Close()
@@ -23,6 +28,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,13 +90,28 @@ type Result struct {
 	// Received is when the runtime handed the event to the function; Answered
 	// is when the answer arrived.
 	Received, Answered time.Time
+
+	settled chan struct{}
 }
+
+// Settled is closed when the invocation's phase has ended: it was answered
+// and every extension registered for INVOKE events has asked for its next
+// event. Lambda may freeze the environment from then on.
+func (r *Result) Settled() <-chan struct{} { return r.settled }
 
 type invocation struct {
 	id       string
 	payload  []byte
 	received time.Time
 	done     chan *Result
+	settled  chan struct{}
+	busy     int // extensions yet to ask for their next event, and 1 for the answer
+}
+
+// extension is an internal extension registered for INVOKE events.
+type extension struct {
+	events  chan []byte
+	current *invocation // the invocation it was last given, until it asks again
 }
 
 // Runtime is an in-process Lambda Runtime API. Invocations are handed out in
@@ -104,21 +125,24 @@ type Runtime struct {
 	closeOne sync.Once
 	seq      atomic.Int64
 
-	mu      sync.Mutex
-	pending map[string]*invocation
-	initErr *FunctionError
-	failed  chan struct{} // closed when an init error arrives
+	mu         sync.Mutex
+	pending    map[string]*invocation
+	initErr    *FunctionError
+	failed     chan struct{} // closed when an init error arrives
+	extensions map[string]*extension
+	last       *invocation // the invocation handed out last
 }
 
 // NewRuntime starts a Runtime on a loopback port.
 func NewRuntime(opts *Options) *Runtime {
 	rt := &Runtime{
-		arn:     DefaultFunctionARN,
-		timeout: 30 * time.Second,
-		queue:   make(chan *invocation, 64),
-		closed:  make(chan struct{}),
-		pending: map[string]*invocation{},
-		failed:  make(chan struct{}),
+		arn:        DefaultFunctionARN,
+		timeout:    30 * time.Second,
+		queue:      make(chan *invocation, 64),
+		closed:     make(chan struct{}),
+		pending:    map[string]*invocation{},
+		failed:     make(chan struct{}),
+		extensions: map[string]*extension{},
 	}
 	if opts != nil && opts.FunctionARN != "" {
 		rt.arn = opts.FunctionARN
@@ -165,6 +189,7 @@ func (rt *Runtime) Invoke(ctx context.Context, payload []byte) (*Result, error) 
 		id:      fmt.Sprintf("00000000-0000-4000-8000-%012d", rt.seq.Add(1)),
 		payload: payload,
 		done:    make(chan *Result, 1),
+		settled: make(chan struct{}),
 	}
 	rt.mu.Lock()
 	rt.pending[inv.id] = inv
@@ -191,8 +216,22 @@ func (rt *Runtime) Invoke(ctx context.Context, payload []byte) (*Result, error) 
 	}
 }
 
-// next hands the function the next queued event, waiting for one.
+// next hands the function the next queued event, waiting for the previous
+// one to settle and for one to be queued.
 func (rt *Runtime) next(w http.ResponseWriter, r *http.Request) {
+	rt.mu.Lock()
+	last := rt.last
+	rt.mu.Unlock()
+	if last != nil {
+		select {
+		case <-last.settled:
+		case <-r.Context().Done():
+			return
+		case <-rt.closed:
+			http.Error(w, "runtime closed", http.StatusGone)
+			return
+		}
+	}
 	var inv *invocation
 	select {
 	case inv = <-rt.queue:
@@ -202,12 +241,20 @@ func (rt *Runtime) next(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "runtime closed", http.StatusGone)
 		return
 	}
+	deadline := time.Now().Add(rt.timeout)
 	rt.mu.Lock()
 	inv.received = time.Now()
+	inv.busy = 1
+	rt.last = inv
+	event, _ := json.Marshal(map[string]any{"eventType": "INVOKE", "deadlineMs": deadline.UnixMilli(), "requestId": inv.id, "invokedFunctionArn": rt.arn})
+	for _, x := range rt.extensions {
+		inv.busy++
+		x.events <- event
+	}
 	rt.mu.Unlock()
 	h := w.Header()
 	h.Set(HeaderRequestID, inv.id)
-	h.Set(HeaderDeadlineMS, strconv.FormatInt(time.Now().Add(rt.timeout).UnixMilli(), 10))
+	h.Set(HeaderDeadlineMS, strconv.FormatInt(deadline.UnixMilli(), 10))
 	h.Set(HeaderFunctionARN, rt.arn)
 	h.Set(HeaderTraceID, "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=0")
 	h.Set("Content-Type", "application/json")
@@ -233,7 +280,7 @@ func (rt *Runtime) answer(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"errorType":"InvalidRequestID","errorMessage":"unknown request id"}`, http.StatusBadRequest)
 		return
 	}
-	res := &Result{RequestID: id, Received: received, Answered: time.Now()}
+	res := &Result{RequestID: id, Received: received, Answered: time.Now(), settled: inv.settled}
 	if strings.HasSuffix(r.URL.Path, "/error") {
 		res.Error = decodeError(body, r)
 	} else if t := r.Trailer.Get("Lambda-Runtime-Function-Error-Type"); t != "" {
@@ -244,6 +291,9 @@ func (rt *Runtime) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	select {
 	case inv.done <- res:
+		rt.mu.Lock()
+		rt.release(inv)
+		rt.mu.Unlock()
 	default: // answered twice; keep the first, as Lambda does
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -274,18 +324,53 @@ func decodeError(body []byte, r *http.Request) *FunctionError {
 	return fe
 }
 
-// register accepts an extension registration; aws-lambda-go registers one so
-// that Lambda sends SIGTERM before shutting the function down.
+// release ends one of the things inv's phase waits for; the last one
+// settles it. rt.mu must be held.
+func (rt *Runtime) release(inv *invocation) {
+	inv.busy--
+	if inv.busy == 0 {
+		close(inv.settled)
+	}
+}
+
+// register accepts an extension registration: one registered for INVOKE
+// events gets them, the others (as aws-lambda-go's for SIGTERM) none.
 func (rt *Runtime) register(w http.ResponseWriter, r *http.Request) {
-	io.Copy(io.Discard, r.Body)
-	w.Header().Set("Lambda-Extension-Identifier", "lambdatest-"+r.Header.Get("Lambda-Extension-Name"))
+	var body struct{ Events []string }
+	json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&body)
+	id := "lambdatest-" + r.Header.Get("Lambda-Extension-Name")
+	if slices.Contains(body.Events, "INVOKE") {
+		rt.mu.Lock()
+		rt.extensions[id] = &extension{events: make(chan []byte, 1)}
+		rt.mu.Unlock()
+	}
+	w.Header().Set("Lambda-Extension-Identifier", id)
 	w.Header().Set("Content-Type", "application/json")
 	io.WriteString(w, `{"functionName":"lambdatest","functionVersion":"$LATEST","handler":"bootstrap"}`)
 }
 
-// extensionNext blocks, as it does for an extension registered for no events.
+// extensionNext ends the extension's part in the invocation it was given, if
+// any, and waits for its next event; one registered for no events waits
+// until the runtime closes.
 func (rt *Runtime) extensionNext(w http.ResponseWriter, r *http.Request) {
+	rt.mu.Lock()
+	x := rt.extensions[r.Header.Get("Lambda-Extension-Identifier")]
+	if x != nil && x.current != nil {
+		rt.release(x.current)
+		x.current = nil
+	}
+	rt.mu.Unlock()
+	var events chan []byte
+	if x != nil {
+		events = x.events
+	}
 	select {
+	case event := <-events:
+		rt.mu.Lock()
+		x.current = rt.last
+		rt.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(event)
 	case <-r.Context().Done():
 	case <-rt.closed:
 		http.Error(w, "runtime closed", http.StatusGone)

@@ -173,7 +173,9 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return srv.Shutdown(shutdown)
+	err = srv.Shutdown(shutdown)
+	stack.Wait(shutdown) // the health records of the last pipeline calls
+	return err
 }
 
 // requireKeysOnceCreated returns the HTTP handler of the local server. One

@@ -24,6 +24,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/later"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 )
 
@@ -48,6 +49,7 @@ type Stack struct {
 	local    *invoke.Local
 	handlers map[string]lambda.Handler
 	pipeline pipeline.Runner
+	later    *later.Queue
 }
 
 var _ invoke.RawInvoker = (*Stack)(nil)
@@ -64,6 +66,10 @@ func New(opts Options) (*Stack, error) {
 	if d.Invoker == nil {
 		d.Invoker = s
 	}
+	if d.Later == nil {
+		d.Later = later.New()
+	}
+	s.later = d.Later
 	if d.Pipeline == nil {
 		p, err := pipeline.NewLocal(cat, s)
 		if err != nil {
@@ -91,6 +97,10 @@ func (s *Stack) Invoke(ctx context.Context, function string, req *invoke.Request
 func (s *Stack) InvokeRaw(ctx context.Context, function string, req *invoke.Request) ([]byte, error) {
 	return s.local.InvokeRaw(ctx, function, req)
 }
+
+// Wait waits for the work the functions do after their answers, or for ctx
+// to end: before the process exits.
+func (s *Stack) Wait(ctx context.Context) error { return s.later.Wait(ctx) }
 
 // Pipeline returns the pipeline runner the functions were built with.
 func (s *Stack) Pipeline() pipeline.Runner { return s.pipeline }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboard-dev/switchboard/shared/later"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -354,5 +355,48 @@ func TestHealthWithoutTheTableIsUnavailable(t *testing.T) {
 	svc = New(brokenTable{}, Options{Generator: gen, Runner: runner})
 	if _, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "diabetes"}}); err != nil {
 		t.Errorf("the call failed because recording did: %v", err)
+	}
+}
+
+// heldPuts is a table whose puts wait until released.
+type heldPuts struct {
+	store.Table
+	release chan struct{}
+}
+
+func (h heldPuts) Put(ctx context.Context, it store.Item, c store.Condition) error {
+	select {
+	case <-h.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return h.Table.Put(ctx, it, c)
+}
+
+// TestACallAnswersBeforeItsOutcomeIsRecordedAndHealthCountsIt: with a queue,
+// the health record is written after the answer, off the caller's path, and
+// a health check in the same process waits for it.
+func TestACallAnswersBeforeItsOutcomeIsRecordedAndHealthCountsIt(t *testing.T) {
+	_, runner, gen, tbl := newService(t, Options{})
+	held := heldPuts{Table: tbl, release: make(chan struct{})}
+	q := later.New()
+	svc := New(held, Options{Generator: gen, Runner: runner, After: q})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := svc.Basic(ctx, alice, BasicInput{Request{Query: "What are the symptoms of diabetes?"}}); err != nil {
+		t.Fatal(err) // answered although the record's put is held
+	}
+	short, stop := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer stop()
+	if q.Wait(short) == nil {
+		t.Fatal("the record was written before its put was released")
+	}
+	close(held.release)
+	h, err := svc.Health(ctx, alice, HealthInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := h.PipelineStatuses[PipelineBasic].Queries; n != 1 {
+		t.Errorf("health counts %d calls of rag_basic, want 1", n)
 	}
 }

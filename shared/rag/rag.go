@@ -39,6 +39,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/later"
 	"github.com/switchboard-dev/switchboard/shared/memory"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
@@ -115,6 +116,10 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives warnings (outcomes that could not be recorded). If nil, logs are discarded.
 	Logger *slog.Logger
+	// After records each call's outcome after its answer, off the caller's
+	// path, and [Service.Health] waits for what it has queued. If nil, the
+	// outcome is recorded before the call answers.
+	After *later.Queue
 }
 
 // Service implements the RAG pipeline tools and rag_health_check on a
@@ -125,6 +130,7 @@ type Service struct {
 	runner pipeline.Runner
 	limits Limits
 	health *recorder
+	after  *later.Queue
 	now    func() time.Time
 	log    *slog.Logger
 }
@@ -132,7 +138,7 @@ type Service struct {
 // New returns a Service recording pipeline outcomes in table.
 func New(table store.Table, opts Options) *Service {
 	s := &Service{table: table, gen: opts.Generator, runner: opts.Runner, limits: opts.Limits.withDefaults(),
-		now: opts.Now, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))}
+		after: opts.After, now: opts.Now, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -273,10 +279,14 @@ func (s *Service) serve(ctx context.Context, c tenant.Caller, pipeline string, r
 	// A call refused for the caller's mistake, by validation here or by the
 	// retriever, is a failed validation (seed 002's Validating -> Failed), not
 	// a pipeline failure: it says nothing of the pipeline's health.
-	if err == nil || !callerFault(err) {
-		s.record(ctx, rec, err, cl.degraded, elapsed)
-	} else {
+	switch {
+	case err != nil && callerFault(err):
 		rec.discard()
+	case s.after != nil:
+		degraded := cl.degraded
+		s.after.Go(ctx, recordTimeout, func(ctx context.Context) { s.record(ctx, rec, err, degraded, elapsed) })
+	default: // after the call's own deadline, maybe
+		s.record(context.WithoutCancel(ctx), rec, err, cl.degraded, elapsed)
 	}
 	if err != nil {
 		return Response{}, err
@@ -338,10 +348,13 @@ const (
 	AnswerReserve = 5 * time.Second
 )
 
-// record stores the outcome of a call for rag_health_check. It must not fail
-// the call, and it runs after the call's own deadline may have passed.
+// recordTimeout bounds the write of a call's outcome.
+const recordTimeout = 2 * time.Second
+
+// record stores the outcome of a call for rag_health_check, within
+// [recordTimeout] or ctx's deadline. It must not fail the call.
 func (s *Service) record(ctx context.Context, rec *pending, err error, degraded bool, latency time.Duration) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, recordTimeout)
 	defer cancel()
 	o := outcome{ok: err == nil, degraded: degraded, latency: latency}
 	if rerr := rec.finish(ctx, o); rerr != nil {

@@ -43,7 +43,7 @@ func service(d lambdafn.Deps) *rag.Service {
 	if runner == nil {
 		runner = ownPipeline(d)
 	}
-	return rag.New(d.Table, rag.Options{Generator: generator(d), Runner: runner, Logger: d.Logger})
+	return rag.New(d.Table, rag.Options{Generator: generator(d), Runner: runner, Logger: d.Logger, After: d.Later})
 }
 
 // ownPipeline returns the pipeline run in process over the steps' functions
@@ -58,13 +58,22 @@ func ownPipeline(d lambdafn.Deps) pipeline.Runner {
 
 // health builds the service of rag_health_check, which reads the recorded
 // outcomes and runs no pipeline.
-func health(d lambdafn.Deps) *rag.Service { return rag.New(d.Table, rag.Options{Logger: d.Logger}) }
+func health(d lambdafn.Deps) *rag.Service {
+	return rag.New(d.Table, rag.Options{Logger: d.Logger, After: d.Later})
+}
+
+// recording marks a pipeline tool's function as recording its call's
+// health after the answer.
+func recording(f lambdafn.Function) lambdafn.Function {
+	f.Later = true
+	return f
+}
 
 // The pipeline tools and the health check.
 var (
-	Basic       = lambdafn.Method("rag_basic", service, (*rag.Service).Basic)
-	BasicRerank = lambdafn.Method("rag_basic_rerank", service, (*rag.Service).BasicRerank)
-	CRAG        = lambdafn.Method("rag_crag", service, (*rag.Service).CRAG)
+	Basic       = recording(lambdafn.Method("rag_basic", service, (*rag.Service).Basic))
+	BasicRerank = recording(lambdafn.Method("rag_basic_rerank", service, (*rag.Service).BasicRerank))
+	CRAG        = recording(lambdafn.Method("rag_crag", service, (*rag.Service).CRAG))
 	HealthCheck = lambdafn.Method("rag_health_check", health, (*rag.Service).Health)
 )
 
