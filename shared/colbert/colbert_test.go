@@ -259,7 +259,7 @@ func TestSearchFindsTheChunkAQuestionQuotes(t *testing.T) {
 			x := c.index(t, tt.bits, nil)
 			words := strings.Fields(c.chunks[tt.chunk])
 			q := query(t, strings.Join(words[:min(len(words), 20)], " "))
-			res, err := x.Search(context.Background(), q, &colbert.SearchOptions{K: 3})
+			res, err := x.Search(context.Background(), q, &colbert.SearchOptions{K: 3, Candidates: 20})
 			if err != nil {
 				t.Fatal(err)
 			}
