@@ -236,4 +236,3 @@ func p50(ds []time.Duration) time.Duration {
 	slices.Sort(s)
 	return s[len(s)/2].Round(time.Microsecond)
 }
-
