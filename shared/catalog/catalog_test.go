@@ -113,15 +113,15 @@ func TestFunctionsMergeKeysAndInvokes(t *testing.T) {
 	}
 }
 
-func TestTheSearchWorkerIsInternalAndReadsOnlyShards(t *testing.T) {
+func TestTheSearchWorkerIsInternalAndReadsOnlyShardsAndCentroids(t *testing.T) {
 	cat := catalog.Default()
 	worker, ok := cat.Tool("optimizer_vs-search-group")
 	if !ok {
 		t.Fatal("no optimizer_vs-search-group")
 	}
 	if worker.Visibility != catalog.Internal || worker.Table != catalog.NoAccess || worker.Blobs != catalog.Read ||
-		!slices.Equal(worker.BlobKeys, []string{vector.ShardKeys}) || worker.Mutates || len(worker.Invokes) > 0 {
-		t.Errorf("the worker is %+v; want internal, reading shard objects only", worker)
+		!slices.Equal(worker.BlobKeys, []string{vector.ShardKeys, vector.CentroidKeys}) || worker.Mutates || len(worker.Invokes) > 0 {
+		t.Errorf("the worker is %+v; want internal, reading shard and centroids objects only", worker)
 	}
 	retriever, _ := cat.Tool("optimizer_vs-retriever")
 	if !slices.Equal(retriever.Invokes, []string{worker.Function}) {

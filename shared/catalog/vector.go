@@ -7,6 +7,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-dev/switchboard/shared/retrieval"
 	"github.com/switchboard-dev/switchboard/shared/vector"
 )
 
@@ -52,6 +53,7 @@ func vectorTools() []*Tool {
 			p["stores"].MaxItems = ptr(vector.MaxSearchStores)
 			storeAlias(p["stores"].Items)
 			p["top_k"].Minimum, p["top_k"].Maximum = ptr(1.0), ptr(float64(vector.MaxTopK))
+			p["nprobe"].Minimum, p["nprobe"].Maximum = ptr(1.0), ptr(float64(retrieval.MaxClusters))
 			p["mode"].Enum = []any{"bm25", "vector", "hybrid"}
 			p["filter"].MaxProperties = ptr(vector.MaxFilterKeys)
 			p["filter"].AdditionalProperties.MaxItems = ptr(vector.MaxFilterValues)
@@ -151,11 +153,12 @@ func searchGroupTool() *Tool {
 			q := p["query"].Properties
 			q["mode"].Enum = enum(vector.Modes...)
 			q["k"].Minimum = ptr(1.0)
+			q["nprobe"].Minimum, q["nprobe"].Maximum = ptr(0.0), ptr(float64(retrieval.MaxClusters))
 		}),
 		Output:      schemaFor[vector.SearchGroupOutput](nil),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)},
 		Visibility:  Internal, Limits: searchGroupLimits,
-		Blobs: Read, BlobKeys: []string{vector.ShardKeys},
+		Blobs: Read, BlobKeys: []string{vector.ShardKeys, vector.CentroidKeys},
 		Example: json.RawMessage(`{"op":"search","group":{"shards":[{"store":"manuals","key":"tenants/demo/vector/manuals/shards/0000000000000000.seg","chunks":1}]},"query":{"text":"How do I rotate the API keys?","mode":"bm25","k":5}}`),
 	}
 }

@@ -20,6 +20,10 @@ import (
 //	uvarint t (terms), t × term (terms strictly increasing):
 //	           string term, uvarint df, df × (uvarint gap, uvarint tf)
 //	           (gap = chunk index - previous chunk index - 1, previous starting at -1)
+//	if flags & 1 (partitioned, see [Partition]): string centroids id,
+//	           uvarint p, p × (uvarint cluster id gap, uvarint run length)
+//	           (gap = id - previous id - 1, previous starting at -1; the runs
+//	           are consecutive, start at chunk 0 and cover every chunk)
 //	if dims > 0: n × f32 scale, n×dims int8 quantized values, n×dims f32 values
 //	u32 CRC-32C (Castagnoli) of every preceding byte
 //
@@ -28,6 +32,8 @@ import (
 const (
 	segmentMagic   = "SBSG"
 	segmentVersion = 1
+	// flagPartitioned marks a segment whose chunks are ordered by cluster.
+	flagPartitioned = 1
 )
 
 // ErrCorrupt is wrapped by every error [DecodeSegment] returns for data that is
@@ -45,7 +51,11 @@ func (s *Segment) MarshalBinary() ([]byte, error) {
 	}
 	b := make([]byte, 0, size)
 	b = append(b, segmentMagic...)
-	b = append(b, segmentVersion, 0)
+	var flags byte
+	if s.index != "" {
+		flags |= flagPartitioned
+	}
+	b = append(b, segmentVersion, flags)
 	b = binary.AppendUvarint(b, uint64(n))
 	b = binary.AppendUvarint(b, uint64(s.dims))
 	putString := func(str string) {
@@ -78,6 +88,16 @@ func (s *Segment) MarshalBinary() ([]byte, error) {
 			b = binary.AppendUvarint(b, uint64(c-prev-1))
 			b = binary.AppendUvarint(b, uint64(s.postTF[p]))
 			prev = c
+		}
+	}
+	if s.index != "" {
+		putString(s.index)
+		b = binary.AppendUvarint(b, uint64(len(s.parts)))
+		prev := -1
+		for i, id := range s.parts {
+			b = binary.AppendUvarint(b, uint64(int(id)-prev-1))
+			b = binary.AppendUvarint(b, uint64(s.starts[i+1]-s.starts[i]))
+			prev = int(id)
 		}
 	}
 	if s.dims > 0 {
@@ -158,6 +178,9 @@ func DecodeSegment(data []byte) (*Segment, error) {
 	if data[4] != segmentVersion {
 		return nil, fmt.Errorf("retrieval: decode segment: %w: version %d, want %d", ErrCorrupt, data[4], segmentVersion)
 	}
+	if data[5]&^flagPartitioned != 0 {
+		return nil, fmt.Errorf("retrieval: decode segment: %w: unknown flags %#x", ErrCorrupt, data[5])
+	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
 	if crc32.Checksum(body, castagnoli) != sum {
 		return nil, fmt.Errorf("retrieval: decode segment: %w: checksum mismatch", ErrCorrupt)
@@ -237,6 +260,9 @@ func DecodeSegment(data []byte) (*Segment, error) {
 		s.chunkLen[i] = uint32(l)
 		s.totalLen += int64(l)
 	}
+	if data[5]&flagPartitioned != 0 {
+		r.partitions(s)
+	}
 	if r.err == nil && dims > 0 {
 		want := uint64(n) * (uint64(dims)*5 + 4)
 		if uint64(len(r.b)) != want {
@@ -273,6 +299,34 @@ func DecodeSegment(data []byte) (*Segment, error) {
 		return nil, r.err
 	}
 	return s, nil
+}
+
+// partitions reads a partitioned segment's cluster runs into s.
+func (r *reader) partitions(s *Segment) {
+	s.index = r.string("centroids id")
+	p := r.count("cluster count", 2)
+	if r.err == nil && (s.index == "" || s.dims == 0 || p == 0 || p > MaxClusters) {
+		r.fail("partitions: %d clusters of centroids %q over %d dimensions", p, s.index, s.dims)
+		return
+	}
+	s.parts, s.starts = make([]uint32, 0, p), make([]uint32, 1, p+1)
+	prev, end := -1, 0
+	for range p {
+		gap, run := r.uvarint("cluster id gap"), r.uvarint("cluster run")
+		if r.err != nil {
+			return
+		}
+		if gap >= uint64(MaxClusters-prev-1) || run == 0 || run > uint64(s.Len()-end) {
+			r.fail("partitions: bad cluster run")
+			return
+		}
+		prev += 1 + int(gap)
+		end += int(run)
+		s.parts, s.starts = append(s.parts, uint32(prev)), append(s.starts, uint32(end))
+	}
+	if end != s.Len() {
+		r.fail("partitions cover %d of %d chunks", end, s.Len())
+	}
 }
 
 // littleEndian is true on the machines Switchboard runs on (amd64, arm64),

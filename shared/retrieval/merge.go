@@ -1,8 +1,10 @@
 package retrieval
 
 import (
+	"cmp"
 	"fmt"
 	"iter"
+	"slices"
 )
 
 // Merge returns one segment holding, in order, the chunks of segs that keep
@@ -13,25 +15,47 @@ import (
 // copied. It is how a store compacts its shards. Every segment must have the
 // same dims; chunk ids must stay unique ([ErrDuplicateID]).
 func Merge(segs []*Segment, keep func(s, i int) bool) (*Segment, error) {
+	out, err := gather(segs, kept(segs, keep))
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: merge: %w", err)
+	}
+	return out, nil
+}
+
+// chunkRef names chunk idx of segment seg.
+type chunkRef struct{ seg, idx int32 }
+
+// kept lists the chunks of segs that keep accepts (all, if keep is nil), in order.
+func kept(segs []*Segment, keep func(s, i int) bool) []chunkRef {
+	var refs []chunkRef
+	for si, s := range segs {
+		for i := range s.Len() {
+			if keep == nil || keep(si, i) {
+				refs = append(refs, chunkRef{int32(si), int32(i)})
+			}
+		}
+	}
+	return refs
+}
+
+// gather returns the segment holding the chunks refs name, in that order,
+// copying their texts, metadata, postings and vectors.
+func gather(segs []*Segment, refs []chunkRef) (*Segment, error) {
 	dims := 0
 	if len(segs) > 0 {
 		dims = segs[0].dims
 	}
 	remap := make([][]int32, len(segs)) // old chunk index -> new, -1 if dropped
-	n := 0
 	for si, s := range segs {
 		if s.dims != dims {
-			return nil, fmt.Errorf("retrieval: merge: segment %d: %w (%d, want %d)", si, ErrDims, s.dims, dims)
+			return nil, fmt.Errorf("segment %d: %w (%d, want %d)", si, ErrDims, s.dims, dims)
 		}
 		remap[si] = make([]int32, s.Len())
 		for i := range remap[si] {
 			remap[si][i] = -1
-			if keep == nil || keep(si, i) {
-				remap[si][i] = int32(n)
-				n++
-			}
 		}
 	}
+	n := len(refs)
 	out := &Segment{
 		ids: make([]string, 0, n), docIDs: make([]string, 0, n), texts: make([]string, 0, n),
 		meta: make([]map[string]string, 0, n), chunkLen: make([]uint32, 0, n), dims: dims,
@@ -40,24 +64,21 @@ func Merge(segs []*Segment, keep func(s, i int) bool) (*Segment, error) {
 		out.vecs, out.qvecs, out.scales = make([]float32, 0, n*dims), make([]int8, 0, n*dims), make([]float32, 0, n)
 	}
 	seen := make(map[string]bool, n)
-	for si, s := range segs {
-		for i, to := range remap[si] {
-			if to < 0 {
-				continue
-			}
-			if seen[s.ids[i]] {
-				return nil, fmt.Errorf("retrieval: merge: chunk %q: %w", s.ids[i], ErrDuplicateID)
-			}
-			seen[s.ids[i]] = true
-			// Metadata maps are shared: a segment never changes them.
-			out.ids, out.docIDs, out.texts = append(out.ids, s.ids[i]), append(out.docIDs, s.docIDs[i]), append(out.texts, s.texts[i])
-			out.meta, out.chunkLen = append(out.meta, s.meta[i]), append(out.chunkLen, s.chunkLen[i])
-			out.totalLen += int64(s.chunkLen[i])
-			if dims > 0 {
-				out.vecs = append(out.vecs, s.vecs[i*dims:(i+1)*dims]...)
-				out.qvecs = append(out.qvecs, s.qvecs[i*dims:(i+1)*dims]...)
-				out.scales = append(out.scales, s.scales[i])
-			}
+	for to, ref := range refs {
+		s, i := segs[ref.seg], int(ref.idx)
+		if seen[s.ids[i]] {
+			return nil, fmt.Errorf("chunk %q: %w", s.ids[i], ErrDuplicateID)
+		}
+		seen[s.ids[i]] = true
+		remap[ref.seg][i] = int32(to)
+		// Metadata maps are shared: a segment never changes them.
+		out.ids, out.docIDs, out.texts = append(out.ids, s.ids[i]), append(out.docIDs, s.docIDs[i]), append(out.texts, s.texts[i])
+		out.meta, out.chunkLen = append(out.meta, s.meta[i]), append(out.chunkLen, s.chunkLen[i])
+		out.totalLen += int64(s.chunkLen[i])
+		if dims > 0 {
+			out.vecs = append(out.vecs, s.vecs[i*dims:(i+1)*dims]...)
+			out.qvecs = append(out.qvecs, s.qvecs[i*dims:(i+1)*dims]...)
+			out.scales = append(out.scales, s.scales[i])
 		}
 	}
 	mergePostings(out, segs, remap)
@@ -66,9 +87,10 @@ func Merge(segs []*Segment, keep func(s, i int) bool) (*Segment, error) {
 
 // mergePostings fills in out's dictionary and postings from segs', merging
 // the sorted dictionaries term by term. Chunk indexes are renumbered by
-// remap; since every segment's chunks follow the previous segment's, each
-// term's postings stay in increasing chunk order. A term left without
-// postings (only in dropped chunks) leaves the dictionary.
+// remap; when every segment's chunks follow the previous segment's (a
+// merge), each term's postings stay in increasing chunk order, and otherwise
+// (a partition) they are sorted again. A term left without postings (only in
+// dropped chunks) leaves the dictionary.
 func mergePostings(out *Segment, segs []*Segment, remap [][]int32) {
 	size, terms := 0, 0
 	for _, s := range segs {
@@ -101,10 +123,29 @@ func mergePostings(out *Segment, segs []*Segment, remap [][]int32) {
 				}
 			}
 		}
-		if int(out.postStart[len(out.postStart)-1]) < len(out.postChunk) {
+		lo := int(out.postStart[len(out.postStart)-1])
+		sortPostings(out.postChunk[lo:], out.postTF[lo:])
+		if lo < len(out.postChunk) {
 			out.terms = append(out.terms, term)
 			out.postStart = append(out.postStart, uint32(len(out.postChunk)))
 		}
+	}
+}
+
+// sortPostings sorts one term's postings by chunk index, unless they are
+// sorted already.
+func sortPostings(chunks, tfs []uint32) {
+	if slices.IsSorted(chunks) {
+		return
+	}
+	order := make([]int, len(chunks))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(chunks[a], chunks[b]) })
+	c, t := slices.Clone(chunks), slices.Clone(tfs)
+	for i, o := range order {
+		chunks[i], tfs[i] = c[o], t[o]
 	}
 }
 
@@ -124,6 +165,10 @@ func (s *Segment) Terms() iter.Seq2[string, int] {
 // ChunkID returns the id of the i-th chunk (0 <= i < [Segment.Len]) without
 // copying the chunk as [Segment.Chunk] does.
 func (s *Segment) ChunkID(i int) string { return s.ids[i] }
+
+// Vector returns the vector of the i-th chunk, without copying it as
+// [Segment.Chunk] does: the caller must not change it.
+func (s *Segment) Vector(i int) []float32 { return s.vecs[i*s.dims : (i+1)*s.dims] }
 
 // DocID returns the document id of the i-th chunk.
 func (s *Segment) DocID(i int) string { return s.docIDs[i] }

@@ -132,6 +132,10 @@ type Query struct {
 	PerDoc bool
 	// Tuning overrides ranking parameters; nil means the defaults.
 	Tuning *Tuning
+	// Probe, if set, limits the vector scan of partitioned segments to the
+	// clusters nearest the vector searched with (the query's, or in hybrid
+	// mode the one feedback expanded); nil scans every vector.
+	Probe *Probe
 }
 
 // Hit is one ranked chunk.

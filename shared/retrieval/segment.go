@@ -43,6 +43,13 @@ type Segment struct {
 	vecs   []float32 // len(ids)*dims
 	qvecs  []int8    // len(ids)*dims: round(v/scale)
 	scales []float32 // per chunk: max|v|/127
+
+	// A partitioned segment (see [Partition]) holds its chunks ordered by
+	// cluster: chunks starts[i]..starts[i+1] are in cluster parts[i] of the
+	// centroids named index. parts increase; starts has one more entry.
+	index  string
+	parts  []uint32
+	starts []uint32
 }
 
 // Errors [NewSegment] returns; they are wrapped with the offending chunk.

@@ -59,11 +59,29 @@ func (c *candidates) push(x candidate) {
 // then decide the ranking, so the result is the float32 ranking unless a true
 // top hit's approximate score fell below that many others. Where no SIMD
 // kernel exists (other architectures, the purego tag) the scan is float32.
+// With q.Probe, a partitioned segment is scanned only in its probed
+// clusters; when they hold fewer than depth chunks to rank (a selective
+// filter, many excluded chunks), the scan covers every chunk instead.
 func searchVector(segs []*Segment, q Query, depth int) []Hit {
+	spans, partial := q.Probe.spans(segs, q.Vector)
+	hits, scanned := scanVector(segs, q, depth, spans)
+	if partial && scanned < depth {
+		whole, _ := (*Probe)(nil).spans(segs, q.Vector)
+		hits, _ = scanVector(segs, q, depth, whole)
+	}
+	return hits
+}
+
+// scanVector is [searchVector] over the given runs of each segment. It also
+// returns how many chunks passed the filter and exclusion, up to the
+// candidates it kept.
+func scanVector(segs []*Segment, q Query, depth int, spans [][]span) ([]Hit, int) {
 	dims := len(q.Vector)
 	total := 0
-	for _, s := range segs {
-		total += s.Len()
+	for _, runs := range spans {
+		for _, r := range runs {
+			total += r.hi - r.lo
+		}
 	}
 	rescore := max(DefaultRescore, 4*depth)
 	if q.Tuning != nil && q.Tuning.Rescore > 0 {
@@ -76,31 +94,32 @@ func searchVector(segs []*Segment, q Query, depth int) []Hit {
 	for {
 		cands := candidates{k: rescore, h: make([]candidate, 0, rescore)}
 		for si, s := range segs {
-			n := s.Len()
-			for lo := 0; lo < n; lo += scanBlock {
-				m := min(scanBlock, n-lo)
-				a := approx[:m]
-				if useAsm {
-					dots(qq, s.qvecs[lo*dims:(lo+m)*dims], dims, out[:m])
-					sc := s.scales[lo : lo+m]
-					for j, d := range out[:m] {
-						a[j] = float32(d) * sc[j]
+			for _, run := range spans[si] {
+				for lo := run.lo; lo < run.hi; lo += scanBlock {
+					m := min(scanBlock, run.hi-lo)
+					a := approx[:m]
+					if useAsm {
+						dots(qq, s.qvecs[lo*dims:(lo+m)*dims], dims, out[:m])
+						sc := s.scales[lo : lo+m]
+						for j, d := range out[:m] {
+							a[j] = float32(d) * sc[j]
+						}
+					} else {
+						// Without a SIMD kernel an int8 dot product costs more
+						// than a float32 one: score exactly.
+						for j := range a {
+							a[j] = dotFloat(q.Vector, s.vecs[(lo+j)*dims:(lo+j+1)*dims])
+						}
 					}
-				} else {
-					// Without a SIMD kernel an int8 dot product costs more
-					// than a float32 one: score exactly.
-					for j := range a {
-						a[j] = dotFloat(q.Vector, s.vecs[(lo+j)*dims:(lo+j+1)*dims])
+					for j, a := range a {
+						if len(cands.h) == cands.k && a <= cands.min() {
+							continue
+						}
+						if !s.allowed(lo+j, q) {
+							continue
+						}
+						cands.push(candidate{a, int32(si), int32(lo + j)})
 					}
-				}
-				for j, a := range a {
-					if len(cands.h) == cands.k && a <= cands.min() {
-						continue
-					}
-					if !s.allowed(lo+j, q) {
-						continue
-					}
-					cands.push(candidate{a, int32(si), int32(lo + j)})
 				}
 			}
 		}
@@ -115,7 +134,7 @@ func searchVector(segs []*Segment, q Query, depth int) []Hit {
 		// Per document, the candidates may hold fewer than depth documents
 		// when documents have many chunks: widen the scan until they do.
 		if !q.PerDoc || len(hits) >= depth || len(cands.h) < rescore || rescore >= total {
-			return hits
+			return hits, len(cands.h)
 		}
 		rescore *= 4
 	}

@@ -33,9 +33,11 @@ const (
 	deadShare = 0.3
 )
 
-// needsCompaction reports whether m has too many shards or too many dead chunks.
-func (s *Service) needsCompaction(m *manifest) bool {
-	if len(m.Shards) > s.maxShards {
+// needsCompaction reports whether m has too many shards or too many dead
+// chunks, needs centroids (see ivf.go) or has too many loose shards; dims
+// are the store's.
+func (s *Service) needsCompaction(m *manifest, dims int) bool {
+	if len(m.Shards) > s.maxShards || s.needsIndex(m, dims) || needsLooseRewrite(m) {
 		return true
 	}
 	var total, dead int
@@ -58,7 +60,10 @@ func (s *Service) needsCompaction(m *manifest) bool {
 // store's size (SciFact's 5,183 single-passage ingests copied ten times the
 // chunks). Everything stays within [MaxShardChunks]. When dead chunks whose
 // shard is unknown (their shard was compacted since) pass deadShare of the
-// store, every shard is picked, size permitting.
+// store, every shard is picked, size permitting. When loose shards (not
+// partitioned by the store's current centroids) hold more than looseShare
+// of it, they are picked too, smallest first, size permitting; a loose shard
+// is worth rewriting alone.
 func pickShards(m *manifest, maxShards int) []shardRef {
 	deadIn := map[string]int{}
 	unknown, total := 0, 0
@@ -96,6 +101,13 @@ func pickShards(m *manifest, maxShards int) []shardRef {
 			take(sh)
 		}
 	}
+	if cur := m.ivf(); needsLooseRewrite(m) {
+		for _, sh := range shards {
+			if sh.Index != cur.ID && !take(sh) {
+				break
+			}
+		}
+	}
 	if len(m.Shards) > maxShards {
 		tier, n := 0, 0
 		for _, sh := range shards {
@@ -106,8 +118,8 @@ func pickShards(m *manifest, maxShards int) []shardRef {
 			n++
 		}
 	}
-	if len(out) == 1 && deadIn[out[0].ID] == 0 {
-		return nil // rewriting one shard with nothing dead in it gains nothing
+	if len(out) == 1 && deadIn[out[0].ID] == 0 && (m.ivf() == nil || out[0].Index == m.ivf().ID) {
+		return nil // rewriting one partitioned shard with nothing dead in it gains nothing
 	}
 	return out
 }
@@ -115,26 +127,52 @@ func pickShards(m *manifest, maxShards int) []shardRef {
 // errStale ends a compaction whose shards another change removed meanwhile.
 var errStale = errors.New("shards changed during compaction")
 
-// compact merges shards of a store as [pickShards] chooses, dropping dead
-// chunks, and commits the result. While one call of this process compacts a
-// store, another returns at once: both would pick the same shards and all
-// but one would throw their merge away (half the compaction work of two
-// concurrent ingesters went so). Other processes may still race; the commit
-// settles that.
+// compact brings a store's shards in order: it trains the store's centroids
+// when it needs them (see ivf.go), and merges shards as [pickShards]
+// chooses, dropping dead chunks, each step committed on its own; it runs up
+// to compactRounds steps while the store still needs compaction. While one
+// call of this process compacts a store, another returns at once: both would
+// pick the same shards and all but one would throw their merge away (half
+// the compaction work of two concurrent ingesters went so). Other processes
+// may still race; the commit settles that.
 func (s *Service) compact(ctx context.Context, c tenant.Caller, alias string) error {
 	key := c.Tenant + "\x00" + alias
 	if _, busy := s.compacting.LoadOrStore(key, true); busy {
 		return nil
 	}
 	defer s.compacting.Delete(key)
-	_, m, err := s.snapshot(ctx, c, alias)
-	if err != nil {
-		return err
+	trained := false
+	for round := range compactRounds {
+		r, m, err := s.snapshot(ctx, c, alias)
+		if err != nil {
+			return err
+		}
+		if round > 0 && !s.needsCompaction(m, r.Dims) {
+			return nil
+		}
+		if !trained && s.needsIndex(m, r.Dims) {
+			trained = true
+			if err := s.train(ctx, c, alias, r, m); err != nil && !errors.Is(err, errStale) {
+				return err
+			}
+			continue
+		}
+		picked := pickShards(m, s.maxShards)
+		if len(picked) == 0 {
+			return nil
+		}
+		if err := s.merge(ctx, c, alias, m, picked); err != nil {
+			return err
+		}
 	}
-	picked := pickShards(m, s.maxShards)
-	if len(picked) == 0 {
-		return nil
-	}
+	return nil
+}
+
+// merge merges the picked shards of m into one, partitioned by the current
+// centroids if the store has some, dropping dead chunks, and commits the
+// swap. A merge whose shards another change removed meanwhile is dropped.
+func (s *Service) merge(ctx context.Context, c tenant.Caller, alias string, m *manifest, picked []shardRef) error {
+	var err error
 	segs := make([]*retrieval.Segment, len(picked))
 	for i, sh := range picked {
 		if segs[i], err = s.segment(ctx, sh); err != nil {
@@ -168,8 +206,18 @@ func (s *Service) compact(ctx context.Context, c tenant.Caller, alias string) er
 	}
 	// Postings and vectors are copied, not rebuilt from the texts: a merge
 	// that re-indexed its chunks spent more than the ingests themselves.
-	seg, err := retrieval.Merge(segs, func(si, i int) bool { return keep[si][i] })
-	if err != nil {
+	var seg *retrieval.Segment
+	var spread float64
+	if cur := m.ivf(); cur != nil {
+		cs, err := s.centroids(ctx, c, alias, cur.ID)
+		if err != nil {
+			return err
+		}
+		seg, spread, err = retrieval.Partition(ctx, segs, func(si, i int) bool { return keep[si][i] }, cs)
+		if err != nil {
+			return fmt.Errorf("partitioning shards: %w", err)
+		}
+	} else if seg, err = retrieval.Merge(segs, func(si, i int) bool { return keep[si][i] }); err != nil {
 		return fmt.Errorf("merging shards: %w", err)
 	}
 	var merged shardRef
@@ -177,17 +225,22 @@ func (s *Service) compact(ctx context.Context, c tenant.Caller, alias string) er
 		if merged, err = s.writeShard(ctx, c, alias, seg); err != nil {
 			return err
 		}
+		merged.Index, merged.Spread = seg.Index(), spread
 	}
 	pickedIDs := map[string]bool{}
 	for _, sh := range picked {
 		pickedIDs[sh.ID] = true
 	}
 	everything := len(picked) == len(m.Shards)
+	var gone []string
 	_, _, err = s.commit(ctx, c, alias, func(_ *storeRec, cur *manifest) ([]store.Write, error) {
 		for id := range pickedIDs {
 			if cur.shard(id) < 0 {
 				return nil, errStale
 			}
+		}
+		if merged.Index != "" && !slices.ContainsFunc(cur.IVF, func(x ivfRef) bool { return x.ID == merged.Index }) {
+			return nil, errStale // its centroids left meanwhile
 		}
 		cur.Shards = slices.DeleteFunc(cur.Shards, func(sh shardRef) bool { return pickedIDs[sh.ID] })
 		if merged.ID != "" {
@@ -218,6 +271,7 @@ func (s *Service) compact(ctx context.Context, c tenant.Caller, alias string) er
 			dead = append(dead, d)
 		}
 		cur.Dead = dead
+		gone = cur.pruneIVF()
 		return nil, nil
 	})
 	if err != nil && !errors.Is(err, errMaybeCommitted) {
@@ -232,6 +286,7 @@ func (s *Service) compact(ctx context.Context, c tenant.Caller, alias string) er
 	for _, sh := range picked {
 		s.removeObjects(ctx, sh.Key)
 	}
+	s.removeObjects(ctx, gone...)
 	return nil
 }
 

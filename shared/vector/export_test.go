@@ -11,3 +11,17 @@ import (
 func (s *Service) Compact(ctx context.Context, c tenant.Caller, alias string) error {
 	return s.compact(ctx, c, alias)
 }
+
+// IndexState reports a store's inverted-file index, for the tests of
+// package vector_test: how many sets of centroids its manifest names, and
+// the chunks of its shards partitioned by the current ones and not.
+func (s *Service) IndexState(ctx context.Context, c tenant.Caller, alias string) (sets, partitioned, loose int, err error) {
+	_, m, err := s.snapshot(ctx, c, alias)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	for _, sh := range m.Shards {
+		partitioned += sh.Chunks
+	}
+	return len(m.IVF), partitioned - m.loose(), m.loose(), nil
+}

@@ -86,6 +86,9 @@ type GroupQuery struct {
 	// Dead holds the ids of chunks that left search (replaced or deleted
 	// documents still inside their shards).
 	Dead map[string]bool `json:"dead,omitempty"`
+	// NProbe is how many clusters of a store's centroids the vector scan of
+	// a partitioned shard reads; 0 means retrieval.DefaultNProbe.
+	NProbe int `json:"nprobe,omitempty"`
 }
 
 func (q GroupQuery) query() retrieval.Query {
@@ -173,12 +176,18 @@ func (l *LocalSearcher) Stats(ctx context.Context, _ tenant.Caller, g ShardGroup
 }
 
 // Search implements [Searcher].
-func (l *LocalSearcher) Search(ctx context.Context, _ tenant.Caller, g ShardGroup, q GroupQuery) (GroupResult, error) {
+func (l *LocalSearcher) Search(ctx context.Context, c tenant.Caller, g ShardGroup, q GroupQuery) (GroupResult, error) {
 	segs, err := l.segments(ctx, g)
 	if err != nil {
 		return GroupResult{}, err
 	}
-	lists, err := retrieval.SearchLists(segs, q.query(), q.Stats)
+	rq := q.query()
+	if rq.Mode != retrieval.ModeBM25 {
+		if rq.Probe, err = l.s.probe(ctx, c, g, segs, q.NProbe); err != nil {
+			return GroupResult{}, err
+		}
+	}
+	lists, err := retrieval.SearchLists(segs, rq, q.Stats)
 	if err != nil {
 		return GroupResult{}, err
 	}

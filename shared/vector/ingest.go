@@ -202,7 +202,7 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 	}
 	s.removeObjects(ctx, dropped)
 	out.Chunks = len(chunks)
-	if s.needsCompaction(m) {
+	if s.needsCompaction(m, r.Dims) {
 		if err := s.compact(ctx, c, in.Store); err != nil {
 			// The document is in; the next ingest tries again.
 			s.log.WarnContext(ctx, "compaction failed", "store", in.Store, "error", err)

@@ -26,6 +26,8 @@ type manifest struct {
 	Version int64      `json:"version"`
 	Shards  []shardRef `json:"shards"`
 	Dead    []deadDoc  `json:"dead,omitempty"`
+	// IVF lists the store's centroids (see ivf.go), the current ones last.
+	IVF []ivfRef `json:"ivf,omitempty"`
 
 	dead map[string]bool // chunk ids of Dead, built on first use
 }
@@ -41,6 +43,11 @@ type shardRef struct {
 	// Terms counts, for the shard's most frequent terms, the chunks that hold
 	// them: the store's term profile, for store selection, is their sum.
 	Terms map[string]int `json:"terms,omitempty"`
+	// Index names the centroids the shard is partitioned by ("" for a shard
+	// that is not); Spread is the mean 1 - cos of its chunks and their
+	// centroids.
+	Index  string  `json:"index,omitempty"`
+	Spread float64 `json:"spread,omitempty"`
 }
 
 // deadDoc is one version of a document that left search, in shard Shard
@@ -76,7 +83,7 @@ func chunkID(alias, docID, hash, nonce string, i int) string {
 }
 
 func (m *manifest) clone() *manifest {
-	n := &manifest{Version: m.Version, Shards: slices.Clone(m.Shards), Dead: slices.Clone(m.Dead)}
+	n := &manifest{Version: m.Version, Shards: slices.Clone(m.Shards), Dead: slices.Clone(m.Dead), IVF: slices.Clone(m.IVF)}
 	return n
 }
 

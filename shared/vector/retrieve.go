@@ -92,6 +92,9 @@ func validateQuery(in RetrieveInput) (retrieval.Mode, error) {
 	if err := ValidateFilter("filter", in.Filter); err != nil {
 		return "", err
 	}
+	if in.NProbe < 0 || in.NProbe > retrieval.MaxClusters {
+		return "", fault.Invalid("nprobe", "%d is outside 1..%d", in.NProbe, retrieval.MaxClusters)
+	}
 	return mode, nil
 }
 
@@ -107,7 +110,8 @@ func (s *Service) retrieve(ctx context.Context, c tenant.Caller, in RetrieveInpu
 	}
 	// Hybrid fusion weighs the vector ranking by how good the embedder's
 	// rankings are: retrieval tunes it per embedder.
-	q := GroupQuery{Text: in.Question, Mode: mode, PerDoc: perDoc, Filter: in.Filter, Tuning: retrieval.TuningFor(recs[0].Provider)}
+	q := GroupQuery{Text: in.Question, Mode: mode, PerDoc: perDoc, Filter: in.Filter, Tuning: retrieval.TuningFor(recs[0].Provider),
+		NProbe: cmp.Or(in.NProbe, s.nprobe)}
 	// Ask for more than k so that dropping duplicates still leaves k: the
 	// best k+extra of a ranking begin with its best k.
 	q.K = min(2*k, k+20)

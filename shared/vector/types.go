@@ -131,6 +131,7 @@ type RetrieveInput struct {
 	TopK     int                 `json:"top_k,omitempty" jsonschema:"how many documents to return (default 5)"`
 	Mode     string              `json:"mode,omitempty" jsonschema:"bm25 (keywords), vector (embeddings) or hybrid (both, fused by reciprocal rank; the default)"`
 	Filter   map[string][]string `json:"filter,omitempty" jsonschema:"metadata key -> accepted values; a chunk must match every key"`
+	NProbe   int                 `json:"nprobe,omitempty" jsonschema:"for stores large enough to have an inverted-file index: how many of its clusters the vector search scans, 1-2048 (default: a sixteenth of them, at least 8); more finds more of the exact nearest chunks, slower"`
 	ThreadID string              `json:"thread_id,omitempty" jsonschema:"the conversation this search serves; accepted and ignored by retrieval"`
 }
 

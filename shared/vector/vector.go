@@ -33,6 +33,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
+	"github.com/switchboard-dev/switchboard/shared/retrieval"
 	"github.com/switchboard-dev/switchboard/shared/store"
 )
 
@@ -59,6 +60,15 @@ type Options struct {
 	// MaxShards is how many shards a store may have before an ingest compacts
 	// it. If zero, defaults to [MaxShards].
 	MaxShards int
+	// IVFThreshold is the live chunks past which compaction gives a store
+	// an inverted-file index. If zero, defaults to [DefaultIVFThreshold]; a
+	// negative value turns the index off (a store that has one keeps it
+	// until compaction rewrites its shards).
+	IVFThreshold int64
+	// NProbe is how many clusters of a store's index a vector search scans
+	// when the request names no number, within 1..[retrieval.MaxClusters]. If
+	// zero, defaults to [retrieval.DefaultNProbe] of the store's k.
+	NProbe int
 	// Progress, if set, receives an ingest's progress (chunks embedded out
 	// of the total) while it runs; the tool functions pass
 	// lambdafn.ReportProgress, which relays it to the client.
@@ -80,7 +90,10 @@ type Service struct {
 	groupBytes int64
 	maxShards  int
 	revalidate time.Duration
-	compacting sync.Map // tenant and alias of the stores this process is compacting
+
+	ivfThreshold int64
+	nprobe       int
+	compacting   sync.Map // tenant and alias of the stores this process is compacting
 }
 
 // New returns a Service keeping records in table and shards in blobs, and
@@ -92,7 +105,7 @@ func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Opti
 	}
 	s := &Service{table: table, blobs: blobs, emb: emb, cache: sharedCache, now: time.Now, log: slog.New(slog.DiscardHandler),
 		progress: func(context.Context, float64, float64, string) {}, groupBytes: DefaultGroupBytes, maxShards: MaxShards,
-		revalidate: DefaultRevalidate}
+		revalidate: DefaultRevalidate, ivfThreshold: DefaultIVFThreshold}
 	if opts != nil {
 		if opts.Cache != nil {
 			s.cache = opts.Cache
@@ -113,6 +126,10 @@ func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Opti
 		if opts.MaxShards > 0 {
 			s.maxShards = opts.MaxShards
 		}
+		if opts.IVFThreshold != 0 {
+			s.ivfThreshold = opts.IVFThreshold
+		}
+		s.nprobe = min(max(opts.NProbe, 0), retrieval.MaxClusters)
 		switch {
 		case opts.Revalidate < 0:
 			s.revalidate = 0

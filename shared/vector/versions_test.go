@@ -101,7 +101,10 @@ func TestSearchFindsExactlyTheLiveVersions(t *testing.T) {
 	tests := []struct {
 		name      string
 		maxShards int
-		script    []lifeOp
+		// ivf, if set, is the store's IVF threshold: its centroids come and
+		// go as its live chunks cross it.
+		ivf    int64
+		script []lifeOp
 		// A random life instead of a script: its seed and length, and the
 		// chances that a step is a compaction, and that one of its writes
 		// goes wrong.
@@ -125,6 +128,10 @@ func TestSearchFindsExactlyTheLiveVersions(t *testing.T) {
 		{name: "a random life compacting past 3 shards keeps search exact", maxShards: 3, seed: 2, steps: 300},
 		{name: "a random life with compactions between steps keeps search exact", maxShards: 3, seed: 3, steps: 300, compact: 0.25},
 		{name: "a random life whose writes fail, lose their answers or crash keeps search exact", maxShards: 3, seed: 4, steps: 300, compact: 0.2, fail: 0.3},
+		{name: "a version ingested again after another, with an inverted-file index, is found", maxShards: 3, ivf: 16,
+			script: []lifeOp{ingestOp(1, 1), ingestOp(2, 1), ingestOp(3, 1), compactOp(), ingestOp(0, 0), ingestOp(0, 1), compactOp(), ingestOp(0, 0), compactOp(), deleteOp(1), compactOp(), ingestOp(1, 1)}},
+		{name: "a random life with an inverted-file index coming and going keeps search exact", maxShards: 3, ivf: 16, seed: 5, steps: 300, compact: 0.25},
+		{name: "a random life with an inverted-file index whose writes fail, lose their answers or crash keeps search exact", maxShards: 3, ivf: 16, seed: 6, steps: 300, compact: 0.2, fail: 0.3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,7 +142,7 @@ func TestSearchFindsExactlyTheLiveVersions(t *testing.T) {
 					if be.Name != "embedded" {
 						blobs = storetest.OpenFakeS3(t)
 					}
-					w := newWorld(t, be.Open(t), blobs, tt.maxShards)
+					w := newWorld(t, be.Open(t), blobs, tt.maxShards, tt.ivf)
 					w.createStore()
 					play(t, w, tt.script, tt.seed, tt.steps, tt.compact, tt.fail)
 				})
@@ -182,21 +189,22 @@ type world struct {
 	// has more than one shard.
 	svc, compactor *vector.Service
 
+	ivf     bool        // the store gets an inverted-file index
 	live    map[int]int // document -> live version
 	chunks  [modelDocs][modelVersions]int
 	hashes  [modelDocs][modelVersions]string
 	history []string
 }
 
-func newWorld(t *testing.T, tbl store.Table, blobs store.Blobs, maxShards int) *world {
+func newWorld(t *testing.T, tbl store.Table, blobs store.Blobs, maxShards int, ivf int64) *world {
 	t.Helper()
 	acme, _ := newTenants()
 	f := &faults{}
-	w := &world{t: t, ctx: context.Background(), c: acme, faults: f, live: map[int]int{}}
+	w := &world{t: t, ctx: context.Background(), c: acme, faults: f, live: map[int]int{}, ivf: ivf > 0}
 	ftbl, fblobs := &faultyTable{Table: tbl, f: f}, &faultyBlobs{Blobs: blobs, f: f}
 	w.open = func() {
-		w.svc = newService(t, ftbl, fblobs, &vector.Options{MaxShards: maxShards})
-		w.compactor = newService(t, ftbl, fblobs, &vector.Options{MaxShards: 1})
+		w.svc = newService(t, ftbl, fblobs, &vector.Options{MaxShards: maxShards, IVFThreshold: ivfOption(ivf)})
+		w.compactor = newService(t, ftbl, fblobs, &vector.Options{MaxShards: 1, IVFThreshold: ivfOption(ivf)})
 	}
 	w.open()
 	// What each version becomes, learned in a store of its own.
@@ -215,6 +223,15 @@ func newWorld(t *testing.T, tbl store.Table, blobs store.Blobs, maxShards int) *
 		}
 	}
 	return w
+}
+
+// ivfOption is the IVF threshold option of a world with threshold ivf
+// (0: none).
+func ivfOption(ivf int64) int64 {
+	if ivf == 0 {
+		return -1
+	}
+	return ivf
 }
 
 // modelStore is the store the model plays with, or one like it.
@@ -315,10 +332,22 @@ func (w *world) run(op lifeOp) (string, int, error) {
 	return out.Status, out.Chunks, err
 }
 
-// check compares the store with the model.
+// check compares the store with the model: BM25 search, and with an
+// inverted-file index, vector search probing one cluster, must find every
+// live passage (the store holds fewer than top_k).
 func (w *world) check(i int) {
 	w.t.Helper()
-	out, err := w.svc.Retrieve(w.ctx, w.c, vector.RetrieveInput{Question: modelQuery(), Stores: []string{"s"}, Mode: "bm25", TopK: vector.MaxTopK})
+	w.checkSearch(i, "bm25")
+	if w.ivf {
+		w.checkSearch(i, "vector")
+	}
+	w.checkCounts(i)
+}
+
+// checkSearch compares what a search in mode finds with the model.
+func (w *world) checkSearch(i int, mode string) {
+	w.t.Helper()
+	out, err := w.svc.Retrieve(w.ctx, w.c, vector.RetrieveInput{Question: modelQuery(), Stores: []string{"s"}, Mode: mode, TopK: vector.MaxTopK, NProbe: 1})
 	if err != nil {
 		w.fail(i, "search: %v", err)
 	}
@@ -326,8 +355,6 @@ func (w *world) check(i int) {
 	for _, d := range out.Documents {
 		found[d.DocID] = append(found[d.DocID], d)
 	}
-	wantDocs, gotDocs := map[string]string{}, map[string]string{}
-	var wantChunks int64
 	for doc := range modelDocs {
 		id := modelDocID(doc)
 		hits := found[id]
@@ -346,13 +373,22 @@ func (w *world) check(i int) {
 			}
 		}
 		if len(hits) != w.chunks[doc][v] {
-			w.fail(i, "%s is at version %d, of %d passages; search finds %d", id, v, w.chunks[doc][v], len(hits))
+			w.fail(i, "%s is at version %d, of %d passages; %s search finds %d", id, v, w.chunks[doc][v], mode, len(hits))
 		}
-		wantDocs[id] = fmt.Sprintf("%s, %d chunks", w.hashes[doc][v], w.chunks[doc][v])
-		wantChunks += int64(w.chunks[doc][v])
 	}
 	for id := range found {
 		w.fail(i, "search finds a document that was never ingested: %s", id)
+	}
+}
+
+// checkCounts compares document_list and the store's counts with the model.
+func (w *world) checkCounts(i int) {
+	w.t.Helper()
+	wantDocs, gotDocs := map[string]string{}, map[string]string{}
+	var wantChunks int64
+	for doc, v := range w.live {
+		wantDocs[modelDocID(doc)] = fmt.Sprintf("%s, %d chunks", w.hashes[doc][v], w.chunks[doc][v])
+		wantChunks += int64(w.chunks[doc][v])
 	}
 	list, err := w.svc.ListDocuments(w.ctx, w.c, vector.ListDocumentsInput{Store: "s"})
 	if err != nil {
@@ -518,7 +554,7 @@ func TestAStoreWrittenBeforeNonces(t *testing.T) {
 						blobs = storetest.OpenFakeS3(t)
 					}
 					tbl := be.Open(t)
-					w := newWorld(t, tbl, blobs, 3)
+					w := newWorld(t, tbl, blobs, 3, 0)
 					loadLegacyStore(t, tbl, blobs, w.c)
 
 					out, err := w.svc.Retrieve(w.ctx, w.c, vector.RetrieveInput{Question: modelQuery(), Stores: []string{"s"}, Mode: "bm25", TopK: vector.MaxTopK})
@@ -636,7 +672,7 @@ func TestConcurrentVersionsLeaveOneFound(t *testing.T) {
 				blobs = storetest.OpenFakeS3(t)
 			}
 			tbl := be.Open(t)
-			w := newWorld(t, tbl, blobs, 2)
+			w := newWorld(t, tbl, blobs, 2, 0)
 			w.createStore()
 			var procs []*vector.Service
 			for range 3 {

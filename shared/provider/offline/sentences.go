@@ -8,6 +8,11 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/text"
 )
 
+// Sentences returns the sentences of passage that can stand in an answer,
+// by the rules of the offline generator's answers (see sentences), for other
+// extractive text built from passages (the entity graph's community reports).
+func Sentences(passage string) []string { return sentences(passage) }
+
 // sentences returns the sentences of a passage that can stand in an answer,
 // in order, each with its white space collapsed to single spaces, so that
 // every one is a substring of the passage with its white space collapsed
