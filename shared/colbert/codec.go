@@ -11,14 +11,16 @@ import (
 	"slices"
 
 	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
+	"github.com/switchboard-dev/switchboard/shared/retrieval"
 	"github.com/switchboard-dev/switchboard/shared/text"
 )
 
 // Bounds and defaults of [TrainOptions].
 const (
-	// MaxCentroids is the most centroids a codec has: ids are 16 bits.
-	MaxCentroids = 1 << 16
-	// DefaultIterations is how many k-means rounds [Train] runs.
+	// MaxCentroids is the most centroids a codec has: as many as
+	// [retrieval.KMeans] trains (ids are stored in 16 bits).
+	MaxCentroids = retrieval.MaxClusters
+	// DefaultIterations is how many k-means rounds [Train] runs at most.
 	DefaultIterations = 8
 	// DefaultSample is how many token vectors [Train] clusters at most.
 	DefaultSample = 16384
@@ -32,6 +34,10 @@ var ErrCorrupt = errors.New("corrupt late-interaction data")
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// codecCentroidsID names a codec's centroids inside it; the codec's own
+// fingerprint, [Codec.ID], is what shards record.
+const codecCentroidsID = "colbert"
+
 // Codec compresses token vectors as ColBERTv2 does (Santhanam et al., 2022):
 // each vector becomes the id of its nearest centroid and its residual from
 // that centroid, every dimension quantised to [Codec.Bits] bits. The bucket
@@ -41,7 +47,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // every document with it.
 type Codec struct {
 	dims, bits int
-	centroids  []float32 // k × dims, unit rows
+	centroids  *retrieval.Centroids
 	cutoffs    []float32 // 2^bits - 1, increasing
 	weights    []float32 // 2^bits
 	id         uint64
@@ -55,7 +61,7 @@ type TrainOptions struct {
 	Centroids int
 	// Bits is the residual precision, 1 or 2. If zero, [DefaultBits].
 	Bits int
-	// Iterations of k-means. If zero, [DefaultIterations].
+	// Iterations bounds k-means' rounds. If zero, [DefaultIterations].
 	Iterations int
 	// Sample bounds the vectors clustered (a seeded sample of them). If zero, [DefaultSample].
 	Sample int
@@ -65,8 +71,8 @@ type TrainOptions struct {
 }
 
 // Train learns a codec from token vectors (unit length, all of one
-// dimension count, a multiple of 8): spherical k-means centroids over a
-// sample, then residual quantiles. It checks ctx between rounds.
+// dimension count, a multiple of 8): centroids by [retrieval.KMeans] over a
+// seeded sample, then residual quantiles. It checks ctx between rounds.
 func Train(ctx context.Context, tokens [][]float32, opts *TrainOptions) (*Codec, error) {
 	if opts == nil {
 		opts = &TrainOptions{}
@@ -104,52 +110,25 @@ func Train(ctx context.Context, tokens [][]float32, opts *TrainOptions) (*Codec,
 	k := opts.Centroids
 	if k == 0 {
 		k = 16
-		for k*2 <= int(16*math.Sqrt(float64(len(tokens)))) {
+		for k*2 <= min(int(16*math.Sqrt(float64(len(tokens)))), MaxCentroids) {
 			k *= 2
 		}
 	}
 	if k < 1 || k > MaxCentroids {
 		return nil, fmt.Errorf("colbert: train: %d centroids: want 1..%d", k, MaxCentroids)
 	}
-	k = min(k, len(sample))
-	c := &Codec{dims: dims, bits: bits, centroids: make([]float32, k*dims)}
-	for i, p := range rng.Perm(len(sample))[:k] {
-		copy(c.centroids[i*dims:], sample[p])
+	flat := make([]float32, 0, len(sample)*dims)
+	for _, v := range sample {
+		flat = append(flat, v...)
 	}
-	assign := make([]int, len(sample))
-	sums := make([]float64, k*dims)
-	for range iters {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("colbert: train: %w", err)
-		}
-		clear(sums)
-		for i, v := range sample {
-			a, _ := c.nearest(v)
-			assign[i] = a
-			row := sums[a*dims : (a+1)*dims]
-			for j, x := range v {
-				row[j] += float64(x)
-			}
-		}
-		for a := range k {
-			row := sums[a*dims : (a+1)*dims]
-			var norm float64
-			for _, x := range row {
-				norm += x * x
-			}
-			if norm == 0 {
-				continue // an empty cluster keeps its centroid
-			}
-			inv := 1 / math.Sqrt(norm)
-			for j, x := range row {
-				c.centroids[a*dims+j] = float32(x * inv)
-			}
-		}
+	cs, _, err := retrieval.KMeans(ctx, codecCentroidsID, flat, dims, retrieval.KMeansOptions{K: min(k, len(sample)), Iterations: iters, Seed: opts.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("colbert: train: %w", err)
 	}
+	c := &Codec{dims: dims, bits: bits, centroids: cs}
 	residuals := make([]float32, 0, len(sample)*dims)
 	for _, v := range sample {
-		a, _ := c.nearest(v)
-		cen := c.centroid(a)
+		cen := c.centroid(c.nearest(v))
 		for j, x := range v {
 			residuals = append(residuals, x-cen[j])
 		}
@@ -189,7 +168,7 @@ func (c *Codec) Dims() int { return c.dims }
 func (c *Codec) Bits() int { return c.bits }
 
 // Centroids returns the number of centroids.
-func (c *Codec) Centroids() int { return len(c.centroids) / c.dims }
+func (c *Codec) Centroids() int { return c.centroids.K() }
 
 // ID returns the codec's fingerprint, the FNV-1a hash of its encoding; a shard
 // names the codec it was compressed with by it.
@@ -201,18 +180,10 @@ func (c *Codec) TokenBytes() int { return 2 + c.residualBytes() }
 
 func (c *Codec) residualBytes() int { return c.dims * c.bits / 8 }
 
-func (c *Codec) centroid(a int) []float32 { return c.centroids[a*c.dims : (a+1)*c.dims] }
+func (c *Codec) centroid(a int) []float32 { return c.centroids.Centroid(a) }
 
-// nearest returns the centroid with the largest dot product with v, and that product.
-func (c *Codec) nearest(v []float32) (int, float32) {
-	best, bestDot := 0, float32(math.Inf(-1))
-	for a := range c.Centroids() {
-		if d := dot(v, c.centroid(a)); d > bestDot {
-			best, bestDot = a, d
-		}
-	}
-	return best, bestDot
-}
+// nearest returns the centroid with the largest dot product with v (of c's dimensions).
+func (c *Codec) nearest(v []float32) int { return int(c.centroids.Nearest(v, 1)[0]) }
 
 // dot returns the dot product of a and b (of equal length).
 func dot(a, b []float32) float32 {
@@ -251,7 +222,7 @@ func (c *Codec) Compress(tokens [][]float32) (Tokens, error) {
 		if len(v) != c.dims {
 			return Tokens{}, fmt.Errorf("colbert: compress: token vector %d has %d dimensions, want %d", i, len(v), c.dims)
 		}
-		a, _ := c.nearest(v)
+		a := c.nearest(v)
 		out.Codes[i] = uint16(a)
 		cen := c.centroid(a)
 		res := out.Residuals[i*rb : (i+1)*rb]
@@ -311,17 +282,23 @@ const (
 // MarshalBinary encodes c in the versioned, checksummed codec format.
 func (c *Codec) MarshalBinary() ([]byte, error) {
 	k := c.Centroids()
-	b := make([]byte, 0, codecHeader+4*(len(c.centroids)+len(c.cutoffs)+len(c.weights))+4)
+	b := make([]byte, 0, codecHeader+4*(k*c.dims+len(c.cutoffs)+len(c.weights))+4)
 	b = append(b, codecMagic...)
 	b = append(b, codecVersion, byte(c.bits))
 	b = binary.LittleEndian.AppendUint16(b, uint16(c.dims))
 	b = binary.LittleEndian.AppendUint32(b, uint32(k))
-	for _, fs := range [][]float32{c.centroids, c.cutoffs, c.weights} {
-		for _, f := range fs {
-			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
-		}
+	for a := range k {
+		b = appendFloats(b, c.centroid(a))
 	}
+	b = appendFloats(appendFloats(b, c.cutoffs), c.weights)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
+}
+
+func appendFloats(b []byte, fs []float32) []byte {
+	for _, f := range fs {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+	}
+	return b
 }
 
 // ParseCodec decodes a codec written by [Codec.MarshalBinary]. It checks the
@@ -362,7 +339,11 @@ func ParseCodec(b []byte) (*Codec, error) {
 		}
 		fs[i] = f
 	}
-	c := &Codec{dims: dims, bits: bits, centroids: fs[:k*dims], id: text.Hash64(string(b))}
+	cs, err := retrieval.NewCentroids(codecCentroidsID, fs[:k*dims], dims)
+	if err != nil {
+		return nil, corrupt("%v", err)
+	}
+	c := &Codec{dims: dims, bits: bits, centroids: cs, id: text.Hash64(string(b))}
 	c.cutoffs = fs[k*dims : k*dims+1<<bits-1]
 	c.weights = fs[k*dims+1<<bits-1:]
 	return c, nil

@@ -56,7 +56,7 @@ func NewIndex(c *Codec, opts *IndexOptions) *Index {
 	if opts != nil && opts.MaxBytes > 0 {
 		x.maxBytes = opts.MaxBytes
 	}
-	x.bytes = int64(len(c.centroids)) * 4
+	x.bytes = int64(c.Centroids()) * int64(5*c.dims+4) // float32 centroids, their int8 copies and scales
 	return x
 }
 
@@ -182,7 +182,7 @@ func (x *Index) checkQuery(query [][]float32) error {
 // interaction (MaxSim with each token replaced by its centroid), and the
 // best Candidates are scored by exact MaxSim over their decompressed
 // vectors. Beside the index it holds query tokens × centroids similarities
-// (at most 32 × 65,536 × 4 bytes), one bit per chunk, and one decompressed
+// (at most 32 × 2,048 × 4 bytes), one bit per chunk, and one decompressed
 // chunk (at most 512 × dims × 4 bytes). It checks ctx every 64 chunks.
 func (x *Index) Search(ctx context.Context, query [][]float32, opts *SearchOptions) (Result, error) {
 	o, err := opts.withDefaults()

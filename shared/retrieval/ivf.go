@@ -81,6 +81,10 @@ func (c *Centroids) K() int { return len(c.vecs) / c.dims }
 // Dims returns the centroids' dimensions.
 func (c *Centroids) Dims() int { return c.dims }
 
+// Centroid returns cluster i's centroid, dims values the caller must not
+// modify.
+func (c *Centroids) Centroid(i int) []float32 { return c.vecs[i*c.dims : (i+1)*c.dims : (i+1)*c.dims] }
+
 // Nearest returns the ids of the n clusters whose centroids have the highest
 // dot product with v, in increasing order of id: the clusters a probe of v
 // scans. It returns every cluster when n >= K.
