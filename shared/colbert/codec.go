@@ -127,9 +127,9 @@ func Train(ctx context.Context, tokens [][]float32, opts *TrainOptions) (*Codec,
 	}
 	c := &Codec{dims: dims, bits: bits, centroids: cs}
 	residuals := make([]float32, 0, len(sample)*dims)
-	for _, v := range sample {
-		cen := c.centroid(c.nearest(v))
-		for j, x := range v {
+	for i, a := range cs.Assign(make([]uint32, 0, len(sample)), flat) {
+		cen := c.centroid(int(a))
+		for j, x := range sample[i] {
 			residuals = append(residuals, x-cen[j])
 		}
 	}
@@ -182,9 +182,6 @@ func (c *Codec) residualBytes() int { return c.dims * c.bits / 8 }
 
 func (c *Codec) centroid(a int) []float32 { return c.centroids.Centroid(a) }
 
-// nearest returns the centroid with the largest dot product with v (of c's dimensions).
-func (c *Codec) nearest(v []float32) int { return int(c.centroids.Nearest(v, 1)[0]) }
-
 // dot returns the dot product of a and b (of equal length).
 func dot(a, b []float32) float32 {
 	b = b[:len(a)]
@@ -216,17 +213,20 @@ func (t Tokens) Len() int { return len(t.Codes) }
 
 // Compress encodes token vectors (of c's dimensions) with c.
 func (c *Codec) Compress(tokens [][]float32) (Tokens, error) {
-	rb := c.residualBytes()
-	out := Tokens{Codes: make([]uint16, len(tokens)), Residuals: make([]byte, len(tokens)*rb)}
+	flat := make([]float32, 0, len(tokens)*c.dims)
 	for i, v := range tokens {
 		if len(v) != c.dims {
 			return Tokens{}, fmt.Errorf("colbert: compress: token vector %d has %d dimensions, want %d", i, len(v), c.dims)
 		}
-		a := c.nearest(v)
+		flat = append(flat, v...)
+	}
+	rb := c.residualBytes()
+	out := Tokens{Codes: make([]uint16, len(tokens)), Residuals: make([]byte, len(tokens)*rb)}
+	for i, a := range c.centroids.Assign(make([]uint32, 0, len(tokens)), flat) {
 		out.Codes[i] = uint16(a)
-		cen := c.centroid(a)
+		cen := c.centroid(int(a))
 		res := out.Residuals[i*rb : (i+1)*rb]
-		for j, x := range v {
+		for j, x := range tokens[i] {
 			b := bucket(c.cutoffs, x-cen[j])
 			res[j*c.bits/8] |= byte(b) << (j * c.bits % 8)
 		}

@@ -113,6 +113,19 @@ func (c *Centroids) Nearest(v []float32, n int) []uint32 {
 	return out
 }
 
+// Assign appends to dst the cluster of each vector of vecs (whole vectors
+// of Dims values, flat) and returns it: the centroid with the highest dot
+// product, found as [KMeans] and [Partition] assign, by the int8 kernel's
+// shortlist rescored in float32 where the kernel exists.
+func (c *Centroids) Assign(dst []uint32, vecs []float32) []uint32 {
+	a := c.assigner()
+	for i := 0; i+c.dims <= len(vecs); i += c.dims {
+		k, _ := a.nearest(vecs[i : i+c.dims])
+		dst = append(dst, uint32(k))
+	}
+	return dst
+}
+
 // assignShortlist is how many clusters the int8 scan of [Centroids.assigner]
 // shortlists for float32 rescoring.
 const assignShortlist = 4
