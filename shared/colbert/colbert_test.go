@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"math"
 	"os"
@@ -21,14 +22,22 @@ import (
 )
 
 // corpus is the chunks of the offline embedder's fixture documents (real
-// prose: Go and zstd documentation), their token vectors, and codecs of 1
-// and 2 bits trained on them.
+// prose: Go and zstd documentation), their token vectors, codecs of 1 and 2
+// bits trained on a sample of them, and the chunks compressed by each codec.
+// It is built once per test binary: training and compressing are what cost
+// (minutes under -race if every test did them).
 type corpus struct {
 	ids    []string
 	chunks []string
 	tokens [][][]float32
 	codecs map[int]*colbert.Codec
+	shards map[int]colbert.Shard
 }
+
+// fixtureCentroids is the fixture codecs' centroid count: a quarter of
+// what Train would choose for the corpus's 10,550 tokens, which keeps
+// compression fidelity above the bounds tested below.
+const fixtureCentroids = 256
 
 var (
 	fixtureOnce sync.Once
@@ -73,28 +82,30 @@ func buildCorpus() (corpus, error) {
 		all = append(all, ts...)
 	}
 	c.codecs = map[int]*colbert.Codec{}
+	c.shards = map[int]colbert.Shard{}
 	for _, bits := range []int{1, 2} {
-		if c.codecs[bits], err = colbert.Train(ctx, all, &colbert.TrainOptions{Bits: bits, Seed: 7, Centroids: 256}); err != nil {
+		codec, err := colbert.Train(ctx, all, &colbert.TrainOptions{Bits: bits, Seed: 7, Centroids: fixtureCentroids})
+		if err != nil {
 			return c, err
 		}
+		s := colbert.Shard{IDs: c.ids}
+		for _, ts := range c.tokens {
+			comp, err := codec.Compress(ts)
+			if err != nil {
+				return c, err
+			}
+			s.Tokens = append(s.Tokens, comp)
+		}
+		c.codecs[bits], c.shards[bits] = codec, s
 	}
 	return c, nil
 }
 
-// index compresses the corpus with the codec of bits and returns its index.
+// index returns an index of the corpus compressed by the codec of bits.
 func (c corpus) index(t *testing.T, bits int, opts *colbert.IndexOptions) *colbert.Index {
 	t.Helper()
-	codec := c.codecs[bits]
-	s := colbert.Shard{IDs: c.ids}
-	for _, ts := range c.tokens {
-		comp, err := codec.Compress(ts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Tokens = append(s.Tokens, comp)
-	}
-	x := colbert.NewIndex(codec, opts)
-	if err := x.Add(s); err != nil {
+	x := colbert.NewIndex(c.codecs[bits], opts)
+	if err := x.Add(c.shards[bits]); err != nil {
 		t.Fatal(err)
 	}
 	return x
@@ -112,11 +123,11 @@ func query(t *testing.T, q string) [][]float32 {
 func TestTrainIsDeterministicForASeed(t *testing.T) {
 	c := loadCorpus(t)
 	var all [][]float32
-	for _, ts := range c.tokens[:40] {
+	for _, ts := range c.tokens[:10] {
 		all = append(all, ts...)
 	}
 	train := func(seed uint64) []byte {
-		codec, err := colbert.Train(context.Background(), all, &colbert.TrainOptions{Seed: seed, Centroids: 32})
+		codec, err := colbert.Train(context.Background(), all, &colbert.TrainOptions{Seed: seed, Centroids: 16})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,12 +159,8 @@ func TestDecompressionKeepsVectorsClose(t *testing.T) {
 			codec := c.codecs[tt.bits]
 			var sum float64
 			n := 0
-			for _, ts := range c.tokens {
-				comp, err := codec.Compress(ts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				dec := codec.Decompress(nil, comp)
+			for i, ts := range c.tokens {
+				dec := codec.Decompress(nil, c.shards[tt.bits].Tokens[i])
 				for i, v := range ts {
 					var d float64
 					for j, x := range v {
@@ -183,7 +190,7 @@ func TestCodecRoundTripsThroughItsFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	b2, _ := back.MarshalBinary()
-	if !bytes.Equal(b, b2) || back.ID() != codec.ID() || back.Dims() != codec.Dims() || back.Bits() != 2 || back.Centroids() != 256 {
+	if !bytes.Equal(b, b2) || back.ID() != codec.ID() || back.Dims() != codec.Dims() || back.Bits() != 2 || back.Centroids() != fixtureCentroids {
 		t.Errorf("parsed codec differs: id %x/%x, %d dims, %d bits, %d centroids", back.ID(), codec.ID(), back.Dims(), back.Bits(), back.Centroids())
 	}
 }
@@ -202,7 +209,7 @@ func TestParseCodecRefusesMalformedData(t *testing.T) {
 		{"three bits", edit(func(b []byte) []byte { b[5] = 3; return b }), "3 bits"},
 		{"a truncated body", good[:len(good)-9], "bytes, want"},
 		{"a flipped bit", edit(func(b []byte) []byte { b[100] ^= 1; return b }), "checksum mismatch"},
-		{"centroids past the bound", edit(func(b []byte) []byte { b[10] = 2; return b }), "131328 centroids"},
+		{"centroids past the bound", edit(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[8:], colbert.MaxCentroids+1); return b }), "2049 centroids"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -411,11 +418,7 @@ func TestAddRefusesAShardPastTheMemoryBound(t *testing.T) {
 	c := loadCorpus(t)
 	full := c.index(t, 2, nil)
 	x := colbert.NewIndex(c.codecs[2], &colbert.IndexOptions{MaxBytes: full.Bytes() - 1})
-	s := colbert.Shard{IDs: c.ids}
-	for _, ts := range c.tokens {
-		comp, _ := c.codecs[2].Compress(ts)
-		s.Tokens = append(s.Tokens, comp)
-	}
+	s := c.shards[2]
 	err := x.Add(s)
 	if fault.KindOf(err) != fault.KindQuotaExceeded {
 		t.Fatalf("err = %v, want quota exceeded", err)
