@@ -81,6 +81,10 @@ func (c *Centroids) K() int { return len(c.vecs) / c.dims }
 // Dims returns the centroids' dimensions.
 func (c *Centroids) Dims() int { return c.dims }
 
+// Centroid returns cluster i's centroid, dims values the caller must not
+// modify.
+func (c *Centroids) Centroid(i int) []float32 { return c.vecs[i*c.dims : (i+1)*c.dims : (i+1)*c.dims] }
+
 // Nearest returns the ids of the n clusters whose centroids have the highest
 // dot product with v, in increasing order of id: the clusters a probe of v
 // scans. It returns every cluster when n >= K.
@@ -107,6 +111,19 @@ func (c *Centroids) Nearest(v []float32, n int) []uint32 {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Assign appends to dst the cluster of each vector of vecs (whole vectors
+// of Dims values, flat) and returns it: the centroid with the highest dot
+// product, found as [KMeans] and [Partition] assign, by the int8 kernel's
+// shortlist rescored in float32 where the kernel exists.
+func (c *Centroids) Assign(dst []uint32, vecs []float32) []uint32 {
+	a := c.assigner()
+	for i := 0; i+c.dims <= len(vecs); i += c.dims {
+		k, _ := a.nearest(vecs[i : i+c.dims])
+		dst = append(dst, uint32(k))
+	}
+	return dst
 }
 
 // assignShortlist is how many clusters the int8 scan of [Centroids.assigner]

@@ -94,6 +94,29 @@ func TestKMeansIsDeterministicGivenItsSeed(t *testing.T) {
 	}
 }
 
+// TestAssignFindsTheNearestCentroid checks the bulk assignment against
+// Nearest's exact float32 scan: the int8 shortlist may only pick a centroid
+// tied in float32, and Centroid returns the rows Nearest scores.
+func TestAssignFindsTheNearestCentroid(t *testing.T) {
+	segs, _ := clusteredSegments(t, 2000, 2000, 32)
+	x := sample(segs, 1)
+	cs, _, err := KMeans(context.Background(), "a", x, 32, KMeansOptions{K: 64, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cs.Assign([]uint32{99}, x)
+	if len(got) != 1+len(x)/32 || got[0] != 99 {
+		t.Fatalf("%d assignments after the prefix %d, want %d after 99", len(got)-1, got[0], len(x)/32)
+	}
+	for i, a := range got[1:] {
+		v := x[i*32 : (i+1)*32]
+		want := cs.Nearest(v, 1)[0]
+		if a != want && dotFloat(v, cs.Centroid(int(a))) != dotFloat(v, cs.Centroid(int(want))) {
+			t.Fatalf("vector %d assigned to %d, nearest is %d", i, a, want)
+		}
+	}
+}
+
 func TestKMeansRefusesWhatItCannotCluster(t *testing.T) {
 	x := make([]float32, 10*8)
 	ctx, cancel := context.WithCancel(context.Background())
