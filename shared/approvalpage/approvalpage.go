@@ -220,7 +220,7 @@ func decidedMessage(status string) string {
 }
 
 func (h *handler) decide(w http.ResponseWriter, r *http.Request, id string) {
-	if origin := r.Header.Get("Origin"); origin != "" && origin != ownOrigin(r) && (h.opts.AllowOrigin == nil || !h.opts.AllowOrigin(origin)) {
+	if !h.sameOrigin(r) {
 		h.render(w, http.StatusForbidden, page{Title: "Refused", Message: "Decisions are accepted only from this server's own page."})
 		return
 	}
@@ -285,6 +285,21 @@ func kindOf(err error) fault.Kind {
 		return ""
 	}
 	return fault.KindOf(err)
+}
+
+// sameOrigin reports whether r may come from the page: no Origin (not a
+// browser), the page's own or an allowed one. The page's no-referrer policy
+// makes browsers send "Origin: null" with its own forms, so "null" passes
+// when Sec-Fetch-Site, which no page can set, says the form was same-origin.
+func (h *handler) sameOrigin(r *http.Request) bool {
+	switch origin := r.Header.Get("Origin"); {
+	case origin == "" || origin == ownOrigin(r):
+		return true
+	case origin == "null":
+		return r.Header.Get("Sec-Fetch-Site") == "same-origin"
+	default:
+		return h.opts.AllowOrigin != nil && h.opts.AllowOrigin(origin)
+	}
 }
 
 // binding is what a CSRF token is bound to: the caller, the approval and the

@@ -48,6 +48,7 @@ type post struct {
 	token    string
 	cookie   *http.Cookie
 	origin   string
+	site     string // Sec-Fetch-Site
 }
 
 func (e *env) post(p post) *httptest.ResponseRecorder {
@@ -57,6 +58,9 @@ func (e *env) post(p post) *httptest.ResponseRecorder {
 	req.Header.Set("Authorization", bearer(p.caller))
 	if p.origin != "" {
 		req.Header.Set("Origin", p.origin)
+	}
+	if p.site != "" {
+		req.Header.Set("Sec-Fetch-Site", p.site)
 	}
 	if p.cookie != nil {
 		req.AddCookie(p.cookie)
@@ -116,46 +120,52 @@ func TestDecisions(t *testing.T) {
 		wantAfter  string // the approval's status afterwards
 	}{
 		{"approve grants the approval", func(t *testing.T, id string, o opened) post {
-			return post{e.alice, id, "approve", o.token, o.cookie, self}
+			return post{e.alice, id, "approve", o.token, o.cookie, self, ""}
 		}, http.StatusOK, "Approved", connector.ApprovalGranted},
 		{"deny denies it", func(t *testing.T, id string, o opened) post {
-			return post{e.alice, id, "deny", o.token, o.cookie, self}
+			return post{e.alice, id, "deny", o.token, o.cookie, self, ""}
 		}, http.StatusOK, "Denied", connector.ApprovalDenied},
 		{"a request without Origin (not a browser) is served on its token", func(t *testing.T, id string, o opened) post {
-			return post{e.alice, id, "approve", o.token, o.cookie, ""}
+			return post{e.alice, id, "approve", o.token, o.cookie, "", ""}
 		}, http.StatusOK, "Approved", connector.ApprovalGranted},
 		{"an allowed origin may post", func(t *testing.T, id string, o opened) post {
-			return post{e.alice, id, "approve", o.token, o.cookie, "https://console.example.com"}
+			return post{e.alice, id, "approve", o.token, o.cookie, "https://console.example.com", ""}
 		}, http.StatusOK, "Approved", connector.ApprovalGranted},
 		{"a missing token is refused", func(t *testing.T, id string, o opened) post {
-			return post{e.alice, id, "approve", "", o.cookie, self}
+			return post{e.alice, id, "approve", "", o.cookie, self, ""}
 		}, http.StatusForbidden, "not issued to you", connector.ApprovalPending},
 		{"a tampered token is refused", func(t *testing.T, id string, o opened) post {
-			return post{e.alice, id, "approve", o.token[:len(o.token)-2] + "AA", o.cookie, self}
+			return post{e.alice, id, "approve", o.token[:len(o.token)-2] + "AA", o.cookie, self, ""}
 		}, http.StatusForbidden, "not issued to you", connector.ApprovalPending},
 		{"a token of another approval is refused", func(t *testing.T, id string, o opened) post {
 			other := e.open(t, e.alice, e.ask(t, e.alice, "1 EUR"))
-			return post{e.alice, id, "approve", other.token, o.cookie, self}
+			return post{e.alice, id, "approve", other.token, o.cookie, self, ""}
 		}, http.StatusForbidden, "not issued to you", connector.ApprovalPending},
 		{"a missing cookie is refused", func(t *testing.T, id string, o opened) post {
-			return post{e.alice, id, "approve", o.token, nil, self}
+			return post{e.alice, id, "approve", o.token, nil, self, ""}
 		}, http.StatusForbidden, "cookie is missing", connector.ApprovalPending},
 		{"another cookie than the token's is refused", func(t *testing.T, id string, o opened) post {
 			ck := *o.cookie
 			ck.Value = strings.Repeat("ab", 16)
-			return post{e.alice, id, "approve", o.token, &ck, self}
+			return post{e.alice, id, "approve", o.token, &ck, self, ""}
 		}, http.StatusForbidden, "not issued to you", connector.ApprovalPending},
 		{"a foreign origin is refused", func(t *testing.T, id string, o opened) post {
-			return post{e.alice, id, "approve", o.token, o.cookie, "https://evil.example"}
+			return post{e.alice, id, "approve", o.token, o.cookie, "https://evil.example", ""}
 		}, http.StatusForbidden, "own page", connector.ApprovalPending},
 		{"an opaque origin is refused", func(t *testing.T, id string, o opened) post {
-			return post{e.alice, id, "approve", o.token, o.cookie, "null"}
+			return post{e.alice, id, "approve", o.token, o.cookie, "null", ""}
 		}, http.StatusForbidden, "own page", connector.ApprovalPending},
+		{"an opaque origin from another site is refused", func(t *testing.T, id string, o opened) post {
+			return post{e.alice, id, "approve", o.token, o.cookie, "null", "cross-site"}
+		}, http.StatusForbidden, "own page", connector.ApprovalPending},
+		{"the page's own form, whose origin no-referrer makes opaque, is served", func(t *testing.T, id string, o opened) post {
+			return post{e.alice, id, "approve", o.token, o.cookie, "null", "same-origin"}
+		}, http.StatusOK, "Approved", connector.ApprovalGranted},
 		{"a decision other than approve or deny is refused", func(t *testing.T, id string, o opened) post {
-			return post{e.alice, id, "maybe", o.token, o.cookie, self}
+			return post{e.alice, id, "maybe", o.token, o.cookie, self, ""}
 		}, http.StatusBadRequest, "approve or deny", connector.ApprovalPending},
 		{"alice's token does not serve another principal", func(t *testing.T, id string, o opened) post {
-			return post{bob, id, "approve", o.token, o.cookie, self}
+			return post{bob, id, "approve", o.token, o.cookie, self, ""}
 		}, http.StatusForbidden, "not issued to you", connector.ApprovalPending},
 		{"another principal of the tenant cannot decide, even with a token of their own", func(t *testing.T, id string, o opened) post {
 			bobs := e.open(t, bob, id)
@@ -163,29 +173,29 @@ func TestDecisions(t *testing.T) {
 				t.Fatalf("bob's GET = %d with token %q; want 403 without a form", bobs.rec.Code, bobs.token)
 			}
 			tok := e.open(t, bob, e.ask(t, bob, "5 EUR")).token // a token bob holds, for his own approval
-			return post{bob, id, "approve", tok, o.cookie, self}
+			return post{bob, id, "approve", tok, o.cookie, self, ""}
 		}, http.StatusForbidden, "", connector.ApprovalPending},
 		{"another tenant sees no such approval", func(t *testing.T, id string, o opened) post {
 			if got := e.open(t, mallory, id).rec.Code; got != http.StatusNotFound {
 				t.Fatalf("the other tenant's GET = %d, want 404", got)
 			}
-			return post{mallory, id, "approve", o.token, o.cookie, self}
+			return post{mallory, id, "approve", o.token, o.cookie, self, ""}
 		}, http.StatusForbidden, "not issued to you", connector.ApprovalPending},
 		{"an expired approval is refused", func(t *testing.T, id string, o opened) post {
 			e.now.Advance(connector.DefaultPageApprovalTTL)
 			t.Cleanup(func() { e.now.Advance(-connector.DefaultPageApprovalTTL) })
-			return post{e.alice, id, "approve", o.token, o.cookie, self}
+			return post{e.alice, id, "approve", o.token, o.cookie, self, ""}
 		}, http.StatusGone, "expired", connector.ApprovalExpired},
 		{"a page too old is refused", func(t *testing.T, id string, o opened) post {
 			e.now.Advance(16 * time.Minute)
 			t.Cleanup(func() { e.now.Advance(-16 * time.Minute) })
-			return post{e.alice, id, "approve", o.token, o.cookie, self}
+			return post{e.alice, id, "approve", o.token, o.cookie, self, ""}
 		}, http.StatusForbidden, "too old", ""},
 		{"a decided approval is refused", func(t *testing.T, id string, o opened) post {
-			if rec := e.post(post{e.alice, id, "deny", o.token, o.cookie, self}); rec.Code != http.StatusOK {
+			if rec := e.post(post{e.alice, id, "deny", o.token, o.cookie, self, ""}); rec.Code != http.StatusOK {
 				t.Fatalf("first decision = %d\n%s", rec.Code, rec.Body)
 			}
-			return post{e.alice, id, "approve", o.token, o.cookie, self}
+			return post{e.alice, id, "approve", o.token, o.cookie, self, ""}
 		}, http.StatusConflict, "already denied", connector.ApprovalDenied},
 	}
 	for _, tt := range tests {
@@ -215,7 +225,7 @@ func TestAnApprovedCallRunsOnceOnRetry(t *testing.T) {
 	e := newEnv(t)
 	id := e.ask(t, e.alice, "10 EUR")
 	o := e.open(t, e.alice, id)
-	if rec := e.post(post{e.alice, id, "approve", o.token, o.cookie, self}); rec.Code != http.StatusOK {
+	if rec := e.post(post{e.alice, id, "approve", o.token, o.cookie, self, ""}); rec.Code != http.StatusOK {
 		t.Fatalf("approve = %d\n%s", rec.Code, rec.Body)
 	}
 	if _, err := e.retry(e.alice, "9999 EUR", id); err == nil {
