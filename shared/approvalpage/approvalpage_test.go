@@ -247,10 +247,9 @@ func TestAnApprovedCallRunsOnceOnRetry(t *testing.T) {
 
 func TestRefusals(t *testing.T) {
 	e := newEnv(t)
-	id := e.ask(t, e.alice, "10 EUR")
 	expired := e.ask(t, e.alice, "20 EUR")
 	e.now.Advance(connector.DefaultPageApprovalTTL - time.Second)
-	id = e.ask(t, e.alice, "10 EUR") // fresh, while expired's time is up
+	id := e.ask(t, e.alice, "10 EUR") // fresh, while expired's time is up
 	e.now.Advance(time.Second)
 	tests := []struct {
 		name, method, path, auth string
