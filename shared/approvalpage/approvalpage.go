@@ -152,6 +152,17 @@ func (h *handler) caller(w http.ResponseWriter, r *http.Request) (tenant.Caller,
 	return c, true
 }
 
+// pending reads approval id for c, or answers the refusal, or the page of
+// an approval no longer pending, and returns false.
+func (h *handler) pending(w http.ResponseWriter, r *http.Request, c tenant.Caller, id string) (connector.Approval, bool) {
+	a, ok := h.load(w, r, c, id)
+	if ok && a.Status != connector.ApprovalPending {
+		h.renderDecided(w, a)
+		return a, false
+	}
+	return a, ok
+}
+
 // load reads approval id for c, or answers the refusal and returns false.
 func (h *handler) load(w http.ResponseWriter, r *http.Request, c tenant.Caller, id string) (connector.Approval, bool) {
 	out, err := h.opts.Approver.ApprovalGet(r.Context(), c, connector.ApprovalInput{ID: id})
@@ -176,12 +187,8 @@ func (h *handler) show(w http.ResponseWriter, r *http.Request, id string) {
 	if !ok {
 		return
 	}
-	a, ok := h.load(w, r, c, id)
+	a, ok := h.pending(w, r, c, id)
 	if !ok {
-		return
-	}
-	if a.Status != connector.ApprovalPending {
-		h.renderDecided(w, a)
 		return
 	}
 	nonce := h.nonce(r)
@@ -248,12 +255,8 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request, id string) {
 			Message: "The form was not issued to you for this approval, or it is too old: reload the page, then decide again."})
 		return
 	}
-	a, ok := h.load(w, r, c, id)
+	a, ok := h.pending(w, r, c, id)
 	if !ok {
-		return
-	}
-	if a.Status != connector.ApprovalPending {
-		h.renderDecided(w, a)
 		return
 	}
 	decideFn, title := h.opts.Approver.Approve, "Approved"
