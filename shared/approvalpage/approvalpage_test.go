@@ -108,7 +108,12 @@ func TestPageShowsThePendingCallPlainlyAndEscaped(t *testing.T) {
 }
 
 func TestDecisions(t *testing.T) {
-	e := newEnv(t)
+	for _, via := range approvers {
+		t.Run(via.name, func(t *testing.T) { testDecisions(t, newEnvWith(t, via.build)) })
+	}
+}
+
+func testDecisions(t *testing.T, e *env) {
 	bob := tenant.Caller{Tenant: e.alice.Tenant, Principal: "bob"}
 	mallory := newCaller("alice") // another tenant's alice
 	tests := []struct {
@@ -246,7 +251,12 @@ func TestAnApprovedCallRunsOnceOnRetry(t *testing.T) {
 }
 
 func TestRefusals(t *testing.T) {
-	e := newEnv(t)
+	for _, via := range approvers {
+		t.Run(via.name, func(t *testing.T) { testRefusals(t, newEnvWith(t, via.build)) })
+	}
+}
+
+func testRefusals(t *testing.T, e *env) {
 	expired := e.ask(t, e.alice, "20 EUR")
 	e.now.Advance(connector.DefaultPageApprovalTTL - time.Second)
 	id := e.ask(t, e.alice, "10 EUR") // fresh, while expired's time is up

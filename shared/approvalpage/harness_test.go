@@ -14,12 +14,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/approvalpage"
+	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/keyfile"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/netguard"
 	"github.com/switchboard-dev/switchboard/shared/seal/localkey"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
@@ -43,7 +47,51 @@ type env struct {
 	alice   tenant.Caller
 }
 
-func newEnv(t *testing.T) *env {
+// approvers are the ways the page reaches the connector service: in process
+// (the local server) and through a function (AWS).
+var approvers = []struct {
+	name  string
+	build func(t *testing.T, svc *connector.Service) approvalpage.Approver
+}{
+	{"in process", func(t *testing.T, svc *connector.Service) approvalpage.Approver { return svc }},
+	{"through a function", remote},
+}
+
+// remote serves svc's approvals as three tools of a function "connectors",
+// run by lambdafn in an invoke.Local, and returns the Remote that calls them.
+func remote(t *testing.T, svc *connector.Service) approvalpage.Approver {
+	tool := func(name string) *catalog.Tool {
+		return &catalog.Tool{Name: name, Function: "connectors",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"],"additionalProperties":false}`)}
+	}
+	deps := lambdafn.Deps{}
+	fn := byTool{
+		"approval_get":     lambdafn.Tool(tool("approval_get"), deps, svc.ApprovalGet),
+		"approval_approve": lambdafn.Tool(tool("approval_approve"), deps, svc.Approve),
+		"approval_deny":    lambdafn.Tool(tool("approval_deny"), deps, svc.Deny),
+	}
+	inv := invoke.NewLocal(map[string]lambda.Handler{"connectors": fn}, nil)
+	return approvalpage.Remote{Invoker: inv, Function: "connectors", GetTool: "approval_get", ApproveTool: "approval_approve", DenyTool: "approval_deny"}
+}
+
+// byTool is a function serving several tools, each by its own handler.
+type byTool map[string]lambda.Handler
+
+func (b byTool) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	req, err := invoke.Decode(payload)
+	if err != nil {
+		return nil, err
+	}
+	h, ok := b[req.Tool]
+	if !ok {
+		return nil, fmt.Errorf("no tool %q", req.Tool)
+	}
+	return h.Invoke(ctx, payload)
+}
+
+func newEnv(t *testing.T) *env { return newEnvWith(t, approvers[0].build) }
+
+func newEnvWith(t *testing.T, approver func(*testing.T, *connector.Service) approvalpage.Approver) *env {
 	e := &env{now: &clock{}}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1.0.0"}, nil)
 	type chargeIn struct {
@@ -75,7 +123,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.page, err = approvalpage.New(approvalpage.Options{Approver: e.svc, Authenticate: authenticate, Tokens: keys,
+	e.page, err = approvalpage.New(approvalpage.Options{Approver: approver(t, e.svc), Authenticate: authenticate, Tokens: keys,
 		AllowOrigin: func(o string) bool { return o == "https://console.example.com" }, Now: e.now.Now,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	if err != nil {
