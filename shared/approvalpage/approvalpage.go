@@ -27,25 +27,50 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"html/template"
+	"html"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
-// Approver reads and decides the approvals of the page flow.
-// [*connector.Service] is one (in process, locally); on AWS the gateway
-// would give one that invokes the connectors function.
+// Approval is a pending or decided approval of a connector call, as the
+// page shows it (package connector's Approval, whose JSON it reads).
+type Approval struct {
+	ID        string    `json:"id"`
+	Connector string    `json:"connector"`
+	Tool      string    `json:"tool"`
+	Arguments string    `json:"arguments"` // a summary of the call's arguments
+	Principal string    `json:"principal"`
+	Status    string    `json:"status"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// Statuses of an approval, package connector's.
+const (
+	StatusPending  = "PENDING"
+	StatusGranted  = "GRANTED"
+	StatusDenied   = "DENIED"
+	StatusConsumed = "CONSUMED"
+	StatusExpired  = "EXPIRED"
+)
+
+// Approver reads and decides the approvals of the page flow, for the caller
+// only, with package fault's kinds: not found for an id not in the caller's
+// tenant, invalid for another principal's approval or (deciding) an expired
+// one, conflict for one already decided. [Remote] calls the connectors
+// function; approvalpage/local adapts the connector service in process.
+// This package does not import package connector, so the gateway links the
+// page without it.
 type Approver interface {
-	ApprovalGet(ctx context.Context, c tenant.Caller, in connector.ApprovalInput) (connector.ApprovalOutput, error)
-	Approve(ctx context.Context, c tenant.Caller, in connector.ApprovalInput) (connector.ApprovalOutput, error)
-	Deny(ctx context.Context, c tenant.Caller, in connector.ApprovalInput) (connector.ApprovalOutput, error)
+	Get(ctx context.Context, c tenant.Caller, id string) (Approval, error)
+	Approve(ctx context.Context, c tenant.Caller, id string) (Approval, error)
+	Deny(ctx context.Context, c tenant.Caller, id string) (Approval, error)
 }
 
 // Tokens seals and opens the page's CSRF tokens. [*elicit.Keyring] is one.
@@ -154,9 +179,9 @@ func (h *handler) caller(w http.ResponseWriter, r *http.Request) (tenant.Caller,
 
 // pending reads approval id for c, or answers the refusal, or the page of
 // an approval no longer pending, and returns false.
-func (h *handler) pending(w http.ResponseWriter, r *http.Request, c tenant.Caller, id string) (connector.Approval, bool) {
+func (h *handler) pending(w http.ResponseWriter, r *http.Request, c tenant.Caller, id string) (Approval, bool) {
 	a, ok := h.load(w, r, c, id)
-	if ok && a.Status != connector.ApprovalPending {
+	if ok && a.Status != StatusPending {
 		h.renderDecided(w, a)
 		return a, false
 	}
@@ -164,11 +189,11 @@ func (h *handler) pending(w http.ResponseWriter, r *http.Request, c tenant.Calle
 }
 
 // load reads approval id for c, or answers the refusal and returns false.
-func (h *handler) load(w http.ResponseWriter, r *http.Request, c tenant.Caller, id string) (connector.Approval, bool) {
-	out, err := h.opts.Approver.ApprovalGet(r.Context(), c, connector.ApprovalInput{ID: id})
+func (h *handler) load(w http.ResponseWriter, r *http.Request, c tenant.Caller, id string) (Approval, bool) {
+	a, err := h.opts.Approver.Get(r.Context(), c, id)
 	switch kindOf(err) {
 	case "":
-		return out.Approval, true
+		return a, true
 	case fault.KindNotFound:
 		h.render(w, http.StatusNotFound, page{Title: "No such approval",
 			Message: "There is no such approval for your tenant: it never existed, or it expired a while ago. Call the tool again to be asked again."})
@@ -179,7 +204,7 @@ func (h *handler) load(w http.ResponseWriter, r *http.Request, c tenant.Caller, 
 		h.log.ErrorContext(r.Context(), "approval page: reading the approval failed", "approval_id", id, "error", err)
 		h.render(w, http.StatusServiceUnavailable, page{Title: "Try again shortly", Message: "The approval could not be read; reload the page in a moment."})
 	}
-	return connector.Approval{}, false
+	return Approval{}, false
 }
 
 func (h *handler) show(w http.ResponseWriter, r *http.Request, id string) {
@@ -205,8 +230,8 @@ func (h *handler) show(w http.ResponseWriter, r *http.Request, id string) {
 
 // renderDecided shows an approval that is no longer pending: 410 for one
 // expired, 409 for one decided or used.
-func (h *handler) renderDecided(w http.ResponseWriter, a connector.Approval) {
-	if a.Status == connector.ApprovalExpired {
+func (h *handler) renderDecided(w http.ResponseWriter, a Approval) {
+	if a.Status == StatusExpired {
 		h.render(w, http.StatusGone, page{Title: "This approval expired", Approval: &a,
 			Message: "Nothing was called. Call the tool again to be asked again."})
 		return
@@ -216,11 +241,11 @@ func (h *handler) renderDecided(w http.ResponseWriter, a connector.Approval) {
 
 func decidedMessage(status string) string {
 	switch status {
-	case connector.ApprovalGranted:
+	case StatusGranted:
 		return "This call was already approved: your MCP client may now call again with the approval id."
-	case connector.ApprovalDenied:
+	case StatusDenied:
 		return "This call was already denied: it will not run."
-	case connector.ApprovalConsumed:
+	case StatusConsumed:
 		return "This call was approved and has run; an approval is used once."
 	}
 	return "This approval can no longer be decided."
@@ -255,18 +280,16 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request, id string) {
 			Message: "The form was not issued to you for this approval, or it is too old: reload the page, then decide again."})
 		return
 	}
-	a, ok := h.pending(w, r, c, id)
-	if !ok {
+	if _, ok := h.pending(w, r, c, id); !ok {
 		return
 	}
 	decideFn, title := h.opts.Approver.Approve, "Approved"
 	if decision == "deny" {
 		decideFn, title = h.opts.Approver.Deny, "Denied"
 	}
-	out, err := decideFn(r.Context(), c, connector.ApprovalInput{ID: id})
+	a, err := decideFn(r.Context(), c, id)
 	switch kindOf(err) {
 	case "":
-		a = out.Approval
 		msg := "The call will run once, when your MCP client calls again with the approval id. You may close this page."
 		if decision == "deny" {
 			msg = "The call will not run. You may close this page."
@@ -366,18 +389,52 @@ func nonceCookie(r *http.Request, nonce string) *http.Cookie {
 // page is what the template shows.
 type page struct {
 	Title, Message string
-	Approval       *connector.Approval
+	Approval       *Approval
 	Token, Action  string
 }
 
+// render answers the page p. Every value it shows is escaped with
+// html.EscapeString and stands in a text node or a double-quoted attribute;
+// html/template would do the same, but linking it keeps every exported
+// method of the gateway's binary alive (text/template calls methods by
+// name), which made the deployed gateway 4 MB larger.
 func (h *handler) render(w http.ResponseWriter, status int, p page) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	tmpl.Execute(w, p)
+	e := html.EscapeString
+	var b strings.Builder
+	b.WriteString(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<meta name="referrer" content="no-referrer"><title>` + e(p.Title) + ` · Switchboard</title>
+<style>` + style + `</style></head>
+<body><h1>` + e(p.Title) + `</h1>
+<p id="message">` + e(p.Message) + `</p>
+`)
+	if a := p.Approval; a != nil {
+		b.WriteString(`<dl>
+<dt>Connector</dt><dd id="connector">` + e(a.Connector) + `</dd>
+<dt>Tool</dt><dd id="tool">` + e(a.Tool) + `</dd>
+<dt>Arguments</dt><dd><pre id="arguments">` + e(readable(a.Arguments)) + `</pre></dd>
+<dt>Asked by</dt><dd id="principal">` + e(a.Principal) + `</dd>
+<dt>Status</dt><dd id="status">` + e(a.Status) + `</dd>
+<dt>Expires</dt><dd id="expires">` + a.ExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC") + `</dd>
+<dt>Approval id</dt><dd><code id="approval-id">` + e(a.ID) + `</code></dd>
+</dl>
+`)
+	}
+	if p.Token != "" {
+		for _, d := range []struct{ value, label string }{{"approve", "Approve"}, {"deny", "Deny"}} {
+			b.WriteString(`<form method="post" action="` + e(p.Action) + `"><input type="hidden" name="csrf" value="` + e(p.Token) +
+				`"><button id="` + d.value + `" name="decision" value="` + d.value + `">` + d.label + `</button></form>
+`)
+		}
+	}
+	b.WriteString("</body></html>\n")
+	io.WriteString(w, b.String())
 }
 
 // readable returns an approval's summary of arguments indented, one field a
-// line, with <, > and & as themselves (the template escapes them for HTML);
+// line, with <, > and & as themselves (render escapes them for HTML);
 // a summary cut short, no longer JSON, as it is.
 func readable(summary string) string {
 	var v any
@@ -407,26 +464,3 @@ func styleHash() string {
 	sum := sha256.Sum256([]byte(style))
 	return base64.StdEncoding.EncodeToString(sum[:])
 }
-
-var tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
-	"when":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-	"readable": readable,
-}).Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<meta name="referrer" content="no-referrer"><title>{{.Title}} · Switchboard</title>
-<style>` + style + `</style></head>
-<body><h1>{{.Title}}</h1>
-<p id="message">{{.Message}}</p>
-{{with .Approval}}<dl>
-<dt>Connector</dt><dd id="connector">{{.Connector}}</dd>
-<dt>Tool</dt><dd id="tool">{{.Tool}}</dd>
-<dt>Arguments</dt><dd><pre id="arguments">{{readable .Arguments}}</pre></dd>
-<dt>Asked by</dt><dd id="principal">{{.Principal}}</dd>
-<dt>Status</dt><dd id="status">{{.Status}}</dd>
-<dt>Expires</dt><dd id="expires">{{when .ExpiresAt}}</dd>
-<dt>Approval id</dt><dd><code id="approval-id">{{.ID}}</code></dd>
-</dl>{{end}}
-{{if .Token}}<form method="post" action="{{.Action}}"><input type="hidden" name="csrf" value="{{.Token}}"><button id="approve" name="decision" value="approve">Approve</button></form>
-<form method="post" action="{{.Action}}"><input type="hidden" name="csrf" value="{{.Token}}"><button id="deny" name="decision" value="deny">Deny</button></form>{{end}}
-</body></html>
-`))

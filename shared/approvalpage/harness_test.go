@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/approvalpage"
+	"github.com/switchboard-dev/switchboard/shared/approvalpage/local"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
@@ -53,7 +54,7 @@ var approvers = []struct {
 	name  string
 	build func(t *testing.T, svc *connector.Service) approvalpage.Approver
 }{
-	{"in process", func(t *testing.T, svc *connector.Service) approvalpage.Approver { return svc }},
+	{"in process", func(t *testing.T, svc *connector.Service) approvalpage.Approver { return local.Approver{Service: svc} }},
 	{"through a function", remote},
 }
 

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -17,7 +16,7 @@ import (
 // connectors function alone reaches the connector service: it calls that
 // function's tools GetTool, ApproveTool and DenyTool (each taking
 // connector.ApprovalInput and answering connector.ApprovalOutput as
-// structured content, as lambdafn serves any tool) through Invoker, with the
+// structured content, {"approval": {...}}, as lambdafn serves any tool) through Invoker, with the
 // caller in the envelope as the gateway sends every call. A classified
 // refusal comes back with its kind, so the page answers the same statuses
 // as with the service in process.
@@ -27,41 +26,43 @@ type Remote struct {
 	GetTool, ApproveTool, DenyTool string
 }
 
-func (r Remote) ApprovalGet(ctx context.Context, c tenant.Caller, in connector.ApprovalInput) (connector.ApprovalOutput, error) {
-	return r.call(ctx, c, r.GetTool, in)
+func (r Remote) Get(ctx context.Context, c tenant.Caller, id string) (Approval, error) {
+	return r.call(ctx, c, r.GetTool, id)
 }
 
-func (r Remote) Approve(ctx context.Context, c tenant.Caller, in connector.ApprovalInput) (connector.ApprovalOutput, error) {
-	return r.call(ctx, c, r.ApproveTool, in)
+func (r Remote) Approve(ctx context.Context, c tenant.Caller, id string) (Approval, error) {
+	return r.call(ctx, c, r.ApproveTool, id)
 }
 
-func (r Remote) Deny(ctx context.Context, c tenant.Caller, in connector.ApprovalInput) (connector.ApprovalOutput, error) {
-	return r.call(ctx, c, r.DenyTool, in)
+func (r Remote) Deny(ctx context.Context, c tenant.Caller, id string) (Approval, error) {
+	return r.call(ctx, c, r.DenyTool, id)
 }
 
-func (r Remote) call(ctx context.Context, c tenant.Caller, tool string, in connector.ApprovalInput) (connector.ApprovalOutput, error) {
-	var out connector.ApprovalOutput
-	args, err := json.Marshal(in)
+func (r Remote) call(ctx context.Context, c tenant.Caller, tool, approvalID string) (Approval, error) {
+	var out struct {
+		Approval Approval `json:"approval"`
+	}
+	args, err := json.Marshal(map[string]string{"id": approvalID})
 	if err != nil {
-		return out, fmt.Errorf("approvalpage: encoding the arguments of %s: %w", tool, err)
+		return Approval{}, fmt.Errorf("approvalpage: encoding the arguments of %s: %w", tool, err)
 	}
 	id := newID()
 	resp, err := r.Invoker.Invoke(ctx, r.Function, &invoke.Request{Method: "tools/call", Tool: tool, Arguments: args,
 		Caller: c, RequestID: id, TraceID: id})
 	if err != nil {
-		return out, fault.Unavailable(err, "calling %s failed", tool)
+		return Approval{}, fault.Unavailable(err, "calling %s failed", tool)
 	}
 	if e := resp.Error; e != nil {
-		return out, &fault.Error{Kind: fault.Kind(e.Kind), Field: e.Field, Message: e.Message}
+		return Approval{}, &fault.Error{Kind: fault.Kind(e.Kind), Field: e.Field, Message: e.Message}
 	}
 	var res struct {
 		IsError           bool            `json:"isError"`
 		StructuredContent json.RawMessage `json:"structuredContent"`
 	}
 	if err := json.Unmarshal(resp.Result, &res); err != nil || res.IsError || json.Unmarshal(res.StructuredContent, &out) != nil {
-		return out, fmt.Errorf("approvalpage: %s answered no approval: %.200s", tool, resp.Result)
+		return Approval{}, fmt.Errorf("approvalpage: %s answered no approval: %.200s", tool, resp.Result)
 	}
-	return out, nil
+	return out.Approval, nil
 }
 
 func newID() string {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-dev/switchboard/shared/approvalpage/local"
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/keyfile"
@@ -48,7 +49,7 @@ func newApprovalsHarness(t *testing.T) *approvalsHarness {
 	a.harness = newHarness(t, func(o *gateway.Options) {
 		o.Anonymous = nil
 		a.svc = connector.New(storetest.OpenEmbedded(t), sealer, &connector.Options{CheckURL: guard.CheckURL, HTTPClient: guard.Client(10 * time.Second)})
-		o.Approvals = a.svc
+		o.Approvals = local.Approver{Service: a.svc}
 	})
 	t.Cleanup(func() { a.svc.Close() })
 	a.key = newKey(t, a.harness, "acme", "alice")
