@@ -99,3 +99,24 @@ go_install_once() {
 	GOBIN=$dir.tmp go install "$pkg@$version" || die "go install $pkg@$version failed"
 	mv "$dir.tmp" "$dir"
 }
+
+# ensure_chromium sets and exports SWITCHBOARD_CHROMIUM, the headless browser
+# the approval page's test drives (shared/approvalpage): the one it already
+# names, chromium on the PATH, or Debian's chromium, installed with apt-get
+# when running as root. Without one, it says so and that test skips.
+ensure_chromium() {
+	local p=${SWITCHBOARD_CHROMIUM:-}
+	[[ -n $p ]] || p=$(command -v chromium || command -v chromium-browser || true)
+	if [[ -z $p ]] && ((EUID == 0)) && command -v apt-get >/dev/null; then
+		echo "installing Debian's chromium for the approval page's browser test ..."
+		if DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null ||
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }; then
+			p=$(command -v chromium || true)
+		fi
+	fi
+	if [[ -z $p ]]; then
+		echo "WARNING: no Chromium (install Debian's chromium, or set SWITCHBOARD_CHROMIUM); the approval page's browser test will skip"
+		return 0
+	fi
+	export SWITCHBOARD_CHROMIUM=$p
+}

@@ -31,6 +31,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
+	"github.com/switchboard-dev/switchboard/shared/approvalpage"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
@@ -86,6 +87,9 @@ type Options struct {
 	// is used: its states then outlive neither the process nor reach another
 	// instance, which suits tests and a single local process only.
 	RequestStates *elicit.Keyring
+	// Approvals reads and decides the approvals of connector calls. If set,
+	// the gateway serves their page at /approvals/<id> (package approvalpage).
+	Approvals approvalpage.Approver
 }
 
 // Gateway serves the catalog's tools, resources and prompts. It is safe for

@@ -18,6 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
+	"github.com/switchboard-dev/switchboard/shared/approvalpage"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
 // callerKey is where the authenticated caller travels in a TokenInfo's Extra.
@@ -40,6 +42,14 @@ func (g *Gateway) Handler() http.Handler {
 	mux.HandleFunc("GET /servers/{name}/capabilities", g.serveCapabilities)
 	mux.HandleFunc("/.well-known/oauth-protected-resource", g.serveResourceMetadata)
 	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", g.serveResourceMetadata)
+	if g.opts.Approvals != nil {
+		page, err := approvalpage.New(approvalpage.Options{Approver: g.opts.Approvals, Authenticate: g.Authenticate,
+			Tokens: g.states, AllowOrigin: g.originAllowed, Logger: g.log})
+		if err != nil {
+			panic("gateway: " + err.Error()) // every option is set
+		}
+		mux.Handle(approvalpage.Prefix, page)
+	}
 	return g.logRequests(mux)
 }
 
@@ -122,15 +132,19 @@ func isLocalOrigin(u *url.URL) bool {
 	return false
 }
 
+// originAllowed reports whether browser requests from origin may call.
+func (g *Gateway) originAllowed(origin string) bool {
+	u, err := url.Parse(origin)
+	return err == nil && (slices.Contains(g.opts.AllowedOrigins, origin) || (g.opts.AllowLocalOrigins && isLocalOrigin(u)))
+}
+
 // checkOrigin refuses browser requests from origins not allowed, against DNS
 // rebinding and cross-site calls, and answers CORS for the allowed ones.
 func (g *Gateway) checkOrigin(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
 		if origin != "" {
-			u, err := url.Parse(origin)
-			allowed := err == nil && (slices.Contains(g.opts.AllowedOrigins, origin) || (g.opts.AllowLocalOrigins && isLocalOrigin(u)))
-			if !allowed {
+			if !g.originAllowed(origin) {
 				writeJSONRPCError(w, http.StatusForbidden, -32600, fmt.Sprintf("Origin %q is not allowed to call this server", origin))
 				return
 			}
@@ -168,6 +182,33 @@ func (g *Gateway) authenticate(h http.Handler) http.Handler {
 			AllowMissingExpiration: true, // keys live until revoked; expired ones are gone from the store
 		})(h).ServeHTTP(w, r)
 	})
+}
+
+// Authenticate returns who a plain HTTP request acts for, by the rules of
+// authenticate: the principal of its API key (a bearer token, or the
+// password of Basic credentials, which a browser asks for itself), or the
+// anonymous caller when it has none. The approval page uses it.
+func (g *Gateway) Authenticate(r *http.Request) (tenant.Caller, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" && g.opts.Anonymous != nil {
+		return *g.opts.Anonymous, nil
+	}
+	scheme, token, _ := strings.Cut(h, " ")
+	ok := strings.EqualFold(scheme, "Bearer")
+	if _, password, basic := r.BasicAuth(); basic {
+		token, ok = password, true
+	}
+	if !ok || token == "" || g.keys == nil {
+		return tenant.Caller{}, fmt.Errorf("%w: no API key", approvalpage.ErrUnauthenticated)
+	}
+	info, err := g.verify(r.Context(), token, r)
+	if errors.Is(err, auth.ErrInvalidToken) {
+		return tenant.Caller{}, fmt.Errorf("%w: %w", approvalpage.ErrUnauthenticated, err)
+	}
+	if err != nil {
+		return tenant.Caller{}, err
+	}
+	return info.Extra[callerKey].(tenant.Caller), nil
 }
 
 func (g *Gateway) verify(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
