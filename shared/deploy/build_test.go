@@ -349,8 +349,8 @@ var (
 	// The deployed gateway: the catalog, the gateway (its tools/call fast
 	// path reads requests with rawjson), API keys on the table, request
 	// states (elicit), and the Lambda Invoke API to invoke the tools
-	// (invoke/lambdaapi, which needs no SDK client).
-	gatewayCode = []string{"shared/apigw", "shared/apikey", "shared/catalog", "shared/coldstart", "shared/config", "shared/config/invoker",
+	// (invoke/lambdaapi, which needs no SDK client); the approval page.
+	gatewayCode = []string{"shared/apigw", "shared/apikey", "shared/approvalpage", "shared/catalog", "shared/coldstart", "shared/config", "shared/config/invoker",
 		"shared/elicit", "shared/fault", "shared/gateway", "shared/invoke", "shared/invoke/lambdaapi", "shared/keyfile", "shared/launch/lambdagateway",
 		"shared/rawjson", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant"}
 )
