@@ -45,7 +45,13 @@ const (
 	// EnvRequestStateKeys is the gateway's key ring for the request states of
 	// calls that ask the client for input (package elicit).
 	EnvRequestStateKeys = "SWITCHBOARD_REQUEST_STATE_KEYS"
+	// EnvRateLimits sets the callers' limits the gateway enforces
+	// ([Config.RateLimits]).
+	EnvRateLimits = "SWITCHBOARD_RATE_LIMITS"
 )
+
+// RateLimitsOff is the [EnvRateLimits] value that turns the limits off.
+const RateLimitsOff = "off"
 
 // FilePrefix marks a store setting that names a local path instead of an AWS resource.
 const FilePrefix = "file:"
@@ -79,6 +85,13 @@ type Config struct {
 	// JSON object of secrets by key id ({"k1":"..."}; on AWS, from Secrets
 	// Manager), or file:PATH of a key file, created on first use.
 	RequestStateKeys string
+	// RateLimits are the limits of every tenant without an override of its
+	// own ([EnvRateLimits]): ratelimit.ParseLimits's syntax over
+	// ratelimit.DefaultLimits (empty: the defaults), or [RateLimitsOff].
+	// The local server's are off unless the variable is set. The gateway
+	// parses them (gateway.RateLimits), so that the tool functions, which
+	// enforce none, do not link the limiter.
+	RateLimits string
 
 	aws    *aws.Config         // loaded once, by AWS
 	getenv func(string) string // FromEnv's; nil means os.Getenv
@@ -96,6 +109,7 @@ func FromEnv(getenv func(string) string) Config {
 		Providers:        providersFromEnv(getenv),
 		PipelineARN:      getenv(EnvPipelineARN),
 		RequestStateKeys: getenv(EnvRequestStateKeys),
+		RateLimits:       getenv(EnvRateLimits),
 		getenv:           getenv,
 	}
 	for _, o := range strings.Split(getenv(EnvAllowedOrigins), ",") {
@@ -114,6 +128,7 @@ func Local(dir string) Config {
 		AnonymousTenant: tenant.Local,
 
 		RequestStateKeys: FilePrefix + filepath.Join(dir, "request-state-keys.json"),
+		RateLimits:       RateLimitsOff,
 	}
 }
 

@@ -17,11 +17,12 @@ func TestFromEnvReadsEveryVariable(t *testing.T) {
 		config.EnvTable: "switchboard-Table-1", config.EnvBucket: "switchboard-bucket", config.EnvFunctionPrefix: "switchboard-",
 		config.EnvAllowedOrigins: " https://a.example.com, ,https://b.example.com", config.EnvAnonymousTenant: "demo",
 		config.EnvRequestStateKeys: keyring, "AWS_LAMBDA_FUNCTION_NAME": "switchboard-gateway",
+		config.EnvRateLimits: "tenant_rate=5",
 	}
 	got := config.FromEnv(func(k string) string { return env[k] })
 	want := config.Config{Table: "switchboard-Table-1", Bucket: "switchboard-bucket", FunctionPrefix: "switchboard-",
 		AllowedOrigins: []string{"https://a.example.com", "https://b.example.com"}, AnonymousTenant: "demo", InLambda: true,
-		RequestStateKeys: keyring}
+		RequestStateKeys: keyring, RateLimits: "tenant_rate=5"}
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(config.Config{})); diff != "" {
 		t.Errorf("FromEnv mismatch (-want +got):\n%s", diff)
 	}

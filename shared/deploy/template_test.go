@@ -403,6 +403,16 @@ func TestTheGatewayCanOnlyInvokeTheStackAndReadApiKeys(t *testing.T) {
 				"Resource":  []any{getAtt("Table.Arn")},
 				"Condition": map[string]any{"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": strs(apikey.Partition)}},
 			},
+			map[string]any{
+				"Sid": "ReadRateLimitOverrides", "Effect": "Allow", "Action": strs("dynamodb:GetItem"),
+				"Resource":  []any{getAtt("Table.Arn")},
+				"Condition": map[string]any{"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": strs("_limits")}},
+			},
+			map[string]any{
+				"Sid": "KeepRateLimits", "Effect": "Allow", "Action": strs("dynamodb:GetItem", "dynamodb:PutItem"),
+				"Resource":  []any{getAtt("Table.Arn")},
+				"Condition": map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": strs("t#*#limits")}},
+			},
 		}}},
 	}
 	if diff := cmp.Diff(want, only(got, want)); diff != "" {

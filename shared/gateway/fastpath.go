@@ -484,16 +484,22 @@ var (
 	keepAlive   = []string{"keep-alive"}[:1:1]
 )
 
-// invoke calls a function as [Gateway.invoke] does, under ctx, which ends
-// with the request: for its payload as the function wrote it if the invoker
+// invoke calls a function as [Gateway.invoke] does (admitted within the
+// caller's limits first), under ctx, which ends with the request: for its payload as the function wrote it if the invoker
 // can give it (raw), else its response.
 func (f *fastPath) invoke(ctx context.Context, function string, env *invoke.Request) (*invoke.Response, []byte, error) {
-	if ri, ok := f.g.opts.Invoker.(invoke.RawInvoker); ok {
-		raw, err := await(ctx, func(ctx context.Context) ([]byte, error) { return ri.InvokeRaw(ctx, function, env) })
-		return nil, raw, err
+	ri, ok := f.g.opts.Invoker.(invoke.RawInvoker)
+	if !ok {
+		resp, err := f.g.invoke(ctx, function, env)
+		return resp, nil, err
 	}
-	resp, err := f.g.invoke(ctx, function, env)
-	return resp, nil, err
+	release, refused := f.g.admit(ctx, function, env)
+	if refused != nil {
+		return refused, nil, nil
+	}
+	defer release()
+	raw, err := await(ctx, func(ctx context.Context) ([]byte, error) { return ri.InvokeRaw(ctx, function, env) })
+	return nil, raw, err
 }
 
 // appendPayload appends the answer to a call whose function answered

@@ -34,6 +34,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/ratelimit"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -86,6 +87,10 @@ type Options struct {
 	// is used: its states then outlive neither the process nor reach another
 	// instance, which suits tests and a single local process only.
 	RequestStates *elicit.Keyring
+	// Limiter holds each caller to its tenant's and principal's limits
+	// before a tool's function is invoked (admit.go). If nil, calls are not
+	// limited.
+	Limiter *ratelimit.Limiter
 }
 
 // Gateway serves the catalog's tools, resources and prompts. It is safe for

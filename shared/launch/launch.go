@@ -33,6 +33,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/launch/lambdagateway"
 	"github.com/switchboard-dev/switchboard/shared/local"
+	"github.com/switchboard-dev/switchboard/shared/ratelimit"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -101,6 +102,9 @@ func Gateway(args []string, extras Extras) int {
 func localGateway(ctx context.Context, addr, data string, stdio bool, extras Extras, stdout, stderr io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg := config.Local(data)
+	if spec, set := os.LookupEnv(config.EnvRateLimits); set {
+		cfg.RateLimits = spec
+	}
 	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open}, stderr)
 	if err != nil {
 		return err
@@ -131,6 +135,13 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 		AllowLocalOrigins: true,
 		Logger:            logger,
 		RequestStates:     states,
+	}
+	limits, limited, err := gateway.RateLimits(cfg.RateLimits, cat)
+	if err != nil {
+		return fmt.Errorf("%s: %w", config.EnvRateLimits, err)
+	}
+	if limited {
+		opts.Limiter = ratelimit.New(deps.Table, &ratelimit.Options{Defaults: &limits, Logger: logger})
 	}
 	haveKeys, err := keys.Any(ctx)
 	if err != nil {
