@@ -406,8 +406,9 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 	// The request's own context: the go-sdk's ends with the request too
 	// (withRequestEnd), and keeps its values.
 	ctx := r.Context()
-	caller, err := g.caller(&mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context())})
-	if err != nil {
+	extra := &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context())}
+	caller, err := g.caller(extra)
+	if err != nil || !allows(extra, t) { // the go-sdk refuses it
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		f.next.ServeHTTP(w, r)
 		return

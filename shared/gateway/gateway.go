@@ -91,6 +91,10 @@ type Options struct {
 	// before a tool's function is invoked (admit.go). If nil, calls are not
 	// limited.
 	Limiter *ratelimit.Limiter
+	// OAuth, if set, also admits JWT access tokens, serves the protected
+	// resource metadata for them, and the authorization-server facade if
+	// it has one (oauth.go). If nil, API keys are the only bearer tokens.
+	OAuth *OAuth
 }
 
 // Gateway serves the catalog's tools, resources and prompts. It is safe for
@@ -124,6 +128,9 @@ func New(opts Options) (*Gateway, error) {
 		if err := tenant.Validate(opts.Anonymous.Tenant); err != nil {
 			return nil, fmt.Errorf("gateway: anonymous caller: %w", err)
 		}
+	}
+	if o := opts.OAuth; o != nil && (o.Validator == nil || o.Metadata.Resource == "") {
+		return nil, errors.New("gateway: OAuth needs a Validator and the resource's metadata")
 	}
 	if opts.MaxBodyBytes == 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes

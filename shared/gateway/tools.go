@@ -25,6 +25,9 @@ func (g *Gateway) callTool(t *catalog.Tool) mcp.ToolHandler {
 		if err != nil {
 			return nil, err
 		}
+		if !allows(req.Extra, t) { // checkScopes answers 403 first; this is the backstop
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "this access token's scopes do not allow calling " + t.Name}
+		}
 		env := &invoke.Request{
 			Method: invoke.MethodCallTool, Tool: t.Name, Arguments: req.Params.Arguments,
 			Caller: caller, RequestID: newID(), TraceID: traceID(headerOf(req.Extra)),
