@@ -351,7 +351,7 @@ var (
 	// states (elicit), and the Lambda Invoke API to invoke the tools
 	// (invoke/lambdaapi, which needs no SDK client).
 	gatewayCode = []string{"shared/apigw", "shared/apikey", "shared/catalog", "shared/coldstart", "shared/config", "shared/config/invoker",
-		"shared/elicit", "shared/fault", "shared/gateway", "shared/oauth", "shared/invoke", "shared/invoke/lambdaapi", "shared/launch/lambdagateway",
+		"shared/config/authz", "shared/elicit", "shared/fault", "shared/gateway", "shared/netguard", "shared/oauth", "shared/invoke", "shared/invoke/lambdaapi", "shared/launch/lambdagateway",
 		"shared/ratelimit", "shared/rawjson", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant"}
 )
 

@@ -121,8 +121,8 @@ func New(opts Options) (*Gateway, error) {
 	if opts.Catalog == nil || opts.Invoker == nil {
 		return nil, errors.New("gateway: Catalog and Invoker are required")
 	}
-	if opts.Keys == nil && opts.Anonymous == nil {
-		return nil, errors.New("gateway: with no Keys, an Anonymous caller is required")
+	if opts.Keys == nil && opts.Anonymous == nil && opts.OAuth == nil {
+		return nil, errors.New("gateway: with no Keys nor OAuth, an Anonymous caller is required")
 	}
 	if opts.Anonymous != nil {
 		if err := tenant.Validate(opts.Anonymous.Tenant); err != nil {

@@ -38,7 +38,9 @@ func newIssuer(t *testing.T) *issuer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pad := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(append(make([]byte, 32-len(b)), b...)) }
+	pad := func(b []byte) string {
+		return base64.RawURLEncoding.EncodeToString(append(make([]byte, 32-len(b)), b...))
+	}
 	set := oauth.JWKS{Keys: []oauth.JWK{{Kty: "EC", Kid: "k1", Use: "sig", Alg: "ES256", Crv: "P-256", X: pad(key.X.Bytes()), Y: pad(key.Y.Bytes())}}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

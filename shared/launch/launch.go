@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apikey/admin"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/authz"
 	"github.com/switchboard-dev/switchboard/shared/config/blobs"
 	"github.com/switchboard-dev/switchboard/shared/config/providers"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
@@ -105,6 +106,10 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 	if spec, set := os.LookupEnv(config.EnvRateLimits); set {
 		cfg.RateLimits = spec
 	}
+	cfg.OAuth = config.OAuthFromEnv(os.Getenv)
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
 	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open}, stderr)
 	if err != nil {
 		return err
@@ -139,6 +144,9 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 	limits, limited, err := gateway.RateLimits(cfg.RateLimits, cat)
 	if err != nil {
 		return fmt.Errorf("%s: %w", config.EnvRateLimits, err)
+	}
+	if opts.OAuth, err = authz.Open(cfg.OAuth, deps.Table, states, logger); err != nil {
+		return err
 	}
 	if limited {
 		opts.Limiter = ratelimit.New(deps.Table, &ratelimit.Options{Defaults: &limits, Logger: logger})

@@ -27,6 +27,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/coldstart"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/authz"
 	"github.com/switchboard-dev/switchboard/shared/config/invoker"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/ratelimit"
@@ -87,6 +88,9 @@ func Run(cat *catalog.Catalog) error {
 	limits, limited, err := gateway.RateLimits(cfg.RateLimits, cat)
 	if err != nil {
 		return fmt.Errorf("%s: %w", config.EnvRateLimits, err)
+	}
+	if opts.OAuth, err = authz.Open(cfg.OAuth, table, states, logger); err != nil {
+		return err
 	}
 	if limited {
 		opts.Limiter = ratelimit.New(table, &ratelimit.Options{Defaults: &limits, Logger: logger})
