@@ -31,6 +31,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/oauth"
 	"github.com/switchboard-dev/switchboard/shared/provider/bedrock"
 	"github.com/switchboard-dev/switchboard/shared/ratelimit"
 	"github.com/switchboard-dev/switchboard/shared/statemachine"
@@ -66,6 +67,8 @@ var Routes = []Route{
 	{"ServerCapabilities", "GET", "/servers/{name}/capabilities"},
 	{"ResourceMetadata", "GET", "/.well-known/oauth-protected-resource"},
 	{"ResourceMetadataMcp", "GET", "/.well-known/oauth-protected-resource/mcp"},
+	{"AuthorizationServerMetadata", "GET", "/.well-known/oauth-authorization-server"},
+	{"OAuth", "ANY", "/oauth/{proxy+}"},
 }
 
 // DefaultLogRetentionDays is the default of the LogRetentionDays parameter.
@@ -279,6 +282,11 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 			envVar{config.EnvAllowedOrigins, "!Ref AllowedOrigins"},
 			envVar{config.EnvAnonymousTenant, "!Ref AnonymousTenant"},
 			envVar{config.EnvRequestStateKeys, requestStateKeys},
+			envVar{config.EnvOAuthResource, "!Ref OAuthResource"},
+			envVar{config.EnvOAuthIssuer, "!Ref OAuthIssuer"},
+			envVar{config.EnvOAuthJWKSURL, "!Ref OAuthJwksUrl"},
+			envVar{config.EnvOAuthTenantClaim, "!Ref OAuthTenantClaim"},
+			envVar{config.EnvOAuthPrincipalClaim, "!Ref OAuthPrincipalClaim"},
 		)
 		var arns []string
 		for _, t := range targets {
@@ -291,6 +299,9 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 			{Sid: "ReadApiKeys", Actions: tableRead, Resources: []string{"!GetAtt Table.Arn"}, LeadingKeys: []string{apikey.Partition}},
 			// Rate limits: the operators' overrides, and each tenant's counters.
 			{Sid: "ReadRateLimitOverrides", Actions: []string{"dynamodb:GetItem"}, Resources: []string{"!GetAtt Table.Arn"}, LeadingKeys: []string{ratelimit.OverridePK}},
+			// The authorization-server facade's registered clients and spent grants.
+			{Sid: "KeepOAuthClients", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{"!GetAtt Table.Arn"},
+				LeadingKeys: []string{oauth.ClientPartition, oauth.ClientPartition + "#rate", oauth.SpentPartition}},
 			{Sid: "KeepRateLimits", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{"!GetAtt Table.Arn"}, LeadingKeyPatterns: []string{tenant.Key("*") + "limits"}},
 		}
 		tf.Routes = Routes
