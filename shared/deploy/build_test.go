@@ -325,7 +325,7 @@ var (
 	// configuration, whose STS and SSO clients Lambda never needs
 	// (config.lambdaAWS).
 	everyTool = []string{"infra", "shared/audit", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config",
-		"shared/elicit", "shared/fault", "shared/invoke", "shared/lambdafn", "shared/pipeline", "shared/provider", "shared/provider/offline",
+		"shared/elicit", "shared/fault", "shared/invoke", "shared/keyfile", "shared/lambdafn", "shared/pipeline", "shared/provider", "shared/provider/offline",
 		"shared/rawjson", "shared/statemachine", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant", "shared/text"}
 	everyClient = []string{"dynamodb"}
 	// The domain code each family's bindings may link. A function of package
@@ -351,7 +351,7 @@ var (
 	// states (elicit), and the Lambda Invoke API to invoke the tools
 	// (invoke/lambdaapi, which needs no SDK client).
 	gatewayCode = []string{"shared/apigw", "shared/apikey", "shared/catalog", "shared/coldstart", "shared/config", "shared/config/invoker",
-		"shared/config/authz", "shared/elicit", "shared/fault", "shared/gateway", "shared/netguard", "shared/oauth", "shared/invoke", "shared/invoke/lambdaapi", "shared/launch/lambdagateway",
+		"shared/config/authz", "shared/elicit", "shared/fault", "shared/gateway", "shared/netguard", "shared/oauth", "shared/invoke", "shared/invoke/lambdaapi", "shared/keyfile", "shared/launch/lambdagateway",
 		"shared/ratelimit", "shared/rawjson", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant"}
 )
 
