@@ -61,10 +61,12 @@ func (g *Gateway) authenticateToken(w http.ResponseWriter, r *http.Request, toke
 		if ch != (oauth.Challenge{}) {
 			w.Header().Set("WWW-Authenticate", ch.String())
 		}
+		msg := err.Error()
 		if status != http.StatusUnauthorized {
 			g.log.ErrorContext(r.Context(), "validating an access token failed", "error", err)
+			msg = "authentication is unavailable; retry shortly"
 		}
-		writeJSONRPCError(w, status, -32600, err.Error())
+		writeJSONRPCError(w, status, -32600, msg)
 		return
 	}
 	c := grant.Caller

@@ -163,3 +163,20 @@ func TestAccessTokensAreCheckedBesideAPIKeys(t *testing.T) {
 		t.Errorf("protected resource metadata: %d %s", meta.status, meta.body)
 	}
 }
+
+// An issuer whose keys cannot be fetched makes a token unverifiable, not
+// invalid: 503 without a challenge, so the host retries rather than signing
+// in again.
+func TestAnUnreachableIssuerIsUnavailableNotUnauthorized(t *testing.T) {
+	is := newIssuer(t)
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	gone := *is
+	gone.jwks = down.URL
+	url, _ := oauthGateway(t, &gone)
+	token := is.mint(t, "ES256", is.claims(url+"/mcp", oauth.ScopeWrite))
+	resp := post(t, url+"/mcp", map[string]string{"Authorization": "Bearer " + token, "Mcp-Protocol-Version": "2025-11-25"}, initialize("2025-11-25"))
+	if resp.status != http.StatusServiceUnavailable || resp.header.Get("WWW-Authenticate") != "" || !strings.Contains(resp.body, "retry shortly") {
+		t.Errorf("got %d with WWW-Authenticate %q (%s), want 503 without a challenge", resp.status, resp.header.Get("WWW-Authenticate"), resp.body)
+	}
+}
