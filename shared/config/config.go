@@ -45,7 +45,71 @@ const (
 	// EnvRequestStateKeys is the gateway's key ring for the request states of
 	// calls that ask the client for input (package elicit).
 	EnvRequestStateKeys = "SWITCHBOARD_REQUEST_STATE_KEYS"
+	// EnvRateLimits sets the callers' limits the gateway enforces
+	// ([Config.RateLimits]).
+	EnvRateLimits = "SWITCHBOARD_RATE_LIMITS"
 )
+
+// The gateway's OAuth settings (package config/authz builds them); README's
+// OAuth section describes each.
+const (
+	EnvOAuthResource             = "SWITCHBOARD_OAUTH_RESOURCE"
+	EnvOAuthIssuer               = "SWITCHBOARD_OAUTH_ISSUER"
+	EnvOAuthJWKSURL              = "SWITCHBOARD_OAUTH_JWKS_URL"
+	EnvOAuthAlgorithms           = "SWITCHBOARD_OAUTH_ALGORITHMS"
+	EnvOAuthTenantClaim          = "SWITCHBOARD_OAUTH_TENANT_CLAIM"
+	EnvOAuthPrincipalClaim       = "SWITCHBOARD_OAUTH_PRINCIPAL_CLAIM"
+	EnvOAuthDefaultTenant        = "SWITCHBOARD_OAUTH_DEFAULT_TENANT"
+	EnvOAuthScopes               = "SWITCHBOARD_OAUTH_SCOPES"
+	EnvOAuthFacade               = "SWITCHBOARD_OAUTH_FACADE"
+	EnvOAuthProviderIssuer       = "SWITCHBOARD_OAUTH_PROVIDER_ISSUER"
+	EnvOAuthProviderClientID     = "SWITCHBOARD_OAUTH_PROVIDER_CLIENT_ID"
+	EnvOAuthProviderClientSecret = "SWITCHBOARD_OAUTH_PROVIDER_CLIENT_SECRET"
+	EnvOAuthSigningKeys          = "SWITCHBOARD_OAUTH_SIGNING_KEYS"
+)
+
+// OAuth is the gateway's OAuth configuration: off when Resource is empty.
+type OAuth struct {
+	// Resource is the MCP endpoint's URL, every token's audience.
+	Resource string
+	// Issuer, JWKSURL, Algorithms: an external issuer whose JWTs are
+	// accepted (when Facade is off).
+	Issuer, JWKSURL string
+	Algorithms      []string
+	// TenantClaim, PrincipalClaim, DefaultTenant: where the caller comes from.
+	TenantClaim, PrincipalClaim, DefaultTenant string
+	// Scopes are the scope rules as JSON; empty for the defaults.
+	Scopes string
+	// Facade is "on" to serve the authorization-server facade in front of
+	// the provider; "" or "off" not to.
+	Facade string
+	// ProviderIssuer, ProviderClientID, ProviderClientSecret: the facade's
+	// OpenID provider and its client there.
+	ProviderIssuer, ProviderClientID, ProviderClientSecret string
+	// SigningKeys are the facade's access-token keys, {"id":"<PEM>"}.
+	SigningKeys string
+}
+
+// OAuthFromEnv reads the OAuth settings through getenv.
+func OAuthFromEnv(getenv func(string) string) OAuth {
+	o := OAuth{
+		Resource: getenv(EnvOAuthResource), Issuer: getenv(EnvOAuthIssuer), JWKSURL: getenv(EnvOAuthJWKSURL),
+		TenantClaim: getenv(EnvOAuthTenantClaim), PrincipalClaim: getenv(EnvOAuthPrincipalClaim),
+		DefaultTenant: getenv(EnvOAuthDefaultTenant), Scopes: getenv(EnvOAuthScopes),
+		Facade:         getenv(EnvOAuthFacade),
+		ProviderIssuer: getenv(EnvOAuthProviderIssuer), ProviderClientID: getenv(EnvOAuthProviderClientID),
+		ProviderClientSecret: getenv(EnvOAuthProviderClientSecret), SigningKeys: getenv(EnvOAuthSigningKeys),
+	}
+	for _, a := range strings.Split(getenv(EnvOAuthAlgorithms), ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			o.Algorithms = append(o.Algorithms, a)
+		}
+	}
+	return o
+}
+
+// RateLimitsOff is the [EnvRateLimits] value that turns the limits off.
+const RateLimitsOff = "off"
 
 // FilePrefix marks a store setting that names a local path instead of an AWS resource.
 const FilePrefix = "file:"
@@ -79,6 +143,16 @@ type Config struct {
 	// JSON object of secrets by key id ({"k1":"..."}; on AWS, from Secrets
 	// Manager), or file:PATH of a key file, created on first use.
 	RequestStateKeys string
+	// RateLimits are the limits of every tenant without an override of its
+	// own ([EnvRateLimits]): ratelimit.ParseLimits's syntax over
+	// ratelimit.DefaultLimits (empty: the defaults), or [RateLimitsOff].
+	// The local server's are off unless the variable is set. The gateway
+	// parses them (gateway.RateLimits), so that the tool functions, which
+	// enforce none, do not link the limiter.
+	RateLimits string
+	// OAuth are the gateway's OAuth settings (the SWITCHBOARD_OAUTH_*
+	// variables); off unless OAuth.Resource is set.
+	OAuth OAuth
 
 	aws    *aws.Config         // loaded once, by AWS
 	getenv func(string) string // FromEnv's; nil means os.Getenv
@@ -96,6 +170,8 @@ func FromEnv(getenv func(string) string) Config {
 		Providers:        providersFromEnv(getenv),
 		PipelineARN:      getenv(EnvPipelineARN),
 		RequestStateKeys: getenv(EnvRequestStateKeys),
+		RateLimits:       getenv(EnvRateLimits),
+		OAuth:            OAuthFromEnv(getenv),
 		getenv:           getenv,
 	}
 	for _, o := range strings.Split(getenv(EnvAllowedOrigins), ",") {
@@ -114,6 +190,7 @@ func Local(dir string) Config {
 		AnonymousTenant: tenant.Local,
 
 		RequestStateKeys: FilePrefix + filepath.Join(dir, "request-state-keys.json"),
+		RateLimits:       RateLimitsOff,
 	}
 }
 
@@ -143,6 +220,38 @@ func (c Config) Validate() error {
 	if k := c.RequestStateKeys; k != "" && !strings.HasPrefix(k, FilePrefix) {
 		if _, err := elicit.ParseKeyring(k); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", EnvRequestStateKeys, err))
+		}
+	}
+	errs = append(errs, c.OAuth.validate())
+	return errors.Join(errs...)
+}
+
+// validate checks the OAuth settings' presence and form; package
+// config/authz checks the rest (URLs, keys, scope rules) as it builds them.
+func (o OAuth) validate() error {
+	var errs []error
+	if o.Facade != "" && o.Facade != "on" && o.Facade != "off" {
+		errs = append(errs, fmt.Errorf("%s: %q is neither on nor off", EnvOAuthFacade, o.Facade))
+	}
+	if o.Resource == "" {
+		if o.Issuer != "" || o.Facade == "on" {
+			errs = append(errs, fmt.Errorf("%s is required with OAuth: the MCP endpoint's URL, https://.../mcp", EnvOAuthResource))
+		}
+		return errors.Join(errs...)
+	}
+	switch {
+	case o.Facade == "on":
+		for _, v := range [][2]string{{EnvOAuthProviderIssuer, o.ProviderIssuer}, {EnvOAuthProviderClientID, o.ProviderClientID}, {EnvOAuthSigningKeys, o.SigningKeys}} {
+			if v[1] == "" {
+				errs = append(errs, fmt.Errorf("%s is required with %s=on", v[0], EnvOAuthFacade))
+			}
+		}
+	case o.Issuer == "":
+		errs = append(errs, fmt.Errorf("%s: with %s set, either %s or %s=on is required", EnvOAuthIssuer, EnvOAuthResource, EnvOAuthIssuer, EnvOAuthFacade))
+	}
+	if o.DefaultTenant != "" {
+		if err := tenant.Validate(o.DefaultTenant); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", EnvOAuthDefaultTenant, err))
 		}
 	}
 	return errors.Join(errs...)

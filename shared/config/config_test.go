@@ -17,11 +17,14 @@ func TestFromEnvReadsEveryVariable(t *testing.T) {
 		config.EnvTable: "switchboard-Table-1", config.EnvBucket: "switchboard-bucket", config.EnvFunctionPrefix: "switchboard-",
 		config.EnvAllowedOrigins: " https://a.example.com, ,https://b.example.com", config.EnvAnonymousTenant: "demo",
 		config.EnvRequestStateKeys: keyring, "AWS_LAMBDA_FUNCTION_NAME": "switchboard-gateway",
+		config.EnvRateLimits: "tenant_rate=5", config.EnvOAuthResource: "https://api.example.com/mcp",
+		config.EnvOAuthIssuer: "https://issuer.example.com", config.EnvOAuthAlgorithms: "ES256, RS256",
 	}
 	got := config.FromEnv(func(k string) string { return env[k] })
 	want := config.Config{Table: "switchboard-Table-1", Bucket: "switchboard-bucket", FunctionPrefix: "switchboard-",
 		AllowedOrigins: []string{"https://a.example.com", "https://b.example.com"}, AnonymousTenant: "demo", InLambda: true,
-		RequestStateKeys: keyring}
+		RequestStateKeys: keyring, RateLimits: "tenant_rate=5",
+		OAuth: config.OAuth{Resource: "https://api.example.com/mcp", Issuer: "https://issuer.example.com", Algorithms: []string{"ES256", "RS256"}}}
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(config.Config{})); diff != "" {
 		t.Errorf("FromEnv mismatch (-want +got):\n%s", diff)
 	}
@@ -42,6 +45,12 @@ func TestValidateNamesTheVariableAtFault(t *testing.T) {
 		{"BadTenant", config.Config{Table: "t", AnonymousTenant: "Not A Tenant"}, config.EnvAnonymousTenant},
 		{"BadOrigin", config.Config{Table: "t", AllowedOrigins: []string{"app.example.com"}}, config.EnvAllowedOrigins},
 		{"ShortRequestStateKey", config.Config{Table: "t", RequestStateKeys: `{"k1":"short"}`}, config.EnvRequestStateKeys},
+		{"OAuthFacadeNeitherOnNorOff", config.Config{Table: "t", OAuth: config.OAuth{Facade: "yes"}}, config.EnvOAuthFacade},
+		{"OAuthIssuerWithoutResource", config.Config{Table: "t", OAuth: config.OAuth{Issuer: "https://issuer.example.com"}}, config.EnvOAuthResource},
+		{"OAuthResourceWithoutIssuerOrFacade", config.Config{Table: "t", OAuth: config.OAuth{Resource: "https://api.example.com/mcp"}}, config.EnvOAuthIssuer},
+		{"OAuthFacadeWithoutProvider", config.Config{Table: "t", OAuth: config.OAuth{Resource: "https://api.example.com/mcp", Facade: "on", SigningKeys: "{}"}}, config.EnvOAuthProviderIssuer},
+		{"OAuthFacadeWithoutSigningKeys", config.Config{Table: "t", OAuth: config.OAuth{Resource: "https://api.example.com/mcp", Facade: "on", ProviderIssuer: "https://idp.example.com", ProviderClientID: "c"}}, config.EnvOAuthSigningKeys},
+		{"OAuthBadDefaultTenant", config.Config{Table: "t", OAuth: config.OAuth{Resource: "https://api.example.com/mcp", Issuer: "https://issuer.example.com", DefaultTenant: "Not A Tenant"}}, config.EnvOAuthDefaultTenant},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()

@@ -347,12 +347,12 @@ var (
 	pipelineCode  = []string{"shared/config/stepfunctions", "shared/pipeline/stepfunctions"}
 	invokerCode   = []string{"shared/config/invoker", "shared/invoke/lambdaapi"}
 	// The deployed gateway: the catalog, the gateway (its tools/call fast
-	// path reads requests with rawjson), API keys on the table, request
+	// path reads requests with rawjson), API keys and rate limits on the table, request
 	// states (elicit), and the Lambda Invoke API to invoke the tools
 	// (invoke/lambdaapi, which needs no SDK client); the approval page.
 	gatewayCode = []string{"shared/apigw", "shared/apikey", "shared/approvalpage", "shared/catalog", "shared/coldstart", "shared/config", "shared/config/invoker",
-		"shared/elicit", "shared/fault", "shared/gateway", "shared/invoke", "shared/invoke/lambdaapi", "shared/keyfile", "shared/launch/lambdagateway",
-		"shared/rawjson", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant"}
+		"shared/config/authz", "shared/elicit", "shared/fault", "shared/gateway", "shared/netguard", "shared/oauth", "shared/invoke", "shared/invoke/lambdaapi", "shared/keyfile", "shared/launch/lambdagateway",
+		"shared/ratelimit", "shared/rawjson", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant"}
 )
 
 // allowed returns the packages of this module and the AWS clients the

@@ -31,9 +31,12 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/oauth"
 	"github.com/switchboard-dev/switchboard/shared/provider/bedrock"
+	"github.com/switchboard-dev/switchboard/shared/ratelimit"
 	"github.com/switchboard-dev/switchboard/shared/statemachine"
 	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
 // GatewayPath is the gateway's folder under functions/.
@@ -64,6 +67,8 @@ var Routes = []Route{
 	{"ServerCapabilities", "GET", "/servers/{name}/capabilities"},
 	{"ResourceMetadata", "GET", "/.well-known/oauth-protected-resource"},
 	{"ResourceMetadataMcp", "GET", "/.well-known/oauth-protected-resource/mcp"},
+	{"AuthorizationServerMetadata", "GET", "/.well-known/oauth-authorization-server"},
+	{"OAuth", "ANY", "/oauth/{proxy+}"},
 }
 
 // DefaultLogRetentionDays is the default of the LogRetentionDays parameter.
@@ -138,6 +143,9 @@ type statement struct {
 	Actions     []string
 	Resources   []string
 	LeadingKeys []string
+	// LeadingKeyPatterns, if set, are the partition key patterns (StringLike:
+	// * and ? match) the statement's actions are limited to.
+	LeadingKeyPatterns []string
 	// Condition, if set, names the template condition under which the
 	// statement exists (Fn::If with AWS::NoValue otherwise).
 	Condition string
@@ -274,6 +282,11 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 			envVar{config.EnvAllowedOrigins, "!Ref AllowedOrigins"},
 			envVar{config.EnvAnonymousTenant, "!Ref AnonymousTenant"},
 			envVar{config.EnvRequestStateKeys, requestStateKeys},
+			envVar{config.EnvOAuthResource, "!Ref OAuthResource"},
+			envVar{config.EnvOAuthIssuer, "!Ref OAuthIssuer"},
+			envVar{config.EnvOAuthJWKSURL, "!Ref OAuthJwksUrl"},
+			envVar{config.EnvOAuthTenantClaim, "!Ref OAuthTenantClaim"},
+			envVar{config.EnvOAuthPrincipalClaim, "!Ref OAuthPrincipalClaim"},
 		)
 		var arns []string
 		for _, t := range targets {
@@ -284,6 +297,12 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 		tf.Statements = []statement{
 			{Sid: "InvokeFunctions", Actions: []string{"lambda:InvokeFunction"}, Resources: arns},
 			{Sid: "ReadApiKeys", Actions: tableRead, Resources: []string{"!GetAtt Table.Arn"}, LeadingKeys: []string{apikey.Partition}},
+			// Rate limits: the operators' overrides, and each tenant's counters.
+			{Sid: "ReadRateLimitOverrides", Actions: []string{"dynamodb:GetItem"}, Resources: []string{"!GetAtt Table.Arn"}, LeadingKeys: []string{ratelimit.OverridePK}},
+			// The authorization-server facade's registered clients and spent grants.
+			{Sid: "KeepOAuthClients", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{"!GetAtt Table.Arn"},
+				LeadingKeys: []string{oauth.ClientPartition, oauth.ClientPartition + "#rate", oauth.SpentPartition}},
+			{Sid: "KeepRateLimits", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{"!GetAtt Table.Arn"}, LeadingKeyPatterns: []string{tenant.Key("*") + "limits"}},
 		}
 		tf.Routes = Routes
 		return tf
@@ -423,10 +442,18 @@ func writeStatements(b *strings.Builder, statements []statement, indent int) {
 		for _, r := range st.Resources {
 			fmt.Fprintf(b, "%s  - %s\n", in, r)
 		}
-		if len(st.LeadingKeys) > 0 {
-			fmt.Fprintf(b, "%sCondition:\n%s  ForAllValues:StringEquals:\n%s    dynamodb:LeadingKeys:\n", in, in, in)
-			for _, k := range st.LeadingKeys {
-				fmt.Fprintf(b, "%s      - %s\n", in, quote(k))
+		if len(st.LeadingKeys)+len(st.LeadingKeyPatterns) > 0 {
+			fmt.Fprintf(b, "%sCondition:\n", in)
+		}
+		for _, c := range []struct {
+			op   string
+			keys []string
+		}{{"StringEquals", st.LeadingKeys}, {"StringLike", st.LeadingKeyPatterns}} {
+			if len(c.keys) > 0 {
+				fmt.Fprintf(b, "%s  ForAllValues:%s:\n%s    dynamodb:LeadingKeys:\n", in, c.op, in)
+				for _, k := range c.keys {
+					fmt.Fprintf(b, "%s      - %s\n", in, quote(k))
+				}
 			}
 		}
 	}

@@ -392,6 +392,11 @@ func TestTheGatewayCanOnlyInvokeTheStackAndReadApiKeys(t *testing.T) {
 			config.EnvRequestStateKeys: ifv("HasRequestStateKeysVersion",
 				sub("{{resolve:secretsmanager:${RequestStateKeys}:SecretString:::${RequestStateKeysVersion}}}"),
 				sub("{{resolve:secretsmanager:${RequestStateKeys}:SecretString}}")),
+			config.EnvOAuthResource:       ref("OAuthResource"),
+			config.EnvOAuthIssuer:         ref("OAuthIssuer"),
+			config.EnvOAuthJWKSURL:        ref("OAuthJwksUrl"),
+			config.EnvOAuthTenantClaim:    ref("OAuthTenantClaim"),
+			config.EnvOAuthPrincipalClaim: ref("OAuthPrincipalClaim"),
 		}},
 		"Policies": []any{map[string]any{"Statement": []any{
 			map[string]any{
@@ -402,6 +407,21 @@ func TestTheGatewayCanOnlyInvokeTheStackAndReadApiKeys(t *testing.T) {
 				"Sid": "ReadApiKeys", "Effect": "Allow", "Action": strs("dynamodb:GetItem", "dynamodb:Query"),
 				"Resource":  []any{getAtt("Table.Arn")},
 				"Condition": map[string]any{"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": strs(apikey.Partition)}},
+			},
+			map[string]any{
+				"Sid": "ReadRateLimitOverrides", "Effect": "Allow", "Action": strs("dynamodb:GetItem"),
+				"Resource":  []any{getAtt("Table.Arn")},
+				"Condition": map[string]any{"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": strs("_limits")}},
+			},
+			map[string]any{
+				"Sid": "KeepOAuthClients", "Effect": "Allow", "Action": strs("dynamodb:GetItem", "dynamodb:PutItem"),
+				"Resource":  []any{getAtt("Table.Arn")},
+				"Condition": map[string]any{"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": strs("_oauthclients", "_oauthclients#rate", "_oauthspent")}},
+			},
+			map[string]any{
+				"Sid": "KeepRateLimits", "Effect": "Allow", "Action": strs("dynamodb:GetItem", "dynamodb:PutItem"),
+				"Resource":  []any{getAtt("Table.Arn")},
+				"Condition": map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": strs("t#*#limits")}},
 			},
 		}}},
 	}
@@ -431,7 +451,8 @@ func TestTheGatewayServesEveryRouteOfTheHttpApi(t *testing.T) {
 	want := map[string]string{
 		"ANY /mcp": "2.0", "POST /jsonrpc": "2.0", "GET /health": "2.0", "GET /servers": "2.0",
 		"GET /servers/{name}/capabilities": "2.0", "GET /.well-known/oauth-protected-resource": "2.0",
-		"GET /.well-known/oauth-protected-resource/mcp": "2.0",
+		"GET /.well-known/oauth-protected-resource/mcp": "2.0", "GET /.well-known/oauth-authorization-server": "2.0",
+		"ANY /oauth/{proxy+}": "2.0",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("routes mismatch (-want +got):\n%s", diff)

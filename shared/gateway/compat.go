@@ -213,9 +213,13 @@ func (g *Gateway) dispatchCompat(r *http.Request, method string, params json.Raw
 // onto the seed's codes: bad arguments -32602, a missing conversation -32001,
 // anything else the tool reports -32002.
 func (g *Gateway) compatCall(r *http.Request, t *catalog.Tool, args json.RawMessage) (*mcp.CallToolResult, *rpcError) {
-	caller, err := g.caller(extraFrom(r))
+	extra := extraFrom(r)
+	caller, err := g.caller(extra)
 	if err != nil {
 		return nil, &rpcError{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
+	}
+	if !allows(extra, t) {
+		return nil, &rpcError{Code: jsonrpc.CodeInvalidRequest, Message: "this access token's scopes do not allow calling " + t.Name}
 	}
 	env := &invoke.Request{Method: invoke.MethodCallTool, Tool: t.Name, Arguments: args, Caller: caller, RequestID: newID(), TraceID: traceID(r.Header)}
 	resp, err := g.invoke(r.Context(), t.Function, env)

@@ -406,8 +406,9 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 	// The request's own context: the go-sdk's ends with the request too
 	// (withRequestEnd), and keeps its values.
 	ctx := r.Context()
-	caller, err := g.caller(&mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context())})
-	if err != nil {
+	extra := &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context())}
+	caller, err := g.caller(extra)
+	if err != nil || !allows(extra, t) { // the go-sdk refuses it
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		f.next.ServeHTTP(w, r)
 		return
@@ -484,16 +485,22 @@ var (
 	keepAlive   = []string{"keep-alive"}[:1:1]
 )
 
-// invoke calls a function as [Gateway.invoke] does, under ctx, which ends
-// with the request: for its payload as the function wrote it if the invoker
+// invoke calls a function as [Gateway.invoke] does (admitted within the
+// caller's limits first), under ctx, which ends with the request: for its payload as the function wrote it if the invoker
 // can give it (raw), else its response.
 func (f *fastPath) invoke(ctx context.Context, function string, env *invoke.Request) (*invoke.Response, []byte, error) {
-	if ri, ok := f.g.opts.Invoker.(invoke.RawInvoker); ok {
-		raw, err := await(ctx, func(ctx context.Context) ([]byte, error) { return ri.InvokeRaw(ctx, function, env) })
-		return nil, raw, err
+	ri, ok := f.g.opts.Invoker.(invoke.RawInvoker)
+	if !ok {
+		resp, err := f.g.invoke(ctx, function, env)
+		return resp, nil, err
 	}
-	resp, err := f.g.invoke(ctx, function, env)
-	return resp, nil, err
+	release, refused := f.g.admit(ctx, function, env)
+	if refused != nil {
+		return refused, nil, nil
+	}
+	defer release()
+	raw, err := await(ctx, func(ctx context.Context) ([]byte, error) { return ri.InvokeRaw(ctx, function, env) })
+	return nil, raw, err
 }
 
 // appendPayload appends the answer to a call whose function answered

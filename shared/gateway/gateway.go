@@ -35,6 +35,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/ratelimit"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -90,6 +91,14 @@ type Options struct {
 	// Approvals reads and decides the approvals of connector calls. If set,
 	// the gateway serves their page at /approvals/<id> (package approvalpage).
 	Approvals approvalpage.Approver
+	// Limiter holds each caller to its tenant's and principal's limits
+	// before a tool's function is invoked (admit.go). If nil, calls are not
+	// limited.
+	Limiter *ratelimit.Limiter
+	// OAuth, if set, also admits JWT access tokens, serves the protected
+	// resource metadata for them, and the authorization-server facade if
+	// it has one (oauth.go). If nil, API keys are the only bearer tokens.
+	OAuth *OAuth
 }
 
 // Gateway serves the catalog's tools, resources and prompts. It is safe for
@@ -116,13 +125,16 @@ func New(opts Options) (*Gateway, error) {
 	if opts.Catalog == nil || opts.Invoker == nil {
 		return nil, errors.New("gateway: Catalog and Invoker are required")
 	}
-	if opts.Keys == nil && opts.Anonymous == nil {
-		return nil, errors.New("gateway: with no Keys, an Anonymous caller is required")
+	if opts.Keys == nil && opts.Anonymous == nil && opts.OAuth == nil {
+		return nil, errors.New("gateway: with no Keys nor OAuth, an Anonymous caller is required")
 	}
 	if opts.Anonymous != nil {
 		if err := tenant.Validate(opts.Anonymous.Tenant); err != nil {
 			return nil, fmt.Errorf("gateway: anonymous caller: %w", err)
 		}
+	}
+	if o := opts.OAuth; o != nil && (o.Validator == nil || o.Metadata.Resource == "") {
+		return nil, errors.New("gateway: OAuth needs a Validator and the resource's metadata")
 	}
 	if opts.MaxBodyBytes == 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes

@@ -566,7 +566,7 @@ func TestProgressAndLogsFromAFunctionReachTheClient(t *testing.T) {
 }
 
 // stack runs every function in process over deps, as the local server does.
-func stack(t *testing.T, deps lambdafn.Deps) *local.Stack {
+func stack(t testing.TB, deps lambdafn.Deps) *local.Stack {
 	t.Helper()
 	s, err := local.New(local.Options{Deps: deps, Functions: handlers.All()})
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/approvalpage"
+	"github.com/switchboard-dev/switchboard/shared/oauth"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -40,8 +41,6 @@ func (g *Gateway) Handler() http.Handler {
 	mux.HandleFunc("GET /health", g.serveHealth)
 	mux.HandleFunc("GET /servers", g.serveServers)
 	mux.HandleFunc("GET /servers/{name}/capabilities", g.serveCapabilities)
-	mux.HandleFunc("/.well-known/oauth-protected-resource", g.serveResourceMetadata)
-	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", g.serveResourceMetadata)
 	if g.opts.Approvals != nil {
 		page, err := approvalpage.New(approvalpage.Options{Approver: g.opts.Approvals, Authenticate: g.Authenticate,
 			Tokens: g.states, AllowOrigin: g.originAllowed, Logger: g.log})
@@ -50,14 +49,26 @@ func (g *Gateway) Handler() http.Handler {
 		}
 		mux.Handle(approvalpage.Prefix, page)
 	}
+	if o := g.opts.OAuth; o != nil {
+		for _, path := range oauth.MetadataPaths(o.Metadata.Resource) {
+			mux.Handle(path, o.Metadata.Handler())
+		}
+		if o.Facade != nil {
+			mux.Handle(oauth.PathMetadata, o.Facade)
+			mux.Handle("/oauth/", o.Facade)
+		}
+	} else {
+		mux.HandleFunc("/.well-known/oauth-protected-resource", g.serveResourceMetadata)
+		mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", g.serveResourceMetadata)
+	}
 	return g.logRequests(mux)
 }
 
 // guard applies, in order, the Origin check (403), CORS, the body limit (413),
-// authentication (401) and the body limit of the tool called (413; see
-// limits.go).
+// authentication (401), the body limit of the tool called (413; see
+// limits.go) and an access token's scopes (403; see oauth.go).
 func (g *Gateway) guard(h http.Handler) http.Handler {
-	return g.checkOrigin(g.limitBody(g.authenticate(g.limitTool(h))))
+	return g.checkOrigin(g.limitBody(g.authenticate(g.limitTool(g.checkScopes(h)))))
 }
 
 // requestKey is where keepRequest puts what the calls need of their HTTP
@@ -164,12 +175,27 @@ func (g *Gateway) checkOrigin(h http.Handler) http.Handler {
 	})
 }
 
-// authenticate admits requests with a valid bearer key, and requests with
-// none when an anonymous caller is configured.
+// authenticate admits requests with a valid bearer key or, with OAuth on,
+// a valid access token, and requests with none when an anonymous caller is
+// configured.
 func (g *Gateway) authenticate(h http.Handler) http.Handler {
+	metadataURL := func(r *http.Request) string { return baseURL(r) + "/.well-known/oauth-protected-resource" }
+	if g.opts.OAuth != nil {
+		url := oauth.MetadataURL(g.opts.OAuth.Metadata.Resource)
+		metadataURL = func(*http.Request) string { return url }
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") == "" && g.opts.Anonymous != nil {
 			h.ServeHTTP(w, r)
+			return
+		}
+		if token, ok := bearerToken(r); ok && g.opts.OAuth != nil && !isAPIKey(token) {
+			g.authenticateToken(w, r, token, h)
+			return
+		}
+		if g.keys == nil && g.opts.OAuth != nil {
+			w.Header().Set("WWW-Authenticate", oauth.Challenge{ResourceMetadata: metadataURL(r)}.String())
+			writeJSONRPCError(w, http.StatusUnauthorized, -32600, "a bearer access token is required")
 			return
 		}
 		if g.keys == nil {
@@ -178,7 +204,7 @@ func (g *Gateway) authenticate(h http.Handler) http.Handler {
 			return
 		}
 		auth.RequireBearerToken(g.verify, &auth.RequireBearerTokenOptions{
-			ResourceMetadataURL:    baseURL(r) + "/.well-known/oauth-protected-resource",
+			ResourceMetadataURL:    metadataURL(r),
 			AllowMissingExpiration: true, // keys live until revoked; expired ones are gone from the store
 		})(h).ServeHTTP(w, r)
 	})

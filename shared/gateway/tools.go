@@ -25,6 +25,9 @@ func (g *Gateway) callTool(t *catalog.Tool) mcp.ToolHandler {
 		if err != nil {
 			return nil, err
 		}
+		if !allows(req.Extra, t) { // checkScopes answers 403 first; this is the backstop
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "this access token's scopes do not allow calling " + t.Name}
+		}
 		env := &invoke.Request{
 			Method: invoke.MethodCallTool, Tool: t.Name, Arguments: req.Params.Arguments,
 			Caller: caller, RequestID: newID(), TraceID: traceID(headerOf(req.Extra)),
@@ -118,12 +121,20 @@ const answerReserve = 1500 * time.Millisecond
 var errNotAwaited = errors.New("the endpoint stopped waiting for it")
 
 // invoke calls function with env, cancelling the call when its HTTP request
-// ends (the client went away). Under a deadline it waits until only
+// ends (the client went away); a tool call is first admitted within its
+// caller's limits (admit). Under a deadline it waits until only
 // [answerReserve] of it is left, then returns errNotAwaited, so that a long
 // call gets an answer instead of the gateway being cut off mid-call.
 func (g *Gateway) invoke(ctx context.Context, function string, env *invoke.Request) (*invoke.Response, error) {
 	if p, ok := takePrefetched(ctx, function, env); ok {
 		return p.resp, p.err
+	}
+	if env.Method == invoke.MethodCallTool {
+		release, refused := g.admit(ctx, function, env)
+		if refused != nil {
+			return refused, nil
+		}
+		defer release()
 	}
 	ctx, cancel := withRequestEnd(ctx)
 	defer cancel()

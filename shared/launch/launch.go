@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apikey/admin"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/authz"
 	"github.com/switchboard-dev/switchboard/shared/config/blobs"
 	"github.com/switchboard-dev/switchboard/shared/config/providers"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
@@ -33,6 +34,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/launch/lambdagateway"
 	"github.com/switchboard-dev/switchboard/shared/local"
+	"github.com/switchboard-dev/switchboard/shared/ratelimit"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -101,6 +103,13 @@ func Gateway(args []string, extras Extras) int {
 func localGateway(ctx context.Context, addr, data string, stdio bool, extras Extras, stdout, stderr io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg := config.Local(data)
+	if spec, set := os.LookupEnv(config.EnvRateLimits); set {
+		cfg.RateLimits = spec
+	}
+	cfg.OAuth = config.OAuthFromEnv(os.Getenv)
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
 	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open}, stderr)
 	if err != nil {
 		return err
@@ -131,6 +140,16 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 		AllowLocalOrigins: true,
 		Logger:            logger,
 		RequestStates:     states,
+	}
+	limits, limited, err := gateway.RateLimits(cfg.RateLimits, cat)
+	if err != nil {
+		return fmt.Errorf("%s: %w", config.EnvRateLimits, err)
+	}
+	if opts.OAuth, err = authz.Open(cfg.OAuth, deps.Table, states, logger); err != nil {
+		return err
+	}
+	if limited {
+		opts.Limiter = ratelimit.New(deps.Table, &ratelimit.Options{Defaults: &limits, Logger: logger})
 	}
 	haveKeys, err := keys.Any(ctx)
 	if err != nil {

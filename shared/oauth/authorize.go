@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -127,7 +128,7 @@ func (f *Facade) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 		Scopes: req.Scopes, Consent: sealed, Action: PathAuthorize}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	secureHeaders(w)
-	consentTemplate.Execute(w, page)
+	consentTemplate().Execute(w, page)
 }
 
 // browser returns the hash of the browser cookie, setting one if the
@@ -340,7 +341,7 @@ func (f *Facade) errorPage(w http.ResponseWriter, r *http.Request, err error) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	secureHeaders(w)
 	w.WriteHeader(http.StatusBadRequest)
-	errorTemplate.Execute(w, err.Error())
+	errorTemplate().Execute(w, err.Error())
 }
 
 // serverError answers a failure of the facade or the provider.
@@ -349,7 +350,7 @@ func (f *Facade) serverError(w http.ResponseWriter, r *http.Request, err error) 
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	secureHeaders(w)
 	w.WriteHeader(http.StatusServiceUnavailable)
-	errorTemplate.Execute(w, "Sign-in is unavailable right now; try again shortly.")
+	errorTemplate().Execute(w, "Sign-in is unavailable right now; try again shortly.")
 }
 
 // secureHeaders keeps the facade's pages out of frames (clickjacking of the
@@ -373,7 +374,9 @@ type consentPage struct {
 	Scopes                                          []string
 }
 
-var consentTemplate = template.Must(template.New("consent").Parse(`<!DOCTYPE html>
+// The pages are parsed on first use, not at every cold start of the gateway.
+var consentTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("consent").Parse(`<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>Allow access to Switchboard?</title></head>
 <body style="font-family: sans-serif; max-width: 36em; margin: 3em auto">
 <h1>Allow {{.Client}} to use Switchboard?</h1>
@@ -387,9 +390,12 @@ server, and will receive its answer at <code>{{.RedirectHost}}</code>.</p>
 <button type="submit" name="decision" value="deny">Deny</button>
 </form></body></html>
 `))
+})
 
-var errorTemplate = template.Must(template.New("error").Parse(`<!DOCTYPE html>
+var errorTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("error").Parse(`<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>Sign-in failed</title></head>
 <body style="font-family: sans-serif; max-width: 36em; margin: 3em auto">
 <h1>Sign-in failed</h1><p>{{.}}</p></body></html>
 `))
+})

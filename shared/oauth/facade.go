@@ -334,13 +334,16 @@ func (f *Facade) open(kind, token string, v any) (elicit.State, error) {
 	return s, json.Unmarshal(s.Data, v)
 }
 
+// SpentPartition holds the codes and refresh tokens already redeemed.
+const SpentPartition = "_oauthspent"
+
 // spend records that the sealed token s was used, once: a put-if-absent
 // whose record outlives the token, so exactly one of any number of
 // concurrent redemptions succeeds.
 //
 //	_oauthspent  <kind>#<id>  spent_at (TTL: an hour after the token expires)
 func (f *Facade) spend(ctx context.Context, kind string, s elicit.State) error {
-	err := f.table.Put(ctx, store.Item{PK: "_oauthspent", SK: kind + "#" + s.ID,
+	err := f.table.Put(ctx, store.Item{PK: SpentPartition, SK: kind + "#" + s.ID,
 		Attrs: store.Attrs{"spent_at": f.now().UTC().Format(time.RFC3339Nano)}, ExpiresAt: s.Expires.Add(time.Hour)}, store.IfAbsent())
 	if errors.Is(err, store.ErrConditionFailed) {
 		return errReplayed

@@ -27,8 +27,10 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/coldstart"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/authz"
 	"github.com/switchboard-dev/switchboard/shared/config/invoker"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
+	"github.com/switchboard-dev/switchboard/shared/ratelimit"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -82,6 +84,16 @@ func Run(cat *catalog.Catalog) error {
 		AllowedOrigins: cfg.AllowedOrigins,
 		Logger:         logger,
 		RequestStates:  states,
+	}
+	limits, limited, err := gateway.RateLimits(cfg.RateLimits, cat)
+	if err != nil {
+		return fmt.Errorf("%s: %w", config.EnvRateLimits, err)
+	}
+	if opts.OAuth, err = authz.Open(cfg.OAuth, table, states, logger); err != nil {
+		return err
+	}
+	if limited {
+		opts.Limiter = ratelimit.New(table, &ratelimit.Options{Defaults: &limits, Logger: logger})
 	}
 	if cfg.AnonymousTenant != "" {
 		fmt.Fprintf(os.Stderr, "WARNING: %s=%s: requests without an API key act for that tenant\n", config.EnvAnonymousTenant, cfg.AnonymousTenant)
