@@ -45,6 +45,9 @@ const (
 	// EnvRequestStateKeys is the gateway's key ring for the request states of
 	// calls that ask the client for input (package elicit).
 	EnvRequestStateKeys = "SWITCHBOARD_REQUEST_STATE_KEYS"
+	// EnvQuotas is the deployment's default storage quotas (package quota's
+	// ParseLimits syntax), over quota.DefaultLimits.
+	EnvQuotas = "SWITCHBOARD_QUOTAS"
 )
 
 // FilePrefix marks a store setting that names a local path instead of an AWS resource.
@@ -79,6 +82,10 @@ type Config struct {
 	// JSON object of secrets by key id ({"k1":"..."}; on AWS, from Secrets
 	// Manager), or file:PATH of a key file, created on first use.
 	RequestStateKeys string
+	// Quotas is the specification of every tenant's storage quotas without an
+	// override ([EnvQuotas]); lambdafn.Open parses it. If empty, the defaults
+	// of package quota hold.
+	Quotas string
 
 	aws    *aws.Config         // loaded once, by AWS
 	getenv func(string) string // FromEnv's; nil means os.Getenv
@@ -96,6 +103,7 @@ func FromEnv(getenv func(string) string) Config {
 		Providers:        providersFromEnv(getenv),
 		PipelineARN:      getenv(EnvPipelineARN),
 		RequestStateKeys: getenv(EnvRequestStateKeys),
+		Quotas:           getenv(EnvQuotas),
 		getenv:           getenv,
 	}
 	for _, o := range strings.Split(getenv(EnvAllowedOrigins), ",") {

@@ -325,7 +325,7 @@ var (
 	// configuration, whose STS and SSO clients Lambda never needs
 	// (config.lambdaAWS).
 	everyTool = []string{"infra", "shared/audit", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config",
-		"shared/elicit", "shared/fault", "shared/invoke", "shared/lambdafn", "shared/pipeline", "shared/provider", "shared/provider/offline",
+		"shared/elicit", "shared/fault", "shared/invoke", "shared/lambdafn", "shared/pipeline", "shared/provider", "shared/provider/offline", "shared/quota",
 		"shared/rawjson", "shared/statemachine", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant", "shared/text"}
 	everyClient = []string{"dynamodb"}
 	// The domain code each family's bindings may link. A function of package

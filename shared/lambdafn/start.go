@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
+	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -89,18 +90,27 @@ func (o Openers) check(f catalog.Function) error {
 	return errors.Join(errs...)
 }
 
-// Open validates c and opens the table and what o opens, as [Deps]. The
+// Open validates c and opens the table and what o opens, as [Deps], with
+// the deployment's storage quotas ([config.EnvQuotas]). The
 // returned function closes what needs closing. Offline and ephemeral choices
 // are announced on warn.
 func Open(ctx context.Context, c *config.Config, o Openers, warn io.Writer) (Deps, func() error, error) {
 	if err := c.Validate(); err != nil {
 		return Deps{}, nil, err
 	}
+	var quotas *quota.Limits
+	if c.Quotas != "" {
+		l, err := quota.ParseLimits(c.Quotas, quota.DefaultLimits)
+		if err != nil {
+			return Deps{}, nil, fmt.Errorf("%s: %w", config.EnvQuotas, err)
+		}
+		quotas = &l
+	}
 	table, closeFn, err := c.OpenTable(ctx, warn)
 	if err != nil {
 		return Deps{}, nil, err
 	}
-	d := Deps{Table: table}
+	d := Deps{Table: table, Quotas: quotas}
 	if err := o.open(ctx, c, &d, warn); err != nil {
 		closeFn()
 		return Deps{}, nil, err

@@ -35,6 +35,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/rawjson"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -58,6 +59,9 @@ type Deps struct {
 	Logger *slog.Logger
 	// Metrics adds CloudWatch embedded-metric fields to each call's log line.
 	Metrics bool
+	// Quotas are the storage quotas of a tenant without an override. If nil,
+	// defaults to [quota.DefaultLimits].
+	Quotas *quota.Limits
 }
 
 func (d Deps) logger() *slog.Logger {
