@@ -9,6 +9,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
 const testRole = "arn:aws:iam::123456789012:role/switchboard-tenant"
@@ -300,5 +303,23 @@ func TestSessionNameFitsSTSPatternAndKeepsTenantsApart(t *testing.T) {
 			t.Errorf("tenants %q and %q share the session name %q", other, id, name)
 		}
 		seen[name] = id
+	}
+}
+
+// TestProviderActsForTheCallersTenant checks the context lambdafn gives every
+// call: without NewContext, the call's caller names the tenant.
+func TestProviderActsForTheCallersTenant(t *testing.T) {
+	s := newSTSServer(t)
+	p := newProvider(t, s, Options{})
+	ctx := callcontext.NewContext(context.Background(), callcontext.Call{Caller: tenant.Caller{Tenant: "globex", Principal: "bob"}})
+	c, err := p.Retrieve(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := keyPrefix("tenant-globex"); !strings.HasPrefix(c.AccessKeyID, want) {
+		t.Errorf("the caller's call got key %q, want one of its tenant's session (%s...)", c.AccessKeyID, want)
+	}
+	if id, _ := FromContext(NewContext(ctx, "acme")); id != "acme" {
+		t.Errorf("NewContext over a call gave tenant %q, want acme", id)
 	}
 }

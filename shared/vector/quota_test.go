@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/store"
@@ -249,4 +251,28 @@ func TestASmallRequestStoringMegabytesStopsAtTheByteQuota(t *testing.T) {
 		}
 		t.Logf("%d copies of a %d-byte request stored %d bytes before the quota refused the next", s.Documents, len(content), s.Bytes)
 	})
+}
+
+// TestTheIndexerSkipsAnUploadPastTheQuota: an upload into a store at its
+// quota is reported as skipped (retrying cannot cure it), not failed, and
+// is not stored.
+func TestTheIndexerSkipsAnUploadPastTheQuota(t *testing.T) {
+	ctx := context.Background()
+	tbl, blobs := storetest.OpenEmbedded(t), storetest.OpenLocalFS(t)
+	svc := newService(t, tbl, blobs, withQuotas(tbl, quota.Limits{Store: quota.Usage{Documents: 1}}))
+	var recs []events.S3EventRecord
+	for _, name := range []string{"bread.md", "tides.md"} {
+		key := "tenants/acme/documents/manuals/" + name
+		if _, err := blobs.Put(ctx, key, []byte(docs[name]), nil); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, s3Record("ObjectCreated:Put", key))
+	}
+	rep, err := svc.Index(ctx, events.S3Event{Records: recs})
+	if err != nil || len(rep.Ingested) != 1 || len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0], "quota of 1 documents") {
+		t.Fatalf("report %+v, %v; want one ingested and one skipped for the quota", rep, err)
+	}
+	if st, err := svc.GetStore(ctx, acme, vector.StoreInput{Alias: "manuals"}); err != nil || st.Documents != 1 {
+		t.Errorf("store %+v, %v; want 1 document", st, err)
+	}
 }
