@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/coldstart"
@@ -67,6 +68,10 @@ type Openers struct {
 	Providers func(ctx context.Context, c *config.Config, warn io.Writer) (provider.Embedder, provider.Generator, error)
 	Pipeline  func(ctx context.Context, c *config.Config) (pipeline.Runner, error)
 	Invoker   func(ctx context.Context, c *config.Config) (invoke.Invoker, error)
+	// Credentials, if set, returns the credentials the function's table and
+	// bucket are reached with (config/tenantscoped: each call's tenant's,
+	// when a tenant role is configured), or nil for the process's own.
+	Credentials func(ctx context.Context, c *config.Config, f catalog.Function) (aws.CredentialsProvider, error)
 }
 
 // check returns an error naming each opener f's catalog entry needs and o
@@ -170,6 +175,15 @@ func start(ctx context.Context, cat *catalog.Catalog, f Function, o Openers, c *
 	}
 	if err := o.check(fn); err != nil {
 		return Deps{}, nil, err
+	}
+	if o.Credentials != nil {
+		p, err := o.Credentials(ctx, c, fn)
+		if err != nil {
+			return Deps{}, nil, err
+		}
+		if p != nil {
+			c.ScopeStorage(p)
+		}
 	}
 	d, closeFn, err := Open(ctx, c, o, warn)
 	if err != nil {
