@@ -247,6 +247,21 @@ func (c *Config) StorageAWS(ctx context.Context) (aws.Config, error) {
 	return cfg, nil
 }
 
+// OpenOwnTable opens, when [Config.ScopeStorage] has made the table's
+// credentials the tenants', a second client of the table signing with the
+// process's own, for the few items outside every tenant's keys a function
+// reads (the operators' quota overrides); nil otherwise.
+func (c *Config) OpenOwnTable(ctx context.Context) (store.Table, error) {
+	if c.storage == nil || strings.HasPrefix(c.Table, FilePrefix) {
+		return nil, nil
+	}
+	cfg, err := c.AWS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return dynamo.New(dynamodb.NewFromConfig(cfg), c.Table), nil
+}
+
 // OpenTable opens the table c names. The returned function closes it.
 func (c *Config) OpenTable(ctx context.Context, warn io.Writer) (store.Table, func() error, error) {
 	if c.Table == "" || c.Table == FilePrefix {

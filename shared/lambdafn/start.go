@@ -116,6 +116,10 @@ func Open(ctx context.Context, c *config.Config, o Openers, warn io.Writer) (Dep
 		return Deps{}, nil, err
 	}
 	d := Deps{Table: table, Quotas: quotas}
+	if d.OwnTable, err = c.OpenOwnTable(ctx); err != nil {
+		closeFn()
+		return Deps{}, nil, err
+	}
 	if err := o.open(ctx, c, &d, warn); err != nil {
 		closeFn()
 		return Deps{}, nil, err

@@ -62,6 +62,10 @@ type Deps struct {
 	// Quotas are the storage quotas of a tenant without an override. If nil,
 	// defaults to [quota.DefaultLimits].
 	Quotas *quota.Limits
+	// OwnTable reads the items outside every tenant's keys (the operators'
+	// quota overrides) where Table's client signs as each call's tenant
+	// (config.OpenOwnTable); nil means Table.
+	OwnTable store.Table
 }
 
 func (d Deps) logger() *slog.Logger {

@@ -79,20 +79,29 @@ type Options struct {
 	// Defaults are the quotas of a tenant without an override. If nil,
 	// defaults to [DefaultLimits].
 	Defaults *Limits
+	// Overrides is the table the operators' overrides ([OverridePK]) are
+	// read from. If nil, defaults to the usage table. A function whose table
+	// client signs as the caller's tenant (package tenantcreds) cannot read
+	// them, being outside every tenant's keys: it passes a client of its own.
+	Overrides store.Table
 }
 
 // Quotas checks and counts usage in a [store.Table]. It is safe for
 // concurrent use.
 type Quotas struct {
-	table    store.Table
-	defaults Limits
+	table     store.Table
+	overrides store.Table
+	defaults  Limits
 }
 
 // New returns Quotas keeping usage in table.
 func New(table store.Table, opts *Options) *Quotas {
-	q := &Quotas{table: table, defaults: DefaultLimits}
+	q := &Quotas{table: table, overrides: table, defaults: DefaultLimits}
 	if opts != nil && opts.Defaults != nil {
 		q.defaults = *opts.Defaults
+	}
+	if opts != nil && opts.Overrides != nil {
+		q.overrides = opts.Overrides
 	}
 	return q
 }
@@ -267,7 +276,7 @@ func ClearOverride(ctx context.Context, table store.Table, tenantID string) erro
 // are rare next to what they count (an ingest embeds and writes shards), so
 // the override is read every time rather than cached.
 func (q *Quotas) limits(ctx context.Context, tenantID string) (Limits, error) {
-	it, err := q.table.Get(ctx, OverridePK, overrideSK(tenantID))
+	it, err := q.overrides.Get(ctx, OverridePK, overrideSK(tenantID))
 	if errors.Is(err, store.ErrNotFound) {
 		return q.defaults, nil
 	}

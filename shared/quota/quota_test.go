@@ -216,3 +216,23 @@ func TestParseLimitsReadsTheDeploymentsDefaults(t *testing.T) {
 		})
 	}
 }
+
+// TestOverridesAreReadFromTheirOwnTable: a function whose table client is
+// scoped to the tenant reads the operators' overrides through a client of
+// its own.
+func TestOverridesAreReadFromTheirOwnTable(t *testing.T) {
+	ctx := context.Background()
+	usage, own := storetest.OpenEmbedded(t), storetest.OpenEmbedded(t)
+	tn := newTenant()
+	if err := quota.SetOverride(ctx, own, tn, quota.Limits{Store: quota.Usage{Documents: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	q := quota.New(usage, &quota.Options{Overrides: own})
+	if err := ingest(ctx, usage, q, tn, "docs", "a", quota.Usage{Documents: 1}); err != nil {
+		t.Fatal(err)
+	}
+	err := ingest(ctx, usage, q, tn, "docs", "b", quota.Usage{Documents: 1})
+	if fault.KindOf(err) != fault.KindQuotaExceeded {
+		t.Errorf("the second document: %v, want the override's quota_exceeded", err)
+	}
+}

@@ -3,6 +3,7 @@ package tenantscoped_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/handlers/memoryfn"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 	"github.com/switchboard-dev/switchboard/shared/tenantcreds"
@@ -115,6 +117,17 @@ func TestAToolFunctionSignsItsTableCallsAsTheCallersTenant(t *testing.T) {
 				t.Errorf("a table call of tenant %s was signed as %q, want its own session's key and token", id, sig)
 			}
 		}
+	}
+	// The operators' overrides, outside every tenant's keys, are read with
+	// the function's own credentials.
+	if d.OwnTable == nil {
+		t.Fatal("no table client of the function's own")
+	}
+	if _, err := d.OwnTable.Get(ctx, "_limits", "quota#acme"); err != nil && !errors.Is(err, store.ErrNotFound) {
+		t.Fatal(err)
+	}
+	if sigs := seen.take(); len(sigs) != 1 || !strings.HasPrefix(sigs[0], ststest.FunctionCreds.AccessKeyID+" ") {
+		t.Errorf("the override read was signed as %q, want the function's own key", sigs)
 	}
 	if got := sts.CallCount(); got != 2 {
 		t.Errorf("%d AssumeRole calls for two tenants, want 2", got)
