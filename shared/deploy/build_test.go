@@ -326,8 +326,12 @@ var (
 	// (config.lambdaAWS).
 	everyTool = []string{"infra", "shared/audit", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config",
 		"shared/elicit", "shared/fault", "shared/invoke", "shared/lambdafn", "shared/pipeline", "shared/provider", "shared/provider/offline", "shared/quota",
-		"shared/rawjson", "shared/statemachine", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant", "shared/text"}
-	everyClient = []string{"dynamodb"}
+		"shared/rawjson", "shared/statemachine", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant", "shared/text",
+		// Every tool function reaches the table, and with a tenant role
+		// configured does so as each call's tenant: it assumes the role
+		// through STS (config/tenantscoped). quota is lambdafn's Deps.Quotas.
+		"shared/config/tenantscoped", "shared/tenantcreds"}
+	everyClient = []string{"dynamodb", "sts"}
 	// The domain code each family's bindings may link. A function of package
 	// ragfn links the retriever's bindings and package local too: run alone,
 	// without a state machine (sam local invoke), it runs its steps in process.
