@@ -17,11 +17,14 @@ func TestFromEnvReadsEveryVariable(t *testing.T) {
 		config.EnvTable: "switchboard-Table-1", config.EnvBucket: "switchboard-bucket", config.EnvFunctionPrefix: "switchboard-",
 		config.EnvAllowedOrigins: " https://a.example.com, ,https://b.example.com", config.EnvAnonymousTenant: "demo",
 		config.EnvRequestStateKeys: keyring, "AWS_LAMBDA_FUNCTION_NAME": "switchboard-gateway",
+		config.EnvQuotas: "store_documents=10", config.EnvTenantRoleARN: "arn:aws:iam::123456789012:role/tenant",
+		config.EnvTableARN: "arn:aws:dynamodb:eu-west-1:123456789012:table/t", config.EnvBucketARN: "arn:aws:s3:::switchboard-bucket",
 	}
 	got := config.FromEnv(func(k string) string { return env[k] })
 	want := config.Config{Table: "switchboard-Table-1", Bucket: "switchboard-bucket", FunctionPrefix: "switchboard-",
 		AllowedOrigins: []string{"https://a.example.com", "https://b.example.com"}, AnonymousTenant: "demo", InLambda: true,
-		RequestStateKeys: keyring}
+		RequestStateKeys: keyring, Quotas: "store_documents=10", TenantRoleARN: "arn:aws:iam::123456789012:role/tenant",
+		TableARN: "arn:aws:dynamodb:eu-west-1:123456789012:table/t", BucketARN: "arn:aws:s3:::switchboard-bucket"}
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(config.Config{})); diff != "" {
 		t.Errorf("FromEnv mismatch (-want +got):\n%s", diff)
 	}
@@ -42,6 +45,10 @@ func TestValidateNamesTheVariableAtFault(t *testing.T) {
 		{"BadTenant", config.Config{Table: "t", AnonymousTenant: "Not A Tenant"}, config.EnvAnonymousTenant},
 		{"BadOrigin", config.Config{Table: "t", AllowedOrigins: []string{"app.example.com"}}, config.EnvAllowedOrigins},
 		{"ShortRequestStateKey", config.Config{Table: "t", RequestStateKeys: `{"k1":"short"}`}, config.EnvRequestStateKeys},
+		{"TenantRoleWithoutTableARN", config.Config{Table: "t", TenantRoleARN: "arn:aws:iam::123456789012:role/r"}, config.EnvTableARN},
+		{"TenantRoleNotAnARN", config.Config{Table: "t", TenantRoleARN: "r", TableARN: "arn:aws:dynamodb:eu-west-1:123456789012:table/t"}, config.EnvTenantRoleARN},
+		{"TenantRoleWithABucketWithoutItsARN", config.Config{Table: "t", Bucket: "b", TenantRoleARN: "arn:aws:iam::123456789012:role/r",
+			TableARN: "arn:aws:dynamodb:eu-west-1:123456789012:table/t"}, config.EnvBucketARN},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
