@@ -48,6 +48,15 @@ const (
 	// EnvRateLimits sets the callers' limits the gateway enforces
 	// ([Config.RateLimits]).
 	EnvRateLimits = "SWITCHBOARD_RATE_LIMITS"
+	// EnvQuotas is the deployment's default storage quotas (package quota's
+	// ParseLimits syntax), over quota.DefaultLimits.
+	EnvQuotas = "SWITCHBOARD_QUOTAS"
+	// EnvTenantRoleARN is the role a tool function assumes, per tenant, for
+	// its table and bucket (package tenantcreds); EnvTableARN and
+	// EnvBucketARN are the resources its session policies name.
+	EnvTenantRoleARN = "SWITCHBOARD_TENANT_ROLE_ARN"
+	EnvTableARN      = "SWITCHBOARD_TABLE_ARN"
+	EnvBucketARN     = "SWITCHBOARD_BUCKET_ARN"
 )
 
 // The gateway's OAuth settings (package config/authz builds them); README's
@@ -153,9 +162,19 @@ type Config struct {
 	// OAuth are the gateway's OAuth settings (the SWITCHBOARD_OAUTH_*
 	// variables); off unless OAuth.Resource is set.
 	OAuth OAuth
+	// Quotas is the specification of every tenant's storage quotas without an
+	// override ([EnvQuotas]); lambdafn.Open parses it. If empty, the defaults
+	// of package quota hold.
+	Quotas string
+	// TenantRoleARN, if set, is the role a tool function assumes for each
+	// tenant to reach the table and the bucket ([EnvTenantRoleARN]), with
+	// TableARN and BucketARN the resources of its session policies. Package
+	// config/tenantscoped opens the credentials.
+	TenantRoleARN, TableARN, BucketARN string
 
-	aws    *aws.Config         // loaded once, by AWS
-	getenv func(string) string // FromEnv's; nil means os.Getenv
+	aws     *aws.Config             // loaded once, by AWS
+	storage aws.CredentialsProvider // the table's and bucket's credentials, if not the process's ([Config.ScopeStorage])
+	getenv  func(string) string     // FromEnv's; nil means os.Getenv
 }
 
 // FromEnv reads a Config through getenv (os.Getenv, or a map's lookup in tests).
@@ -172,6 +191,10 @@ func FromEnv(getenv func(string) string) Config {
 		RequestStateKeys: getenv(EnvRequestStateKeys),
 		RateLimits:       getenv(EnvRateLimits),
 		OAuth:            OAuthFromEnv(getenv),
+		Quotas:           getenv(EnvQuotas),
+		TenantRoleARN:    getenv(EnvTenantRoleARN),
+		TableARN:         getenv(EnvTableARN),
+		BucketARN:        getenv(EnvBucketARN),
 		getenv:           getenv,
 	}
 	for _, o := range strings.Split(getenv(EnvAllowedOrigins), ",") {
@@ -217,6 +240,19 @@ func (c Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.validatePipeline())
+	if c.TenantRoleARN != "" {
+		for _, v := range []struct{ name, value, want string }{
+			{EnvTenantRoleARN, c.TenantRoleARN, "arn:aws:iam::ACCOUNT:role/NAME"},
+			{EnvTableARN, c.TableARN, "arn:aws:dynamodb:REGION:ACCOUNT:table/NAME"},
+		} {
+			if !strings.HasPrefix(v.value, "arn:") {
+				errs = append(errs, fmt.Errorf("%s: %q is not an ARN (%s); it is required with %s", v.name, v.value, v.want, EnvTenantRoleARN))
+			}
+		}
+		if c.Bucket != "" && !strings.HasPrefix(c.BucketARN, "arn:") {
+			errs = append(errs, fmt.Errorf("%s: %q is not an ARN (arn:aws:s3:::NAME); it is required with %s and %s", EnvBucketARN, c.BucketARN, EnvTenantRoleARN, EnvBucket))
+		}
+	}
 	if k := c.RequestStateKeys; k != "" && !strings.HasPrefix(k, FilePrefix) {
 		if _, err := elicit.ParseKeyring(k); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", EnvRequestStateKeys, err))
@@ -303,6 +339,38 @@ func (c *Config) AWS(ctx context.Context) (aws.Config, error) {
 	return *c.aws, nil
 }
 
+// ScopeStorage makes p the credentials of the table and the bucket that c
+// opens from now on (package config/tenantscoped: each call's tenant's);
+// every other client keeps the process's own.
+func (c *Config) ScopeStorage(p aws.CredentialsProvider) { c.storage = p }
+
+// StorageAWS returns the AWS configuration of the table's and the bucket's
+// clients: [Config.AWS] with the credentials [Config.ScopeStorage] set, if any.
+func (c *Config) StorageAWS(ctx context.Context) (aws.Config, error) {
+	cfg, err := c.AWS(ctx)
+	if err != nil || c.storage == nil {
+		return cfg, err
+	}
+	cfg = cfg.Copy()
+	cfg.Credentials = c.storage
+	return cfg, nil
+}
+
+// OpenOwnTable opens, when [Config.ScopeStorage] has made the table's
+// credentials the tenants', a second client of the table signing with the
+// process's own, for the few items outside every tenant's keys a function
+// reads (the operators' quota overrides); nil otherwise.
+func (c *Config) OpenOwnTable(ctx context.Context) (store.Table, error) {
+	if c.storage == nil || strings.HasPrefix(c.Table, FilePrefix) {
+		return nil, nil
+	}
+	cfg, err := c.AWS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return dynamo.New(dynamodb.NewFromConfig(cfg), c.Table), nil
+}
+
 // OpenTable opens the table c names. The returned function closes it.
 func (c *Config) OpenTable(ctx context.Context, warn io.Writer) (store.Table, func() error, error) {
 	if c.Table == "" || c.Table == FilePrefix {
@@ -310,7 +378,7 @@ func (c *Config) OpenTable(ctx context.Context, warn io.Writer) (store.Table, fu
 	}
 	path, ok := strings.CutPrefix(c.Table, FilePrefix)
 	if !ok {
-		cfg, err := c.AWS(ctx)
+		cfg, err := c.StorageAWS(ctx)
 		if err != nil {
 			return nil, nil, err
 		}

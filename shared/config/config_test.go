@@ -19,12 +19,16 @@ func TestFromEnvReadsEveryVariable(t *testing.T) {
 		config.EnvRequestStateKeys: keyring, "AWS_LAMBDA_FUNCTION_NAME": "switchboard-gateway",
 		config.EnvRateLimits: "tenant_rate=5", config.EnvOAuthResource: "https://api.example.com/mcp",
 		config.EnvOAuthIssuer: "https://issuer.example.com", config.EnvOAuthAlgorithms: "ES256, RS256",
+		config.EnvQuotas: "store_documents=10", config.EnvTenantRoleARN: "arn:aws:iam::123456789012:role/tenant",
+		config.EnvTableARN: "arn:aws:dynamodb:eu-west-1:123456789012:table/t", config.EnvBucketARN: "arn:aws:s3:::switchboard-bucket",
 	}
 	got := config.FromEnv(func(k string) string { return env[k] })
 	want := config.Config{Table: "switchboard-Table-1", Bucket: "switchboard-bucket", FunctionPrefix: "switchboard-",
 		AllowedOrigins: []string{"https://a.example.com", "https://b.example.com"}, AnonymousTenant: "demo", InLambda: true,
 		RequestStateKeys: keyring, RateLimits: "tenant_rate=5",
-		OAuth: config.OAuth{Resource: "https://api.example.com/mcp", Issuer: "https://issuer.example.com", Algorithms: []string{"ES256", "RS256"}}}
+		OAuth:  config.OAuth{Resource: "https://api.example.com/mcp", Issuer: "https://issuer.example.com", Algorithms: []string{"ES256", "RS256"}},
+		Quotas: "store_documents=10", TenantRoleARN: "arn:aws:iam::123456789012:role/tenant",
+		TableARN: "arn:aws:dynamodb:eu-west-1:123456789012:table/t", BucketARN: "arn:aws:s3:::switchboard-bucket"}
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(config.Config{})); diff != "" {
 		t.Errorf("FromEnv mismatch (-want +got):\n%s", diff)
 	}
@@ -51,6 +55,10 @@ func TestValidateNamesTheVariableAtFault(t *testing.T) {
 		{"OAuthFacadeWithoutProvider", config.Config{Table: "t", OAuth: config.OAuth{Resource: "https://api.example.com/mcp", Facade: "on", SigningKeys: "{}"}}, config.EnvOAuthProviderIssuer},
 		{"OAuthFacadeWithoutSigningKeys", config.Config{Table: "t", OAuth: config.OAuth{Resource: "https://api.example.com/mcp", Facade: "on", ProviderIssuer: "https://idp.example.com", ProviderClientID: "c"}}, config.EnvOAuthSigningKeys},
 		{"OAuthBadDefaultTenant", config.Config{Table: "t", OAuth: config.OAuth{Resource: "https://api.example.com/mcp", Issuer: "https://issuer.example.com", DefaultTenant: "Not A Tenant"}}, config.EnvOAuthDefaultTenant},
+		{"TenantRoleWithoutTableARN", config.Config{Table: "t", TenantRoleARN: "arn:aws:iam::123456789012:role/r"}, config.EnvTableARN},
+		{"TenantRoleNotAnARN", config.Config{Table: "t", TenantRoleARN: "r", TableARN: "arn:aws:dynamodb:eu-west-1:123456789012:table/t"}, config.EnvTenantRoleARN},
+		{"TenantRoleWithABucketWithoutItsARN", config.Config{Table: "t", Bucket: "b", TenantRoleARN: "arn:aws:iam::123456789012:role/r",
+			TableARN: "arn:aws:dynamodb:eu-west-1:123456789012:table/t"}, config.EnvBucketARN},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()

@@ -320,14 +320,21 @@ var (
 	// Every tool function: starting (lambdafn, coldstart, config with the
 	// DynamoDB or embedded table), the envelope (invoke, read with rawjson)
 	// and the catalog, audit events, the round of a call that may ask the
-	// client for input (elicit, with keyfile, its key ring's file), and the
-	// types lambdafn's Deps name (the pipeline's runner, the providers). None
-	// links the SDK's default configuration, whose STS and SSO clients
-	// Lambda never needs (config.lambdaAWS).
+	// client for input (elicit, which reads its key files with keyfile), and the types lambdafn's Deps name (the
+	// pipeline's runner, the providers). None links the SDK's default
+	// configuration, whose SSO clients and credential chain Lambda never
+	// needs (config.lambdaAWS).
 	everyTool = []string{"infra", "shared/audit", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config",
-		"shared/elicit", "shared/fault", "shared/invoke", "shared/keyfile", "shared/lambdafn", "shared/later", "shared/pipeline", "shared/provider", "shared/provider/offline",
-		"shared/rawjson", "shared/statemachine", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant", "shared/text"}
-	everyClient = []string{"dynamodb"}
+		"shared/elicit", "shared/fault", "shared/invoke", "shared/keyfile", "shared/lambdafn", "shared/later", "shared/pipeline", "shared/provider", "shared/provider/offline", "shared/quota",
+		"shared/rawjson", "shared/statemachine", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant", "shared/text",
+		// Every tool function reaches the table, and with a tenant role
+		// configured does so as each call's tenant: it assumes the role
+		// through STS (config/tenantscoped). quota is lambdafn's Deps.Quotas.
+		"shared/config/tenantscoped", "shared/tenantcreds"}
+	everyClient = []string{"dynamodb", "sts"}
+	// The gateway keeps its own role (the _apikeys partition belongs to no
+	// tenant): no STS.
+	gatewayClients = []string{"dynamodb"}
 	// The domain code each family's bindings may link. A function of package
 	// ragfn links the retriever's bindings and package local too: run alone,
 	// without a state machine (sam local invoke), it runs its steps in process.
@@ -396,7 +403,7 @@ func TestEveryFunctionLinksOnlyWhatItUses(t *testing.T) {
 	fns := catalog.Default().Functions()
 	for _, f := range append(fns, catalog.Function{Path: GatewayPath}) {
 		t.Run(f.Path, func(t *testing.T) {
-			code, clients := gatewayCode, everyClient
+			code, clients := gatewayCode, gatewayClients
 			if f.Path != GatewayPath {
 				code, clients = allowed(f, bindings[f.Path])
 			}

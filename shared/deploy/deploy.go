@@ -33,10 +33,12 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/oauth"
 	"github.com/switchboard-dev/switchboard/shared/provider/bedrock"
+	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/ratelimit"
 	"github.com/switchboard-dev/switchboard/shared/statemachine"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
+	"github.com/switchboard-dev/switchboard/shared/tenantcreds"
 )
 
 // GatewayPath is the gateway's folder under functions/.
@@ -168,6 +170,9 @@ type templateData struct {
 	DefaultRetention              int
 	RetentionValues               []string
 	BucketName                    string
+	// The tenant role's documents (tenantRoleDocuments) and the stack's id
+	// for the bucket's name in them.
+	TenantRolePolicy, TenantBoundary, TenantTrust, StackUUID string
 }
 
 // The RAG pipeline's state machine in the template.
@@ -212,6 +217,32 @@ func bucketObjects(trigger bool, patterns []string) []string {
 		}
 	}
 	return out
+}
+
+// Tenant isolation by IAM (package tenantcreds): the template parameter
+// TenantIsolation, its conditions, and the role the tool functions assume
+// per tenant.
+const (
+	TenantIsolationOn   = "TenantIsolationOn"
+	TenantIsolationOff  = "TenantIsolationOff"
+	TenantRoleLogicalID = "TenantRole"
+	// The resources of the tenant role's documents, as !Sub expressions
+	// (the bucket by name, as the indexer's references are).
+	tenantTableARN  = "arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${Table}"
+	tenantBucketARN = "arn:${AWS::Partition}:s3:::switchboard-${Id}"
+)
+
+// tenantRoleDocuments returns the tenant role's identity policy, boundary
+// and trust policy as JSON for !Sub: the policy variable of the session's
+// tenant tag escaped (${!aws:...}) so that !Sub leaves it to IAM. Any role
+// of the account may be trusted: only the tool functions' roles are granted
+// sts:AssumeRole on it, and stack-named role patterns would break on the
+// names CloudFormation truncates.
+func tenantRoleDocuments() (role, boundary, trust string) {
+	r := tenantcreds.Resources{TableARN: tenantTableARN, BucketARN: tenantBucketARN}
+	sub := func(p tenantcreds.Policy) string { return quote(strings.ReplaceAll(p.JSON(), "${aws:", "${!aws:")) }
+	return sub(tenantcreds.RolePolicy(r)), sub(tenantcreds.Boundary(r)),
+		sub(tenantcreds.TrustPolicy("arn:${AWS::Partition}:iam::${AWS::AccountId}:root", []string{"arn:${AWS::Partition}:iam::${AWS::AccountId}:role/*"}))
 }
 
 // RequestStateKeysLogicalID is the logical ID of the Secrets Manager secret
@@ -316,25 +347,43 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 		tf.S3 = f.Trigger.S3
 		bucket, bucketARN = bucketName, bucketArn
 	}
+	// With tenant isolation on, the function reaches the table and the
+	// bucket only as each call's tenant, through the tenant role
+	// (config/tenantscoped); its own role keeps none of their statements.
+	own := func(st statement) statement { st.Condition = TenantIsolationOff; return st }
 	switch f.Table {
 	case catalog.Read:
-		tf.Statements = append(tf.Statements, statement{Sid: "TableRead", Actions: tableRead, Resources: []string{"!GetAtt Table.Arn"}})
+		tf.Statements = append(tf.Statements, own(statement{Sid: "TableRead", Actions: tableRead, Resources: []string{"!GetAtt Table.Arn"}}))
 	case catalog.ReadPut:
-		tf.Statements = append(tf.Statements, statement{Sid: "TableReadPut", Actions: concat(tableRead, tablePut), Resources: []string{"!GetAtt Table.Arn"}})
+		tf.Statements = append(tf.Statements, own(statement{Sid: "TableReadPut", Actions: concat(tableRead, tablePut), Resources: []string{"!GetAtt Table.Arn"}}))
 	case catalog.ReadWrite:
-		tf.Statements = append(tf.Statements, statement{Sid: "TableReadWrite", Actions: concat(tableRead, tableWrite), Resources: []string{"!GetAtt Table.Arn"}})
+		tf.Statements = append(tf.Statements, own(statement{Sid: "TableReadWrite", Actions: concat(tableRead, tableWrite), Resources: []string{"!GetAtt Table.Arn"}}))
+	}
+	if f.Table != catalog.NoAccess || f.Blobs != catalog.NoAccess {
+		tf.Env = append(tf.Env,
+			envVar{config.EnvTenantRoleARN, `!If [` + TenantIsolationOn + `, !GetAtt ` + TenantRoleLogicalID + `.Arn, !Ref "AWS::NoValue"]`},
+			envVar{config.EnvTableARN, `!If [` + TenantIsolationOn + `, !GetAtt Table.Arn, !Ref "AWS::NoValue"]`})
+		tf.Statements = append(tf.Statements, statement{Sid: "AssumeTenantRole", Condition: TenantIsolationOn,
+			Actions: []string{"sts:AssumeRole", "sts:TagSession"}, Resources: []string{"!GetAtt " + TenantRoleLogicalID + ".Arn"}})
+	}
+	if f.Table == catalog.ReadWrite && strings.HasPrefix(f.Path, "vector/") {
+		// The vector functions that store charge quotas, whose operators'
+		// overrides lie outside every tenant's keys.
+		tf.Statements = append(tf.Statements, statement{Sid: "ReadQuotaOverrides", Condition: TenantIsolationOn,
+			Actions: []string{"dynamodb:GetItem"}, Resources: []string{"!GetAtt Table.Arn"}, LeadingKeys: []string{quota.OverridePK}})
 	}
 	if f.Blobs != catalog.NoAccess {
-		tf.Env = append(tf.Env, envVar{config.EnvBucket, bucket})
+		tf.Env = append(tf.Env, envVar{config.EnvBucket, bucket},
+			envVar{config.EnvBucketARN, `!If [` + TenantIsolationOn + `, ` + bucketARN + `, !Ref "AWS::NoValue"]`})
 		// Listing stays bucket-wide, even for a function narrowed to some
 		// keys: without it, S3 answers a missing object with 403, not 404,
 		// and a reader cannot tell a gone object from a refusal.
-		tf.Statements = append(tf.Statements, statement{Sid: "BucketList", Actions: []string{"s3:ListBucket"}, Resources: []string{bucketARN}})
+		tf.Statements = append(tf.Statements, own(statement{Sid: "BucketList", Actions: []string{"s3:ListBucket"}, Resources: []string{bucketARN}}))
 		objects := statement{Sid: "BucketObjectsRead", Actions: bucketObjectRead, Resources: bucketObjects(f.Trigger != nil, f.BlobKeys)}
 		if f.Blobs == catalog.ReadWrite {
 			objects.Sid, objects.Actions = "BucketObjectsReadWrite", concat(bucketObjectRead, bucketObjectRW)
 		}
-		tf.Statements = append(tf.Statements, objects)
+		tf.Statements = append(tf.Statements, own(objects))
 	}
 	if len(f.Invokes) > 0 {
 		tf.Env = append(tf.Env, envVar{config.EnvFunctionPrefix, "!Sub ${AWS::StackName}-"})
@@ -486,8 +535,9 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 	data := templateData{
 		PK: store.AttrPK, SK: store.AttrSK, ExpiresAt: store.AttrExpiresAt,
 		OriginsPattern: originsPattern, TenantPattern: tenantPattern,
-		DefaultRetention: DefaultLogRetentionDays, BucketName: bucketName,
+		DefaultRetention: DefaultLogRetentionDays, BucketName: bucketName, StackUUID: stackUUID,
 	}
+	data.TenantRolePolicy, data.TenantBoundary, data.TenantTrust = tenantRoleDocuments()
 	for _, d := range logRetentionValues {
 		data.RetentionValues = append(data.RetentionValues, fmt.Sprint(d))
 	}

@@ -157,8 +157,10 @@ func TestOnlyPipelineFunctionsMayStartTheStateMachine(t *testing.T) {
 			env := got["Environment"].(map[string]any)["Variables"].(map[string]any)
 			var actions []string
 			var resources []any
-			if pol, ok := got["Policies"].([]any); ok {
-				for _, st := range pol[0].(map[string]any)["Statement"].([]any) {
+			pol, _ := got["Policies"].([]any)
+			for _, doc := range pol {
+				statements, _ := doc.(map[string]any)["Statement"].([]any) // the unconditional policy; the others are Fn::If
+				for _, st := range statements {
 					m, ok := st.(map[string]any)
 					if !ok || m["Sid"] != "RunPipeline" {
 						continue

@@ -23,6 +23,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/quota"
+	"github.com/switchboard-dev/switchboard/shared/tenantcreds"
 )
 
 // root is the repository root, relative to this package.
@@ -130,18 +132,10 @@ func wantToolFunction(f catalog.Function) map[string]any {
 	name := invoke.FunctionName(f.Path)
 	env := map[string]any{config.EnvTable: ref("Table")}
 	var statements []any
-	g := grantsFor(f.Table, f.Blobs)
-	if g.table != nil {
-		sid := map[catalog.Access]string{catalog.Read: "TableRead", catalog.ReadPut: "TableReadPut", catalog.ReadWrite: "TableReadWrite"}[f.Table]
-		statements = append(statements, map[string]any{"Sid": sid, "Effect": "Allow", "Action": strs(g.table...), "Resource": []any{getAtt("Table.Arn")}})
-	}
-	if g.bucketObjects != nil {
-		env[config.EnvBucket] = ref("Bucket")
-		sid := map[catalog.Access]string{catalog.Read: "BucketObjectsRead", catalog.ReadWrite: "BucketObjectsReadWrite"}[f.Blobs]
-		statements = append(statements,
-			map[string]any{"Sid": "BucketList", "Effect": "Allow", "Action": strs(g.bucketList...), "Resource": []any{getAtt("Bucket.Arn")}},
-			map[string]any{"Sid": sid, "Effect": "Allow", "Action": strs(g.bucketObjects...), "Resource": []any{sub("${Bucket.Arn}/*")}},
-		)
+	// A statement that exists only under a condition is a policy of its own, wrapped whole in Fn::If.
+	var conditional []any
+	onlyIf := func(cond string, st map[string]any) {
+		conditional = append(conditional, ifv(cond, map[string]any{"Statement": []any{st}}, noValue))
 	}
 	bucketEnv, bucketArn, bucketObjs := ref("Bucket"), getAtt("Bucket.Arn"), []any{sub("${Bucket.Arn}/*")}
 	if len(f.BlobKeys) > 0 {
@@ -153,17 +147,30 @@ func wantToolFunction(f catalog.Function) map[string]any {
 	if f.Trigger != nil {
 		bucketEnv, bucketArn, bucketObjs = bucketNameRaw, bucketArnRaw, []any{bucketObjsRaw}
 	}
-	for _, st := range statements {
-		st := st.(map[string]any)
-		switch st["Sid"] {
-		case "BucketList":
-			st["Resource"] = []any{bucketArn}
-		case "BucketObjectsRead", "BucketObjectsReadWrite":
-			st["Resource"] = bucketObjs
-		}
+	// The table and the bucket are the function's own only with tenant
+	// isolation off; on, it assumes the tenant role.
+	g := grantsFor(f.Table, f.Blobs)
+	if g.table != nil {
+		sid := map[catalog.Access]string{catalog.Read: "TableRead", catalog.ReadPut: "TableReadPut", catalog.ReadWrite: "TableReadWrite"}[f.Table]
+		onlyIf(TenantIsolationOff, map[string]any{"Sid": sid, "Effect": "Allow", "Action": strs(g.table...), "Resource": []any{getAtt("Table.Arn")}})
 	}
-	if _, ok := env[config.EnvBucket]; ok {
+	if g.table != nil || g.bucketObjects != nil {
+		env[config.EnvTenantRoleARN] = ifv(TenantIsolationOn, getAtt(TenantRoleLogicalID+".Arn"), noValue)
+		env[config.EnvTableARN] = ifv(TenantIsolationOn, getAtt("Table.Arn"), noValue)
+		onlyIf(TenantIsolationOn, map[string]any{"Sid": "AssumeTenantRole", "Effect": "Allow", "Action": strs("sts:AssumeRole", "sts:TagSession"),
+			"Resource": []any{getAtt(TenantRoleLogicalID + ".Arn")}})
+	}
+	if f.Table == catalog.ReadWrite && strings.HasPrefix(f.Path, "vector/") {
+		onlyIf(TenantIsolationOn, map[string]any{"Sid": "ReadQuotaOverrides", "Effect": "Allow", "Action": strs("dynamodb:GetItem"),
+			"Resource":  []any{getAtt("Table.Arn")},
+			"Condition": map[string]any{"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": strs(quota.OverridePK)}}})
+	}
+	if g.bucketObjects != nil {
 		env[config.EnvBucket] = bucketEnv
+		env[config.EnvBucketARN] = ifv(TenantIsolationOn, bucketArn, noValue)
+		sid := map[catalog.Access]string{catalog.Read: "BucketObjectsRead", catalog.ReadWrite: "BucketObjectsReadWrite"}[f.Blobs]
+		onlyIf(TenantIsolationOff, map[string]any{"Sid": "BucketList", "Effect": "Allow", "Action": strs(g.bucketList...), "Resource": []any{bucketArn}})
+		onlyIf(TenantIsolationOff, map[string]any{"Sid": sid, "Effect": "Allow", "Action": strs(g.bucketObjects...), "Resource": bucketObjs})
 	}
 	if len(f.Invokes) > 0 {
 		env[config.EnvFunctionPrefix] = sub("${AWS::StackName}-")
@@ -184,11 +191,6 @@ func wantToolFunction(f catalog.Function) map[string]any {
 		}
 		arn := "arn:${AWS::Partition}:bedrock:${AWS::Region}:" + account + ":" + kind + "/"
 		return ifv(cond, sub(arn+"${"+param+"}"), sub(arn+def))
-	}
-	// A statement that exists only under a condition is a policy of its own, wrapped whole in Fn::If.
-	var conditional []any
-	onlyIf := func(cond string, st map[string]any) {
-		conditional = append(conditional, ifv(cond, map[string]any{"Statement": []any{st}}, noValue))
 	}
 	if f.Embeds {
 		env[config.EnvEmbedder] = ref("Embedder")
@@ -727,4 +729,54 @@ func resolveIf(v any, truth map[string]bool) any {
 		return out
 	}
 	return v
+}
+
+// TestTheTenantRoleHoldsTenantcredsDocuments: with TenantIsolation on, the
+// role the tool functions assume has tenantcreds' identity policy, boundary
+// and trust, with the template's ARNs, and !Sub leaves the session tag's
+// policy variable to IAM.
+func TestTheTenantRoleHoldsTenantcredsDocuments(t *testing.T) {
+	p := readTemplate(t)
+	r := tenantcreds.Resources{TableARN: tenantTableARN, BucketARN: tenantBucketARN}
+	unescape := func(v any) string {
+		s, _ := v.(string)
+		return strings.ReplaceAll(s, "${!aws:", "${aws:")
+	}
+	subList := func(v any) string { // !Sub [text, {Id: ...}]
+		args, _ := v.(map[string]any)["Fn::Sub"].([]any)
+		if len(args) != 2 {
+			t.Fatalf("want !Sub [document, {Id: the stack's id}], got %v", v)
+		}
+		return unescape(args[0])
+	}
+	role, boundary := p.resource(t, TenantRoleLogicalID), p.resource(t, "TenantBoundary")
+	for id, res := range map[string]map[string]any{TenantRoleLogicalID: role, "TenantBoundary": boundary} {
+		if res["Condition"] != TenantIsolationOn {
+			t.Errorf("%s exists under %v, want %s", id, res["Condition"], TenantIsolationOn)
+		}
+	}
+	rp := props(role)
+	if got, want := unescape(rp["AssumeRolePolicyDocument"].(map[string]any)["Fn::Sub"]), tenantcreds.TrustPolicy("arn:${AWS::Partition}:iam::${AWS::AccountId}:root",
+		[]string{"arn:${AWS::Partition}:iam::${AWS::AccountId}:role/*"}).JSON(); got != want {
+		t.Errorf("trust policy\n got %s\nwant %s", got, want)
+	}
+	policies := rp["Policies"].([]any)
+	if got, want := subList(policies[0].(map[string]any)["PolicyDocument"]), tenantcreds.RolePolicy(r).JSON(); len(policies) != 1 || got != want {
+		t.Errorf("identity policy\n got %s\nwant %s", got, want)
+	}
+	if got, want := subList(props(boundary)["PolicyDocument"]), tenantcreds.Boundary(r).JSON(); got != want {
+		t.Errorf("boundary\n got %s\nwant %s", got, want)
+	}
+	if diff := cmp.Diff(ref("TenantBoundary"), rp["PermissionsBoundary"]); diff != "" {
+		t.Errorf("permissions boundary (-want +got):\n%s", diff)
+	}
+	// Every variable left to IAM is the session's tenant tag; every other
+	// ${...} is one !Sub resolves.
+	for _, doc := range []string{subList(policies[0].(map[string]any)["PolicyDocument"]), subList(props(boundary)["PolicyDocument"])} {
+		for _, v := range regexp.MustCompile(`\$\{[^}]*\}`).FindAllString(doc, -1) {
+			if !slices.Contains([]string{"${aws:PrincipalTag/tenant}", "${AWS::Partition}", "${AWS::Region}", "${AWS::AccountId}", "${Table}", "${Id}"}, v) {
+				t.Errorf("unexpected variable %s in %s", v, doc)
+			}
+		}
+	}
 }

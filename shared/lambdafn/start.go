@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/coldstart"
@@ -19,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
+	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -71,6 +73,10 @@ type Openers struct {
 	Providers func(ctx context.Context, c *config.Config, warn io.Writer) (provider.Embedder, provider.Generator, error)
 	Pipeline  func(ctx context.Context, c *config.Config) (pipeline.Runner, error)
 	Invoker   func(ctx context.Context, c *config.Config) (invoke.Invoker, error)
+	// Credentials, if set, returns the credentials the function's table and
+	// bucket are reached with (config/tenantscoped: each call's tenant's,
+	// when a tenant role is configured), or nil for the process's own.
+	Credentials func(ctx context.Context, c *config.Config, f catalog.Function) (aws.CredentialsProvider, error)
 }
 
 // check returns an error naming each opener f's catalog entry needs and o
@@ -94,18 +100,31 @@ func (o Openers) check(f catalog.Function) error {
 	return errors.Join(errs...)
 }
 
-// Open validates c and opens the table and what o opens, as [Deps]. The
+// Open validates c and opens the table and what o opens, as [Deps], with
+// the deployment's storage quotas ([config.EnvQuotas]). The
 // returned function closes what needs closing. Offline and ephemeral choices
 // are announced on warn.
 func Open(ctx context.Context, c *config.Config, o Openers, warn io.Writer) (Deps, func() error, error) {
 	if err := c.Validate(); err != nil {
 		return Deps{}, nil, err
 	}
+	var quotas *quota.Limits
+	if c.Quotas != "" {
+		l, err := quota.ParseLimits(c.Quotas, quota.DefaultLimits)
+		if err != nil {
+			return Deps{}, nil, fmt.Errorf("%s: %w", config.EnvQuotas, err)
+		}
+		quotas = &l
+	}
 	table, closeFn, err := c.OpenTable(ctx, warn)
 	if err != nil {
 		return Deps{}, nil, err
 	}
-	d := Deps{Table: table}
+	d := Deps{Table: table, Quotas: quotas}
+	if d.OwnTable, err = c.OpenOwnTable(ctx); err != nil {
+		closeFn()
+		return Deps{}, nil, err
+	}
 	if err := o.open(ctx, c, &d, warn); err != nil {
 		closeFn()
 		return Deps{}, nil, err
@@ -176,6 +195,15 @@ func start(ctx context.Context, cat *catalog.Catalog, f Function, o Openers, c *
 	}
 	if err := o.check(fn); err != nil {
 		return Deps{}, nil, err
+	}
+	if o.Credentials != nil {
+		p, err := o.Credentials(ctx, c, fn)
+		if err != nil {
+			return Deps{}, nil, err
+		}
+		if p != nil {
+			c.ScopeStorage(p)
+		}
 	}
 	d, closeFn, err := Open(ctx, c, o, warn)
 	if err != nil {

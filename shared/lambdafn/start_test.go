@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
+	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/store"
 )
 
@@ -82,5 +83,22 @@ func TestStartOpensTheTableAndWhatItsOpenersOpen(t *testing.T) {
 				t.Errorf("the offline summariser announced: %v, want %v (%q)", got, tc.summarises, warn.String())
 			}
 		})
+	}
+}
+
+func TestOpenReadsTheDeploymentsQuotas(t *testing.T) {
+	cfg := config.Local(filepath.Join(t.TempDir(), "data"))
+	cfg.Quotas = "store_documents=7 tenant_bytes=1GiB"
+	d, closeFn, err := Open(context.Background(), &cfg, Openers{}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeFn()
+	if d.Quotas == nil || d.Quotas.Store.Documents != 7 || d.Quotas.Tenant.Bytes != 1<<30 || d.Quotas.Store.Chunks != quota.DefaultLimits.Store.Chunks {
+		t.Errorf("quotas %+v: want store_documents 7 and tenant_bytes 1 GiB over the defaults", d.Quotas)
+	}
+	cfg.Quotas = "store_documents=many"
+	if _, _, err := Open(context.Background(), &cfg, Openers{}, io.Discard); err == nil || !strings.Contains(err.Error(), config.EnvQuotas+": quotas: store_documents") {
+		t.Errorf("a bad specification gave %v, want an error naming %s and the quota", err, config.EnvQuotas)
 	}
 }

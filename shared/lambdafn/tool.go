@@ -36,6 +36,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/later"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/rawjson"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -62,6 +63,13 @@ type Deps struct {
 	// Later runs work after a call's answer (package later): the health
 	// record of a pipeline call. Nil where the work is done before answering.
 	Later *later.Queue
+	// Quotas are the storage quotas of a tenant without an override. If nil,
+	// defaults to [quota.DefaultLimits].
+	Quotas *quota.Limits
+	// OwnTable reads the items outside every tenant's keys (the operators'
+	// quota overrides) where Table's client signs as each call's tenant
+	// (config.OpenOwnTable); nil means Table.
+	OwnTable store.Table
 }
 
 func (d Deps) logger() *slog.Logger {

@@ -23,7 +23,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/store"
@@ -76,20 +79,29 @@ type Options struct {
 	// Defaults are the quotas of a tenant without an override. If nil,
 	// defaults to [DefaultLimits].
 	Defaults *Limits
+	// Overrides is the table the operators' overrides ([OverridePK]) are
+	// read from. If nil, defaults to the usage table. A function whose table
+	// client signs as the caller's tenant (package tenantcreds) cannot read
+	// them, being outside every tenant's keys: it passes a client of its own.
+	Overrides store.Table
 }
 
 // Quotas checks and counts usage in a [store.Table]. It is safe for
 // concurrent use.
 type Quotas struct {
-	table    store.Table
-	defaults Limits
+	table     store.Table
+	overrides store.Table
+	defaults  Limits
 }
 
 // New returns Quotas keeping usage in table.
 func New(table store.Table, opts *Options) *Quotas {
-	q := &Quotas{table: table, defaults: DefaultLimits}
+	q := &Quotas{table: table, overrides: table, defaults: DefaultLimits}
 	if opts != nil && opts.Defaults != nil {
 		q.defaults = *opts.Defaults
+	}
+	if opts != nil && opts.Overrides != nil {
+		q.overrides = opts.Overrides
 	}
 	return q
 }
@@ -264,7 +276,7 @@ func ClearOverride(ctx context.Context, table store.Table, tenantID string) erro
 // are rare next to what they count (an ingest embeds and writes shards), so
 // the override is read every time rather than cached.
 func (q *Quotas) limits(ctx context.Context, tenantID string) (Limits, error) {
-	it, err := q.table.Get(ctx, OverridePK, overrideSK(tenantID))
+	it, err := q.overrides.Get(ctx, OverridePK, overrideSK(tenantID))
 	if errors.Is(err, store.ErrNotFound) {
 		return q.defaults, nil
 	}
@@ -275,4 +287,57 @@ func (q *Quotas) limits(ctx context.Context, tenantID string) (Limits, error) {
 		Store:  Usage{it.Int("store_documents"), it.Int("store_chunks"), it.Int("store_bytes")},
 		Tenant: Usage{it.Int("tenant_documents"), it.Int("tenant_chunks"), it.Int("tenant_bytes")},
 	}, nil
+}
+
+// ParseLimits reads a quota specification over base: space- or
+// comma-separated key=value pairs, each setting one quota, with the keys of
+// the overrides ([SetOverride]).
+//
+//	store_documents=50000 store_chunks=1000000 store_bytes=2GiB
+//	tenant_documents=200000 tenant_chunks=5000000 tenant_bytes=10GiB
+//
+// Bytes take a suffix KiB, MiB, GiB or TiB; 0 removes a quota. It is the
+// syntax of the deployment's defaults (SWITCHBOARD_QUOTAS).
+func ParseLimits(spec string, base Limits) (Limits, error) {
+	l := base
+	for _, field := range strings.FieldsFunc(spec, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' }) {
+		key, value, ok := strings.Cut(field, "=")
+		if !ok {
+			return Limits{}, fmt.Errorf("quotas: %q is not key=value", field)
+		}
+		dst := map[string]*int64{
+			"store_documents": &l.Store.Documents, "store_chunks": &l.Store.Chunks, "store_bytes": &l.Store.Bytes,
+			"tenant_documents": &l.Tenant.Documents, "tenant_chunks": &l.Tenant.Chunks, "tenant_bytes": &l.Tenant.Bytes,
+		}[key]
+		if dst == nil {
+			return Limits{}, fmt.Errorf("quotas: unknown quota %q (want store_documents, store_chunks, store_bytes, tenant_documents, tenant_chunks or tenant_bytes)", key)
+		}
+		n, err := parseAmount(value, strings.HasSuffix(key, "_bytes"))
+		if err != nil {
+			return Limits{}, fmt.Errorf("quotas: %s: %w", key, err)
+		}
+		*dst = n
+	}
+	return l, nil
+}
+
+// parseAmount reads a count, or with binary units a byte size.
+func parseAmount(s string, units bool) (int64, error) {
+	shift := 0
+	if units {
+		for i, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
+			if n, ok := strings.CutSuffix(s, u); ok {
+				s, shift = n, 10*(i+1)
+				break
+			}
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64>>shift {
+		if units {
+			return 0, fmt.Errorf("%q is not a size: use bytes, or a whole number of KiB, MiB, GiB or TiB (2GiB)", s)
+		}
+		return 0, fmt.Errorf("%q is not a count: use a whole number, 0 for none", s)
+	}
+	return n << shift, nil
 }

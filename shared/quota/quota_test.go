@@ -184,3 +184,55 @@ func TestAnOverrideChangesOneTenantsQuotas(t *testing.T) {
 		}
 	})
 }
+
+func TestParseLimitsReadsTheDeploymentsDefaults(t *testing.T) {
+	tests := []struct {
+		name, spec string
+		want       quota.Limits
+		err        string
+	}{
+		{"an empty spec keeps the base", "", quota.DefaultLimits, ""},
+		{"each key sets its quota and bytes take binary units", "store_documents=10, store_bytes=3MiB tenant_bytes=1TiB tenant_chunks=0",
+			quota.Limits{Store: quota.Usage{Documents: 10, Chunks: quota.DefaultLimits.Store.Chunks, Bytes: 3 << 20},
+				Tenant: quota.Usage{Documents: quota.DefaultLimits.Tenant.Documents, Bytes: 1 << 40}}, ""},
+		{"an unknown key is named", "store_docs=1", quota.Limits{}, `unknown quota "store_docs"`},
+		{"a negative count is refused", "tenant_documents=-1", quota.Limits{}, `tenant_documents: "-1" is not a count`},
+		{"a unit on a count is refused", "store_chunks=1KiB", quota.Limits{}, `store_chunks: "1KiB" is not a count`},
+		{"a size past int64 is refused", "store_bytes=9000000000TiB", quota.Limits{}, `store_bytes: "9000000000" is not a size`},
+		{"a field without = is refused", "store_bytes", quota.Limits{}, `"store_bytes" is not key=value`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := quota.ParseLimits(tt.spec, quota.DefaultLimits)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want one containing %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestOverridesAreReadFromTheirOwnTable: a function whose table client is
+// scoped to the tenant reads the operators' overrides through a client of
+// its own.
+func TestOverridesAreReadFromTheirOwnTable(t *testing.T) {
+	ctx := context.Background()
+	usage, own := storetest.OpenEmbedded(t), storetest.OpenEmbedded(t)
+	tn := newTenant()
+	if err := quota.SetOverride(ctx, own, tn, quota.Limits{Store: quota.Usage{Documents: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	q := quota.New(usage, &quota.Options{Overrides: own})
+	if err := ingest(ctx, usage, q, tn, "docs", "a", quota.Usage{Documents: 1}); err != nil {
+		t.Fatal(err)
+	}
+	err := ingest(ctx, usage, q, tn, "docs", "b", quota.Usage{Documents: 1})
+	if fault.KindOf(err) != fault.KindQuotaExceeded {
+		t.Errorf("the second document: %v, want the override's quota_exceeded", err)
+	}
+}

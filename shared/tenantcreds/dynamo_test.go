@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/dynamo"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
+	"github.com/switchboard-dev/switchboard/shared/tenantcreds/ststest"
 )
 
 // signatures records who signed each request that passes through it.
@@ -49,7 +50,7 @@ func (s *signatures) take() []string {
 // only by the policy tests and on AWS.
 func TestProviderSignsEachTenantsCallsToDynamoDBLocal(t *testing.T) {
 	name := storetest.DynamoTable(t)
-	s := newSTSServer(t)
+	s := ststest.New(t)
 	p := newProvider(t, s, Options{})
 	seen := &signatures{}
 	client := dynamodb.New(dynamodb.Options{
@@ -70,12 +71,12 @@ func TestProviderSignsEachTenantsCallsToDynamoDBLocal(t *testing.T) {
 			t.Fatalf("get as %s = %v, %v", id, it.Attrs, err)
 		}
 		for _, sig := range seen.take() {
-			if want := keyPrefix("tenant-" + id); !strings.HasPrefix(sig, want) || !strings.Contains(sig, " token-tenant-"+id+"-") {
+			if want := ststest.KeyPrefix("tenant-" + id); !strings.HasPrefix(sig, want) || !strings.Contains(sig, " token-tenant-"+id+"-") {
 				t.Errorf("a call of tenant %s was signed as %q, want its own session's key and token", id, sig)
 			}
 		}
 	}
-	if got := s.callCount(); got != 2 {
+	if got := s.CallCount(); got != 2 {
 		t.Errorf("%d AssumeRole calls for two tenants, want 2", got)
 	}
 	_, err := table.Get(context.Background(), "t#acme#scoped-test", "x")

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/sts/types"
+
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 )
 
 // The bounds of [Options.Duration]: STS's minimum and the longest session a
@@ -193,8 +195,17 @@ func NewContext(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, tenantKey{}, id)
 }
 
-// FromContext returns the tenant [NewContext] put in ctx, if any.
+// FromContext returns the tenant [NewContext] put in ctx, if any, else the
+// caller of the call ctx serves (package callcontext, which lambdafn puts in
+// every call's context before anything reaches the table, elicit.Spend
+// included). Reading the call's caller keeps lambdafn, which every function
+// links, from linking this package and STS's client.
 func FromContext(ctx context.Context) (string, bool) {
-	id, ok := ctx.Value(tenantKey{}).(string)
-	return id, ok
+	if id, ok := ctx.Value(tenantKey{}).(string); ok {
+		return id, true
+	}
+	if c, ok := callcontext.FromContext(ctx); ok && c.Caller.Tenant != "" {
+		return c.Caller.Tenant, true
+	}
+	return "", false
 }

@@ -9,13 +9,17 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+	"github.com/switchboard-dev/switchboard/shared/tenantcreds/ststest"
 )
 
 const testRole = "arn:aws:iam::123456789012:role/switchboard-tenant"
 
 var testGrant = Grant{Items: ReadWrite, Objects: Read}
 
-func newProvider(t *testing.T, s *stsServer, opts Options) *Provider {
+func newProvider(t *testing.T, s *ststest.Server, opts Options) *Provider {
 	t.Helper()
 	if opts.RoleARN == "" {
 		opts.RoleARN = testRole
@@ -26,7 +30,7 @@ func newProvider(t *testing.T, s *stsServer, opts Options) *Provider {
 	if opts.Grant == (Grant{}) {
 		opts.Grant = testGrant
 	}
-	p, err := New(s.client(), opts)
+	p, err := New(s.Client(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,10 +57,10 @@ func TestProviderAssumesTheRoleWithTheTenantsSessionPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newSTSServer(t)
+			s := ststest.New(t)
 			p := newProvider(t, s, Options{Duration: tt.duration})
 			c := retrieve(t, p, "acme")
-			if c.AccessKeyID != keyOf("tenant-acme", 1) || c.SecretAccessKey != "secret-tenant-acme-1" || c.SessionToken != "token-tenant-acme-1" ||
+			if c.AccessKeyID != ststest.KeyOf("tenant-acme", 1) || c.SecretAccessKey != "secret-tenant-acme-1" || c.SessionToken != "token-tenant-acme-1" ||
 				!c.CanExpire || c.AccountID != "123456789012" {
 				t.Errorf("credentials %+v, want those STS issued for session tenant-acme", c)
 			}
@@ -64,7 +68,7 @@ func TestProviderAssumesTheRoleWithTheTenantsSessionPolicy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			form := s.lastCall()
+			form := s.LastCall()
 			want := map[string]string{
 				"RoleArn": testRole, "RoleSessionName": "tenant-acme", "DurationSeconds": tt.seconds,
 				"Policy": policy.JSON(), "Tags.member.1.Key": "tenant", "Tags.member.1.Value": "acme",
@@ -91,17 +95,17 @@ func TestProviderKeepsCredentialsUntilShortlyBeforeTheyExpire(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newSTSServer(t)
-			s.lifetime = tt.lifetime
+			s := ststest.New(t)
+			s.SetLifetime(tt.lifetime)
 			p := newProvider(t, s, Options{})
 			var keys []string
 			for range 3 {
 				keys = append(keys, retrieve(t, p, "acme").AccessKeyID)
 			}
-			if got := s.callCount(); got != tt.calls {
+			if got := s.CallCount(); got != tt.calls {
 				t.Errorf("%d AssumeRole calls for 3 retrievals, want %d (keys %q)", got, tt.calls, keys)
 			}
-			if got := keys[2]; got != keyOf("tenant-acme", tt.calls) {
+			if got := keys[2]; got != ststest.KeyOf("tenant-acme", tt.calls) {
 				t.Errorf("last key %q, want the newest STS issued", got)
 			}
 		})
@@ -109,24 +113,25 @@ func TestProviderKeepsCredentialsUntilShortlyBeforeTheyExpire(t *testing.T) {
 }
 
 func TestProviderKeepsEachTenantsCredentialsApart(t *testing.T) {
-	s := newSTSServer(t)
+	s := ststest.New(t)
 	p := newProvider(t, s, Options{})
 	for range 2 {
 		for _, id := range []string{"acme", "globex", "acme-corp"} {
 			c := retrieve(t, p, id)
-			if want := keyPrefix("tenant-" + id); !strings.HasPrefix(c.AccessKeyID, want) {
+			if want := ststest.KeyPrefix("tenant-" + id); !strings.HasPrefix(c.AccessKeyID, want) {
 				t.Errorf("tenant %s got key %q, want one issued to its own session (%s...)", id, c.AccessKeyID, want)
 			}
 		}
 	}
-	if got := s.callCount(); got != 3 {
+	if got := s.CallCount(); got != 3 {
 		t.Errorf("%d AssumeRole calls for 3 tenants retrieved twice each, want 3", got)
 	}
 }
 
 func TestProviderMakesOneCallForConcurrentRequestsOfATenant(t *testing.T) {
-	s := newSTSServer(t)
-	s.gate = make(chan struct{})
+	s := ststest.New(t)
+	gate := make(chan struct{})
+	s.SetGate(gate)
 	p := newProvider(t, s, Options{})
 	const callers = 32
 	var started, done sync.WaitGroup
@@ -149,34 +154,34 @@ func TestProviderMakesOneCallForConcurrentRequestsOfATenant(t *testing.T) {
 	// Every caller is in Retrieve or about to be; the first call of each
 	// tenant is held at the server meanwhile, so a second call would be seen.
 	time.Sleep(100 * time.Millisecond)
-	close(s.gate)
+	close(gate)
 	done.Wait()
-	if got := s.callCount(); got != 2 {
+	if got := s.CallCount(); got != 2 {
 		t.Errorf("%d AssumeRole calls for %d concurrent requests of 2 tenants, want 2", got, callers)
 	}
 	for i, k := range keys {
-		if id := []string{"acme", "globex"}[i%2]; !strings.HasPrefix(k, keyPrefix("tenant-"+id)) {
+		if id := []string{"acme", "globex"}[i%2]; !strings.HasPrefix(k, ststest.KeyPrefix("tenant-"+id)) {
 			t.Errorf("caller %d of tenant %s got key %q", i, id, k)
 		}
 	}
 }
 
 func TestProviderDropsTheLeastRecentlyUsedTenantPastItsBound(t *testing.T) {
-	s := newSTSServer(t)
+	s := ststest.New(t)
 	p := newProvider(t, s, Options{MaxTenants: 2})
 	for _, id := range []string{"a1", "b2", "a1", "c3"} { // b2 is now the least recently used
 		retrieve(t, p, id)
 	}
-	if got := s.callCount(); got != 3 {
+	if got := s.CallCount(); got != 3 {
 		t.Fatalf("%d calls, want 3", got)
 	}
 	retrieve(t, p, "a1")
 	retrieve(t, p, "c3")
-	if got := s.callCount(); got != 3 {
+	if got := s.CallCount(); got != 3 {
 		t.Errorf("%d calls after retrieving the two kept tenants, want still 3", got)
 	}
 	retrieve(t, p, "b2")
-	if got := s.callCount(); got != 4 {
+	if got := s.CallCount(); got != 4 {
 		t.Errorf("%d calls after retrieving the dropped tenant, want 4", got)
 	}
 	if n := p.order.Len(); n != 2 || len(p.tenants) != 2 {
@@ -187,8 +192,8 @@ func TestProviderDropsTheLeastRecentlyUsedTenantPastItsBound(t *testing.T) {
 func TestProviderRefusalNamesTheTenantAndTheRole(t *testing.T) {
 	for _, code := range []string{"AccessDenied", "ExpiredToken"} {
 		t.Run(code, func(t *testing.T) {
-			s := newSTSServer(t)
-			s.refuse = code
+			s := ststest.New(t)
+			s.SetRefuse(code)
 			p := newProvider(t, s, Options{})
 			_, err := p.Retrieve(NewContext(context.Background(), "acme"))
 			if err == nil {
@@ -200,10 +205,8 @@ func TestProviderRefusalNamesTheTenantAndTheRole(t *testing.T) {
 				}
 			}
 			// A refusal is not kept: the next call asks STS again.
-			s.mu.Lock()
-			s.refuse = ""
-			s.mu.Unlock()
-			if c := retrieve(t, p, "acme"); c.AccessKeyID != keyOf("tenant-acme", 2) {
+			s.SetRefuse("")
+			if c := retrieve(t, p, "acme"); c.AccessKeyID != ststest.KeyOf("tenant-acme", 2) {
 				t.Errorf("after the refusal got key %q, want a second call's", c.AccessKeyID)
 			}
 		})
@@ -223,13 +226,13 @@ func TestProviderRefusesCallsWithoutAValidTenant(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newSTSServer(t)
+			s := ststest.New(t)
 			p := newProvider(t, s, Options{})
 			_, err := p.Retrieve(tt.ctx)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Retrieve = %v, want an error containing %q", err, tt.want)
 			}
-			if n := s.callCount(); n != 0 {
+			if n := s.CallCount(); n != 0 {
 				t.Errorf("%d AssumeRole calls, want none", n)
 			}
 		})
@@ -237,7 +240,7 @@ func TestProviderRefusesCallsWithoutAValidTenant(t *testing.T) {
 }
 
 func TestNewRefusesBadOptions(t *testing.T) {
-	s := newSTSServer(t)
+	s := ststest.New(t)
 	good := Options{RoleARN: testRole, Resources: testResources, Grant: testGrant}
 	tests := []struct {
 		name   string
@@ -258,7 +261,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := good
 			tt.change(&o)
-			if _, err := New(s.client(), o); err == nil || !strings.Contains(err.Error(), tt.want) {
+			if _, err := New(s.Client(), o); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("New = %v, want an error containing %q", err, tt.want)
 			}
 		})
@@ -266,7 +269,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	if _, err := New(nil, good); err == nil {
 		t.Error("New without a client succeeded")
 	}
-	if _, err := New(s.client(), good); err != nil {
+	if _, err := New(s.Client(), good); err != nil {
 		t.Errorf("New with good options: %v", err)
 	}
 }
@@ -300,5 +303,23 @@ func TestSessionNameFitsSTSPatternAndKeepsTenantsApart(t *testing.T) {
 			t.Errorf("tenants %q and %q share the session name %q", other, id, name)
 		}
 		seen[name] = id
+	}
+}
+
+// TestProviderActsForTheCallersTenant checks the context lambdafn gives every
+// call: without NewContext, the call's caller names the tenant.
+func TestProviderActsForTheCallersTenant(t *testing.T) {
+	s := ststest.New(t)
+	p := newProvider(t, s, Options{})
+	ctx := callcontext.NewContext(context.Background(), callcontext.Call{Caller: tenant.Caller{Tenant: "globex", Principal: "bob"}})
+	c, err := p.Retrieve(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := ststest.KeyPrefix("tenant-globex"); !strings.HasPrefix(c.AccessKeyID, want) {
+		t.Errorf("the caller's call got key %q, want one of its tenant's session (%s...)", c.AccessKeyID, want)
+	}
+	if id, _ := FromContext(NewContext(ctx, "acme")); id != "acme" {
+		t.Errorf("NewContext over a call gave tenant %q, want acme", id)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -79,6 +80,7 @@ type docRec struct {
 	Hash     string // text.Hash64Hex of the extracted text
 	Nonce    string // the ingest's, in its chunk ids (see chunkID); "" in records written before nonces
 	Chunks   int
+	Bytes    int64  // the size of the shard it was ingested as, what its quota charge counts; 0 in records written before quotas
 	Shard    string // id of the shard its chunks were written to
 	Format   string
 	Title    string
@@ -90,13 +92,13 @@ type docRec struct {
 func (d docRec) item(c tenant.Caller, alias string) store.Item {
 	md, _ := json.Marshal(d.Metadata) // a map of strings always encodes
 	return store.Item{PK: docsPK(c, alias), SK: docPrefix + d.DocID, Attrs: store.Attrs{
-		"hash": d.Hash, "nonce": d.Nonce, "chunks": d.Chunks, "shard": d.Shard, "format": d.Format, "title": d.Title,
+		"hash": d.Hash, "nonce": d.Nonce, "chunks": d.Chunks, "bytes": d.Bytes, "shard": d.Shard, "format": d.Format, "title": d.Title,
 		"source": d.Source, "metadata": string(md), "ingested_at": d.Ingested.UTC().Format(time.RFC3339Nano),
 	}}
 }
 
 func parseDocRec(it store.Item) docRec {
-	d := docRec{DocID: strings.TrimPrefix(it.SK, docPrefix), Hash: it.String("hash"), Nonce: it.String("nonce"), Chunks: int(it.Int("chunks")),
+	d := docRec{DocID: strings.TrimPrefix(it.SK, docPrefix), Hash: it.String("hash"), Nonce: it.String("nonce"), Chunks: int(it.Int("chunks")), Bytes: it.Int("bytes"),
 		Shard: it.String("shard"), Format: it.String("format"), Title: it.String("title"), Source: it.String("source"),
 		Ingested: parseTime(it.String("ingested_at"))}
 	_ = json.Unmarshal([]byte(it.String("metadata")), &d.Metadata) // written by item, from a map
@@ -106,6 +108,17 @@ func parseDocRec(it store.Item) docRec {
 // version returns the dead list's entry for this version, once it leaves search.
 func (d docRec) version() deadDoc {
 	return deadDoc{Shard: d.Shard, DocID: d.DocID, Hash: d.Hash, Nonce: d.Nonce, Chunks: d.Chunks}
+}
+
+// usage is what the version counts against its store's and tenant's quotas.
+func (d docRec) usage() quota.Usage {
+	return quota.Usage{Documents: 1, Chunks: int64(d.Chunks), Bytes: d.Bytes}
+}
+
+// released is the change to usage when the version leaves the store.
+func (d docRec) released() quota.Usage {
+	u := d.usage()
+	return quota.Usage{Documents: -u.Documents, Chunks: -u.Chunks, Bytes: -u.Bytes}
 }
 
 func (d docRec) public() DocumentInfo {
@@ -176,7 +189,11 @@ func (s *Service) DeleteDocument(ctx context.Context, c tenant.Caller, in Delete
 		dropped = m.kill(d.version())
 		removed = d.Chunks
 		r.Documents--
-		return []store.Write{store.Delete(docsPK(c, in.Store), docPrefix+in.DocID, store.IfEquals("hash", d.Hash))}, nil
+		charge, err := s.quotas.Charge(ctx, c.Tenant, in.Store, d.released())
+		if err != nil {
+			return nil, err
+		}
+		return append([]store.Write{store.Delete(docsPK(c, in.Store), docPrefix+in.DocID, store.IfEquals("hash", d.Hash))}, charge...), nil
 	})
 	if err != nil {
 		return DeleteDocumentOutput{}, err

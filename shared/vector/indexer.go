@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -82,7 +83,7 @@ type IndexReport struct {
 // tenant (created, with the default settings, if it does not exist yet), with
 // the rest of the key as document id; each object removed there removes its
 // document. Records it cannot act on for good (a bad key, an unreadable
-// document) are reported as skipped; a failure that retrying may cure (an
+// document, a store or tenant at its quota) are reported as skipped; a failure that retrying may cure (an
 // unavailable store or embedder) is returned, so that Lambda retries the
 // event, which is safe: an unchanged document is skipped.
 func (s *Service) Index(ctx context.Context, ev events.S3Event) (IndexReport, error) {
@@ -99,6 +100,10 @@ func (s *Service) Index(ctx context.Context, ev events.S3Event) (IndexReport, er
 			continue
 		}
 		c := tenant.Caller{Tenant: u.Tenant, Principal: IndexerPrincipal}
+		// The record's own call: a function with tenant-scoped credentials
+		// (package tenantcreds) signs its reads and writes as the tenant the
+		// key names.
+		ctx := callcontext.NewContext(ctx, callcontext.Call{Caller: c})
 		if u.Removed {
 			out, err := s.DeleteDocument(ctx, c, DeleteDocumentInput{Store: u.Store, DocID: u.DocID})
 			switch {
@@ -131,7 +136,7 @@ func (s *Service) Index(ctx context.Context, ev events.S3Event) (IndexReport, er
 		switch kind := fault.KindOf(err); {
 		case err == nil:
 			rep.Ingested = append(rep.Ingested, out)
-		case kind == fault.KindInvalid || kind == fault.KindNotFound:
+		case kind == fault.KindInvalid || kind == fault.KindNotFound || kind == fault.KindQuotaExceeded:
 			rep.Skipped = append(rep.Skipped, fmt.Sprintf("%s: %v", u.Key, err))
 		default:
 			errs = append(errs, fmt.Errorf("ingesting %s: %w", u.Key, err))

@@ -52,7 +52,8 @@ type source struct {
 // passages (text.Passages with the store's chunking), embeds them in
 // batches, writes them as a new immutable shard and commits it to the
 // store's manifest, removing the document's previous chunks from search in
-// the same commit. A document whose text and metadata are unchanged is
+// the same commit, charged against the store's and the tenant's quotas
+// (package quota; a refusal stores nothing). A document whose text and metadata are unchanged is
 // skipped before anything is embedded. A document past a limit (those of
 // package document, [MaxDocumentChunks], [MaxDocumentMetadataBytes]) is
 // refused before anything is embedded or stored; a call whose context ends
@@ -172,7 +173,7 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 	if err != nil {
 		return IngestOutput{}, err
 	}
-	rec := docRec{DocID: docID, Hash: hash, Nonce: nonce, Chunks: len(chunks), Shard: ref.ID, Format: doc.Format, Title: doc.Title,
+	rec := docRec{DocID: docID, Hash: hash, Nonce: nonce, Chunks: len(chunks), Bytes: ref.Size, Shard: ref.ID, Format: doc.Format, Title: doc.Title,
 		Source: src.from, Metadata: in.Metadata, Ingested: s.now()}
 	var dropped string
 	_, m, err := s.commit(ctx, c, in.Store, func(r *storeRec, m *manifest) ([]store.Write, error) {
@@ -181,6 +182,7 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 			return nil, err
 		}
 		dropped, out.Removed, out.Status = "", 0, "added"
+		delta := rec.usage()
 		switch {
 		case found && cur.Hash == hash && !m.hides(cur):
 			out.Status = "unchanged" // a concurrent ingest of the same text won
@@ -188,11 +190,19 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 		case found:
 			dropped = m.kill(cur.version())
 			out.Removed, out.Status = cur.Chunks, "replaced"
+			delta = delta.Add(cur.released())
 		default:
 			r.Documents++
 		}
+		// Charged in the commit, on the state it changes: a refusal stores
+		// nothing (the shard is removed below), and concurrent ingests cannot
+		// pass a quota together, since the counters' writes are conditional.
+		charge, err := s.quotas.Charge(ctx, c.Tenant, in.Store, delta)
+		if err != nil {
+			return nil, err
+		}
 		m.Shards = append(m.Shards, ref)
-		return []store.Write{store.Put(rec.item(c, in.Store), store.Condition{})}, nil
+		return append([]store.Write{store.Put(rec.item(c, in.Store), store.Condition{})}, charge...), nil
 	})
 	if err != nil || out.Status == "unchanged" {
 		if !errors.Is(err, errMaybeCommitted) {

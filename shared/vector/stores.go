@@ -320,7 +320,16 @@ func (s *Service) DeleteStore(ctx context.Context, c tenant.Caller, in StoreInpu
 	if out.Objects, err = s.deleteObjects(ctx, storePrefix(c, in.Alias)); err != nil {
 		return unfinished(err)
 	}
-	if err := s.table.Delete(ctx, storesPK(c), in.Alias, store.Condition{}); err != nil {
+	// The store's usage leaves its tenant's in the transaction that deletes
+	// its record, so an interrupted deletion never releases it twice.
+	err = store.Retry(ctx, func() error {
+		drop, err := s.quotas.Drop(ctx, c.Tenant, in.Alias)
+		if err != nil {
+			return err
+		}
+		return s.table.Transact(ctx, append([]store.Write{store.Delete(storesPK(c), in.Alias, store.Condition{})}, drop...)...)
+	})
+	if err != nil {
 		return unfinished(err)
 	}
 	return out, nil

@@ -33,6 +33,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
+	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/retrieval"
 	"github.com/switchboard-dev/switchboard/shared/store"
 )
@@ -73,6 +74,10 @@ type Options struct {
 	// of the total) while it runs; the tool functions pass
 	// lambdafn.ReportProgress, which relays it to the client.
 	Progress func(ctx context.Context, done, total float64, message string)
+	// Quotas bounds what each tenant stores, per store and in all; every
+	// ingest and delete charges its change in its manifest commit. If nil,
+	// defaults to [quota.DefaultLimits] kept in the service's table.
+	Quotas *quota.Quotas
 }
 
 // Service implements the vector store tools on a [store.Table] and a
@@ -85,6 +90,7 @@ type Service struct {
 	now      func() time.Time
 	log      *slog.Logger
 	progress func(ctx context.Context, done, total float64, message string)
+	quotas   *quota.Quotas
 
 	searcher   Searcher
 	groupBytes int64
@@ -120,6 +126,7 @@ func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Opti
 			s.progress = opts.Progress
 		}
 		s.searcher = opts.Searcher
+		s.quotas = opts.Quotas
 		if opts.GroupBytes > 0 {
 			s.groupBytes = opts.GroupBytes
 		}
@@ -136,6 +143,9 @@ func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Opti
 		case opts.Revalidate > 0:
 			s.revalidate = opts.Revalidate
 		}
+	}
+	if s.quotas == nil {
+		s.quotas = quota.New(table, nil)
 	}
 	if s.searcher == nil {
 		s.searcher = s.LocalSearcher()

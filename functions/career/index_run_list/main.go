@@ -2,10 +2,11 @@
 package main
 
 import (
+	"github.com/switchboard-dev/switchboard/shared/config/tenantscoped"
 	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
 func main() {
-	lambdafn.Start(careerfn.IndexRunList, lambdafn.Openers{})
+	lambdafn.Start(careerfn.IndexRunList, lambdafn.Openers{Credentials: tenantscoped.Open})
 }

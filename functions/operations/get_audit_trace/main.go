@@ -2,10 +2,11 @@
 package main
 
 import (
+	"github.com/switchboard-dev/switchboard/shared/config/tenantscoped"
 	"github.com/switchboard-dev/switchboard/shared/handlers/operationsfn"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
 func main() {
-	lambdafn.Start(operationsfn.GetAuditTrace, lambdafn.Openers{})
+	lambdafn.Start(operationsfn.GetAuditTrace, lambdafn.Openers{Credentials: tenantscoped.Open})
 }

@@ -5,10 +5,11 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config/blobs"
 	"github.com/switchboard-dev/switchboard/shared/config/providers"
 	"github.com/switchboard-dev/switchboard/shared/config/stepfunctions"
+	"github.com/switchboard-dev/switchboard/shared/config/tenantscoped"
 	"github.com/switchboard-dev/switchboard/shared/handlers/ragfn"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
 func main() {
-	lambdafn.Start(ragfn.CRAG, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open, Pipeline: stepfunctions.Open})
+	lambdafn.Start(ragfn.CRAG, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open, Pipeline: stepfunctions.Open, Credentials: tenantscoped.Open})
 }

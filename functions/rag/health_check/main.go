@@ -2,10 +2,11 @@
 package main
 
 import (
+	"github.com/switchboard-dev/switchboard/shared/config/tenantscoped"
 	"github.com/switchboard-dev/switchboard/shared/handlers/ragfn"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
 func main() {
-	lambdafn.Start(ragfn.HealthCheck, lambdafn.Openers{})
+	lambdafn.Start(ragfn.HealthCheck, lambdafn.Openers{Credentials: tenantscoped.Open})
 }

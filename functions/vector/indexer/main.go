@@ -4,10 +4,11 @@ package main
 import (
 	"github.com/switchboard-dev/switchboard/shared/config/blobs"
 	"github.com/switchboard-dev/switchboard/shared/config/providers"
+	"github.com/switchboard-dev/switchboard/shared/config/tenantscoped"
 	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
 func main() {
-	lambdafn.Start(vectorfn.Indexer, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open})
+	lambdafn.Start(vectorfn.Indexer, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open, Credentials: tenantscoped.Open})
 }

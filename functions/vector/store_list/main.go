@@ -2,10 +2,11 @@
 package main
 
 import (
+	"github.com/switchboard-dev/switchboard/shared/config/tenantscoped"
 	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
 func main() {
-	lambdafn.Start(vectorfn.StoreList, lambdafn.Openers{})
+	lambdafn.Start(vectorfn.StoreList, lambdafn.Openers{Credentials: tenantscoped.Open})
 }

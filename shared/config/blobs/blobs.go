@@ -27,7 +27,7 @@ func Open(ctx context.Context, c *config.Config) (store.Blobs, error) {
 	case ok:
 		return localfs.New(dir), nil
 	}
-	cfg, err := c.AWS(ctx)
+	cfg, err := c.StorageAWS(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 	"github.com/switchboard-dev/switchboard/shared/vector"
 	"github.com/switchboard-dev/switchboard/shared/vector/remote"
@@ -26,7 +27,7 @@ func service(d lambdafn.Deps) *vector.Service {
 }
 
 func options(d lambdafn.Deps) *vector.Options {
-	return &vector.Options{Logger: d.Logger, Progress: lambdafn.ReportProgress}
+	return &vector.Options{Logger: d.Logger, Progress: lambdafn.ReportProgress, Quotas: quota.New(d.Table, &quota.Options{Defaults: d.Quotas, Overrides: d.OwnTable})}
 }
 
 // The vector family's tool functions.

@@ -1,4 +1,13 @@
-package tenantcreds
+// Package ststest is a stand-in for AWS STS in tests: an HTTP server
+// speaking its Query API (form-encoded AssumeRole, XML answers and errors)
+// that checks each request's SigV4 signature by signing it again, and
+// issues credentials named after the session, so that a test can tell which
+// tenant's session signed a call.
+//
+//	s := ststest.New(t)
+//	client := s.Client() // or AWS_ENDPOINT_URL_STS=s.URL with [FunctionCreds]
+//	// ... strings.HasPrefix(accessKey, ststest.KeyPrefix("tenant-acme"))
+package ststest
 
 import (
 	"bytes"
@@ -22,16 +31,21 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 )
 
-// The function's own credentials, with which it calls STS.
-var functionCreds = aws.Credentials{AccessKeyID: "AKIDFUNCTION", SecretAccessKey: "function-secret"}
+// FunctionCreds are the function's own credentials, with which it calls
+// STS; the server refuses a request signed otherwise.
+var FunctionCreds = aws.Credentials{AccessKeyID: "AKIDFUNCTION", SecretAccessKey: "function-secret"}
 
-// stsServer is a stand-in for STS: an HTTP server speaking its Query API
+// Region is the region clients of the server sign for.
+const Region = "eu-west-1"
+
+// Server is a stand-in for STS: an HTTP server speaking its Query API
 // (form-encoded Action=AssumeRole&Version=2011-06-15, XML answers), which
-// checks each request's SigV4 signature against the function's credentials
-// and issues credentials named after the session.
-type stsServer struct {
-	t   *testing.T
-	url string
+// checks each request's SigV4 signature against [FunctionCreds] and issues
+// credentials named after the session. It is safe for concurrent use.
+type Server struct {
+	t *testing.T
+	// URL is the server's endpoint.
+	URL string
 
 	mu       sync.Mutex
 	calls    []url.Values
@@ -40,38 +54,63 @@ type stsServer struct {
 	gate     chan struct{} // if set, each call waits for it to close
 }
 
-func newSTSServer(t *testing.T) *stsServer {
-	s := &stsServer{t: t, lifetime: time.Hour}
+// New starts a server for the test; credentials it issues last an hour.
+func New(t *testing.T) *Server {
+	s := &Server{t: t, lifetime: time.Hour}
 	srv := httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(srv.Close)
-	s.url = srv.URL
+	s.URL = srv.URL
 	return s
 }
 
-// client returns an STS client of the server, signing with the function's
-// credentials, without retries (a refusal is answered once).
-func (s *stsServer) client() *sts.Client {
+// SetLifetime sets how long the credentials issued from now on last.
+func (s *Server) SetLifetime(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lifetime = d
+}
+
+// SetRefuse makes the server answer AssumeRole with the error code
+// ("AccessDenied", "ExpiredToken", ...); "" answers again.
+func (s *Server) SetRefuse(code string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuse = code
+}
+
+// SetGate makes each call wait until gate is closed.
+func (s *Server) SetGate(gate chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gate = gate
+}
+
+// Client returns an STS client of the server, signing with [FunctionCreds],
+// without retries (a refusal is answered once).
+func (s *Server) Client() *sts.Client {
 	return sts.New(sts.Options{
-		Region:           "eu-west-1",
-		BaseEndpoint:     aws.String(s.url),
-		Credentials:      credentials.StaticCredentialsProvider{Value: functionCreds},
+		Region:           Region,
+		BaseEndpoint:     aws.String(s.URL),
+		Credentials:      credentials.StaticCredentialsProvider{Value: FunctionCreds},
 		RetryMaxAttempts: 1,
 	})
 }
 
-func (s *stsServer) callCount() int {
+// CallCount returns how many AssumeRole calls the server has answered.
+func (s *Server) CallCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.calls)
 }
 
-func (s *stsServer) lastCall() url.Values {
+// LastCall returns the form of the last AssumeRole call.
+func (s *Server) LastCall() url.Values {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.calls[len(s.calls)-1]
 }
 
-func (s *stsServer) serve(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		s.t.Errorf("reading the request: %v", err)
@@ -121,27 +160,27 @@ func (s *stsServer) serve(w http.ResponseWriter, r *http.Request) {
     <SourceIdentity></SourceIdentity>
   </AssumeRoleResult>
   <ResponseMetadata><RequestId>req-%[2]d</RequestId></ResponseMetadata>
-</AssumeRoleResponse>`, session, n, time.Now().Add(lifetime).UTC().Format(time.RFC3339), keyOf(session, n))
+</AssumeRoleResponse>`, session, n, time.Now().Add(lifetime).UTC().Format(time.RFC3339), KeyOf(session, n))
 }
 
-// keyOf returns the access key id of the nth credentials the server
+// KeyOf returns the access key id of the nth credentials the server
 // issues, to session: letters and digits only, as DynamoDB Local requires.
-func keyOf(session string, n int) string {
-	return keyPrefix(session) + strconv.Itoa(n)
+func KeyOf(session string, n int) string {
+	return KeyPrefix(session) + strconv.Itoa(n)
 }
 
-// keyPrefix is how every access key issued to session begins.
-func keyPrefix(session string) string {
+// KeyPrefix is how every access key issued to session begins.
+func KeyPrefix(session string) string {
 	return "ASIA" + strings.ReplaceAll(session, "-", "") + "n"
 }
 
 // checkSignature signs the request again with the function's credentials,
 // its own date and the headers it signed, and compares the two.
-func (s *stsServer) checkSignature(r *http.Request, body []byte) {
+func (s *Server) checkSignature(r *http.Request, body []byte) {
 	auth := r.Header.Get("Authorization")
 	date, err := time.Parse("20060102T150405Z", r.Header.Get("X-Amz-Date"))
-	if !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential="+functionCreds.AccessKeyID+"/"+date.Format("20060102")+"/eu-west-1/sts/aws4_request, ") || err != nil {
-		s.t.Errorf("Authorization %q (X-Amz-Date %q) is not a SigV4 signature for sts in eu-west-1 by %s", auth, r.Header.Get("X-Amz-Date"), functionCreds.AccessKeyID)
+	if !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential="+FunctionCreds.AccessKeyID+"/"+date.Format("20060102")+"/"+Region+"/sts/aws4_request, ") || err != nil {
+		s.t.Errorf("Authorization %q (X-Amz-Date %q) is not a SigV4 signature for sts in "+Region+" by %s", auth, r.Header.Get("X-Amz-Date"), FunctionCreds.AccessKeyID)
 		return
 	}
 	_, signed, _ := strings.Cut(auth, "SignedHeaders=")
@@ -154,8 +193,9 @@ func (s *stsServer) checkSignature(r *http.Request, body []byte) {
 	}
 	sum := sha256.Sum256(body)
 	hash := hex.EncodeToString(sum[:])
-	if err := v4.NewSigner().SignHTTP(context.Background(), functionCreds, again, hash, "sts", "eu-west-1", date); err != nil {
-		s.t.Fatal(err)
+	if err := v4.NewSigner().SignHTTP(context.Background(), FunctionCreds, again, hash, "sts", Region, date); err != nil {
+		s.t.Errorf("signing again: %v", err)
+		return
 	}
 	if got, want := auth, again.Header.Get("Authorization"); got != want {
 		s.t.Errorf("signature mismatch:\n got %s\nwant %s", got, want)
