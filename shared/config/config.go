@@ -45,6 +45,12 @@ const (
 	// EnvRequestStateKeys is the gateway's key ring for the request states of
 	// calls that ask the client for input (package elicit).
 	EnvRequestStateKeys = "SWITCHBOARD_REQUEST_STATE_KEYS"
+	// EnvConnectorKey seals connector credentials: a KMS key ARN, or
+	// file:PATH of a local key file (package config/connectors).
+	EnvConnectorKey = "SWITCHBOARD_CONNECTOR_KEY"
+	// EnvConnectorAllowedHosts exempts hosts from the connectors' address
+	// checks (shared/netguard), such as 127.0.0.1,localhost.
+	EnvConnectorAllowedHosts = "SWITCHBOARD_CONNECTOR_ALLOWED_HOSTS"
 )
 
 // FilePrefix marks a store setting that names a local path instead of an AWS resource.
@@ -79,6 +85,14 @@ type Config struct {
 	// JSON object of secrets by key id ({"k1":"..."}; on AWS, from Secrets
 	// Manager), or file:PATH of a key file, created on first use.
 	RequestStateKeys string
+	// ConnectorKey seals connector credentials ([EnvConnectorKey]).
+	ConnectorKey string
+	// ConnectorAllowedHosts are the hosts connectors may reach whatever they
+	// resolve to ([EnvConnectorAllowedHosts]), comma-separated.
+	ConnectorAllowedHosts string
+	// ConnectorHTTP allows connectors over plain http: set on a laptop
+	// ([Local]) only, never from the environment.
+	ConnectorHTTP bool
 
 	aws    *aws.Config         // loaded once, by AWS
 	getenv func(string) string // FromEnv's; nil means os.Getenv
@@ -96,7 +110,10 @@ func FromEnv(getenv func(string) string) Config {
 		Providers:        providersFromEnv(getenv),
 		PipelineARN:      getenv(EnvPipelineARN),
 		RequestStateKeys: getenv(EnvRequestStateKeys),
+		ConnectorKey:     getenv(EnvConnectorKey),
 		getenv:           getenv,
+
+		ConnectorAllowedHosts: getenv(EnvConnectorAllowedHosts),
 	}
 	for _, o := range strings.Split(getenv(EnvAllowedOrigins), ",") {
 		if o = strings.TrimSpace(o); o != "" {
@@ -114,6 +131,8 @@ func Local(dir string) Config {
 		AnonymousTenant: tenant.Local,
 
 		RequestStateKeys: FilePrefix + filepath.Join(dir, "request-state-keys.json"),
+		ConnectorKey:     FilePrefix + filepath.Join(dir, "connector-keys.json"),
+		ConnectorHTTP:    true,
 	}
 }
 
