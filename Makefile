@@ -49,6 +49,17 @@ FUNCTIONS = \
 	career/opportunity_list \
 	career/opportunity_update \
 	career/validate_match_report \
+	connectors/create \
+	connectors/delete \
+	connectors/get \
+	connectors/health \
+	connectors/list \
+	connectors/policy_list \
+	connectors/policy_set \
+	connectors/sync \
+	connectors/tools_openai \
+	connectors/update \
+	connectors/verify \
 	memory/add_message \
 	memory/clear \
 	memory/delete \
@@ -129,6 +140,39 @@ build-CareerOpportunityUpdateFunction:
 
 build-CareerValidateMatchReportFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/career/validate_match_report
+
+build-ConnectorsCreateFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/create
+
+build-ConnectorsDeleteFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/delete
+
+build-ConnectorsGetFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/get
+
+build-ConnectorsHealthFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/health
+
+build-ConnectorsListFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/list
+
+build-ConnectorsPolicyListFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/policy_list
+
+build-ConnectorsPolicySetFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/policy_set
+
+build-ConnectorsSyncFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/sync
+
+build-ConnectorsToolsOpenaiFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/tools_openai
+
+build-ConnectorsUpdateFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/update
+
+build-ConnectorsVerifyFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/verify
 
 build-MemoryAddMessageFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/memory/add_message

@@ -120,6 +120,10 @@ type Tool struct {
 	// request's (its audit events and the result's _meta name it), so that a
 	// caller can group its calls (seed 003's correlation).
 	TraceArgument bool
+	// Connects marks a tool that reaches tenants' upstream MCP servers (the
+	// connectors family): the template gives its function the connector
+	// credentials' KMS key and the outbound host policy.
+	Connects bool
 }
 
 // Trigger is a function that no host calls: an event source invokes it, as
@@ -207,8 +211,8 @@ type Function struct {
 	// Tools and Resources are what it serves; both are empty for a trigger.
 	Tools     []string
 	Resources []string
-	// Pipeline, Embeds and Generates: see [Tool]; true if any entry it serves says so.
-	Pipeline, Embeds, Generates bool
+	// Pipeline, Embeds, Generates and Connects: see [Tool]; true if any entry it serves says so.
+	Pipeline, Embeds, Generates, Connects bool
 	// Trigger is set for a function an event source invokes.
 	Trigger *Trigger
 }
@@ -408,6 +412,7 @@ func (c *Catalog) buildFunctions() []Function {
 		f.Tools = append(f.Tools, t.Name)
 		merge(f, t.Limits, t.Table, t.Blobs, t.BlobKeys)
 		f.Pipeline, f.Embeds, f.Generates = f.Pipeline || t.Pipeline, f.Embeds || t.Embeds, f.Generates || t.Generates
+		f.Connects = f.Connects || t.Connects
 		f.Invokes = append(f.Invokes, t.Invokes...)
 	}
 	for _, t := range c.triggers {
@@ -471,7 +476,7 @@ func ptr[T any](v T) *T { return &v }
 // Default returns the catalog of everything Switchboard ships, family by
 // family. It is built once; the catalog is immutable.
 var Default = sync.OnceValue(func() *Catalog {
-	tools := slices.Concat(memoryTools(), operationsTools(), vectorTools(), careerTools(), ragTools(), ragStepTools())
+	tools := slices.Concat(memoryTools(), operationsTools(), vectorTools(), careerTools(), ragTools(), ragStepTools(), connectorTools())
 	withSnapshot(tools, schemasJSON)
 	c, err := New(tools, memoryResources(), nil)
 	if err != nil {

@@ -57,6 +57,12 @@ const (
 	EnvTenantRoleARN = "SWITCHBOARD_TENANT_ROLE_ARN"
 	EnvTableARN      = "SWITCHBOARD_TABLE_ARN"
 	EnvBucketARN     = "SWITCHBOARD_BUCKET_ARN"
+	// EnvConnectorKey seals connector credentials: a KMS key ARN, or
+	// file:PATH of a local key file (package config/connectors).
+	EnvConnectorKey = "SWITCHBOARD_CONNECTOR_KEY"
+	// EnvConnectorAllowedHosts exempts hosts from the connectors' address
+	// checks (shared/netguard), such as 127.0.0.1,localhost.
+	EnvConnectorAllowedHosts = "SWITCHBOARD_CONNECTOR_ALLOWED_HOSTS"
 )
 
 // The gateway's OAuth settings (package config/authz builds them); README's
@@ -171,6 +177,14 @@ type Config struct {
 	// TableARN and BucketARN the resources of its session policies. Package
 	// config/tenantscoped opens the credentials.
 	TenantRoleARN, TableARN, BucketARN string
+	// ConnectorKey seals connector credentials ([EnvConnectorKey]).
+	ConnectorKey string
+	// ConnectorAllowedHosts are the hosts connectors may reach whatever they
+	// resolve to ([EnvConnectorAllowedHosts]), comma-separated.
+	ConnectorAllowedHosts string
+	// ConnectorHTTP allows connectors over plain http: set on a laptop
+	// ([Local]) only, never from the environment.
+	ConnectorHTTP bool
 
 	aws     *aws.Config             // loaded once, by AWS
 	storage aws.CredentialsProvider // the table's and bucket's credentials, if not the process's ([Config.ScopeStorage])
@@ -195,7 +209,10 @@ func FromEnv(getenv func(string) string) Config {
 		TenantRoleARN:    getenv(EnvTenantRoleARN),
 		TableARN:         getenv(EnvTableARN),
 		BucketARN:        getenv(EnvBucketARN),
+		ConnectorKey:     getenv(EnvConnectorKey),
 		getenv:           getenv,
+
+		ConnectorAllowedHosts: getenv(EnvConnectorAllowedHosts),
 	}
 	for _, o := range strings.Split(getenv(EnvAllowedOrigins), ",") {
 		if o = strings.TrimSpace(o); o != "" {
@@ -214,6 +231,8 @@ func Local(dir string) Config {
 
 		RequestStateKeys: FilePrefix + filepath.Join(dir, "request-state-keys.json"),
 		RateLimits:       RateLimitsOff,
+		ConnectorKey:     FilePrefix + filepath.Join(dir, "connector-keys.json"),
+		ConnectorHTTP:    true,
 	}
 }
 

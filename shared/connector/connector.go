@@ -523,9 +523,14 @@ func (r *record) describe(sec *secrets) {
 	}
 }
 
+// CredentialsPurpose is the "purpose" of every connector credential's
+// encryption context: the deployed KMS key's policy allows its use under
+// this purpose only.
+const CredentialsPurpose = "connector-credentials"
+
 // encryptionContext names what a sealed credential belongs to.
 func encryptionContext(t, name, principal string) map[string]string {
-	ec := map[string]string{"tenant": t, "connector": name, "purpose": "connector-credentials"}
+	ec := map[string]string{"tenant": t, "connector": name, "purpose": CredentialsPurpose}
 	if principal != "" {
 		ec["principal"] = principal
 	}

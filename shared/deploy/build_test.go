@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/handlers/connectorfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/memoryfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/operationsfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/ragfn"
@@ -220,6 +221,10 @@ func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
 			defer func() { <-sem }()
 			dir := t.TempDir()
 			env := append(awsEnv(t, prefix+f.Name), config.EnvTable+"="+config.FilePrefix+filepath.Join(dir, "t.db"), blobsEnv(dir))
+			if f.Connects {
+				env = append(env, config.EnvConnectorKey+"="+config.FilePrefix+filepath.Join(dir, "connector-keys.json"),
+					config.EnvConnectorAllowedHosts+"="+SampleConnectorHost)
+			}
 			var lam *fakeLambda
 			if f.Path == GatewayPath {
 				// The tool functions the gateway invokes run in this process, on their own table.
@@ -344,7 +349,8 @@ var (
 		"shared/handlers/vectorfn":     {"shared/vector", "shared/vector/remote", "shared/retrieval", "shared/document"},
 		"shared/handlers/ragfn": {"shared/rag", "shared/memory", "shared/vector", "shared/vector/remote", "shared/retrieval",
 			"shared/document", "shared/handlers/vectorfn", "shared/local"},
-		"shared/handlers/careerfn": {"shared/career", "shared/retrieval", "shared/document"},
+		"shared/handlers/careerfn":    {"shared/career", "shared/retrieval", "shared/document"},
+		"shared/handlers/connectorfn": {"shared/connector"},
 	}
 	// What the openers of package config link, and the catalog facts that
 	// call for each. No function links the SDK's Lambda client: package
@@ -353,6 +359,9 @@ var (
 	providersCode = []string{"shared/config/providers", "shared/provider/bedrock", "shared/provider/openai"}
 	pipelineCode  = []string{"shared/config/stepfunctions", "shared/pipeline/stepfunctions"}
 	invokerCode   = []string{"shared/config/invoker", "shared/invoke/lambdaapi"}
+	// The connector functions' sealer (a KMS key or a local key file) and
+	// outbound guard.
+	connectorsCode = []string{"shared/config/connectors", "shared/netguard", "shared/seal", "shared/seal/kms", "shared/seal/localkey"}
 	// The deployed gateway: the catalog, the gateway (its tools/call fast
 	// path reads requests with rawjson), API keys and rate limits on the table, request
 	// states (elicit), and the Lambda Invoke API to invoke the tools
@@ -381,6 +390,9 @@ func allowed(f catalog.Function, binding string) (code, clients []string) {
 	if len(f.Invokes) > 0 {
 		code = append(code, invokerCode...)
 	}
+	if f.Connects {
+		code, clients = append(code, connectorsCode...), append(clients, "kms")
+	}
 	return code, clients
 }
 
@@ -394,7 +406,7 @@ func TestEveryFunctionLinksOnlyWhatItUses(t *testing.T) {
 	for pkg, fns := range map[string][]lambdafn.Function{
 		"shared/handlers/memoryfn": memoryfn.Functions(), "shared/handlers/operationsfn": operationsfn.Functions(),
 		"shared/handlers/vectorfn": vectorfn.Functions(), "shared/handlers/ragfn": ragfn.Functions(),
-		"shared/handlers/careerfn": careerfn.Functions(),
+		"shared/handlers/careerfn": careerfn.Functions(), "shared/handlers/connectorfn": connectorfn.Functions(),
 	} {
 		for _, f := range fns {
 			bindings[f.Path] = pkg

@@ -30,6 +30,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/oauth"
 	"github.com/switchboard-dev/switchboard/shared/provider/bedrock"
@@ -104,9 +105,9 @@ type Function struct {
 	// Serves names the tools and resources it serves; empty for the gateway
 	// and for triggers.
 	Serves []string
-	// Pipeline, Embeds, Generates and Trigger are the catalog's, see [catalog.Function].
-	Pipeline, Embeds, Generates bool
-	Trigger                     *catalog.Trigger
+	// Pipeline, Embeds, Generates, Connects and Trigger are the catalog's, see [catalog.Function].
+	Pipeline, Embeds, Generates, Connects bool
+	Trigger                               *catalog.Trigger
 }
 
 // Functions returns every function the template deploys: the gateway first,
@@ -121,7 +122,7 @@ func Functions(cat *catalog.Catalog) []Function {
 			Path: f.Path, LogicalID: invoke.LogicalID(f.Path), Name: invoke.FunctionName(f.Path),
 			Limits: f.Limits, Table: f.Table, Blobs: f.Blobs, BlobKeys: f.BlobKeys, Invokes: f.Invokes,
 			Serves:   append(append([]string(nil), f.Tools...), f.Resources...),
-			Pipeline: f.Pipeline, Embeds: f.Embeds, Generates: f.Generates, Trigger: f.Trigger,
+			Pipeline: f.Pipeline, Embeds: f.Embeds, Generates: f.Generates, Connects: f.Connects, Trigger: f.Trigger,
 		})
 	}
 	return out
@@ -165,6 +166,7 @@ type templateFunction struct {
 type templateData struct {
 	Functions                     []templateFunction
 	Pipeline                      *templatePipeline
+	ConnectorKey                  *templateConnectorKey
 	PK, SK, ExpiresAt             string
 	OriginsPattern, TenantPattern string
 	DefaultRetention              int
@@ -183,6 +185,17 @@ const (
 	PipelineName       = "rag-pipeline"
 	pipelineLogGroupID = "RagPipelineLogGroup"
 )
+
+// ConnectorKeyLogicalID is the KMS key that seals connector credentials.
+const ConnectorKeyLogicalID = "ConnectorKey"
+
+// templateConnectorKey is the KMS key of connector credentials: the roles of
+// the functions that reach upstreams (their logical IDs) may generate data
+// keys and decrypt with it, under the purpose of connector credentials only.
+type templateConnectorKey struct {
+	LogicalID, Purpose string
+	Roles              []string
+}
 
 type templatePipeline struct {
 	LogicalID, Name, LogGroupID, DefinitionURI string
@@ -410,6 +423,12 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 				bedrockModel("inference-profile", "HasGenerationModel", "GenerationModel", defaultGenerateModel),
 			}})
 	}
+	if f.Connects {
+		// The key's policy, not the role's, grants its use (ConnectorKey in
+		// the template): a role policy naming the key would make a cycle,
+		// the key's policy naming the role.
+		tf.Env = append(tf.Env, envVar{config.EnvConnectorKey, "!GetAtt " + ConnectorKeyLogicalID + ".Arn"})
+	}
 	if f.Embeds || f.Generates {
 		tf.Env = append(tf.Env, envVar{envOpenAIBaseURL, ifSet("HasOpenAIBaseUrl", "OpenAIBaseUrl")}, envVar{envOpenAIAPIKey, ifSet("HasOpenAIApiKey", "OpenAIApiKey")})
 	}
@@ -551,6 +570,13 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 			seen[key] = f.Path
 		}
 		data.Functions = append(data.Functions, templateFunctionOf(f, all))
+		if f.Connects {
+			if data.ConnectorKey == nil {
+				data.ConnectorKey = &templateConnectorKey{LogicalID: ConnectorKeyLogicalID, Purpose: connector.CredentialsPurpose}
+			}
+			// SAM names a function's generated role <logical ID>Role.
+			data.ConnectorKey.Roles = append(data.ConnectorKey.Roles, f.LogicalID+"Role")
+		}
 	}
 	var err error
 	if data.Pipeline, err = pipelineOf(all, cat.PipelineTasks()); err != nil {

@@ -20,6 +20,10 @@ import (
 // get_audit_trace's example, so replaying the events of mutating tools and
 // then get_audit_trace's finds their audit events.
 const (
+	// SampleConnector is the connector the sample events name, registered
+	// at SampleConnectorHost, which the sample functions allow.
+	SampleConnector       = "github"
+	SampleConnectorHost   = "mcp.example.com"
 	SampleTenant          = "demo"
 	SamplePrincipal       = "demo"
 	SampleRequestID       = "c6af9ac6-7b61-11e6-9a41-93e8deadbeef"

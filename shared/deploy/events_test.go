@@ -21,6 +21,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/connectors"
+	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
@@ -48,7 +50,12 @@ func openTable(t *testing.T, path string) *embedded.Table {
 // local server runs them.
 func stack(t *testing.T, table store.Table, blobs store.Blobs) *local.Stack {
 	t.Helper()
-	s, err := local.New(local.Options{Deps: lambdafn.Deps{Table: table, Blobs: blobs, Summarizer: offline.Summarizer{}}, Functions: handlers.All()})
+	d := lambdafn.Deps{Table: table, Blobs: blobs, Summarizer: offline.Summarizer{}}
+	cfg := config.Config{ConnectorKey: config.FilePrefix + filepath.Join(t.TempDir(), "connector-keys.json"), ConnectorAllowedHosts: SampleConnectorHost}
+	if err := connectors.Open(context.Background(), &cfg, &d); err != nil {
+		t.Fatal(err)
+	}
+	s, err := local.New(local.Options{Deps: d, Functions: handlers.All()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +118,11 @@ func seed(t *testing.T, table store.Table, blobs store.Blobs) {
 	}
 }
 
+// upstreamEvents are the tools whose sample events reach the sample
+// connector's upstream, which does not exist: they must answer that it is
+// unavailable, naming the connector.
+var upstreamEvents = map[string]bool{"connector_verify": true, "connector_sync": true}
+
 // toolResult is the part of an MCP CallToolResult the checks read.
 type toolResult struct {
 	IsError           bool            `json:"isError"`
@@ -137,6 +149,12 @@ func checkAnswer(t *testing.T, ev Event, payload []byte) {
 	var resp invoke.Response
 	if err := json.Unmarshal(payload, &resp); err != nil {
 		t.Fatalf("%s: answer is not an invoke.Response: %v\n%s", ev.Path, err, payload)
+	}
+	if upstreamEvents[ev.Name] {
+		if resp.Error == nil || string(resp.Error.Kind) != string(fault.KindUnavailable) || !strings.Contains(resp.Error.Message, SampleConnector) {
+			t.Fatalf("%s: answered %+v, want the sample connector's upstream unavailable", ev.Path, resp.Error)
+		}
+		return
 	}
 	if resp.Error != nil {
 		t.Fatalf("%s: answered error %+v", ev.Path, resp.Error)

@@ -8,10 +8,12 @@ import (
 	"io"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/local"
+	"github.com/switchboard-dev/switchboard/shared/netguard"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 	"github.com/switchboard-dev/switchboard/shared/vector"
@@ -23,6 +25,9 @@ import (
 // audit events; and it creates the sample vector store, replays
 // vector_document_ingest into it, and puts its shard where the search
 // worker's example names it. The functions run in process (package local).
+// It registers the sample connector at [SampleConnectorHost], which no
+// sample event can reach: connector_verify's and connector_sync's events
+// answer that the upstream is unavailable.
 func Seed(ctx context.Context, table store.Table, blobs store.Blobs) error {
 	cat := catalog.Default()
 	s, err := local.New(local.Options{Deps: lambdafn.Deps{Table: table, Blobs: blobs}, Functions: handlers.All()})
@@ -32,6 +37,13 @@ func Seed(ctx context.Context, table store.Table, blobs store.Blobs) error {
 	sample := tenant.Caller{Tenant: SampleTenant, Principal: SamplePrincipal}
 	if _, err := vector.New(table, blobs, nil, nil).CreateStore(ctx, sample, vector.CreateStoreInput{Alias: "manuals"}); err != nil {
 		return fmt.Errorf("deploy: seeding the sample vector store: %w", err)
+	}
+	guard := &netguard.Policy{AllowedHosts: []string{SampleConnectorHost}}
+	conns := connector.New(table, nil, &connector.Options{CheckURL: guard.CheckURL, HTTPClient: guard.Client(0)})
+	defer conns.Close()
+	if _, err := conns.Create(ctx, sample, connector.CreateInput{Name: SampleConnector, BaseURL: "https://" + SampleConnectorHost + "/mcp",
+		Transport: connector.TransportStreamable}); err != nil {
+		return fmt.Errorf("deploy: seeding the sample connector: %w", err)
 	}
 	evs, err := Events(cat)
 	if err != nil {

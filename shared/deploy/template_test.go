@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/quota"
@@ -206,6 +208,9 @@ func wantToolFunction(f catalog.Function) map[string]any {
 				model("foundation-model", "HasGenerationModel", "GenerationModel", "amazon.nova-micro-v1:0"),
 				model("inference-profile", "HasGenerationModel", "GenerationModel", "amazon.nova-micro-v1:0"),
 			}})
+	}
+	if f.Connects {
+		env[config.EnvConnectorKey] = getAtt(ConnectorKeyLogicalID + ".Arn")
 	}
 	if f.Embeds || f.Generates {
 		env[config.EnvOpenAIBaseURL] = ifv("HasOpenAIBaseUrl", ref("OpenAIBaseUrl"), noValue)
@@ -555,6 +560,52 @@ func TestTheRequestStateKeysAreGeneratedAndReachOnlyTheGateway(t *testing.T) {
 		env := props(p.resource(t, f.LogicalID))["Environment"].(map[string]any)["Variables"].(map[string]any)
 		if _, ok := env[config.EnvRequestStateKeys]; ok != (f.Path == GatewayPath) {
 			t.Errorf("%s has %s: %v; only the gateway should", f.Path, config.EnvRequestStateKeys, ok)
+		}
+	}
+}
+
+func TestOnlyTheConnectorFunctionsMayUseTheConnectorKeyAndOnlyForCredentials(t *testing.T) {
+	p := readTemplate(t)
+	key := props(p.resource(t, ConnectorKeyLogicalID))
+	if key["EnableKeyRotation"] != true {
+		t.Errorf("EnableKeyRotation = %v, want true", key["EnableKeyRotation"])
+	}
+	var roles []any
+	for _, f := range Functions(catalog.Default()) {
+		if f.Connects {
+			roles = append(roles, getAtt(f.LogicalID+"Role.Arn"))
+		}
+	}
+	if len(roles) == 0 {
+		t.Fatal("no function of the catalog connects to upstreams")
+	}
+	usage := []string{"kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:ReEncrypt", "kms:*"}
+	for _, st := range key["KeyPolicy"].(map[string]any)["Statement"].([]any) {
+		st := st.(map[string]any)
+		actions := fmt.Sprint(st["Action"])
+		uses := slices.ContainsFunc(usage, func(a string) bool { return strings.Contains(actions, a) })
+		switch st["Sid"] {
+		case "SealConnectorCredentials":
+			if got := st["Principal"].(map[string]any)["AWS"]; !reflect.DeepEqual(got, roles) {
+				t.Errorf("the key's users are %v, want exactly the connector functions' roles %v", got, roles)
+			}
+			if !reflect.DeepEqual(st["Action"], strs("kms:GenerateDataKey", "kms:Decrypt")) {
+				t.Errorf("its users may %v, want kms:GenerateDataKey and kms:Decrypt", st["Action"])
+			}
+			want := map[string]any{"StringEquals": map[string]any{"kms:EncryptionContext:purpose": connector.CredentialsPurpose}}
+			if !reflect.DeepEqual(st["Condition"], want) {
+				t.Errorf("its condition is %v, want %v", st["Condition"], want)
+			}
+		default:
+			if uses {
+				t.Errorf("statement %v grants %s: only the connector functions may use the key", st["Sid"], actions)
+			}
+		}
+	}
+	for _, f := range Functions(catalog.Default()) {
+		env := props(p.resource(t, f.LogicalID))["Environment"].(map[string]any)["Variables"].(map[string]any)
+		if _, ok := env[config.EnvConnectorKey]; ok != f.Connects {
+			t.Errorf("%s has %s: %v; it connects: %v", f.Path, config.EnvConnectorKey, ok, f.Connects)
 		}
 	}
 }

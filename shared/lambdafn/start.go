@@ -77,6 +77,10 @@ type Openers struct {
 	// bucket are reached with (config/tenantscoped: each call's tenant's,
 	// when a tenant role is configured), or nil for the process's own.
 	Credentials func(ctx context.Context, c *config.Config, f catalog.Function) (aws.CredentialsProvider, error)
+	// Connectors opens what reaching tenants' upstream servers takes: the
+	// credentials' sealer and the outbound guard ([Deps.Sealer],
+	// [Deps.CheckURL], [Deps.HTTPClient]).
+	Connectors func(ctx context.Context, c *config.Config, d *Deps) error
 }
 
 // check returns an error naming each opener f's catalog entry needs and o
@@ -92,6 +96,7 @@ func (o Openers) check(f catalog.Function) error {
 		{f.Embeds || f.Generates, o.Providers != nil, "embeds or generates, but no Providers opener (config/providers)"},
 		{f.Pipeline, o.Pipeline != nil, "runs the pipeline, but no Pipeline opener (config/stepfunctions)"},
 		{len(f.Invokes) > 0, o.Invoker != nil, "invokes functions, but no Invoker opener (config/invoker)"},
+		{f.Connects, o.Connectors != nil, "reaches upstream servers, but no Connectors opener (config/connectors)"},
 	} {
 		if need.needed && !need.given {
 			errs = append(errs, fmt.Errorf("function %s: its catalog entry has %s", f.Path, need.what))
@@ -152,6 +157,9 @@ func (o Openers) open(ctx context.Context, c *config.Config, d *Deps, warn io.Wr
 		if d.Invoker, err = o.Invoker(ctx, c); err != nil {
 			return err
 		}
+	}
+	if o.Connectors != nil {
+		return o.Connectors(ctx, c, d)
 	}
 	return nil
 }

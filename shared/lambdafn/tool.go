@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -56,6 +58,13 @@ type Deps struct {
 	// Tool.Invokes): through the Lambda API on AWS, in process locally; nil
 	// where none is configured.
 	Invoker invoke.Invoker
+	// Sealer seals and opens connector credentials (shared/seal's kms or
+	// localkey), and CheckURL and HTTPClient guard the requests to tenants'
+	// upstream servers (shared/netguard): what the connectors family's
+	// functions open (config/connectors); nil elsewhere.
+	Sealer     Sealer
+	CheckURL   func(ctx context.Context, raw string) (*url.URL, error)
+	HTTPClient *http.Client
 	// Logger receives one line per call. If nil, logs are discarded.
 	Logger *slog.Logger
 	// Metrics adds CloudWatch embedded-metric fields to each call's log line.
@@ -77,6 +86,13 @@ func (d Deps) logger() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return d.Logger
+}
+
+// Sealer seals secrets under an encryption context; shared/seal's backends
+// and connector.Sealer have its method set.
+type Sealer interface {
+	Seal(ctx context.Context, plaintext []byte, ec map[string]string) ([]byte, error)
+	Open(ctx context.Context, sealed []byte, ec map[string]string) ([]byte, error)
 }
 
 // Func is a domain method serving one tool.

@@ -59,7 +59,7 @@ func TestTheInspectorHintWorksOnceAKeyExists(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- localGateway(ctx, "127.0.0.1:0", data, false, Extras{}, stdout, stderr) }()
+	go func() { done <- localGateway(ctx, "127.0.0.1:0", data, false, "", Extras{}, stdout, stderr) }()
 	defer func() { cancel(); <-done }()
 	hint := regexp.MustCompile(`npx @modelcontextprotocol/inspector@` + regexp.QuoteMeta(gateway.InspectorVersion) + ` (--cli .*)`)
 	var args string

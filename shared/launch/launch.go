@@ -28,6 +28,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/config/authz"
 	"github.com/switchboard-dev/switchboard/shared/config/blobs"
+	"github.com/switchboard-dev/switchboard/shared/config/connectors"
 	"github.com/switchboard-dev/switchboard/shared/config/providers"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
@@ -76,8 +77,9 @@ func Gateway(args []string, extras Extras) int {
 	data := fs.String("data", ".switchboard", "`folder` for the embedded table and blobs")
 	stdio := fs.Bool("stdio", false, "serve MCP on stdin and stdout instead of HTTP, for desktop hosts")
 	showVersion := fs.Bool("version", false, "print the version (module version, commit) and exit")
+	connectorHosts := fs.String("allow-connector-hosts", os.Getenv(config.EnvConnectorAllowedHosts), "comma-separated `hosts` connectors may reach whatever they resolve to, such as 127.0.0.1,localhost (default $"+config.EnvConnectorAllowedHosts+")")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: go run ./functions/gateway [--addr HOST:PORT] [--data DIR] [--stdio] [--version]\n\nServes Switchboard locally with embedded storage and offline providers.\n\n")
+		fmt.Fprintf(fs.Output(), "Usage: go run ./functions/gateway [--addr HOST:PORT] [--data DIR] [--stdio] [--allow-connector-hosts HOSTS] [--version]\n\nServes Switchboard locally with embedded storage and offline providers.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -92,7 +94,7 @@ func Gateway(args []string, extras Extras) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := localGateway(ctx, *addr, *data, *stdio, extras, os.Stdout, os.Stderr); err != nil {
+	if err := localGateway(ctx, *addr, *data, *stdio, *connectorHosts, extras, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "switchboard:", err)
 		return 1
 	}
@@ -100,7 +102,8 @@ func Gateway(args []string, extras Extras) int {
 }
 
 // localGateway serves everything in one process until ctx is done.
-func localGateway(ctx context.Context, addr, data string, stdio bool, extras Extras, stdout, stderr io.Writer) error {
+// connectorHosts are the hosts connectors may reach whatever they resolve to.
+func localGateway(ctx context.Context, addr, data string, stdio bool, connectorHosts string, extras Extras, stdout, stderr io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg := config.Local(data)
 	if spec, set := os.LookupEnv(config.EnvRateLimits); set {
@@ -110,7 +113,8 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, extras Ext
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open}, stderr)
+	cfg.ConnectorAllowedHosts = connectorHosts
+	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open, Connectors: connectors.Open}, stderr)
 	if err != nil {
 		return err
 	}

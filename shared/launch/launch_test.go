@@ -40,10 +40,16 @@ var urlLine = regexp.MustCompile(`serving MCP at (http://\S+/mcp)`)
 // returns its MCP URL and what it wrote to stderr.
 func serveLocal(t *testing.T, data string) (string, *syncBuffer) {
 	t.Helper()
+	return serveLocalAllowing(t, data, "")
+}
+
+// serveLocalAllowing is [serveLocal] with --allow-connector-hosts hosts.
+func serveLocalAllowing(t *testing.T, data, hosts string) (string, *syncBuffer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- localGateway(ctx, "127.0.0.1:0", data, false, Extras{}, stdout, stderr) }()
+	go func() { done <- localGateway(ctx, "127.0.0.1:0", data, false, hosts, Extras{}, stdout, stderr) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -122,7 +128,7 @@ func TestOnceAKeyExistsTheLocalServerRequiresOne(t *testing.T) {
 func TestASecondServerOnTheSameDataFolderSaysWhyItCannotStart(t *testing.T) {
 	data := t.TempDir()
 	serveLocal(t, data)
-	err := localGateway(context.Background(), "127.0.0.1:0", data, false, Extras{}, &bytes.Buffer{}, &bytes.Buffer{})
+	err := localGateway(context.Background(), "127.0.0.1:0", data, false, "", Extras{}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "another process holds it") {
 		t.Errorf("second server: error = %v, want one saying the folder is in use", err)
 	}

@@ -1,0 +1,12 @@
+// Command create is the Lambda function connectors/create; see [connectorfn.Create].
+package main
+
+import (
+	"github.com/switchboard-dev/switchboard/shared/config/connectors"
+	"github.com/switchboard-dev/switchboard/shared/handlers/connectorfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+)
+
+func main() {
+	lambdafn.Start(connectorfn.Create, lambdafn.Openers{Connectors: connectors.Open})
+}

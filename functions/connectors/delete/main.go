@@ -1,0 +1,12 @@
+// Command delete is the Lambda function connectors/delete; see [connectorfn.Delete].
+package main
+
+import (
+	"github.com/switchboard-dev/switchboard/shared/config/connectors"
+	"github.com/switchboard-dev/switchboard/shared/handlers/connectorfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+)
+
+func main() {
+	lambdafn.Start(connectorfn.Delete, lambdafn.Openers{Connectors: connectors.Open})
+}

@@ -1,0 +1,12 @@
+// Command get is the Lambda function connectors/get; see [connectorfn.Get].
+package main
+
+import (
+	"github.com/switchboard-dev/switchboard/shared/config/connectors"
+	"github.com/switchboard-dev/switchboard/shared/handlers/connectorfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+)
+
+func main() {
+	lambdafn.Start(connectorfn.Get, lambdafn.Openers{Connectors: connectors.Open})
+}

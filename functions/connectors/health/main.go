@@ -1,0 +1,12 @@
+// Command health is the Lambda function connectors/health; see [connectorfn.Health].
+package main
+
+import (
+	"github.com/switchboard-dev/switchboard/shared/config/connectors"
+	"github.com/switchboard-dev/switchboard/shared/handlers/connectorfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+)
+
+func main() {
+	lambdafn.Start(connectorfn.Health, lambdafn.Openers{Connectors: connectors.Open})
+}

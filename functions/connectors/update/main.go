@@ -1,0 +1,12 @@
+// Command update is the Lambda function connectors/update; see [connectorfn.Update].
+package main
+
+import (
+	"github.com/switchboard-dev/switchboard/shared/config/connectors"
+	"github.com/switchboard-dev/switchboard/shared/handlers/connectorfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+)
+
+func main() {
+	lambdafn.Start(connectorfn.Update, lambdafn.Openers{Connectors: connectors.Open})
+}

@@ -1,0 +1,57 @@
+// Package connectors opens what the connectors family's functions need to
+// reach tenants' upstream MCP servers: the sealer of their credentials (a
+// KMS key on AWS, a local key file on a laptop) and the outbound guard
+// (shared/netguard) with the configured allow-list.
+//
+//	err := connectors.Open(ctx, &cfg, &deps) // sets deps.Sealer, CheckURL, HTTPClient
+package connectors
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	awskms "github.com/aws/aws-sdk-go-v2/service/kms"
+
+	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/netguard"
+	"github.com/switchboard-dev/switchboard/shared/seal/kms"
+	"github.com/switchboard-dev/switchboard/shared/seal/localkey"
+)
+
+// Open sets d's Sealer from c.ConnectorKey and its CheckURL and HTTPClient
+// from c's connector host policy.
+func Open(ctx context.Context, c *config.Config, d *lambdafn.Deps) error {
+	hosts, err := netguard.ParseHosts(c.ConnectorAllowedHosts)
+	if err != nil {
+		return fmt.Errorf("%s: %w", config.EnvConnectorAllowedHosts, err)
+	}
+	guard := &netguard.Policy{AllowHTTP: c.ConnectorHTTP, AllowedHosts: hosts}
+	// No client-wide timeout: a session's event stream outlives any one
+	// request, and package connector bounds each exchange by its context
+	// (10 s to initialise, 30 s a call).
+	d.CheckURL, d.HTTPClient = guard.CheckURL, guard.Client(0)
+	switch path, isFile := strings.CutPrefix(c.ConnectorKey, config.FilePrefix); {
+	case c.ConnectorKey == "":
+		return fmt.Errorf("%s is required by the connector functions: a KMS key ARN, or %s/path/to/connector-keys.json", config.EnvConnectorKey, config.FilePrefix)
+	case isFile:
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return fmt.Errorf("%s: %w", config.EnvConnectorKey, err)
+		}
+		if d.Sealer, err = localkey.LoadKeyFile(path); err != nil {
+			return fmt.Errorf("%s: %w", config.EnvConnectorKey, err)
+		}
+	default:
+		cfg, err := c.AWS(ctx)
+		if err != nil {
+			return err
+		}
+		if d.Sealer, err = kms.New(awskms.NewFromConfig(cfg), c.ConnectorKey); err != nil {
+			return fmt.Errorf("%s: %w", config.EnvConnectorKey, err)
+		}
+	}
+	return nil
+}

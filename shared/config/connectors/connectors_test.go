@@ -1,0 +1,88 @@
+package connectors_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/connectors"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+)
+
+func TestOpenRefusesWhatWouldLeaveConnectorsUnguardedOrUnsealed(t *testing.T) {
+	keyFile := config.FilePrefix + filepath.Join(t.TempDir(), "k.json")
+	for _, tc := range []struct {
+		name string
+		cfg  config.Config
+		want string
+	}{
+		{"no key is refused, naming the variable", config.Config{}, config.EnvConnectorKey},
+		{"an alias instead of a key ARN is refused", config.Config{ConnectorKey: "alias/connectors"}, config.EnvConnectorKey},
+		{"a host with a scheme is refused", config.Config{ConnectorKey: keyFile, ConnectorAllowedHosts: "http://127.0.0.1"}, config.EnvConnectorAllowedHosts},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var d lambdafn.Deps
+			err := connectors.Open(context.Background(), &tc.cfg, &d)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Open = %v, want an error naming %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestOpenAllowsHTTPAndTheListedHostsOnlyWhereConfigured(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		http    bool
+		hosts   string
+		url     string
+		allowed bool
+	}{
+		{"a laptop reaches an allowed loopback host over http", true, "127.0.0.1", "http://127.0.0.1:3001/mcp", true},
+		{"a laptop still refuses loopback hosts it did not allow", true, "localhost", "http://127.0.0.1:3001/mcp", false},
+		{"a deployed function refuses http even to an allowed host", false, "127.0.0.1", "http://127.0.0.1:3001/mcp", false},
+		{"a deployed function refuses the metadata service", false, "", "https://169.254.169.254/latest", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config.Config{ConnectorKey: config.FilePrefix + filepath.Join(t.TempDir(), "k.json"), ConnectorAllowedHosts: tc.hosts, ConnectorHTTP: tc.http}
+			var d lambdafn.Deps
+			if err := connectors.Open(ctx, &cfg, &d); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.CheckURL(ctx, tc.url); (err == nil) != tc.allowed {
+				t.Errorf("CheckURL(%s) = %v, want allowed %v", tc.url, err, tc.allowed)
+			}
+			if d.HTTPClient == nil {
+				t.Error("no HTTP client")
+			}
+		})
+	}
+}
+
+func TestTheLocalKeyFileSealsAndOpensUnderTheSameContextOnly(t *testing.T) {
+	ctx := context.Background()
+	cfg := config.Config{ConnectorKey: config.FilePrefix + filepath.Join(t.TempDir(), "sub", "k.json")}
+	var d lambdafn.Deps
+	if err := connectors.Open(ctx, &cfg, &d); err != nil {
+		t.Fatal(err)
+	}
+	ec := map[string]string{"tenant": "t1", "connector": "github", "purpose": "connector-credentials"}
+	sealed, err := d.Sealer.Seal(ctx, []byte("secret"), ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again lambdafn.Deps // a second process opens the same file
+	if err := connectors.Open(ctx, &cfg, &again); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := again.Sealer.Open(ctx, sealed, ec); err != nil || string(got) != "secret" {
+		t.Fatalf("Open = %q, %v; want the secret", got, err)
+	}
+	ec["tenant"] = "t2"
+	if _, err := again.Sealer.Open(ctx, sealed, ec); err == nil {
+		t.Error("another tenant's context opened the secret")
+	}
+}
