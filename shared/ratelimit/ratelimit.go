@@ -340,7 +340,8 @@ func perSecond(r Rate) string {
 // conditional on the version fn saw; fn's error ends it, as does a nil item
 // (nothing to write). It starts from this instance's last known state of
 // the item, so an item only this instance writes costs one write and no
-// read; a stale state fails its condition and is read again. Versions are
+// read; a stale state fails its condition and is read again, and a refusal
+// or nothing to write on a remembered state is checked on a read. Versions are
 // random, never counted, so an item that expired and was created anew
 // cannot match a version remembered from before.
 func (l *Limiter) update(ctx context.Context, pk, sk string, fn func(cur *store.Item, now time.Time) (*store.Item, error)) error {
@@ -366,11 +367,16 @@ func (l *Limiter) update(ctx context.Context, pk, sk string, fn func(cur *store.
 			cached := known
 			known = false // a retry reads
 			next, err = fn(cur, l.now())
-			if err == nil || !cached {
+			if (err == nil && next != nil) || !cached {
 				break
 			}
-			// Refused on a remembered state: another instance may have
-			// released a lease since, so refuse only on what the table holds.
+			// Refused, or nothing to write, on a remembered state. It may be
+			// stale: another instance may have released a lease since, and
+			// concurrent calls of this instance remember their states in any
+			// order, so the one remembered may predate a lease this instance
+			// added (whose release would then find nothing to remove). A put
+			// on a stale state fails its condition; a decision that writes
+			// nothing is taken only on what the table holds.
 		}
 		if err != nil || next == nil {
 			l.remember(key, cur)

@@ -314,6 +314,88 @@ func TestAReleaseOnAnotherInstanceIsSeen(t *testing.T) {
 	})
 }
 
+// heldRead is a table whose next read of a lease set, once armed, signals
+// read and waits for resume before answering: the state it answers with is
+// older than anything written meanwhile.
+type heldRead struct {
+	store.Table
+	mu           sync.Mutex
+	read, resume chan struct{}
+}
+
+func (h *heldRead) arm() (read, resume chan struct{}) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.read, h.resume = make(chan struct{}), make(chan struct{})
+	return h.read, h.resume
+}
+
+func (h *heldRead) Get(ctx context.Context, pk, sk string) (store.Item, error) {
+	it, err := h.Table.Get(ctx, pk, sk)
+	if sk != "leases" {
+		return it, err
+	}
+	h.mu.Lock()
+	read, resume := h.read, h.resume
+	h.read, h.resume = nil, nil
+	h.mu.Unlock()
+	if read != nil {
+		close(read)
+		<-resume
+	}
+	return it, err
+}
+
+func TestAReleaseIsNotLostToAStateReadBeforeItsLease(t *testing.T) {
+	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+		lim := ratelimit.Limits{TenantConcurrency: 3}
+		held := &heldRead{Table: tbl}
+		a := ratelimit.New(held, &ratelimit.Options{Defaults: &lim})
+		b := ratelimit.New(tbl, &ratelimit.Options{Defaults: &lim})
+		ctx := context.Background()
+		call := ratelimit.Call{Caller: tenant.Caller{Tenant: newTenant(), Principal: "p"}, Deadline: time.Now().Add(time.Minute)}
+		var onB []*ratelimit.Lease
+		for range 3 {
+			lease, err := b.Acquire(ctx, call)
+			if err != nil {
+				t.Fatal(err)
+			}
+			onB = append(onB, lease)
+		}
+		// A call on a reads the full lease set and is held there while a
+		// place frees up and a second call on a takes it; the first is then
+		// refused on what it read, which predates the second call's lease.
+		read, resume := held.arm()
+		refused := make(chan error)
+		go func() {
+			_, err := a.Acquire(ctx, call)
+			refused <- err
+		}()
+		<-read
+		if err := onB[0].Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		lease, err := a.Acquire(ctx, call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		close(resume)
+		if err := <-refused; refusedBy(t, err) != ratelimit.TenantConcurrency {
+			t.Fatalf("held call: %v", err)
+		}
+		for _, l := range append(onB[1:], lease) {
+			if err := l.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 3 {
+			if _, err := b.Acquire(ctx, call); err != nil {
+				t.Errorf("after every release, call %d: %v", i, err)
+			}
+		}
+	})
+}
+
 func TestRefusalsNameTheLimitAndWhenToRetry(t *testing.T) {
 	tests := []struct {
 		name      string
