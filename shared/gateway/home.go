@@ -27,6 +27,8 @@ const instructions = "Switchboard gives agents tools in these families. " +
 	"Career: ingest_resume turns a resume into experience atoms, opportunity_create stores a job's requirements, " +
 	"match_opportunity matches one against the atoms and validate_match_report checks a report; interactions " +
 	"(interaction_create, interaction_apply_event) track a contact from draft to closed. " +
+	"Connectors: register another MCP server with connector_create, check it with connector_verify and list its " +
+	"tools with connector_sync; approval_policy_set decides whether its tools run, are refused or ask a person first. " +
 	"Operations: every change is audited; get_audit_trace returns the events of the trace id each result carries in " +
 	"_meta. A call with bad arguments fails naming the field and changes nothing."
 
