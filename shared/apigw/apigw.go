@@ -1,15 +1,24 @@
-// Package apigw serves an [http.Handler] behind an API Gateway HTTP API
-// (payload format 2.0): it turns each event into an *http.Request and the
-// handler's response into the event's answer. HTTP APIs buffer Lambda
-// responses, so a streamed (SSE) body arrives whole, after the handler returns.
+// Package apigw serves an [http.Handler] behind API Gateway: it turns each
+// event into an *http.Request and the handler's response into the event's
+// answer. Behind an HTTP API (payload format 2.0, [Handler]) the answer is
+// buffered, so a streamed (SSE) body arrives whole, after the handler
+// returns, within 29 s. Behind a REST API whose Lambda proxy integration
+// streams ([StreamingHandler]) it reaches the client as the handler flushes
+// it, for up to 15 minutes. [Serve] answers either, as its event says.
 //
-//	lambda.Start(apigw.Handler(gw.Handler()))
+//	lambda.Start(apigw.Serve(gw.Handler()))
+//
+// [RESTEvent] and [DecodeStream] are the other side, for a stand-in of API
+// Gateway's REST API: the event it sends for a request, and the reading of a
+// streamed answer.
 package apigw
 
 import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -28,6 +37,39 @@ func Handler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPReques
 		w := &recorder{header: http.Header{}}
 		h.ServeHTTP(w, r)
 		return w.response(), nil
+	}
+}
+
+// Serve returns the Lambda handler that serves h behind either front door:
+// an HTTP API event (payload format 2.0, "version": "2.0") is answered
+// buffered, as [Handler] answers it; a REST API proxy event (payload format
+// 1.0, with "httpMethod") is answered streamed, as [StreamingHandler]
+// answers it. Anything else is an error naming what was expected.
+func Serve(h http.Handler) func(context.Context, json.RawMessage) (any, error) {
+	httpAPI, rest := Handler(h), StreamingHandler(h)
+	return func(ctx context.Context, payload json.RawMessage) (any, error) {
+		var probe struct {
+			Version    string `json:"version"`
+			HTTPMethod string `json:"httpMethod"`
+		}
+		if err := json.Unmarshal(payload, &probe); err != nil {
+			return nil, fmt.Errorf("apigw: event is not a JSON object: %w", err)
+		}
+		switch {
+		case probe.Version == "2.0":
+			var e events.APIGatewayV2HTTPRequest
+			if err := json.Unmarshal(payload, &e); err != nil {
+				return nil, fmt.Errorf("apigw: HTTP API event: %w", err)
+			}
+			return httpAPI(ctx, e)
+		case probe.HTTPMethod != "":
+			var e events.APIGatewayProxyRequest
+			if err := json.Unmarshal(payload, &e); err != nil {
+				return nil, fmt.Errorf("apigw: REST API event: %w", err)
+			}
+			return rest(ctx, e)
+		}
+		return nil, errors.New(`apigw: event is neither an HTTP API event ("version": "2.0") nor a REST API proxy event ("httpMethod")`)
 	}
 }
 
