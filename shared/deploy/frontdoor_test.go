@@ -90,8 +90,9 @@ func sseEvents(t *testing.T, chunks []lambdatest.Chunk) (*apigw.StreamPrelude, [
 // tools/call whose client accepts SSE is answered as a stream whose prelude
 // gives the status and headers, with the tool's progress notifications
 // before its result; a request answered with JSON comes back whole in the
-// same form. The tool functions run in this process behind the Lambda
-// Invoke API, reporting progress.
+// same form; the HTTP API's sample events are still answered buffered. The
+// tool functions run in this process behind the Lambda Invoke API,
+// reporting progress.
 func TestTheBuiltGatewayStreamsAnswersToTheRestApi(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the gateway")
@@ -158,6 +159,16 @@ func TestTheBuiltGatewayStreamsAnswersToTheRestApi(t *testing.T) {
 	}
 	if strings.Join(methods, " ") != "progress progress result" {
 		t.Errorf("events %v, want the two progress notifications, then the result", methods)
+	}
+
+	// The HTTP API's events are still answered buffered, as the sample events show.
+	for _, name := range []string{"initialize", "tools-call"} {
+		ev := eventByPath(t, EventsDir+"/"+GatewayPath+"/"+name+".json")
+		res, err := p.Invoke(ctx, readEvent(t, ev))
+		if err != nil || res.Error != nil {
+			t.Fatalf("%s: %v %v", ev.Path, err, res)
+		}
+		checkAnswer(t, ev, res.Payload)
 	}
 
 	res = invokeRest(ctx, t, p, "GET", "/health", "", nil)
