@@ -10,8 +10,12 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/apigw"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
@@ -97,33 +101,7 @@ func TestTheBuiltGatewayStreamsAnswersToTheRestApi(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the gateway")
 	}
-	bin := filepath.Join(t.TempDir(), "bootstrap")
-	if err := lambdatest.Build(filepath.Join(root, "functions", GatewayPath), bin); err != nil {
-		t.Fatal(err)
-	}
-	const prefix = "switchboard-test-"
-	dir := t.TempDir()
-	tbl, blobs := openTable(t, filepath.Join(dir, "functions.db")), openBlobs(t, filepath.Join(dir, "functions"))
-	seed(t, tbl, blobs)
-	lam := &progressLambda{fakeLambda{t: t, prefix: prefix, stack: stack(t, tbl, blobs)}}
-	mux := http.NewServeMux()
-	mux.Handle("POST /2015-03-31/functions/{name}/invocations", lam)
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	env := append(awsEnv(t, prefix+"gateway"),
-		config.EnvTable+"="+config.FilePrefix+filepath.Join(dir, "t.db"),
-		config.EnvFunctionPrefix+"="+prefix,
-		config.EnvAnonymousTenant+"="+SampleTenant,
-		config.EnvRequestStateKeys+"="+config.FilePrefix+filepath.Join(dir, "request-state-keys.json"),
-		"AWS_ENDPOINT_URL_LAMBDA="+srv.URL,
-	)
-	rt := lambdatest.NewRuntime(&lambdatest.Options{Timeout: StreamingGatewayTimeout(catalog.Default())})
-	defer rt.Close()
-	p, err := lambdatest.Start(rt, bin, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
+	p := startStreamingGateway(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
@@ -182,6 +160,41 @@ func TestTheBuiltGatewayStreamsAnswersToTheRestApi(t *testing.T) {
 	}
 }
 
+// startStreamingGateway builds the gateway's bootstrap and starts it against
+// lambdatest's Runtime API, its tool functions in this process behind the
+// Lambda Invoke API, reporting progress.
+func startStreamingGateway(t *testing.T) *lambdatest.Process {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "bootstrap")
+	if err := lambdatest.Build(filepath.Join(root, "functions", GatewayPath), bin); err != nil {
+		t.Fatal(err)
+	}
+	const prefix = "switchboard-test-"
+	dir := t.TempDir()
+	tbl, blobs := openTable(t, filepath.Join(dir, "functions.db")), openBlobs(t, filepath.Join(dir, "functions"))
+	seed(t, tbl, blobs)
+	lam := &progressLambda{fakeLambda{t: t, prefix: prefix, stack: stack(t, tbl, blobs)}}
+	mux := http.NewServeMux()
+	mux.Handle("POST /2015-03-31/functions/{name}/invocations", lam)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	env := append(awsEnv(t, prefix+"gateway"),
+		config.EnvTable+"="+config.FilePrefix+filepath.Join(dir, "t.db"),
+		config.EnvFunctionPrefix+"="+prefix,
+		config.EnvAnonymousTenant+"="+SampleTenant,
+		config.EnvRequestStateKeys+"="+config.FilePrefix+filepath.Join(dir, "request-state-keys.json"),
+		"AWS_ENDPOINT_URL_LAMBDA="+srv.URL,
+	)
+	rt := lambdatest.NewRuntime(&lambdatest.Options{Timeout: StreamingGatewayTimeout(catalog.Default())})
+	t.Cleanup(rt.Close)
+	p, err := lambdatest.Start(rt, bin, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Stop() })
+	return p
+}
+
 // invokeRest sends the gateway process p a REST API proxy event for a
 // request, as API Gateway's streaming integration does, and returns its answer.
 func invokeRest(ctx context.Context, t *testing.T, p *lambdatest.Process, method, path, body string, header map[string]string) *lambdatest.Result {
@@ -205,4 +218,112 @@ func invokeRest(ctx context.Context, t *testing.T, p *lambdatest.Process, method
 		t.Fatalf("%s %s: function error %v\n%s", method, path, res.Error, p.Output())
 	}
 	return res
+}
+
+// restStandIn serves HTTP as API Gateway's streaming REST API does in front
+// of the gateway process p: a request under the stage becomes a REST proxy
+// event, and the streamed answer is relayed to the client piece by piece as
+// the runtime receives it (its prelude as the status and headers). Anything
+// outside the stage is API Gateway's 403.
+func restStandIn(t *testing.T, p *lambdatest.Process) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path, ok := strings.CutPrefix(r.URL.Path, "/"+RestStage+"/")
+		if !ok {
+			http.Error(w, `{"message":"Missing Authentication Token"}`, http.StatusForbidden)
+			return
+		}
+		r.URL.Path = "/" + path
+		e, err := apigw.RESTEvent(r, RestStage)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		payload, _ := json.Marshal(e)
+		pr, pw := io.Pipe()
+		defer func() { go io.Copy(io.Discard, pr) }() // a client gone does not hold the runtime
+		go func() {
+			res, err := p.InvokeStreaming(r.Context(), payload, func(c lambdatest.Chunk) { pw.Write(c.Data) })
+			if err == nil && res.Error != nil {
+				err = res.Error
+			}
+			pw.CloseWithError(err)
+		}()
+		prelude, body, err := apigw.DecodeStream(pr)
+		if err != nil {
+			t.Errorf("the gateway's answer to %s %s: %v", r.Method, r.URL.Path, err)
+			http.Error(w, `{"message":"Internal server error"}`, http.StatusBadGateway)
+			return
+		}
+		for k, vs := range prelude.Header() {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(prelude.StatusCode)
+		rc := http.NewResponseController(w)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := body.Read(buf)
+			if n > 0 {
+				w.Write(buf[:n])
+				rc.Flush()
+			}
+			if err != nil {
+				return
+			}
+		}
+	}))
+}
+
+// TestAnMCPClientGetsProgressThroughTheStreamingRestApi: the go-sdk's client
+// connects to the built gateway through a stand-in of the streaming REST API
+// (the McpUrl's /v1/mcp), calls a tool that reports progress, and gets the
+// progress notifications and the result.
+func TestAnMCPClientGetsProgressThroughTheStreamingRestApi(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the gateway")
+	}
+	p := startStreamingGateway(t)
+	srv := restStandIn(t, p)
+	defer srv.Close()
+	var (
+		mu       sync.Mutex
+		progress []float64
+	)
+	client := mcp.NewClient(&mcp.Implementation{Name: "frontdoor-test", Version: "1.0.0"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			progress = append(progress, r.Params.Progress)
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/" + RestStage + "/mcp", HTTPClient: srv.Client()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tool, _ := catalog.Default().Tool("memory_get_or_create")
+	var args map[string]any
+	json.Unmarshal(tool.Example, &args)
+	params := &mcp.CallToolParams{Name: tool.Name, Arguments: args}
+	params.SetProgressToken("p1")
+	res, err := cs.CallTool(ctx, params)
+	if err != nil || res.IsError {
+		t.Fatalf("tools/call answered %+v, %v", res, err)
+	}
+	// The client dispatches notifications on goroutines of their own, so the
+	// last may land just after the result.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		n := len(progress)
+		mu.Unlock()
+		if n == 2 {
+			break
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !cmp.Equal(progress, []float64{1, 2}) {
+		t.Errorf("progress = %v, want 1 then 2", progress)
+	}
 }

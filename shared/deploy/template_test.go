@@ -458,7 +458,7 @@ func TestACustomDomainPutsTheFrontDoorAtItsRoot(t *testing.T) {
 	p := readTemplate(t)
 	conds := p.raw["Conditions"].(map[string]any)
 	wantConds := map[string]any{
-		"HasDomain":        map[string]any{"Fn::Not": []any{map[string]any{"Fn::Equals": []any{ref("DomainName"), ""}}}},
+		"HasDomain": map[string]any{"Fn::Not": []any{map[string]any{"Fn::Equals": []any{ref("DomainName"), ""}}}},
 		// goformation's reader writes !Condition X as X.
 		"RestApiHasDomain": map[string]any{"Fn::And": strs("FrontDoorIsRest", "HasDomain")},
 		"HttpApiHasDomain": map[string]any{"Fn::And": strs("FrontDoorIsHttpApi", "HasDomain")},
