@@ -25,6 +25,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/switchboard-dev/switchboard/shared/rawjson"
 )
 
 // Handler returns the Lambda handler that serves h.
@@ -41,36 +43,72 @@ func Handler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPReques
 }
 
 // Serve returns the Lambda handler that serves h behind either front door:
-// an HTTP API event (payload format 2.0, "version": "2.0") is answered
-// buffered, as [Handler] answers it; a REST API proxy event (payload format
-// 1.0, with "httpMethod") is answered streamed, as [StreamingHandler]
-// answers it. Anything else is an error naming what was expected.
-func Serve(h http.Handler) func(context.Context, json.RawMessage) (any, error) {
+// an HTTP API event is answered buffered, as [Handler] answers it; a REST
+// API proxy event is answered streamed, as [StreamingHandler] answers it.
+func Serve(h http.Handler) func(context.Context, Event) (any, error) {
 	httpAPI, rest := Handler(h), StreamingHandler(h)
-	return func(ctx context.Context, payload json.RawMessage) (any, error) {
-		var probe struct {
-			Version    string `json:"version"`
-			HTTPMethod string `json:"httpMethod"`
+	return func(ctx context.Context, e Event) (any, error) {
+		if e.HTTPAPI != nil {
+			return httpAPI(ctx, *e.HTTPAPI)
 		}
-		if err := json.Unmarshal(payload, &probe); err != nil {
-			return nil, fmt.Errorf("apigw: event is not a JSON object: %w", err)
-		}
-		switch {
-		case probe.Version == "2.0":
-			var e events.APIGatewayV2HTTPRequest
-			if err := json.Unmarshal(payload, &e); err != nil {
-				return nil, fmt.Errorf("apigw: HTTP API event: %w", err)
-			}
-			return httpAPI(ctx, e)
-		case probe.HTTPMethod != "":
-			var e events.APIGatewayProxyRequest
-			if err := json.Unmarshal(payload, &e); err != nil {
-				return nil, fmt.Errorf("apigw: REST API event: %w", err)
-			}
-			return rest(ctx, e)
-		}
-		return nil, errors.New(`apigw: event is neither an HTTP API event ("version": "2.0") nor a REST API proxy event ("httpMethod")`)
+		return rest(ctx, *e.REST)
 	}
+}
+
+// Event is an API Gateway event of either front door: exactly one of its
+// fields is set when it has been decoded.
+type Event struct {
+	// HTTPAPI is an HTTP API event (payload format 2.0, "version": "2.0").
+	HTTPAPI *events.APIGatewayV2HTTPRequest
+	// REST is a REST API proxy event (payload format 1.0, with "httpMethod").
+	REST *events.APIGatewayProxyRequest
+}
+
+// UnmarshalJSON decodes an event of either front door, as its top-level
+// members tell, and refuses anything else naming what was expected.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var probe struct {
+		Version    string `json:"version"`
+		HTTPMethod string `json:"httpMethod"`
+	}
+	// The top-level members are read without decoding the rest, which the
+	// typed decoding below reads; encoding/json reads what rawjson refuses.
+	s := &rawjson.Scanner{Data: b}
+	ok := s.Object(func(key []byte) bool {
+		var v []byte
+		var ok bool
+		switch string(key) {
+		case "version":
+			v, ok = s.PlainString()
+			probe.Version = string(v)
+		case "httpMethod":
+			v, ok = s.PlainString()
+			probe.HTTPMethod = string(v)
+		default:
+			ok = s.Value()
+		}
+		return ok
+	}) && s.AtEnd()
+	if !ok {
+		if err := json.Unmarshal(b, &probe); err != nil {
+			return fmt.Errorf("apigw: event is not a JSON object: %w", err)
+		}
+	}
+	switch {
+	case probe.Version == "2.0":
+		e.HTTPAPI = &events.APIGatewayV2HTTPRequest{}
+		if err := json.Unmarshal(b, e.HTTPAPI); err != nil {
+			return fmt.Errorf("apigw: HTTP API event: %w", err)
+		}
+	case probe.HTTPMethod != "":
+		e.REST = &events.APIGatewayProxyRequest{}
+		if err := json.Unmarshal(b, e.REST); err != nil {
+			return fmt.Errorf("apigw: REST API event: %w", err)
+		}
+	default:
+		return errors.New(`apigw: event is neither an HTTP API event ("version": "2.0") nor a REST API proxy event ("httpMethod")`)
+	}
+	return nil
 }
 
 // Request builds the *http.Request an API Gateway event describes.

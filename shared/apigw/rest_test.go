@@ -181,7 +181,13 @@ func TestServeAnswersEachFrontDoorInItsOwnForm(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"path":"`+r.URL.Path+`"}`)
 	})
-	serve := apigw.Serve(h)
+	serve := func(ctx context.Context, payload json.RawMessage) (any, error) {
+		var e apigw.Event
+		if err := json.Unmarshal(payload, &e); err != nil {
+			return nil, err
+		}
+		return apigw.Serve(h)(ctx, e)
+	}
 	rest, _ := json.Marshal(restEvent())
 	httpAPI, _ := json.Marshal(events.APIGatewayV2HTTPRequest{Version: "2.0", RawPath: "/health",
 		RequestContext: events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "GET"}}})
@@ -198,7 +204,14 @@ func TestServeAnswersEachFrontDoorInItsOwnForm(t *testing.T) {
 	if p, body := decode(t, stream); p.StatusCode != 200 || string(body) != `{"path":"/mcp"}` {
 		t.Errorf("a REST API event answered %d %s", p.StatusCode, body)
 	}
-	for name, payload := range map[string]string{"not an object": `[1]`, "neither front door's": `{"version":"1.0"}`} {
+	// rawjson refuses an escaped key; encoding/json reads it.
+	escaped := `{"version":"2.0","rawPath":"/health","requestContext":{"http":{"method":"GET"}},"x\u0041":1}`
+	if got, err := serve(context.Background(), json.RawMessage(escaped)); err != nil {
+		t.Errorf("an HTTP API event with an escaped key: %v", err)
+	} else if _, ok := got.(events.APIGatewayV2HTTPResponse); !ok {
+		t.Errorf("an HTTP API event with an escaped key answered %#v", got)
+	}
+	for name, payload := range map[string]string{"not an object": `[1]`, "neither front door's": `{"version":"1.0"}`, "not JSON": `{"version":`} {
 		if _, err := serve(context.Background(), json.RawMessage(payload)); err == nil {
 			t.Errorf("an event %s was served", name)
 		}
