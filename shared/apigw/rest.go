@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"sort"
@@ -191,7 +192,8 @@ func RESTRequest(ctx context.Context, e events.APIGatewayProxyRequest) (*http.Re
 // (payload format 1.0), for stand-ins of API Gateway: the body travels
 // base64-encoded, headers and query parameters in both their single and
 // multi-value maps (the single one holds the last value, as API Gateway's
-// does). The body is read whole.
+// does). Its resource is the path itself: a stand-in knows no resource
+// patterns, and the gateway reads the path. The body is read whole.
 func RESTEvent(r *http.Request, stage string) (events.APIGatewayProxyRequest, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -231,9 +233,10 @@ func RESTEvent(r *http.Request, stage string) (events.APIGatewayProxyRequest, er
 	return e, nil
 }
 
+// hostOf is the host of a host:port address, or addr if it has no port.
 func hostOf(addr string) string {
-	if i := strings.LastIndexByte(addr, ':'); i > 0 && !strings.HasSuffix(addr, "]") {
-		return strings.Trim(addr[:i], "[]")
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
 	}
 	return addr
 }
