@@ -140,7 +140,7 @@ func TestTheBuiltGatewayStreamsAnswersToTheRestApi(t *testing.T) {
 	}
 
 	// The HTTP API's events are still answered buffered, as the sample events show.
-	for _, name := range []string{"initialize", "tools-call"} {
+	for _, name := range []string{"initialize", "tools-list", "tools-call"} {
 		ev := eventByPath(t, EventsDir+"/"+GatewayPath+"/"+name+".json")
 		res, err := p.Invoke(ctx, readEvent(t, ev))
 		if err != nil || res.Error != nil {
