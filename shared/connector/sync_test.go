@@ -1,0 +1,162 @@
+package connector_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/shared/connector"
+	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/store/storetest"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// cachedTools returns the raw cached tools of connector name and when they were synced.
+func cachedTools(t *testing.T, tbl store.Table, c tenant.Caller, name string) (string, int64) {
+	t.Helper()
+	it, err := tbl.Get(context.Background(), tenant.Key(c.Tenant)+"conn#"+name, "cache#"+connector.KindTools)
+	if err != nil {
+		t.Fatalf("reading the cached tools of %s: %v", name, err)
+	}
+	return it.String("list"), it.Int("synced_at")
+}
+
+func syncDue(t *testing.T, e *env) connector.SyncDueOutput {
+	t.Helper()
+	out, err := e.svc.SyncDue(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func toolNames(t *testing.T, e *env, c tenant.Caller) []string {
+	t.Helper()
+	l, err := e.svc.Listing(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range l.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+func TestAScheduledSyncThatFailsKeepsTheLastGoodCacheAndRecordsWhy(t *testing.T) {
+	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+		ctx := context.Background()
+		e := newEnv(t, tbl, func(o *connector.Options) { o.CacheTTL = time.Minute })
+		c := newCaller(t, "alice")
+		up := newUpstream(t, connector.TransportStreamable, "")
+		fine := newUpstream(t, connector.TransportSSE, "")
+		mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+		mustCreate(t, e, c, connector.CreateInput{Name: "fine", BaseURL: fine.url(), Transport: connector.TransportSSE})
+		if out := syncDue(t, e); out.Synced != 2 || out.Failed != 0 {
+			t.Fatalf("first run = %+v, want both synced", out)
+		}
+		list, at := cachedTools(t, tbl, c, "up")
+		if !strings.Contains(list, `"echo"`) {
+			t.Fatalf("cached tools = %s", list)
+		}
+		up.setHook(func(w http.ResponseWriter, _ *http.Request, _ []byte) bool {
+			http.Error(w, "the upstream is down", http.StatusInternalServerError)
+			return true
+		})
+		e.now.Advance(2 * time.Minute)
+		if out := syncDue(t, e); out.Synced != 1 || out.Failed != 1 {
+			t.Fatalf("second run = %+v, want one synced and one failed", out)
+		}
+		g, err := e.svc.Get(ctx, c, connector.NameInput{Name: "up"})
+		if err != nil || g.Connector.SyncStatus != connector.SyncFailed || !strings.Contains(g.Connector.LastError, `connector "up"`) {
+			t.Fatalf("the failed connector = %+v, %v; want FAILED with the reason", g.Connector, err)
+		}
+		if list2, at2 := cachedTools(t, tbl, c, "up"); list2 != list || at2 != at {
+			t.Errorf("the cache changed after a failed sync: synced_at %d -> %d", at, at2)
+		}
+		if f, _ := e.svc.Get(ctx, c, connector.NameInput{Name: "fine"}); f.Connector.SyncStatus != connector.SyncOK || !f.Connector.LastSyncedAt.After(time.Unix(0, at)) {
+			t.Errorf("the other connector was not synced again: %+v", f.Connector)
+		}
+		if out := syncDue(t, e); out.Synced+out.Failed != 0 {
+			t.Errorf("a third run at once = %+v; a failed connector waits a TTL before the next try", out)
+		}
+	})
+}
+
+func TestTheScheduledSyncKeepsTenantsApart(t *testing.T) {
+	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+		e := newEnv(t, tbl, nil)
+		alice, bob := newCaller(t, "alice"), newCaller(t, "bob")
+		upA, upB := newUpstream(t, connector.TransportStreamable, ""), newUpstream(t, connector.TransportStreamable, "")
+		upB.srv.AddTool(&mcp.Tool{Name: "only_bob", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		// The same connector name in both tenants, each at its own upstream.
+		mustCreate(t, e, alice, connector.CreateInput{Name: "up", BaseURL: upA.url(), Transport: connector.TransportStreamable})
+		mustCreate(t, e, bob, connector.CreateInput{Name: "up", BaseURL: upB.url(), Transport: connector.TransportStreamable})
+		if out := syncDue(t, e); out.Synced != 2 {
+			t.Fatalf("run = %+v, want both tenants' connectors synced", out)
+		}
+		a, b := toolNames(t, e, alice), toolNames(t, e, bob)
+		if !slices.Contains(a, "up__echo") || slices.Contains(a, "up__only_bob") {
+			t.Errorf("alice lists %v", a)
+		}
+		if !slices.Contains(b, "up__only_bob") {
+			t.Errorf("bob lists %v", b)
+		}
+	})
+}
+
+func TestTheScheduledSyncReachesEveryDueConnectorPastOnePage(t *testing.T) {
+	e := newEnv(t, storetest.OpenEmbedded(t), nil)
+	up := newUpstream(t, connector.TransportStreamable, "")
+	const n = 105 // more than one page of the sync index
+	for i := range n {
+		c := newCaller(t, "alice")
+		mustCreate(t, e, c, connector.CreateInput{Name: fmt.Sprintf("c%d", i), BaseURL: up.url(), Transport: connector.TransportStreamable})
+	}
+	if out := syncDue(t, e); out.Synced != n || out.More {
+		t.Fatalf("run = %+v, want %d synced", out, n)
+	}
+}
+
+func TestTheScheduledSyncStartsNoSyncItCannotFinishBeforeTheDeadline(t *testing.T) {
+	e := newEnv(t, storetest.OpenEmbedded(t), nil) // calls time out after 5 s
+	c := newCaller(t, "alice")
+	up := newUpstream(t, connector.TransportStreamable, "")
+	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel()
+	out, err := e.svc.SyncDue(ctx)
+	if err != nil || out.Synced+out.Failed+out.Skipped != 0 || !out.More {
+		t.Fatalf("SyncDue with 8 s left = %+v, %v; want nothing started and more to do", out, err)
+	}
+	if out := syncDue(t, e); out.Synced != 1 {
+		t.Fatalf("the next run = %+v, want the connector synced", out)
+	}
+}
+
+func TestTheScheduledSyncSkipsWhatItCannotSyncUntilItsNextTurn(t *testing.T) {
+	e := newEnv(t, storetest.OpenEmbedded(t), nil)
+	c := newCaller(t, "alice")
+	up := newUpstream(t, connector.TransportStreamable, "")
+	mustCreate(t, e, c, connector.CreateInput{Name: "mine", BaseURL: up.url(), Transport: connector.TransportStreamable,
+		PrincipalScoped: true, Headers: map[string]string{"Authorization": "Bearer alice"}})
+	d := mustCreate(t, e, c, connector.CreateInput{Name: "off", BaseURL: up.url(), Transport: connector.TransportStreamable})
+	off := true
+	if _, err := e.svc.Update(context.Background(), c, connector.UpdateInput{Name: "off", Version: d.Version, Disabled: &off}); err != nil {
+		t.Fatal(err)
+	}
+	if out := syncDue(t, e); out.Skipped != 2 || out.Synced+out.Failed != 0 {
+		t.Fatalf("run = %+v, want both skipped", out)
+	}
+	if out := syncDue(t, e); out.Skipped != 0 {
+		t.Fatalf("a second run at once = %+v; skipped connectors wait their next turn", out)
+	}
+}
