@@ -127,8 +127,9 @@ type Tool struct {
 }
 
 // Trigger is a function that no host calls: an event source invokes it, as
-// S3 uploads invoke the vector indexer. Families list theirs next to their
-// tools; [Default] adds them with [Catalog.WithTriggers].
+// S3 uploads invoke the vector indexer and a schedule the connectors'
+// scheduled sync. Families list theirs next to their tools; [Default] adds
+// them with [Catalog.WithTriggers].
 type Trigger struct {
 	// Function is its path under functions/.
 	Function    string
@@ -138,8 +139,13 @@ type Trigger struct {
 	// Table and Blobs are its store access.
 	Table, Blobs      Access
 	Embeds, Generates bool
-	// S3 names the events of the template's bucket that invoke it.
-	S3 *S3Events
+	// Connects: see [Tool].
+	Connects bool
+	// S3 names the events of the template's bucket that invoke it; Schedule
+	// is the EventBridge Scheduler expression that invokes it instead, such
+	// as "rate(5 minutes)".
+	S3       *S3Events
+	Schedule string
 }
 
 // S3Events are object events of the template's bucket: Events (such as
@@ -333,8 +339,8 @@ func (c *Catalog) WithTriggers(triggers ...*Trigger) (*Catalog, error) {
 			return nil, fmt.Errorf("catalog: trigger %q: the function also serves tools or another trigger", t.Function)
 		case t.Limits.Timeout <= 0 || t.Limits.MemoryMB <= 0:
 			return nil, fmt.Errorf("catalog: trigger %q needs a timeout and a memory size", t.Function)
-		case t.S3 == nil || len(t.S3.Events) == 0:
-			return nil, fmt.Errorf("catalog: trigger %q needs its events", t.Function)
+		case (t.S3 == nil || len(t.S3.Events) == 0) == (t.Schedule == ""):
+			return nil, fmt.Errorf("catalog: trigger %q needs its S3 events or a schedule, not both", t.Function)
 		}
 		used[t.Function] = true
 	}
@@ -419,7 +425,7 @@ func (c *Catalog) buildFunctions() []Function {
 		f := get(t.Function, t.Family)
 		f.Trigger = t
 		merge(f, t.Limits, t.Table, t.Blobs, nil)
-		f.Embeds, f.Generates = f.Embeds || t.Embeds, f.Generates || t.Generates
+		f.Embeds, f.Generates, f.Connects = f.Embeds || t.Embeds, f.Generates || t.Generates, f.Connects || t.Connects
 	}
 	for _, r := range c.resources {
 		f := get(r.Function, r.Family)
@@ -483,7 +489,7 @@ var Default = sync.OnceValue(func() *Catalog {
 		panic(err) // the entries above are fixed; TestDefaultCatalogIsValid catches this
 	}
 	// The functions event sources invoke, family by family.
-	triggers := slices.Concat(vectorTriggers())
+	triggers := slices.Concat(vectorTriggers(), connectorTriggers())
 	if c, err = c.WithTriggers(triggers...); err != nil {
 		panic(err)
 	}

@@ -70,7 +70,7 @@ func connectorTools() []*Tool {
 		}),
 		connectorTool(&Tool{
 			Name: "connector_sync", Function: "connectors/sync", Title: "Read a connector's capabilities",
-			Description: "Reads the upstream's tools, resources and prompts into the connector's cache (fresh for 5 minutes; refreshed on demand and every 5 minutes by a schedule). Names that would break MCP's tool-name rules once prefixed, or collide, are refused and reported with the reason; a failed sync keeps the last good cache and records why.",
+			Description: "Reads the upstream's tools, resources and prompts into the connector's cache (fresh for the cache TTL, 5 minutes unless configured; refreshed on demand and every 5 minutes by a schedule). Names that would break MCP's tool-name rules once prefixed, or collide, are refused and reported with the reason; a failed sync keeps the last good cache and records why.",
 			Mutates:     true, Annotations: idempotent, Example: name,
 		}),
 		connectorTool(&Tool{
@@ -95,4 +95,23 @@ func connectorTools() []*Tool {
 			Annotations: readOnly, Example: json.RawMessage(`{}`),
 		}),
 	}
+}
+
+// ConnectorSyncSchedule is how often the scheduled sync runs on AWS: the
+// default cache TTL, so that a connector's cache is read again about once a
+// TTL even when no call asks for it.
+const ConnectorSyncSchedule = "rate(5 minutes)"
+
+// connectorTriggers lists the scheduled sync: EventBridge Scheduler invokes
+// it every 5 minutes, and it syncs the connectors of every tenant whose
+// cache is older than the TTL. It is no tool, so no host can call it and
+// the gateway cannot invoke it. Its timeout stays under the schedule's
+// period, so that runs do not overlap.
+func connectorTriggers() []*Trigger {
+	return []*Trigger{{
+		Function: "connectors/scheduled_sync", Family: ConnectorFamily,
+		Description: "Syncs, every 5 minutes, the connectors of every tenant whose capability cache is older than the TTL; a failed sync keeps the last good cache and records why.",
+		Limits:      Limits{Timeout: 4 * time.Minute, MemoryMB: 256},
+		Table:       ReadWrite, Connects: true, Schedule: ConnectorSyncSchedule,
+	}}
 }

@@ -43,6 +43,7 @@ func TestTriggersBecomeFunctionsThatServeNothing(t *testing.T) {
 		{Function: "test/indexer", Family: "test", Description: "d", Limits: indexer.Limits},
 		{Function: "test/x", Family: "test", Description: "d", S3: indexer.S3},
 		{Function: "test/x", S3: indexer.S3, Limits: indexer.Limits},
+		{Function: "test/x", Family: "test", Description: "d", Limits: indexer.Limits, S3: indexer.S3, Schedule: "rate(5 minutes)"},
 	} {
 		if _, err := base.WithTriggers(bad); err == nil || !strings.Contains(err.Error(), "trigger") {
 			t.Errorf("WithTriggers(%+v): %v, want an error", bad, err)
@@ -50,6 +51,23 @@ func TestTriggersBecomeFunctionsThatServeNothing(t *testing.T) {
 	}
 	if _, err := cat.WithTriggers(indexer); err == nil {
 		t.Errorf("adding the same trigger twice: no error")
+	}
+}
+
+func TestAScheduledTriggerIsAFunctionThatConnectsIfItSaysSo(t *testing.T) {
+	base, err := New(nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweep := &Trigger{Function: "test/sweep", Family: "test", Description: "Sweeps.", Limits: Limits{Timeout: time.Minute, MemoryMB: 128},
+		Table: ReadWrite, Connects: true, Schedule: "rate(5 minutes)"}
+	cat, err := base.WithTriggers(sweep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Function{{Path: "test/sweep", Family: "test", Limits: sweep.Limits, Table: ReadWrite, Connects: true, Trigger: sweep}}
+	if diff := cmp.Diff(want, cat.Functions()); diff != "" {
+		t.Errorf("functions mismatch (-want +got):\n%s", diff)
 	}
 }
 
