@@ -528,11 +528,20 @@ func (r *record) describe(sec *secrets) {
 // this purpose only.
 const CredentialsPurpose = "connector-credentials"
 
+// The keys of a credential's encryption context. The deployed key's policy
+// requires purpose, tenant and connector, and allows no other key.
+const (
+	ContextPurpose   = "purpose"
+	ContextTenant    = "tenant"
+	ContextConnector = "connector"
+	ContextPrincipal = "principal"
+)
+
 // encryptionContext names what a sealed credential belongs to.
 func encryptionContext(t, name, principal string) map[string]string {
-	ec := map[string]string{"tenant": t, "connector": name, "purpose": CredentialsPurpose}
+	ec := map[string]string{ContextTenant: t, ContextConnector: name, ContextPurpose: CredentialsPurpose}
 	if principal != "" {
-		ec["principal"] = principal
+		ec[ContextPrincipal] = principal
 	}
 	return ec
 }

@@ -96,7 +96,9 @@ func TestTheScheduledSyncKeepsTenantsApart(t *testing.T) {
 		alice, bob := newCaller(t, "alice"), newCaller(t, "bob")
 		upA, upB := newUpstream(t, connector.TransportStreamable, ""), newUpstream(t, connector.TransportStreamable, "")
 		upB.srv.AddTool(&mcp.Tool{Name: "only_bob", InputSchema: json.RawMessage(`{"type":"object"}`)},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 		// The same connector name in both tenants, each at its own upstream.
 		mustCreate(t, e, alice, connector.CreateInput{Name: "up", BaseURL: upA.url(), Transport: connector.TransportStreamable})
 		mustCreate(t, e, bob, connector.CreateInput{Name: "up", BaseURL: upB.url(), Transport: connector.TransportStreamable})

@@ -161,7 +161,19 @@ type templateFunction struct {
 	Statements                                        []statement
 	Routes                                            []Route
 	S3                                                *catalog.S3Events
+	Schedule                                          *templateSchedule
 }
+
+// templateSchedule is the EventBridge Scheduler schedule that invokes a
+// trigger, with the role it invokes the function as: allowed to invoke that
+// function alone.
+type templateSchedule struct {
+	LogicalID, RoleLogicalID, Function, Expression string
+}
+
+// ScheduleLogicalID returns the logical ID of the schedule that invokes
+// the function whose logical ID is id; its role's is this with Role after it.
+func ScheduleLogicalID(id string) string { return strings.TrimSuffix(id, "Function") + "Schedule" }
 
 type templateData struct {
 	Functions                     []templateFunction
@@ -191,10 +203,14 @@ const ConnectorKeyLogicalID = "ConnectorKey"
 
 // templateConnectorKey is the KMS key of connector credentials: the roles of
 // the functions that reach upstreams (their logical IDs) may generate data
-// keys and decrypt with it, under the purpose of connector credentials only.
+// keys and decrypt with it, under the purpose of connector credentials only,
+// with an encryption context naming the tenant and the connector.
 type templateConnectorKey struct {
-	LogicalID, Purpose string
-	Roles              []string
+	LogicalID, PurposeKey, Purpose string
+	// RequiredKeys must be in the encryption context, which may hold
+	// AllowedKeys only.
+	RequiredKeys, AllowedKeys []string
+	Roles                     []string
 }
 
 type templatePipeline struct {
@@ -359,6 +375,10 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 		tf.Description = "Switchboard " + f.Path
 		tf.S3 = f.Trigger.S3
 		bucket, bucketARN = bucketName, bucketArn
+		if f.Trigger.Schedule != "" {
+			id := ScheduleLogicalID(f.LogicalID)
+			tf.Schedule = &templateSchedule{LogicalID: id, RoleLogicalID: id + "Role", Function: f.LogicalID, Expression: f.Trigger.Schedule}
+		}
 	}
 	// With tenant isolation on, the function reaches the table and the
 	// bucket only as each call's tenant, through the tenant role
@@ -427,7 +447,8 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 		// The key's policy, not the role's, grants its use (ConnectorKey in
 		// the template): a role policy naming the key would make a cycle,
 		// the key's policy naming the role.
-		tf.Env = append(tf.Env, envVar{config.EnvConnectorKey, "!GetAtt " + ConnectorKeyLogicalID + ".Arn"})
+		tf.Env = append(tf.Env, envVar{config.EnvConnectorKey, "!GetAtt " + ConnectorKeyLogicalID + ".Arn"},
+			envVar{config.EnvConnectorCacheTTL, "!Ref ConnectorCacheTtl"})
 	}
 	if f.Embeds || f.Generates {
 		tf.Env = append(tf.Env, envVar{envOpenAIBaseURL, ifSet("HasOpenAIBaseUrl", "OpenAIBaseUrl")}, envVar{envOpenAIAPIKey, ifSet("HasOpenAIApiKey", "OpenAIApiKey")})
@@ -572,7 +593,9 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 		data.Functions = append(data.Functions, templateFunctionOf(f, all))
 		if f.Connects {
 			if data.ConnectorKey == nil {
-				data.ConnectorKey = &templateConnectorKey{LogicalID: ConnectorKeyLogicalID, Purpose: connector.CredentialsPurpose}
+				data.ConnectorKey = &templateConnectorKey{LogicalID: ConnectorKeyLogicalID, PurposeKey: connector.ContextPurpose, Purpose: connector.CredentialsPurpose,
+					RequiredKeys: []string{connector.ContextTenant, connector.ContextConnector},
+					AllowedKeys:  []string{connector.ContextPurpose, connector.ContextTenant, connector.ContextConnector, connector.ContextPrincipal}}
 			}
 			// SAM names a function's generated role <logical ID>Role.
 			data.ConnectorKey.Roles = append(data.ConnectorKey.Roles, f.LogicalID+"Role")

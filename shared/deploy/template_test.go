@@ -211,6 +211,7 @@ func wantToolFunction(f catalog.Function) map[string]any {
 	}
 	if f.Connects {
 		env[config.EnvConnectorKey] = getAtt(ConnectorKeyLogicalID + ".Arn")
+		env[config.EnvConnectorCacheTTL] = ref("ConnectorCacheTtl")
 	}
 	if f.Embeds || f.Generates {
 		env[config.EnvOpenAIBaseURL] = ifv("HasOpenAIBaseUrl", ref("OpenAIBaseUrl"), noValue)
@@ -592,7 +593,13 @@ func TestOnlyTheConnectorFunctionsMayUseTheConnectorKeyAndOnlyForCredentials(t *
 			if !reflect.DeepEqual(st["Action"], strs("kms:GenerateDataKey", "kms:Decrypt")) {
 				t.Errorf("its users may %v, want kms:GenerateDataKey and kms:Decrypt", st["Action"])
 			}
-			want := map[string]any{"StringEquals": map[string]any{"kms:EncryptionContext:purpose": connector.CredentialsPurpose}}
+			// The purpose of connector credentials, naming a tenant and a
+			// connector (and, for one's own, a principal), nothing else.
+			want := map[string]any{
+				"StringEquals":              map[string]any{"kms:EncryptionContext:purpose": connector.CredentialsPurpose},
+				"Null":                      map[string]any{"kms:EncryptionContext:tenant": "false", "kms:EncryptionContext:connector": "false"},
+				"ForAllValues:StringEquals": map[string]any{"kms:EncryptionContextKeys": strs("purpose", "tenant", "connector", "principal")},
+			}
 			if !reflect.DeepEqual(st["Condition"], want) {
 				t.Errorf("its condition is %v, want %v", st["Condition"], want)
 			}
@@ -607,6 +614,62 @@ func TestOnlyTheConnectorFunctionsMayUseTheConnectorKeyAndOnlyForCredentials(t *
 		if _, ok := env[config.EnvConnectorKey]; ok != f.Connects {
 			t.Errorf("%s has %s: %v; it connects: %v", f.Path, config.EnvConnectorKey, ok, f.Connects)
 		}
+	}
+}
+
+// TestEachScheduledTriggerHasAScheduleWhoseRoleInvokesItAlone checks the
+// schedules: EventBridge Scheduler invokes each scheduled trigger at its
+// catalog rate, sending {}, without retries, as a role that schedules of
+// this account alone may assume and that may invoke that one function.
+func TestEachScheduledTriggerHasAScheduleWhoseRoleInvokesItAlone(t *testing.T) {
+	p := readTemplate(t)
+	schedules := 0
+	for id, r := range p.raw["Resources"].(map[string]any) {
+		if r.(map[string]any)["Type"] == "AWS::Scheduler::Schedule" {
+			schedules++
+			if !strings.HasSuffix(id, "Schedule") {
+				t.Errorf("schedule %s is not named for its function", id)
+			}
+		}
+	}
+	var scheduled []string
+	for _, f := range Functions(catalog.Default()) {
+		if f.Trigger == nil || f.Trigger.Schedule == "" {
+			continue
+		}
+		scheduled = append(scheduled, f.Path)
+		id := ScheduleLogicalID(f.LogicalID)
+		want := map[string]any{
+			"ScheduleExpression": f.Trigger.Schedule,
+			"FlexibleTimeWindow": map[string]any{"Mode": "OFF"},
+			"State":              "ENABLED",
+			"Target": map[string]any{
+				"Arn": getAtt(f.LogicalID + ".Arn"), "RoleArn": getAtt(id + "Role.Arn"), "Input": "{}",
+				"RetryPolicy": map[string]any{"MaximumRetryAttempts": float64(0), "MaximumEventAgeInSeconds": float64(60)},
+			},
+		}
+		if diff := cmp.Diff(want, only(props(p.resource(t, id)), want)); diff != "" {
+			t.Errorf("%s mismatch (-want +got):\n%s", id, diff)
+		}
+		role := props(p.resource(t, id+"Role"))
+		wantRole := map[string]any{
+			"AssumeRolePolicyDocument": map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
+				"Effect": "Allow", "Principal": map[string]any{"Service": "scheduler.amazonaws.com"}, "Action": "sts:AssumeRole",
+				"Condition": map[string]any{"StringEquals": map[string]any{"aws:SourceAccount": ref("AWS::AccountId")}},
+			}}},
+			"Policies": []any{map[string]any{"PolicyName": "invoke-function", "PolicyDocument": map[string]any{"Version": "2012-10-17",
+				"Statement": []any{map[string]any{"Sid": "InvokeScheduledFunction", "Effect": "Allow", "Action": "lambda:InvokeFunction",
+					"Resource": getAtt(f.LogicalID + ".Arn")}}}}},
+		}
+		if diff := cmp.Diff(wantRole, only(role, wantRole)); diff != "" {
+			t.Errorf("%sRole mismatch (-want +got):\n%s", id, diff)
+		}
+		if extra := slices.DeleteFunc(slices.Collect(maps.Keys(role)), func(k string) bool { return wantRole[k] != nil || k == "Description" }); len(extra) > 0 {
+			t.Errorf("%sRole has %v beside its trust and its one policy", id, extra)
+		}
+	}
+	if !slices.Contains(scheduled, "connectors/scheduled_sync") || schedules != len(scheduled) {
+		t.Errorf("scheduled triggers %v, %d schedules in the template; want the connectors' scheduled sync, one schedule each", scheduled, schedules)
 	}
 }
 
