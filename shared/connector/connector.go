@@ -126,8 +126,10 @@ type Options struct {
 	// error is shown to the caller. If nil, every URL is refused.
 	CheckURL func(ctx context.Context, raw string) (*url.URL, error)
 	// HTTPClient makes every upstream and token request; it is expected to
-	// check the dialed address, refuse cross-host redirects and cap bodies
-	// (shared/netguard). If nil, every URL is refused.
+	// check the dialed address, refuse cross-host redirects and cap bodies,
+	// an event stream's per event (shared/netguard with EventsCapped). A
+	// session's error says when a response was cut. If nil, every URL is
+	// refused.
 	HTTPClient *http.Client
 	// CacheTTL is how long cached capabilities stay fresh. If zero, defaults
 	// to [DefaultCacheTTL].

@@ -33,7 +33,9 @@ func Open(ctx context.Context, c *config.Config, d *lambdafn.Deps) error {
 	if d.ConnectorCacheTTL, err = ParseDuration(config.EnvConnectorCacheTTL, c.ConnectorCacheTTL, time.Second); err != nil {
 		return err
 	}
-	guard := &netguard.Policy{AllowHTTP: c.ConnectorHTTP, AllowedHosts: hosts}
+	// Event streams are capped per event: the legacy SSE transport carries
+	// a session's every answer on one response, which must outlast the cap.
+	guard := &netguard.Policy{AllowHTTP: c.ConnectorHTTP, AllowedHosts: hosts, EventsCapped: true}
 	// No client-wide timeout: a session's event stream outlives any one
 	// request, and package connector bounds each exchange by its context
 	// (10 s to initialise, 30 s a call).

@@ -2,6 +2,9 @@ package connectors_test
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/config/connectors"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/netguard"
 )
 
 func TestOpenRefusesWhatWouldLeaveConnectorsUnguardedOrUnsealed(t *testing.T) {
@@ -73,6 +77,28 @@ func TestOpenSetsTheCacheTTLOrLeavesTheDefault(t *testing.T) {
 		if err := connectors.Open(context.Background(), &cfg, &d); err != nil || d.ConnectorCacheTTL != want {
 			t.Errorf("%s=%q: TTL %v, %v; want %v", config.EnvConnectorCacheTTL, raw, d.ConnectorCacheTTL, err, want)
 		}
+	}
+}
+
+func TestTheClientReadsAnEventStreamPastTheBodyCap(t *testing.T) {
+	events := strings.Repeat("data: "+strings.Repeat("x", 1<<10)+"\n\n", (netguard.DefaultMaxResponseBytes>>10)+100)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte(events))
+	}))
+	defer srv.Close()
+	cfg := config.Config{ConnectorKey: config.FilePrefix + filepath.Join(t.TempDir(), "k.json"), ConnectorAllowedHosts: "127.0.0.1", ConnectorHTTP: true}
+	var d lambdafn.Deps
+	if err := connectors.Open(context.Background(), &cfg, &d); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := d.HTTPClient.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if b, err := io.ReadAll(resp.Body); err != nil || len(b) != len(events) {
+		t.Fatalf("read %d of %d bytes of small events, %v", len(b), len(events), err)
 	}
 }
 
