@@ -105,8 +105,9 @@ type Function struct {
 	// Serves names the tools and resources it serves; empty for the gateway
 	// and for triggers.
 	Serves []string
-	// Pipeline, Embeds, Generates, Connects and Trigger are the catalog's, see [catalog.Function].
+	// Pipeline, Embeds, Generates, Connects, Seals, Opens and Trigger are the catalog's, see [catalog.Function].
 	Pipeline, Embeds, Generates, Connects bool
+	Seals, Opens                          bool
 	Trigger                               *catalog.Trigger
 }
 
@@ -123,6 +124,7 @@ func Functions(cat *catalog.Catalog) []Function {
 			Limits: f.Limits, Table: f.Table, Blobs: f.Blobs, BlobKeys: f.BlobKeys, Invokes: f.Invokes,
 			Serves:   append(append([]string(nil), f.Tools...), f.Resources...),
 			Pipeline: f.Pipeline, Embeds: f.Embeds, Generates: f.Generates, Connects: f.Connects, Trigger: f.Trigger,
+			Seals: f.Seals, Opens: f.Opens,
 		})
 	}
 	return out
@@ -202,15 +204,35 @@ const (
 const ConnectorKeyLogicalID = "ConnectorKey"
 
 // templateConnectorKey is the KMS key of connector credentials: the roles of
-// the functions that reach upstreams (their logical IDs) may generate data
-// keys and decrypt with it, under the purpose of connector credentials only,
-// with an encryption context naming the tenant and the connector.
+// the functions that seal credentials (their logical IDs) may generate data
+// keys with it, those that open them decrypt, under the purpose of connector
+// credentials only, with an encryption context naming the tenant and the
+// connector.
 type templateConnectorKey struct {
 	LogicalID, PurposeKey, Purpose string
 	// RequiredKeys must be in the encryption context, which may hold
 	// AllowedKeys only.
 	RequiredKeys, AllowedKeys []string
-	Roles                     []string
+	SealRoles, OpenRoles      []string
+}
+
+// keyStatement is one use of the connector key granted to some roles.
+type keyStatement struct {
+	Sid, Action string
+	Roles       []string
+}
+
+// Statements are the key policy's grants of its use: to seal, to open;
+// none for a use no function has.
+func (k *templateConnectorKey) Statements() []keyStatement {
+	var out []keyStatement
+	if len(k.SealRoles) > 0 {
+		out = append(out, keyStatement{Sid: "SealConnectorCredentials", Action: "kms:GenerateDataKey", Roles: k.SealRoles})
+	}
+	if len(k.OpenRoles) > 0 {
+		out = append(out, keyStatement{Sid: "OpenConnectorCredentials", Action: "kms:Decrypt", Roles: k.OpenRoles})
+	}
+	return out
 }
 
 type templatePipeline struct {
@@ -598,7 +620,12 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 					AllowedKeys:  []string{connector.ContextPurpose, connector.ContextTenant, connector.ContextConnector, connector.ContextPrincipal}}
 			}
 			// SAM names a function's generated role <logical ID>Role.
-			data.ConnectorKey.Roles = append(data.ConnectorKey.Roles, f.LogicalID+"Role")
+			if f.Seals {
+				data.ConnectorKey.SealRoles = append(data.ConnectorKey.SealRoles, f.LogicalID+"Role")
+			}
+			if f.Opens {
+				data.ConnectorKey.OpenRoles = append(data.ConnectorKey.OpenRoles, f.LogicalID+"Role")
+			}
 		}
 	}
 	var err error

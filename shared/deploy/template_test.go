@@ -565,33 +565,41 @@ func TestTheRequestStateKeysAreGeneratedAndReachOnlyTheGateway(t *testing.T) {
 	}
 }
 
+// TestOnlyTheConnectorFunctionsMayUseTheConnectorKeyAndOnlyForCredentials
+// checks the key's policy: the functions that seal connector credentials may
+// generate data keys, those that open them decrypt, exactly those, and only
+// under the encryption context of connector credentials.
 func TestOnlyTheConnectorFunctionsMayUseTheConnectorKeyAndOnlyForCredentials(t *testing.T) {
 	p := readTemplate(t)
 	key := props(p.resource(t, ConnectorKeyLogicalID))
 	if key["EnableKeyRotation"] != true {
 		t.Errorf("EnableKeyRotation = %v, want true", key["EnableKeyRotation"])
 	}
-	var roles []any
+	roles := map[string][]any{} // statement -> roles
 	for _, f := range Functions(catalog.Default()) {
-		if f.Connects {
-			roles = append(roles, getAtt(f.LogicalID+"Role.Arn"))
+		if f.Seals {
+			roles["SealConnectorCredentials"] = append(roles["SealConnectorCredentials"], getAtt(f.LogicalID+"Role.Arn"))
+		}
+		if f.Opens {
+			roles["OpenConnectorCredentials"] = append(roles["OpenConnectorCredentials"], getAtt(f.LogicalID+"Role.Arn"))
 		}
 	}
-	if len(roles) == 0 {
-		t.Fatal("no function of the catalog connects to upstreams")
+	if len(roles) != 2 {
+		t.Fatalf("the catalog's functions that seal and open connector credentials: %v", roles)
 	}
+	actions := map[string]any{"SealConnectorCredentials": "kms:GenerateDataKey", "OpenConnectorCredentials": "kms:Decrypt"}
 	usage := []string{"kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:ReEncrypt", "kms:*"}
+	seen := 0
 	for _, st := range key["KeyPolicy"].(map[string]any)["Statement"].([]any) {
 		st := st.(map[string]any)
-		actions := fmt.Sprint(st["Action"])
-		uses := slices.ContainsFunc(usage, func(a string) bool { return strings.Contains(actions, a) })
-		switch st["Sid"] {
-		case "SealConnectorCredentials":
-			if got := st["Principal"].(map[string]any)["AWS"]; !reflect.DeepEqual(got, roles) {
-				t.Errorf("the key's users are %v, want exactly the connector functions' roles %v", got, roles)
+		sid, _ := st["Sid"].(string)
+		if want, ok := roles[sid]; ok {
+			seen++
+			if got := st["Principal"].(map[string]any)["AWS"]; !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: the key's users are %v, want exactly %v", sid, got, want)
 			}
-			if !reflect.DeepEqual(st["Action"], strs("kms:GenerateDataKey", "kms:Decrypt")) {
-				t.Errorf("its users may %v, want kms:GenerateDataKey and kms:Decrypt", st["Action"])
+			if st["Action"] != actions[sid] || st["Resource"] != "*" {
+				t.Errorf("%s: its users may %v on %v, want %v on the key", sid, st["Action"], st["Resource"], actions[sid])
 			}
 			// The purpose of connector credentials, naming a tenant and a
 			// connector (and, for one's own, a principal), nothing else.
@@ -601,13 +609,16 @@ func TestOnlyTheConnectorFunctionsMayUseTheConnectorKeyAndOnlyForCredentials(t *
 				"ForAllValues:StringEquals": map[string]any{"kms:EncryptionContextKeys": strs("purpose", "tenant", "connector", "principal")},
 			}
 			if !reflect.DeepEqual(st["Condition"], want) {
-				t.Errorf("its condition is %v, want %v", st["Condition"], want)
+				t.Errorf("%s: its condition is %v, want %v", sid, st["Condition"], want)
 			}
-		default:
-			if uses {
-				t.Errorf("statement %v grants %s: only the connector functions may use the key", st["Sid"], actions)
-			}
+			continue
 		}
+		if a := fmt.Sprint(st["Action"]); slices.ContainsFunc(usage, func(u string) bool { return strings.Contains(a, u) }) {
+			t.Errorf("statement %v grants %s: only the connector functions may use the key", sid, a)
+		}
+	}
+	if seen != 2 {
+		t.Errorf("the key policy has %d of the 2 statements granting its use", seen)
 	}
 	for _, f := range Functions(catalog.Default()) {
 		env := props(p.resource(t, f.LogicalID))["Environment"].(map[string]any)["Variables"].(map[string]any)
