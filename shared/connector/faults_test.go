@@ -157,7 +157,8 @@ func TestUpstreamGoneBetweenSyncAndCall(t *testing.T) {
 // with an error saying so, as is a 20 MB body that is no event stream.
 func TestResponsesAreCappedPerEventOnStreamsAndWholeOtherwise(t *testing.T) {
 	const limit = netguard.DefaultMaxResponseBytes
-	withCap := func(o *connector.Options) { o.HTTPClient = guardedClient(limit) }
+	// 20 MB answers take seconds to make and read under the race detector.
+	withCap := func(o *connector.Options) { o.HTTPClient, o.CallTimeout = guardedClient(limit), 30*time.Second }
 	ctx := context.Background()
 	t.Run("an SSE session lasts past the cap in small events", func(t *testing.T) {
 		e := newEnv(t, storetest.OpenEmbedded(t), withCap)

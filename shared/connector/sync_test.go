@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +29,8 @@ func cachedTools(t *testing.T, tbl store.Table, c tenant.Caller, name string) (s
 	return it.String("list"), it.Int("synced_at")
 }
 
+// syncDue runs a scheduled sync. Its counts are the table's: on DynamoDB
+// Local the tests share one, so the tests that use them run embedded.
 func syncDue(t *testing.T, e *env) connector.SyncDueOutput {
 	t.Helper()
 	out, err := e.svc.SyncDue(context.Background())
@@ -35,6 +38,20 @@ func syncDue(t *testing.T, e *env) connector.SyncDueOutput {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// syncStatus returns connector name's sync status and last sync.
+func syncStatus(t *testing.T, e *env, c tenant.Caller, name string) (string, time.Time) {
+	t.Helper()
+	g, err := e.svc.Get(context.Background(), c, connector.NameInput{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at time.Time
+	if g.Connector.LastSyncedAt != nil {
+		at = *g.Connector.LastSyncedAt
+	}
+	return g.Connector.SyncStatus, at
 }
 
 func toolNames(t *testing.T, e *env, c tenant.Caller) []string {
@@ -59,21 +76,25 @@ func TestAScheduledSyncThatFailsKeepsTheLastGoodCacheAndRecordsWhy(t *testing.T)
 		fine := newUpstream(t, connector.TransportSSE, "")
 		mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
 		mustCreate(t, e, c, connector.CreateInput{Name: "fine", BaseURL: fine.url(), Transport: connector.TransportSSE})
-		if out := syncDue(t, e); out.Synced != 2 || out.Failed != 0 {
-			t.Fatalf("first run = %+v, want both synced", out)
+		syncDue(t, e)
+		for _, n := range []string{"up", "fine"} {
+			if st, _ := syncStatus(t, e, c, n); st != connector.SyncOK {
+				t.Fatalf("after the first run %s is %s", n, st)
+			}
 		}
+		_, fineAt := syncStatus(t, e, c, "fine")
 		list, at := cachedTools(t, tbl, c, "up")
 		if !strings.Contains(list, `"echo"`) {
 			t.Fatalf("cached tools = %s", list)
 		}
+		var tries atomic.Int64
 		up.setHook(func(w http.ResponseWriter, _ *http.Request, _ []byte) bool {
+			tries.Add(1)
 			http.Error(w, "the upstream is down", http.StatusInternalServerError)
 			return true
 		})
 		e.now.Advance(2 * time.Minute)
-		if out := syncDue(t, e); out.Synced != 1 || out.Failed != 1 {
-			t.Fatalf("second run = %+v, want one synced and one failed", out)
-		}
+		syncDue(t, e)
 		g, err := e.svc.Get(ctx, c, connector.NameInput{Name: "up"})
 		if err != nil || g.Connector.SyncStatus != connector.SyncFailed || !strings.Contains(g.Connector.LastError, `connector "up"`) {
 			t.Fatalf("the failed connector = %+v, %v; want FAILED with the reason", g.Connector, err)
@@ -81,11 +102,13 @@ func TestAScheduledSyncThatFailsKeepsTheLastGoodCacheAndRecordsWhy(t *testing.T)
 		if list2, at2 := cachedTools(t, tbl, c, "up"); list2 != list || at2 != at {
 			t.Errorf("the cache changed after a failed sync: synced_at %d -> %d", at, at2)
 		}
-		if f, _ := e.svc.Get(ctx, c, connector.NameInput{Name: "fine"}); f.Connector.SyncStatus != connector.SyncOK || !f.Connector.LastSyncedAt.After(time.Unix(0, at)) {
-			t.Errorf("the other connector was not synced again: %+v", f.Connector)
+		if st, at := syncStatus(t, e, c, "fine"); st != connector.SyncOK || !at.After(fineAt) {
+			t.Errorf("the other connector was not synced again: %s at %v", st, at)
 		}
-		if out := syncDue(t, e); out.Synced+out.Failed != 0 {
-			t.Errorf("a third run at once = %+v; a failed connector waits a TTL before the next try", out)
+		before := tries.Load()
+		syncDue(t, e)
+		if tries.Load() != before {
+			t.Errorf("a third run at once tried the failed upstream again; it waits a TTL")
 		}
 	})
 }
@@ -102,9 +125,7 @@ func TestTheScheduledSyncKeepsTenantsApart(t *testing.T) {
 		// The same connector name in both tenants, each at its own upstream.
 		mustCreate(t, e, alice, connector.CreateInput{Name: "up", BaseURL: upA.url(), Transport: connector.TransportStreamable})
 		mustCreate(t, e, bob, connector.CreateInput{Name: "up", BaseURL: upB.url(), Transport: connector.TransportStreamable})
-		if out := syncDue(t, e); out.Synced != 2 {
-			t.Fatalf("run = %+v, want both tenants' connectors synced", out)
-		}
+		syncDue(t, e)
 		a, b := toolNames(t, e, alice), toolNames(t, e, bob)
 		if !slices.Contains(a, "up__echo") || slices.Contains(a, "up__only_bob") {
 			t.Errorf("alice lists %v", a)

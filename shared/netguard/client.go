@@ -1,6 +1,7 @@
 package netguard
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -150,22 +151,30 @@ func (e *eventsCapped) Read(b []byte) (int, error) {
 		return 0, e.err
 	}
 	n, err := e.r.Read(b)
-	for i, c := range b[:n] {
-		switch {
-		case c == '\n' && e.afterCR:
+	for i := 0; i < n; {
+		run := bytes.IndexAny(b[i:n], "\r\n")
+		if run < 0 {
+			run = n - i
+		}
+		if run > 0 { // bytes of a line
+			e.lineStart, e.afterCR = false, false
+			if e.size += int64(run); e.size > e.max {
+				e.err = fmt.Errorf("netguard: host %s: %w: an event of more than %d bytes", e.host, ErrResponseTooLarge, e.max)
+				return i + run - int(e.size-e.max), e.err
+			}
+			i += run
+			continue
+		}
+		switch c := b[i]; {
+		case c == '\n' && e.afterCR: // the LF of a CRLF
 			e.afterCR = false
-		case c == '\r' || c == '\n':
+		default:
 			if e.lineStart {
 				e.size = 0 // a blank line ends the event
 			}
 			e.lineStart, e.afterCR = true, c == '\r'
-		default:
-			e.lineStart, e.afterCR = false, false
-			if e.size++; e.size > e.max {
-				e.err = fmt.Errorf("netguard: host %s: %w: an event of more than %d bytes", e.host, ErrResponseTooLarge, e.max)
-				return i, e.err
-			}
 		}
+		i++
 	}
 	return n, err
 }

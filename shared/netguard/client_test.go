@@ -171,6 +171,7 @@ func TestClientCapsEventStreamsPerEventOnlyWhenAsked(t *testing.T) {
 		"lines":   strings.Repeat("data: "+strings.Repeat("x", 400)+"\n", 3) + "\n", // one event of three lines, 1,218 bytes
 		"crlf":    strings.Repeat("data: "+strings.Repeat("x", 400)+"\r\n", 3) + "\r\n",
 		"oneline": "data: " + strings.Repeat("x", 2000) + "\n\n",
+		"exact":   strings.Repeat("data: "+strings.Repeat("x", 994)+"\n\n", 3), // events of exactly the cap
 	}
 	url, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("type") == "stream" {
@@ -186,6 +187,7 @@ func TestClientCapsEventStreamsPerEventOnlyWhenAsked(t *testing.T) {
 		want         string // "" for the whole body, else what the error says
 	}{
 		{"a stream of small events longer than the cap is read whole", true, "type=stream&events=small", ""},
+		{"events of exactly the cap are read", true, "type=stream&events=exact", ""},
 		{"an event of several lines over the cap fails", true, "type=stream&events=lines", "an event of more than 1000 bytes"},
 		{"an event of CRLF lines over the cap fails", true, "type=stream&events=crlf", "an event of more than 1000 bytes"},
 		{"one long line over the cap fails", true, "type=stream&events=oneline", "an event of more than 1000 bytes"},
@@ -197,8 +199,9 @@ func TestClientCapsEventStreamsPerEventOnlyWhenAsked(t *testing.T) {
 			p.MaxResponseBytes, p.EventsCapped = max, tc.eventsCapped
 			body, err := get(t, p.Client(0), url+"/?"+tc.query)
 			if tc.want == "" {
-				if err != nil || body != events["small"] {
-					t.Fatalf("read %d bytes, %v; want the %d of the stream", len(body), err, len(events["small"]))
+				whole := events[tc.query[strings.LastIndex(tc.query, "=")+1:]]
+				if err != nil || body != whole {
+					t.Fatalf("read %d bytes, %v; want the %d of the stream", len(body), err, len(whole))
 				}
 				return
 			}
