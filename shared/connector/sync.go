@@ -341,11 +341,17 @@ func (s *Service) recordSync(ctx context.Context, c tenant.Caller, name string, 
 			return err
 		}
 		r := recordFrom(it)
-		oldIndex := syncSK(r.SyncAt, c.Tenant, name)
+		// A concurrent sync that moved the pointer first fails this
+		// transaction, and Retry reads both again.
+		at, unmoved, err := s.indexAt(ctx, c.Tenant, name, r)
+		if err != nil {
+			return err
+		}
 		r.SyncAt = now
 		apply(r)
 		writes := []store.Write{store.Put(r.item(c.Tenant), store.IfEquals("ver", r.Ver)),
-			store.Delete(syncIndexPK, oldIndex, store.Condition{}),
+			store.Put(syncPointer(c.Tenant, name, now.UnixNano()), unmoved),
+			store.Delete(syncIndexPK, indexSK(at, c.Tenant, name), store.Condition{}),
 			store.Put(store.Item{PK: syncIndexPK, SK: syncSK(now, c.Tenant, name)}, store.Condition{})}
 		for _, ci := range items {
 			writes = append(writes, store.Put(ci, store.Condition{}))
@@ -463,6 +469,8 @@ func (s *Service) syncScheduled(ctx context.Context, sk string) string {
 	case err != nil:
 		s.log.ErrorContext(ctx, "reading a connector to sync failed", "tenant", c.Tenant, "connector", parts[2], "error", err)
 		return SyncFailed
+	case s.stray(ctx, c, r, sk):
+		return ""
 	case r.Status == StatusDisabled || (r.PrincipalScoped && len(r.Sealed) == 0):
 		s.recordSkip(ctx, c, r)
 		return ""
@@ -472,6 +480,20 @@ func (s *Service) syncScheduled(ctx context.Context, sk string) string {
 		return SyncFailed
 	}
 	return SyncOK
+}
+
+// stray reports whether sk is not r's item in the sync index (left by a
+// delete that failed half-way, or by concurrent syncs before there were sync
+// pointers), and removes it if so: r has its own.
+func (s *Service) stray(ctx context.Context, c tenant.Caller, r *record, sk string) bool {
+	at, _, err := s.indexAt(ctx, c.Tenant, r.Name, r)
+	if err != nil || indexSK(at, c.Tenant, r.Name) == sk {
+		return false
+	}
+	if err := s.table.Delete(ctx, syncIndexPK, sk, store.Condition{}); err != nil {
+		s.log.WarnContext(ctx, "removing a stray item of the sync index failed", "tenant", c.Tenant, "connector", r.Name, "error", err)
+	}
+	return true
 }
 
 // recordSkip moves a connector the scheduler cannot sync to the end of the

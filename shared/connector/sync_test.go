@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -181,5 +182,76 @@ func TestTheScheduledSyncSkipsWhatItCannotSyncUntilItsNextTurn(t *testing.T) {
 	}
 	if out := syncDue(t, e); out.Skipped != 0 {
 		t.Fatalf("a second run at once = %+v; skipped connectors wait their next turn", out)
+	}
+}
+
+func TestConcurrentSyncsLeaveAConnectorOneItemInTheSyncIndex(t *testing.T) {
+	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+		e := newEnv(t, tbl, nil)
+		c := newCaller(t, "alice")
+		up := newUpstream(t, connector.TransportStreamable, "")
+		mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				if _, err := e.svc.Sync(context.Background(), c, connector.NameInput{Name: "up"}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		mine := indexItems(t, tbl, c)
+		if len(mine) != 1 {
+			t.Fatalf("the sync index holds %v for the connector, want one item", mine)
+		}
+	})
+}
+
+// indexItems returns the keys of c's tenant's items in the sync index.
+func indexItems(t *testing.T, tbl store.Table, c tenant.Caller) []string {
+	t.Helper()
+	var mine []string
+	for cursor := ""; ; {
+		page, err := tbl.Query(context.Background(), "_conn#sync", store.Query{Cursor: cursor, Limit: store.MaxQueryLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			if strings.Contains(it.SK, "#"+c.Tenant+"#") {
+				mine = append(mine, it.SK)
+			}
+		}
+		if cursor = page.Next; cursor == "" {
+			return mine
+		}
+	}
+}
+
+func TestTheScheduledSyncRemovesStrayIndexItemsAndDeleteRemovesTheConnectorsOwn(t *testing.T) {
+	ctx := context.Background()
+	tbl := storetest.OpenEmbedded(t)
+	e := newEnv(t, tbl, nil)
+	c := newCaller(t, "alice")
+	up := newUpstream(t, connector.TransportStreamable, "")
+	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+	mustSync(t, e, c, "up")
+	stray := fmt.Sprintf("%019d#%s#up", 1, c.Tenant)
+	if err := tbl.Put(ctx, store.Item{PK: "_conn#sync", SK: stray}, store.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	if out := syncDue(t, e); out.Synced != 0 || out.Skipped != 1 {
+		t.Fatalf("run = %+v, want the stray item skipped, the fresh connector left", out)
+	}
+	if got := indexItems(t, tbl, c); len(got) != 1 || got[0] == stray {
+		t.Fatalf("index = %v, want the connector's own item alone", got)
+	}
+	if _, err := e.svc.Delete(ctx, c, connector.DeleteInput{Name: "up"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := indexItems(t, tbl, c); len(got) != 0 {
+		t.Fatalf("index after the delete = %v, want nothing", got)
+	}
+	if _, err := tbl.Get(ctx, tenant.Key(c.Tenant)+"conn#up", "sync"); err == nil {
+		t.Fatal("the sync pointer outlived the connector")
 	}
 }
