@@ -56,6 +56,7 @@ FUNCTIONS = \
 	connectors/list \
 	connectors/policy_list \
 	connectors/policy_set \
+	connectors/scheduled_sync \
 	connectors/sync \
 	connectors/tools_openai \
 	connectors/update \
@@ -161,6 +162,9 @@ build-ConnectorsPolicyListFunction:
 
 build-ConnectorsPolicySetFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/policy_set
+
+build-ConnectorsScheduledSyncFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/scheduled_sync
 
 build-ConnectorsSyncFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/sync

@@ -218,6 +218,7 @@ func wantToolFunction(f catalog.Function) map[string]any {
 	}
 	if f.Connects {
 		env[config.EnvConnectorKey] = getAtt(ConnectorKeyLogicalID + ".Arn")
+		env[config.EnvConnectorCacheTTL] = ref("ConnectorCacheTtl")
 	}
 	if f.Embeds || f.Generates {
 		env[config.EnvOpenAIBaseURL] = ifv("HasOpenAIBaseUrl", ref("OpenAIBaseUrl"), noValue)
@@ -783,49 +784,122 @@ func TestTheRequestStateKeysAreGeneratedAndReachOnlyTheGateway(t *testing.T) {
 	}
 }
 
+// TestOnlyTheConnectorFunctionsMayUseTheConnectorKeyAndOnlyForCredentials
+// checks the key's policy: the functions that seal connector credentials may
+// generate data keys, those that open them decrypt, exactly those, and only
+// under the encryption context of connector credentials.
 func TestOnlyTheConnectorFunctionsMayUseTheConnectorKeyAndOnlyForCredentials(t *testing.T) {
 	p := readTemplate(t)
 	key := props(p.resource(t, ConnectorKeyLogicalID))
 	if key["EnableKeyRotation"] != true {
 		t.Errorf("EnableKeyRotation = %v, want true", key["EnableKeyRotation"])
 	}
-	var roles []any
+	roles := map[string][]any{} // statement -> roles
 	for _, f := range Functions(catalog.Default()) {
-		if f.Connects {
-			roles = append(roles, getAtt(f.LogicalID+"Role.Arn"))
+		if f.Seals {
+			roles["SealConnectorCredentials"] = append(roles["SealConnectorCredentials"], getAtt(f.LogicalID+"Role.Arn"))
+		}
+		if f.Opens {
+			roles["OpenConnectorCredentials"] = append(roles["OpenConnectorCredentials"], getAtt(f.LogicalID+"Role.Arn"))
 		}
 	}
-	if len(roles) == 0 {
-		t.Fatal("no function of the catalog connects to upstreams")
+	if len(roles) != 2 {
+		t.Fatalf("the catalog's functions that seal and open connector credentials: %v", roles)
 	}
+	actions := map[string]any{"SealConnectorCredentials": "kms:GenerateDataKey", "OpenConnectorCredentials": "kms:Decrypt"}
 	usage := []string{"kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:ReEncrypt", "kms:*"}
+	seen := 0
 	for _, st := range key["KeyPolicy"].(map[string]any)["Statement"].([]any) {
 		st := st.(map[string]any)
-		actions := fmt.Sprint(st["Action"])
-		uses := slices.ContainsFunc(usage, func(a string) bool { return strings.Contains(actions, a) })
-		switch st["Sid"] {
-		case "SealConnectorCredentials":
-			if got := st["Principal"].(map[string]any)["AWS"]; !reflect.DeepEqual(got, roles) {
-				t.Errorf("the key's users are %v, want exactly the connector functions' roles %v", got, roles)
+		sid, _ := st["Sid"].(string)
+		if want, ok := roles[sid]; ok {
+			seen++
+			if got := st["Principal"].(map[string]any)["AWS"]; !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: the key's users are %v, want exactly %v", sid, got, want)
 			}
-			if !reflect.DeepEqual(st["Action"], strs("kms:GenerateDataKey", "kms:Decrypt")) {
-				t.Errorf("its users may %v, want kms:GenerateDataKey and kms:Decrypt", st["Action"])
+			if st["Action"] != actions[sid] || st["Resource"] != "*" {
+				t.Errorf("%s: its users may %v on %v, want %v on the key", sid, st["Action"], st["Resource"], actions[sid])
 			}
-			want := map[string]any{"StringEquals": map[string]any{"kms:EncryptionContext:purpose": connector.CredentialsPurpose}}
+			// The purpose of connector credentials, naming a tenant and a
+			// connector (and, for one's own, a principal), nothing else.
+			want := map[string]any{
+				"StringEquals":              map[string]any{"kms:EncryptionContext:purpose": connector.CredentialsPurpose},
+				"Null":                      map[string]any{"kms:EncryptionContext:tenant": "false", "kms:EncryptionContext:connector": "false"},
+				"ForAllValues:StringEquals": map[string]any{"kms:EncryptionContextKeys": strs("purpose", "tenant", "connector", "principal")},
+			}
 			if !reflect.DeepEqual(st["Condition"], want) {
-				t.Errorf("its condition is %v, want %v", st["Condition"], want)
+				t.Errorf("%s: its condition is %v, want %v", sid, st["Condition"], want)
 			}
-		default:
-			if uses {
-				t.Errorf("statement %v grants %s: only the connector functions may use the key", st["Sid"], actions)
-			}
+			continue
 		}
+		if a := fmt.Sprint(st["Action"]); slices.ContainsFunc(usage, func(u string) bool { return strings.Contains(a, u) }) {
+			t.Errorf("statement %v grants %s: only the connector functions may use the key", sid, a)
+		}
+	}
+	if seen != 2 {
+		t.Errorf("the key policy has %d of the 2 statements granting its use", seen)
 	}
 	for _, f := range Functions(catalog.Default()) {
 		env := props(p.resource(t, f.LogicalID))["Environment"].(map[string]any)["Variables"].(map[string]any)
 		if _, ok := env[config.EnvConnectorKey]; ok != f.Connects {
 			t.Errorf("%s has %s: %v; it connects: %v", f.Path, config.EnvConnectorKey, ok, f.Connects)
 		}
+	}
+}
+
+// TestEachScheduledTriggerHasAScheduleWhoseRoleInvokesItAlone checks the
+// schedules: EventBridge Scheduler invokes each scheduled trigger at its
+// catalog rate, sending {}, without retries, as a role that schedules of
+// this account alone may assume and that may invoke that one function.
+func TestEachScheduledTriggerHasAScheduleWhoseRoleInvokesItAlone(t *testing.T) {
+	p := readTemplate(t)
+	schedules := 0
+	for id, r := range p.raw["Resources"].(map[string]any) {
+		if r.(map[string]any)["Type"] == "AWS::Scheduler::Schedule" {
+			schedules++
+			if !strings.HasSuffix(id, "Schedule") {
+				t.Errorf("schedule %s is not named for its function", id)
+			}
+		}
+	}
+	var scheduled []string
+	for _, f := range Functions(catalog.Default()) {
+		if f.Trigger == nil || f.Trigger.Schedule == "" {
+			continue
+		}
+		scheduled = append(scheduled, f.Path)
+		id := ScheduleLogicalID(f.LogicalID)
+		want := map[string]any{
+			"ScheduleExpression": f.Trigger.Schedule,
+			"FlexibleTimeWindow": map[string]any{"Mode": "OFF"},
+			"State":              "ENABLED",
+			"Target": map[string]any{
+				"Arn": getAtt(f.LogicalID + ".Arn"), "RoleArn": getAtt(id + "Role.Arn"), "Input": "{}",
+				"RetryPolicy": map[string]any{"MaximumRetryAttempts": float64(0), "MaximumEventAgeInSeconds": float64(60)},
+			},
+		}
+		if diff := cmp.Diff(want, only(props(p.resource(t, id)), want)); diff != "" {
+			t.Errorf("%s mismatch (-want +got):\n%s", id, diff)
+		}
+		role := props(p.resource(t, id+"Role"))
+		wantRole := map[string]any{
+			"AssumeRolePolicyDocument": map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
+				"Effect": "Allow", "Principal": map[string]any{"Service": "scheduler.amazonaws.com"}, "Action": "sts:AssumeRole",
+				"Condition": map[string]any{"StringEquals": map[string]any{"aws:SourceAccount": ref("AWS::AccountId")}},
+			}}},
+			"Policies": []any{map[string]any{"PolicyName": "invoke-function", "PolicyDocument": map[string]any{"Version": "2012-10-17",
+				"Statement": []any{map[string]any{"Sid": "InvokeScheduledFunction", "Effect": "Allow", "Action": "lambda:InvokeFunction",
+					"Resource": getAtt(f.LogicalID + ".Arn")}}}}},
+		}
+		if diff := cmp.Diff(wantRole, only(role, wantRole)); diff != "" {
+			t.Errorf("%sRole mismatch (-want +got):\n%s", id, diff)
+		}
+		if extra := slices.DeleteFunc(slices.Collect(maps.Keys(role)), func(k string) bool { return wantRole[k] != nil || k == "Description" }); len(extra) > 0 {
+			t.Errorf("%sRole has %v beside its trust and its one policy", id, extra)
+		}
+	}
+	if !slices.Contains(scheduled, "connectors/scheduled_sync") || schedules != len(scheduled) {
+		t.Errorf("scheduled triggers %v, %d schedules in the template; want the connectors' scheduled sync, one schedule each", scheduled, schedules)
 	}
 }
 
