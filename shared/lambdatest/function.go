@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 )
@@ -19,6 +20,10 @@ type FunctionOptions struct {
 	ARN string
 	// Timeout is the function's timeout. If zero, defaults to 30 seconds.
 	Timeout time.Duration
+	// Log, if not nil, receives every instance's output (stdout and
+	// stderr), as CloudWatch Logs does; each instance then keeps only the
+	// end of it for its errors.
+	Log io.Writer
 	// Concurrency bounds the instances running at once; an invocation that
 	// finds them all busy waits for one. If zero, defaults to [DefaultConcurrency].
 	Concurrency int
@@ -188,7 +193,7 @@ func (f *Function) start() (*instance, error) {
 // spawn starts an instance in a slot already taken, giving the slot back if it cannot.
 func (f *Function) spawn() (*instance, error) {
 	rt := NewRuntime(&Options{FunctionARN: f.opts.ARN, Timeout: f.opts.Timeout})
-	p, err := Start(rt, f.path, f.env)
+	p, err := start(rt, f.path, f.env, f.opts.Log)
 	if err != nil {
 		rt.Close()
 		<-f.slot
