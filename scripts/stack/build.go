@@ -88,24 +88,52 @@ func shellWords(s string) ([]string, error) {
 	return words, nil
 }
 
-// buildAll builds every function's bootstrap into dir/<LogicalID>/bootstrap,
-// as many at once as there are CPUs, and returns their paths by logical id.
-func buildAll(ctx context.Context, makefile []byte, fns []*Function, dir string) (map[string]string, error) {
+// buildJob is one bootstrap to build: go with args, and env added.
+type buildJob struct {
+	name      string
+	env, args []string
+}
+
+// buildJobs returns the Makefile's builds of fns' bootstraps, into
+// dir/<LogicalID>/bootstrap, and their paths by logical id. With
+// conformance, the front door's functions (the gateway) are built with the
+// conformance tag too, and the fixtures' bootstrap (scripts/stack/fixtures)
+// is built as the gateway is, into dir/fixtures/bootstrap.
+func buildJobs(makefile []byte, fns []*Function, dir string, conformance bool) ([]buildJob, map[string]string, error) {
 	paths := map[string]string{}
-	type job struct {
-		id        string
-		env, args []string
-	}
-	var jobs []job
+	var jobs []buildJob
 	for _, f := range fns {
 		out := filepath.Join(dir, f.LogicalID, "bootstrap")
 		env, args, err := buildCommand(makefile, f.LogicalID, out)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if conformance && len(f.HTTP) > 0 {
+			args = withTag(args, "conformance")
+			fixtures := filepath.Join(dir, "fixtures", "bootstrap")
+			fargs := slices.Clone(args)
+			fargs[slices.Index(fargs, out)] = fixtures
+			fargs[len(fargs)-1] = "./scripts/stack/fixtures"
+			jobs = append(jobs, buildJob{"fixtures", env, fargs})
+			paths["fixtures"] = fixtures
 		}
 		paths[f.LogicalID] = out
-		jobs = append(jobs, job{f.LogicalID, env, args})
+		jobs = append(jobs, buildJob{f.LogicalID, env, args})
 	}
+	return jobs, paths, nil
+}
+
+// withTag adds tag to the -tags of go build args.
+func withTag(args []string, tag string) []string {
+	args = slices.Clone(args)
+	if i := slices.Index(args, "-tags"); i >= 0 && i+1 < len(args) {
+		args[i+1] += "," + tag
+	}
+	return args
+}
+
+// buildAll runs jobs, as many at once as there are CPUs.
+func buildAll(ctx context.Context, jobs []buildJob) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.NumCPU())
 	for _, j := range jobs {
@@ -113,10 +141,10 @@ func buildAll(ctx context.Context, makefile []byte, fns []*Function, dir string)
 			cmd := exec.CommandContext(ctx, "go", j.args...)
 			cmd.Env = append(os.Environ(), j.env...)
 			if b, err := cmd.CombinedOutput(); err != nil {
-				return fmt.Errorf("building %s: %w\n%s", j.id, err, b)
+				return fmt.Errorf("building %s: %w\n%s", j.name, err, b)
 			}
 			return nil
 		})
 	}
-	return paths, g.Wait()
+	return g.Wait()
 }

@@ -57,6 +57,8 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/conformance"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdatest"
 	"github.com/switchboard-dev/switchboard/shared/store/dynamo"
 )
@@ -80,6 +82,7 @@ type options struct {
 	addr, template, makefile, stackName, tenant, principal, logs string
 	parameters                                                   repeated
 	bench                                                        int
+	conformance                                                  bool
 }
 
 func main() {
@@ -93,6 +96,7 @@ func main() {
 	flag.StringVar(&o.principal, "principal", "stack", "the `principal` of that key")
 	flag.StringVar(&o.logs, "logs", "", "a `folder` for the functions' logs, one file each (default: a temporary folder, removed at exit)")
 	flag.IntVar(&o.bench, "bench", 0, "time `N` tools/call warm and N cold through the stack, and N through the local server, print the p50s and exit")
+	flag.BoolVar(&o.conformance, "conformance", false, "serve the MCP conformance suite's fixtures too: the gateway built with -tags conformance, and the fixtures' functions beside the template's (for scripts/test)")
 	flag.Parse()
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	if err := run(o); err != nil {
@@ -186,14 +190,16 @@ func (s *stack) start(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	var bins map[string]string
+	jobs, bins, err := buildJobs(makefile, first.Functions, filepath.Join(s.work, "bin"), o.conformance)
+	if err != nil {
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		t := time.Now()
-		var err error
-		bins, err = buildAll(gctx, makefile, first.Functions, filepath.Join(s.work, "bin"))
+		err := buildAll(gctx, jobs)
 		if err == nil {
-			fmt.Printf("built %d bootstraps in %.1fs\n", len(bins), time.Since(t).Seconds())
+			fmt.Printf("built %d bootstraps in %.1fs\n", len(jobs), time.Since(t).Seconds())
 		}
 		return err
 	})
@@ -271,12 +277,17 @@ func (s *stack) start(ctx context.Context, o options) error {
 		}
 	}
 	s3h.subs = subs
+	if o.conformance {
+		if err := s.addFixtures(bins["fixtures"], endpoints, o.logs); err != nil {
+			return err
+		}
+	}
 	pg, _ := errgroup.WithContext(ctx)
 	pg.SetLimit(2 * runtime.NumCPU())
-	for _, f := range s.tmpl.Functions {
+	for name, f := range s.functions {
 		pg.Go(func() error {
-			if err := s.byID[f.LogicalID].Prewarm(time.Second); err != nil {
-				return fmt.Errorf("function %s: %w", f.Name, err)
+			if err := f.Prewarm(time.Second); err != nil {
+				return fmt.Errorf("function %s: %w", name, err)
 			}
 			return nil
 		})
@@ -293,6 +304,36 @@ func (s *stack) start(ctx context.Context, o options) error {
 		return err
 	}
 	return s.createKey(ctx, o)
+}
+
+// addFixtures adds the conformance fixtures' functions, named as the
+// gateway names the functions it invokes, each running the fixtures'
+// bootstrap with the table.
+func (s *stack) addFixtures(bin string, endpoints map[string]string, logs string) error {
+	prefix := s.first(func(f *Function) bool { return len(f.HTTP) > 0 }).Env[config.EnvFunctionPrefix]
+	for _, fx := range conformance.Extras().Functions {
+		f := &Function{
+			LogicalID: invoke.LogicalID(fx.Path), Name: prefix + invoke.FunctionName(fx.Path), Timeout: 10, MemoryMB: 128,
+			Env: map[string]string{config.EnvTable: s.tmpl.Table, "SWITCHBOARD_STACK_FIXTURE": fx.Path},
+		}
+		f.ARN = "arn:aws:lambda:" + region + ":" + account + ":function:" + f.Name
+		log, err := os.Create(filepath.Join(logs, f.Name+".log"))
+		if err != nil {
+			return err
+		}
+		s.functions[f.Name] = lambdatest.NewFunction(bin, lambdaEnv(f, endpoints), &lambdatest.FunctionOptions{ARN: f.ARN, Timeout: 10 * time.Second, Log: log})
+	}
+	return nil
+}
+
+// first returns the first function of the template that ok accepts.
+func (s *stack) first(ok func(*Function) bool) *Function {
+	for _, f := range s.tmpl.Functions {
+		if ok(f) {
+			return f
+		}
+	}
+	return &Function{}
 }
 
 // createKey creates the API key as scripts/apikey create --table does.

@@ -116,6 +116,9 @@ func ReadTemplate(data []byte, site Site) (*Template, error) {
 	}
 	params := map[string]any{}
 	for k, v := range site.Parameters {
+		if err := checkParameter(doc.Parameters, k, v); err != nil {
+			return nil, err
+		}
 		params[k] = v
 	}
 	opts := &intrinsics.ProcessorOptions{
@@ -211,6 +214,29 @@ func ReadTemplate(data []byte, site Site) (*Template, error) {
 		t.Substituted = append(t.Substituted, k+" -> "+r.seen[k])
 	}
 	return t, nil
+}
+
+// checkParameter refuses a value CloudFormation would refuse for the
+// parameter name: a parameter the template does not declare, a value not
+// among its AllowedValues or not matching its AllowedPattern.
+func checkParameter(params map[string]any, name, value string) error {
+	p, ok := params[name].(map[string]any)
+	if !ok {
+		return fmt.Errorf("parameter %s: the template has no such parameter", name)
+	}
+	if allowed, ok := p["AllowedValues"].([]any); ok && !slices.ContainsFunc(allowed, func(a any) bool { return fmt.Sprint(a) == value }) {
+		return fmt.Errorf("parameter %s: %q is not one of its allowed values %v", name, value, allowed)
+	}
+	if pattern, ok := p["AllowedPattern"].(string); ok {
+		re, err := regexp.Compile(pattern)
+		if err != nil {
+			return fmt.Errorf("parameter %s: AllowedPattern: %w", name, err)
+		}
+		if !re.MatchString(value) {
+			return fmt.Errorf("parameter %s: %q does not match %s", name, value, pattern)
+		}
+	}
+	return nil
 }
 
 // hideConditions renames each resource's Condition to StackCondition in
