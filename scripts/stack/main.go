@@ -38,6 +38,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -72,6 +73,9 @@ const (
 	secretKey = "stack-local-secret"
 )
 
+// measureCalls is how many calls --measure averages over.
+const measureCalls = 20
+
 // repeated is a flag that may be given many times.
 type repeated []string
 
@@ -83,6 +87,7 @@ type options struct {
 	parameters                                                   repeated
 	bench                                                        int
 	conformance                                                  bool
+	measure                                                      string
 }
 
 func main() {
@@ -97,6 +102,7 @@ func main() {
 	flag.StringVar(&o.logs, "logs", "", "a `folder` for the functions' logs, one file each (default: a temporary folder, removed at exit)")
 	flag.IntVar(&o.bench, "bench", 0, "time `N` tools/call warm and N cold through the stack, and N through the local server, print the p50s and exit")
 	flag.BoolVar(&o.conformance, "conformance", false, "serve the MCP conformance suite's fixtures too: the gateway built with -tags conformance, and the fixtures' functions beside the template's (for scripts/test)")
+	flag.StringVar(&o.measure, "measure", "", "make each family's representative calls through the stack, write what its services billed per call to `file` (scripts/cost reads it) and exit")
 	flag.Parse()
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	if err := run(o); err != nil {
@@ -116,6 +122,7 @@ type stack struct {
 	servers   []*http.Server
 	sfn       *exec.Cmd
 	tmpl      *Template
+	meter     *meter
 	frontURL  string
 	key       string
 }
@@ -134,7 +141,7 @@ func run(o options) error {
 	if err := os.MkdirAll(o.logs, 0o755); err != nil {
 		return err
 	}
-	s := &stack{work: work, functions: map[string]*lambdatest.Function{}, byID: map[string]*lambdatest.Function{}}
+	s := &stack{work: work, functions: map[string]*lambdatest.Function{}, byID: map[string]*lambdatest.Function{}, meter: newMeter()}
 	defer s.close()
 	started := time.Now()
 	if err := s.start(ctx, o); err != nil {
@@ -152,8 +159,17 @@ func run(o options) error {
 	for _, line := range s.tmpl.Substituted {
 		fmt.Printf("  resolved        %s\n", line)
 	}
-	if o.bench > 0 {
-		return s.bench(ctx, o.bench)
+	if o.bench > 0 || o.measure != "" {
+		if o.bench > 0 {
+			if err := s.bench(ctx, o.bench); err != nil {
+				return err
+			}
+		}
+		if o.measure != "" {
+			fmt.Printf("\nmeasuring %d calls of each family's representative tools, warm:\n", measureCalls)
+			return s.measure(ctx, measureCalls, o.measure)
+		}
+		return nil
 	}
 	fmt.Println("Press Ctrl-C to stop.")
 	<-ctx.Done()
@@ -235,7 +251,11 @@ func (s *stack) start(ctx context.Context, o options) error {
 		return err
 	}
 	var subs []s3Subscriber
-	s3h, err := newS3StandIn(s.tmpl.Bucket, region, nil, slog.Default())
+	var s3Meter *meter
+	if o.measure != "" {
+		s3Meter = s.meter
+	}
+	s3h, err := newS3StandIn(s.tmpl.Bucket, region, nil, s3Meter, slog.Default())
 	if err != nil {
 		return err
 	}
@@ -251,6 +271,19 @@ func (s *stack) start(ctx context.Context, o options) error {
 		"AWS_ENDPOINT_URL_DYNAMODB": s.env["DYNAMODB_URL"], "AWS_ENDPOINT_URL_KMS": s.env["KMS_URL"],
 		"AWS_ENDPOINT_URL_LAMBDA": lambdaURL, "AWS_ENDPOINT_URL_S3": s3URL, "AWS_ENDPOINT_URL_SFN": sfnURL,
 	}
+	if o.measure != "" { // the functions reach DynamoDB, Step Functions and KMS through the meter
+		for k, proxy := range map[string]func(*url.URL) http.Handler{
+			"AWS_ENDPOINT_URL_DYNAMODB": s.meter.dynamoProxy, "AWS_ENDPOINT_URL_SFN": s.meter.sfnProxy, "AWS_ENDPOINT_URL_KMS": s.meter.kmsProxy,
+		} {
+			target, err := url.Parse(endpoints[k])
+			if err != nil {
+				return err
+			}
+			if endpoints[k], err = s.serve(proxy(target), "127.0.0.1:0"); err != nil {
+				return err
+			}
+		}
+	}
 	for k, v := range endpoints {
 		os.Setenv(k, v)
 	}
@@ -265,6 +298,7 @@ func (s *stack) start(ctx context.Context, o options) error {
 		}
 		fn := lambdatest.NewFunction(bins[f.LogicalID], lambdaEnv(f, endpoints), &lambdatest.FunctionOptions{
 			ARN: f.ARN, Timeout: time.Duration(f.Timeout) * time.Second, Log: log,
+			Observe: s.meter.observer(strings.TrimPrefix(f.Name, o.stackName+"-")),
 		})
 		s.functions[f.Name], s.byID[f.LogicalID] = fn, fn
 		for _, ev := range f.S3 {

@@ -38,18 +38,22 @@ type s3StandIn struct {
 	region string
 	subs   []s3Subscriber
 	seq    atomic.Int64
+	meter  *meter // counts the requests, if not nil
 	logger *slog.Logger
 }
 
-func newS3StandIn(bucket, region string, subs []s3Subscriber, logger *slog.Logger) (*s3StandIn, error) {
+func newS3StandIn(bucket, region string, subs []s3Subscriber, m *meter, logger *slog.Logger) (*s3StandIn, error) {
 	backend := s3mem.New()
 	if err := backend.CreateBucket(bucket); err != nil {
 		return nil, fmt.Errorf("s3 stand-in: creating bucket %s: %w", bucket, err)
 	}
-	return &s3StandIn{fake: gofakes3.New(backend).Server(), bucket: bucket, region: region, subs: subs, logger: logger}, nil
+	return &s3StandIn{fake: gofakes3.New(backend).Server(), bucket: bucket, region: region, subs: subs, meter: m, logger: logger}, nil
 }
 
 func (s *s3StandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.meter != nil {
+		s.meter.s3Request(r)
+	}
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	s.fake.ServeHTTP(rec, r)
 	bucket, key, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")

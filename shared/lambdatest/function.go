@@ -24,6 +24,10 @@ type FunctionOptions struct {
 	// stderr), as CloudWatch Logs does; each instance then keeps only the
 	// end of it for its errors.
 	Log io.Writer
+	// Observe, if not nil, is called with every invocation's result (cold
+	// reports a cold start), as Lambda's metrics and billing see it:
+	// Result.Answered - Result.Received is the duration Lambda bills.
+	Observe func(res *Result, cold bool)
 	// Concurrency bounds the instances running at once; an invocation that
 	// finds them all busy waits for one. If zero, defaults to [DefaultConcurrency].
 	Concurrency int
@@ -100,13 +104,22 @@ func (f *Function) Invoke(ctx context.Context, payload []byte) (res *Result, col
 	switch {
 	case err == nil:
 		f.release(in)
+		f.observe(res, cold)
 		return res, cold, nil
 	case ctx.Err() == nil && tctx.Err() != nil:
 		f.discard(in)
-		return &Result{Error: &FunctionError{Type: "Sandbox.Timedout", Message: fmt.Sprintf("Task timed out after %.2f seconds", f.opts.Timeout.Seconds())}}, cold, nil
+		res = &Result{Error: &FunctionError{Type: "Sandbox.Timedout", Message: fmt.Sprintf("Task timed out after %.2f seconds", f.opts.Timeout.Seconds())}}
+		f.observe(res, cold)
+		return res, cold, nil
 	default:
 		f.discard(in)
 		return nil, cold, err
+	}
+}
+
+func (f *Function) observe(res *Result, cold bool) {
+	if f.opts.Observe != nil {
+		f.opts.Observe(res, cold)
 	}
 }
 
