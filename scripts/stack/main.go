@@ -303,7 +303,7 @@ func (s *stack) start(ctx context.Context, o options) error {
 		s.functions[f.Name], s.byID[f.LogicalID] = fn, fn
 		for _, ev := range f.S3 {
 			if ev.Bucket == s.tmpl.Bucket {
-				subs = append(subs, s3Subscriber{name: f.Name, f: fn, event: ev})
+				subs = append(subs, s3Subscriber{name: f.Name, invoke: invoker(fn), event: ev})
 			}
 		}
 		for _, ev := range f.HTTP {

@@ -14,15 +14,13 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
-
-	"github.com/switchboard-dev/switchboard/shared/lambdatest"
 )
 
 // s3Subscriber is a function the bucket notifies of object events.
 type s3Subscriber struct {
-	name  string
-	f     *lambdatest.Function
-	event S3Event
+	name   string
+	invoke invokeFunc
+	event  S3Event
 }
 
 // s3StandIn is the S3 stand-in: gofakes3 in memory (path-style requests, as
@@ -43,6 +41,9 @@ type s3StandIn struct {
 }
 
 func newS3StandIn(bucket, region string, subs []s3Subscriber, m *meter, logger *slog.Logger) (*s3StandIn, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	backend := s3mem.New()
 	if err := backend.CreateBucket(bucket); err != nil {
 		return nil, fmt.Errorf("s3 stand-in: creating bucket %s: %w", bucket, err)
@@ -57,7 +58,7 @@ func (s *s3StandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	s.fake.ServeHTTP(rec, r)
 	bucket, key, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
-	if !ok || key == "" || bucket != s.bucket || rec.status/100 != 2 || len(r.URL.Query()) > 0 && !onlyVersionQuery(r.URL.Query()) {
+	if !ok || key == "" || bucket != s.bucket || rec.status/100 != 2 || !objectOperation(r.URL.Query()) {
 		return
 	}
 	var name string
@@ -74,9 +75,17 @@ func (s *s3StandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.notify(name, key, r.ContentLength, strings.Trim(rec.Header().Get("ETag"), `"`))
 }
 
-// onlyVersionQuery reports a query that names nothing but a version: a
-// plain object operation still.
-func onlyVersionQuery(q url.Values) bool { return len(q) == 1 && q.Has("versionId") }
+// objectOperation reports whether a request with query q writes or deletes
+// the object itself (PutObject, CopyObject, DeleteObject; the SDK adds
+// x-id=PutObject), not a part of an upload or one of its subresources.
+func objectOperation(q url.Values) bool {
+	for k := range q {
+		if k != "x-id" && k != "versionId" {
+			return false
+		}
+	}
+	return true
+}
 
 // notify invokes the subscribers of the event name on key.
 func (s *s3StandIn) notify(name, key string, size int64, etag string) {
@@ -97,7 +106,7 @@ func (s *s3StandIn) notify(name, key string, size int64, etag string) {
 		}
 		payload, _ := json.Marshal(events.S3Event{Records: []events.S3EventRecord{rec}})
 		go func() {
-			res, _, err := sub.f.Invoke(context.Background(), payload)
+			res, err := sub.invoke(context.Background(), payload)
 			if err == nil && res.Error != nil {
 				err = res.Error
 			}
