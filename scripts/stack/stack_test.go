@@ -276,7 +276,9 @@ func TestS3StandInNotifiesTheSubscribedFunctionsAsS3Does(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	slices.SortFunc(got, func(a, b events.S3EventRecord) int { return strings.Compare(a.S3.Object.Sequencer, b.S3.Object.Sequencer) })
+	slices.SortFunc(got, func(a, b events.S3EventRecord) int {
+		return strings.Compare(a.S3.Object.Sequencer, b.S3.Object.Sequencer)
+	})
 	var summary []string
 	for _, r := range got {
 		summary = append(summary, r.EventName+" "+r.S3.Bucket.Name+" "+r.S3.Object.Key)
