@@ -284,6 +284,6 @@ func Idle(template []byte) (IdleCost, error) {
 	for _, t := range slices.Sorted(maps.Keys(counts)) {
 		c.Checked = append(c.Checked, fmt.Sprintf("%d %s", counts[t], t))
 	}
-	c.Checked = []string{"by use only, checked: " + strings.Join(c.Checked, ", ") + " (no provisioned concurrency, an on-demand table, Express state machines)"}
+	c.Checked = []string{"resources: " + strings.Join(c.Checked, ", ") + "; no provisioned concurrency, an on-demand table, Express state machines"}
 	return c, errors.Join(errs...)
 }
