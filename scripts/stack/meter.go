@@ -110,8 +110,7 @@ func (m *meter) s3Request(r *http.Request) {
 // report it to return its consumed capacity (ReturnConsumedCapacity TOTAL),
 // and adds what each answer reports.
 func (m *meter) dynamoProxy(target *url.URL) http.Handler {
-	p := httputil.NewSingleHostReverseProxy(target)
-	p.Director = chain(p.Director, func(r *http.Request) {
+	p := proxyTo(target, func(r *http.Request) {
 		op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
 		if !reportsCapacity[op] || r.Body == nil {
 			return
@@ -183,7 +182,7 @@ const writeOps = "DynamoDB_20120810.PutItem,DynamoDB_20120810.UpdateItem,DynamoD
 // sfnProxy forwards to the Step Functions stand-in at target and adds each
 // synchronous execution's billing details.
 func (m *meter) sfnProxy(target *url.URL) http.Handler {
-	p := httputil.NewSingleHostReverseProxy(target)
+	p := proxyTo(target, nil)
 	p.ModifyResponse = func(resp *http.Response) error {
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -209,7 +208,7 @@ func (m *meter) sfnProxy(target *url.URL) http.Handler {
 
 // kmsProxy forwards to KMS at target, counting requests.
 func (m *meter) kmsProxy(target *url.URL) http.Handler {
-	p := httputil.NewSingleHostReverseProxy(target)
+	p := proxyTo(target, nil)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m.mu.Lock()
 		m.u.KMSRequests++
@@ -218,6 +217,14 @@ func (m *meter) kmsProxy(target *url.URL) http.Handler {
 	})
 }
 
-func chain(a, b func(*http.Request)) func(*http.Request) {
-	return func(r *http.Request) { a(r); b(r) }
+// proxyTo returns a reverse proxy to target that lets edit (if not nil)
+// change each outgoing request.
+func proxyTo(target *url.URL, edit func(*http.Request)) *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(target)
+		pr.Out.Host = target.Host
+		if edit != nil {
+			edit(pr.Out)
+		}
+	}}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"runtime"
 	"slices"
@@ -289,5 +290,48 @@ func TestS3StandInNotifiesTheSubscribedFunctionsAsS3Does(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, summary); diff != "" {
 		t.Errorf("notifications mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestMeterAddsWhatDynamoDBAndStepFunctionsReport(t *testing.T) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req map[string]any
+		json.NewDecoder(r.Body).Decode(&req)
+		switch r.Header.Get("X-Amz-Target") {
+		case "DynamoDB_20120810.PutItem":
+			if req["ReturnConsumedCapacity"] != "TOTAL" {
+				t.Errorf("PutItem went without ReturnConsumedCapacity: %v", req)
+			}
+			io.WriteString(w, `{"ConsumedCapacity":{"TableName":"t","CapacityUnits":2}}`)
+		case "DynamoDB_20120810.BatchGetItem":
+			io.WriteString(w, `{"ConsumedCapacity":[{"TableName":"t","CapacityUnits":1.5},{"TableName":"u","CapacityUnits":0.5}]}`)
+		default:
+			io.WriteString(w, `{"billingDetails":{"billedMemoryUsedInMB":64,"billedDurationInMilliseconds":200}}`)
+		}
+	}))
+	defer backend.Close()
+	m := newMeter()
+	target, _ := url.Parse(backend.URL)
+	dynamo := httptest.NewServer(m.dynamoProxy(target))
+	defer dynamo.Close()
+	sfn := httptest.NewServer(m.sfnProxy(target))
+	defer sfn.Close()
+	for _, c := range []struct{ url, target string }{
+		{dynamo.URL, "DynamoDB_20120810.PutItem"}, {dynamo.URL, "DynamoDB_20120810.BatchGetItem"}, {sfn.URL, "AWSStepFunctions.StartSyncExecution"},
+	} {
+		req, _ := http.NewRequest("POST", c.url, strings.NewReader(`{"TableName":"t"}`))
+		req.Header.Set("X-Amz-Target", c.target)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	m.observer("gateway")(&lambdatest.Result{Received: time.Unix(0, 0), Answered: time.Unix(0, int64(2500*time.Microsecond))}, false)
+	got := m.take()
+	want := Usage{Invocations: map[string]float64{"gateway": 1}, BilledMS: map[string]float64{"gateway": 3},
+		ReadUnits: 2, WriteUnits: 2, Executions: 1, ExecutionMBMS: 64 * 200}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("usage mismatch (-want +got):\n%s", diff)
 	}
 }
