@@ -272,7 +272,11 @@ func Idle(template []byte) (IdleCost, error) {
 		case "AWS::CloudWatch::Dashboard":
 			c.Monthly += DashboardPerMonth
 			c.Fixed = append(c.Fixed, fmt.Sprintf("dashboard %s $%.2f", id, DashboardPerMonth))
-		case "AWS::Serverless::HttpApi", "AWS::Serverless::Api", "AWS::S3::Bucket", "AWS::S3::BucketPolicy", "AWS::Logs::LogGroup",
+		case "AWS::Serverless::HttpApi", "AWS::Serverless::Api", "AWS::ApiGatewayV2::Api", "AWS::ApiGatewayV2::Route",
+			"AWS::ApiGatewayV2::Integration", "AWS::ApiGatewayV2::Stage", "AWS::ApiGatewayV2::DomainName", "AWS::ApiGatewayV2::ApiMapping",
+			"AWS::ApiGateway::RestApi", "AWS::ApiGateway::Resource", "AWS::ApiGateway::Method", "AWS::ApiGateway::Deployment",
+			"AWS::ApiGateway::Stage", "AWS::ApiGateway::DomainName", "AWS::ApiGateway::BasePathMapping",
+			"AWS::S3::Bucket", "AWS::S3::BucketPolicy", "AWS::Logs::LogGroup",
 			"AWS::IAM::Role", "AWS::IAM::ManagedPolicy", "AWS::IAM::Policy", "AWS::Lambda::Permission",
 			"AWS::SQS::Queue", "AWS::SNS::Topic",
 			"AWS::Cognito::UserPool", "AWS::Cognito::UserPoolDomain", "AWS::Cognito::UserPoolClient":

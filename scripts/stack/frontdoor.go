@@ -40,6 +40,9 @@ func frontDoorFor(e HTTPEvent) (frontDoor, error) {
 	case e.Type == "HttpApi" && e.PayloadFormat == "2.0":
 		return httpAPI{}, nil
 	}
+	if e.Streaming {
+		return nil, fmt.Errorf("route %s %s: this stack has no stand-in for a streaming REST API yet; run the HTTP API front door (--parameter FrontDoor=HttpApi, if the template has that parameter)", e.Method, e.Path)
+	}
 	return nil, fmt.Errorf("route %s %s: this stack has no stand-in for %s events of payload format %s", e.Method, e.Path, e.Type, e.PayloadFormat)
 }
 

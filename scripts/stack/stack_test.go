@@ -335,3 +335,28 @@ func TestMeterAddsWhatDynamoDBAndStepFunctionsReport(t *testing.T) {
 		t.Errorf("usage mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestReadTemplateFindsAFrontDoorDeclaredAsAPIGatewayResources(t *testing.T) {
+	data, err := os.ReadFile("testdata/frontdoors.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		frontDoor string
+		want      []HTTPEvent
+	}{
+		{"RestStreaming", []HTTPEvent{{Type: "Api", Method: "GET", Path: "/servers/{name}", PayloadFormat: "1.0", Streaming: true}}},
+		{"HttpApi", []HTTPEvent{{Type: "HttpApi", Method: "ANY", Path: "/mcp", PayloadFormat: "2.0"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.frontDoor, func(t *testing.T) {
+			tmpl, err := ReadTemplate(data, Site{StackName: "s", Region: region, Account: account, Suffix: "abc", Parameters: map[string]string{"FrontDoor": tc.frontDoor}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, tmpl.Functions[0].HTTP); diff != "" {
+				t.Errorf("routes mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

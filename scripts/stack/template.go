@@ -55,6 +55,9 @@ type HTTPEvent struct {
 	Type          string // HttpApi, or Api (a REST API)
 	Method, Path  string
 	PayloadFormat string // HttpApi: "2.0" or "1.0"
+	// Streaming marks a REST API integration whose ResponseTransferMode is
+	// STREAM (InvokeWithResponseStream).
+	Streaming bool
 }
 
 // S3Event is an S3 event source of a function: the bucket's notification.
@@ -139,11 +142,7 @@ func ReadTemplate(data []byte, site Site) (*Template, error) {
 	var out struct {
 		Conditions map[string]bool
 		Globals    struct{ Function functionProps }
-		Resources  map[string]struct {
-			Type       string
-			Condition  string `json:"StackCondition"`
-			Properties json.RawMessage
-		}
+		Resources  map[string]apiResource
 	}
 	if err := json.Unmarshal(processed, &out); err != nil {
 		return nil, fmt.Errorf("reading the resolved template: %w", err)
@@ -210,6 +209,9 @@ func ReadTemplate(data []byte, site Site) (*Template, error) {
 		}
 		t.Functions = append(t.Functions, f)
 	}
+	if err := addRoutes(t, out.Resources); err != nil {
+		return nil, err
+	}
 	for _, k := range slices.Sorted(maps.Keys(r.seen)) {
 		t.Substituted = append(t.Substituted, k+" -> "+r.seen[k])
 	}
@@ -238,6 +240,98 @@ func checkParameter(params map[string]any, name, value string) error {
 	}
 	return nil
 }
+
+// apiResource is a resource of the template, resolved.
+type apiResource = struct {
+	Type       string
+	Condition  string `json:"StackCondition"`
+	Properties json.RawMessage
+}
+
+// integrationURI matches the function ARN in a REST API's Lambda integration URI.
+var integrationURI = regexp.MustCompile(`/functions/(arn:[^/]+)/(invocations|response-streaming-invocations)$`)
+
+// addRoutes adds to t's functions the routes the template declares as API
+// Gateway resources rather than as function events: an HTTP API's routes
+// (AWS::ApiGatewayV2::Route, through their AWS_PROXY integration) and a
+// REST API's methods (AWS::ApiGateway::Method on the path of its
+// AWS::ApiGateway::Resource chain).
+func addRoutes(t *Template, resources map[string]apiResource) error {
+	byARN := map[string]*Function{}
+	for _, f := range t.Functions {
+		byARN[f.ARN] = f
+	}
+	var props = func(id string, v any) error {
+		if err := json.Unmarshal(resources[id].Properties, v); err != nil {
+			return fmt.Errorf("%s: %w", id, err)
+		}
+		return nil
+	}
+	paths := map[string]string{} // REST resource id -> path
+	var path func(id string) (string, error)
+	path = func(id string) (string, error) {
+		if id == restRoot {
+			return "", nil
+		}
+		if p, ok := paths[id]; ok {
+			return p, nil
+		}
+		var res struct{ ParentId, PathPart string }
+		if err := props(id, &res); err != nil {
+			return "", err
+		}
+		if res.ParentId == id {
+			return "", fmt.Errorf("%s is its own parent", id)
+		}
+		parent, err := path(res.ParentId)
+		if err != nil {
+			return "", err
+		}
+		paths[id] = parent + "/" + res.PathPart
+		return paths[id], nil
+	}
+	for _, id := range slices.Sorted(maps.Keys(resources)) {
+		switch resources[id].Type {
+		case "AWS::ApiGatewayV2::Route":
+			var route struct{ RouteKey, Target string }
+			if err := props(id, &route); err != nil {
+				return err
+			}
+			var in struct{ IntegrationType, IntegrationUri, PayloadFormatVersion string }
+			if err := props(strings.TrimPrefix(route.Target, "integrations/"), &in); err != nil {
+				return fmt.Errorf("route %s: its integration %s: %w", id, route.Target, err)
+			}
+			method, p, _ := strings.Cut(route.RouteKey, " ")
+			f := byARN[in.IntegrationUri]
+			if in.IntegrationType != "AWS_PROXY" || f == nil {
+				return fmt.Errorf("route %s: this stack runs AWS_PROXY integrations of the template's functions, not %s %s", id, in.IntegrationType, in.IntegrationUri)
+			}
+			f.HTTP = append(f.HTTP, HTTPEvent{Type: "HttpApi", Method: method, Path: p, PayloadFormat: cmp.Or(in.PayloadFormatVersion, "2.0")})
+		case "AWS::ApiGateway::Method":
+			var m struct {
+				ResourceId, HttpMethod string
+				Integration            struct{ Type, Uri, ResponseTransferMode string }
+			}
+			if err := props(id, &m); err != nil {
+				return err
+			}
+			p, err := path(m.ResourceId)
+			if err != nil {
+				return fmt.Errorf("method %s: %w", id, err)
+			}
+			g := integrationURI.FindStringSubmatch(m.Integration.Uri)
+			if m.Integration.Type != "AWS_PROXY" || g == nil || byARN[g[1]] == nil {
+				return fmt.Errorf("method %s: this stack runs AWS_PROXY integrations of the template's functions, not %s %s", id, m.Integration.Type, m.Integration.Uri)
+			}
+			f := byARN[g[1]]
+			f.HTTP = append(f.HTTP, HTTPEvent{Type: "Api", Method: m.HttpMethod, Path: cmp.Or(p, "/"), PayloadFormat: "1.0", Streaming: m.Integration.ResponseTransferMode == "STREAM"})
+		}
+	}
+	return nil
+}
+
+// restRoot is what Fn::GetAtt <RestApi>.RootResourceId resolves to.
+const restRoot = "rest-api-root"
 
 // hideConditions renames each resource's Condition to StackCondition in
 // the template raw (as JSON): goformation's processor, told to evaluate
@@ -412,8 +506,10 @@ func (r *resolver) refOf(id string) string {
 		return r.note(id, r.arn("secretsmanager", "secret:"+r.name(id, "Name")+"-AbCdEf"))
 	case "AWS::Logs::LogGroup":
 		return r.name(id, "LogGroupName")
-	case "AWS::Serverless::HttpApi":
+	case "AWS::Serverless::HttpApi", "AWS::ApiGatewayV2::Api", "AWS::ApiGateway::RestApi":
 		return "local"
+	case "AWS::ApiGatewayV2::Integration", "AWS::ApiGateway::Resource":
+		return id // what routes and methods name it by
 	}
 	return unresolved + "Ref " + id + ">"
 }
@@ -429,6 +525,9 @@ func (r *resolver) getAtt(in any) any {
 			s, _ := p.(string)
 			parts = append(parts, s)
 		}
+	}
+	if len(parts) == 2 && parts[1] == "RootResourceId" && r.types[parts[0]] == "AWS::ApiGateway::RestApi" {
+		return restRoot
 	}
 	if len(parts) != 2 || parts[1] != "Arn" {
 		return unresolved + "Fn::GetAtt " + strings.Join(parts, ".") + ">"
