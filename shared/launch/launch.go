@@ -49,7 +49,8 @@ type Extras struct {
 	Functions []lambdafn.Function
 }
 
-func (x Extras) catalog() (*catalog.Catalog, error) {
+// Catalog returns the default catalog with x's entries added.
+func (x Extras) Catalog() (*catalog.Catalog, error) {
 	def := catalog.Default()
 	if len(x.Tools)+len(x.Resources)+len(x.Prompts) == 0 {
 		return def, nil
@@ -63,7 +64,7 @@ func (x Extras) catalog() (*catalog.Catalog, error) {
 // --stdio, stdin and stdout) and runs every function in process.
 func Gateway(args []string, extras Extras) int {
 	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
-		cat, err := extras.catalog()
+		cat, err := extras.Catalog()
 		if err == nil {
 			err = lambdagateway.Run(cat)
 		}
@@ -122,7 +123,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 	defer closeFn()
 	fmt.Fprintln(stderr, lambdafn.OfflineSummariesWarning)
 	deps.Logger = logger
-	cat, err := extras.catalog()
+	cat, err := extras.Catalog()
 	if err != nil {
 		return err
 	}
