@@ -99,12 +99,23 @@ type Call struct {
 }
 
 // Call writes the record of one invocation. The first record an Emitter
-// writes is the instance's cold start.
+// writes this way is the instance's cold start.
 func (e *Emitter) Call(c Call) {
-	if e == nil {
-		return
+	if e != nil {
+		e.call(c, !e.invoked.Swap(true))
 	}
-	cold := !e.invoked.Swap(true)
+}
+
+// Failed writes the record of an invocation that could not write its own
+// (its function crashed or timed out), on behalf of its function: the
+// caller's instance had no cold start for it.
+func (e *Emitter) Failed(c Call) {
+	if e != nil {
+		e.call(c, false)
+	}
+}
+
+func (e *Emitter) call(c Call, cold bool) {
 	failed, serverFault, throttled := outcome(c.Kind)
 	b := e.begin(callDirective, c)
 	b = appendCount(b, Calls, true)

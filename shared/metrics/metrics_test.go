@@ -91,7 +91,7 @@ func TestACallRecordsItsFiguresByFamilyAndFunction(t *testing.T) {
 	m := metrics.New(&out)
 	m.Call(metrics.Call{Family: "memory", Function: "memory_add_message", Latency: 12345 * time.Microsecond, Tenant: "acme", TraceID: "t1", RequestID: "r1", XRayTraceID: "1-5759e988-bd862e3fe1be46a994272793"})
 	m.Call(metrics.Call{Family: "memory", Function: "memory_add_message", Latency: time.Millisecond, Kind: fault.KindInvalid, Tenant: "acme"})
-	m.Call(metrics.Call{Family: "rag", Function: "rag_query", Latency: time.Millisecond, Kind: fault.KindUnavailable})
+	m.Call(metrics.Call{Family: "rag", Function: "rag_basic", Latency: time.Millisecond, Kind: fault.KindUnavailable})
 	m.Call(metrics.Call{Family: "vector", Function: "vector_search", Kind: fault.KindRateLimited})
 	got := parse(t, out.String())
 	byFunction := []string{"Family=memory", "Family=memory,Function=memory_add_message"}
@@ -135,17 +135,21 @@ func TestACallRecordsItsFiguresByFamilyAndFunction(t *testing.T) {
 	}
 }
 
-func TestAThrottledCallCountsOnlyAThrottle(t *testing.T) {
+func TestRecordsWrittenForAFunctionTakeNoColdStart(t *testing.T) {
 	var out bytes.Buffer
 	m := metrics.New(&out)
-	m.Throttled(metrics.Call{Family: "rag", Function: "rag_query", Tenant: "acme"})
-	m.Call(metrics.Call{Family: "rag", Function: "rag_query"})
+	m.Throttled(metrics.Call{Family: "rag", Function: "rag_basic", Tenant: "acme"})
+	m.Failed(metrics.Call{Family: "rag", Function: "rag_basic", Kind: fault.KindInternal})
+	m.Call(metrics.Call{Family: "rag", Function: "rag_basic"})
 	got := parse(t, out.String())
 	if len(got[0]) != 2 || got[0]["Throttles"].Value != 1 || got[0]["ErrorsByKind"].Dims[0] != "Family=rag,ErrorKind=rate_limited" {
 		t.Errorf("throttle record %+v, want Throttles and ErrorsByKind alone", got[0])
 	}
-	if got[1]["ColdStarts"].Value != 1 {
-		t.Errorf("a throttle record took the instance's cold start")
+	if got[1]["Faults"].Value != 1 || got[1]["ColdStarts"].Value != 0 {
+		t.Errorf("a failure written for a function %+v, want a fault and no cold start", got[1])
+	}
+	if got[2]["ColdStarts"].Value != 1 {
+		t.Errorf("a throttle or a failure written for a function took the instance's cold start")
 	}
 }
 
