@@ -12,7 +12,7 @@ import (
 // table, the credentials' sealer and the outbound guard that
 // config/connectors opened.
 func service(d lambdafn.Deps) *connector.Service {
-	return connector.New(d.Table, d.Sealer, &connector.Options{CheckURL: d.CheckURL, HTTPClient: d.HTTPClient, Logger: d.Logger})
+	return connector.New(d.Table, d.Sealer, &connector.Options{CheckURL: d.CheckURL, HTTPClient: d.HTTPClient, Logger: d.Logger, Metrics: d.Metrics})
 }
 
 // The functions of the connectors family, one per tool.
