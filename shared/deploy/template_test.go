@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -56,7 +57,11 @@ type parsed struct {
 
 func parseTemplate(t *testing.T, data []byte) parsed {
 	t.Helper()
-	typed, err := goformation.ParseYAML(data)
+	// SAM's HttpApi takes AccessLogSettings (passed on to the stage's
+	// property of that name); the resource specification goformation is
+	// generated from misnames it AccessLogSetting, and goformation refuses
+	// unknown properties.
+	typed, err := goformation.ParseYAML(bytes.ReplaceAll(data, []byte("\n      AccessLogSettings:\n"), []byte("\n      AccessLogSetting:\n")))
 	if err != nil {
 		t.Fatalf("goformation cannot parse the template: %v", err)
 	}
@@ -148,6 +153,11 @@ func wantToolFunction(f catalog.Function) map[string]any {
 	}
 	if f.Trigger != nil {
 		bucketEnv, bucketArn, bucketObjs = bucketNameRaw, bucketArnRaw, []any{bucketObjsRaw}
+	}
+	if f.Trigger != nil && f.Trigger.S3 != nil {
+		// What fails after Lambda's retries goes to its failure queue.
+		statements = append(statements, map[string]any{"Sid": "SendFailedEvents", "Effect": "Allow", "Action": strs("sqs:SendMessage"),
+			"Resource": []any{getAtt(failureQueueID(invoke.LogicalID(f.Path)) + ".Arn")}})
 	}
 	// The table and the bucket are the function's own only with tenant
 	// isolation off; on, it assumes the tenant role.
@@ -618,6 +628,7 @@ func TestOutputsGiveTheMcpUrlAndTheStores(t *testing.T) {
 		"TableName":        ref("Table"),
 		"BucketName":       ref("Bucket"),
 		"RequestStateKeys": ref(RequestStateKeysLogicalID),
+		"Dashboard":        sub("https://${AWS::Region}.console.aws.amazon.com/cloudwatch/home?region=${AWS::Region}#dashboards:name=${" + DashboardLogicalID + "}"),
 		"CreateApiKey":     sub("AWS_REGION=${AWS::Region} go run ./scripts/apikey create --table ${Table} --tenant TENANT --principal WHO"),
 	}
 	got := map[string]any{}
