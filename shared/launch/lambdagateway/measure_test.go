@@ -30,7 +30,9 @@ func TestTheGatewayRecordsTheCallsAFunctionCannot(t *testing.T) {
 		answer func(w http.ResponseWriter)
 		want   []string // in the record; none for no record
 	}{
-		{"an answer", func(w http.ResponseWriter) { w.Write([]byte(`{"result":{"content":[],"isError":true},"error":{"kind":"not_found","message":"m"}}`)) }, nil},
+		{"an answer", func(w http.ResponseWriter) {
+			w.Write([]byte(`{"result":{"content":[],"isError":true},"error":{"kind":"not_found","message":"m"}}`))
+		}, nil},
 		{"a throttle", func(w http.ResponseWriter) {
 			w.Header().Set("X-Amzn-ErrorType", "TooManyRequestsException")
 			w.WriteHeader(http.StatusTooManyRequests)
