@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/fault"
@@ -61,5 +63,24 @@ func TestEveryCallWritesOneMetricRecord(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A resource function's call is a metric record too, named by its path.
+func TestAResourceCallWritesAMetricRecord(t *testing.T) {
+	var out bytes.Buffer
+	h := Resources("memory/resource", Deps{Metrics: metrics.New(&out)}, ResourceFuncs{
+		Read: func(context.Context, tenant.Caller, string) (*mcp.ReadResourceResult, error) {
+			return nil, fault.NotFound("no such conversation")
+		},
+	})
+	payload, _ := json.Marshal(invoke.Request{Method: invoke.MethodReadResource, URI: "memory://conversation/c", Caller: tenant.Caller{Tenant: "acme", Principal: "p"}})
+	if _, err := h.Invoke(context.Background(), payload); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"Family":"memory"`, `"Function":"memory/resource"`, `"Calls":1`, `"ErrorKind":"not_found"`, `"tenant":"acme"`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("record %s lacks %s", out.String(), want)
+		}
 	}
 }

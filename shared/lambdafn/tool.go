@@ -205,7 +205,7 @@ func (h *toolHandler[In, Out]) handle(ctx context.Context, req invoke.Request) (
 	h.logCall(ctx, req, outcome, err, d)
 	if h.metrics != nil {
 		c, _ := callcontext.FromContext(ctx)
-		h.metrics.Call(metrics.Call{Family: h.tool.Family, Function: h.tool.Name, Latency: d, Kind: kindOf(err), AuditFailed: auditFailed,
+		h.metrics.Call(metrics.Call{Family: h.tool.Family, Function: h.tool.Name, Latency: d, Kind: metrics.KindOf(err), AuditFailed: auditFailed,
 			Tenant: req.Caller.Tenant, TraceID: req.TraceID, RequestID: req.RequestID, XRayTraceID: callcontext.XRayTraceID(c.XRay)})
 	}
 	return resp, nil
@@ -430,14 +430,6 @@ func (h *toolHandler[In, Out]) logCall(ctx context.Context, req invoke.Request, 
 		attrs = append(attrs, "error", err.Error())
 	}
 	h.log.Log(ctx, level, "tool call", attrs...)
-}
-
-// kindOf returns the kind of a call's failure, "" for none.
-func kindOf(err error) fault.Kind {
-	if err == nil {
-		return ""
-	}
-	return fault.KindOf(err)
 }
 
 // notifications collects the log and progress messages a call produces.

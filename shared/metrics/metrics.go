@@ -98,6 +98,15 @@ type Call struct {
 	Tenant, TraceID, RequestID, XRayTraceID string
 }
 
+// KindOf returns the kind of a call's failure for [Call]'s Kind: "" for
+// none, else [fault.KindOf].
+func KindOf(err error) fault.Kind {
+	if err == nil {
+		return ""
+	}
+	return fault.KindOf(err)
+}
+
 // Call writes the record of one invocation. The first record an Emitter
 // writes this way is the instance's cold start.
 func (e *Emitter) Call(c Call) {
