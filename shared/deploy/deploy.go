@@ -48,7 +48,8 @@ const GatewayPath = "gateway"
 
 // GatewayLimits are the gateway function's limits. The timeout stays under
 // the HTTP API's 30-second integration limit, so the function, not API
-// Gateway, decides what a slow call returns. The memory is generous because
+// Gateway, decides what a slow call returns; behind the streaming REST API
+// it is [StreamingGatewayTimeout] instead. The memory is generous because
 // Lambda allots CPU in proportion to it, and the gateway's cold start (building
 // the MCP server from the catalog) is CPU-bound.
 var GatewayLimits = catalog.Limits{Timeout: 29 * time.Second, MemoryMB: 1024}
@@ -59,7 +60,7 @@ type Route struct {
 	ID, Method, Path string
 }
 
-// Routes are the gateway's HTTP API routes: MCP, the memory server seed's
+// Routes are the gateway's routes, on either front door: MCP, the memory server seed's
 // compatibility endpoints, and the RFC 9728 protected-resource metadata.
 // ANY /mcp lets CORS preflights (OPTIONS) and the 405 answers to GET and
 // DELETE come from the gateway itself.
@@ -157,11 +158,12 @@ type statement struct {
 
 type templateFunction struct {
 	LogicalID, LogGroupID, Name, Comment, Description string
-	Timeout, MemoryMB, Reserved                       int
-	Env                                               []envVar
-	Statements                                        []statement
-	Routes                                            []Route
-	S3                                                *catalog.S3Events
+	// Timeout is in seconds, or the template's choice between two.
+	Timeout            string
+	MemoryMB, Reserved int
+	Env                []envVar
+	Statements         []statement
+	S3                 *catalog.S3Events
 	// FailureQueue, for a function S3 invokes, is the logical ID of the
 	// queue its failed events go to.
 	FailureQueue string
@@ -179,6 +181,7 @@ type templateData struct {
 	// The tenant role's documents (tenantRoleDocuments) and the stack's id
 	// for the bucket's name in them.
 	TenantRolePolicy, TenantBoundary, TenantTrust, StackUUID string
+	FrontDoor                                                templateFrontDoor
 	// What watches the stack (observability.go): the access log's format,
 	// the dashboard's body, the alarms, the failure queues.
 	AccessLogGroupID, AccessLogFormat string
@@ -327,7 +330,7 @@ func logGroupID(id string) string { return strings.TrimSuffix(id, "Function") + 
 func templateFunctionOf(f Function, targets []Function) templateFunction {
 	tf := templateFunction{
 		LogicalID: f.LogicalID, LogGroupID: logGroupID(f.LogicalID), Name: f.Name,
-		Timeout: int(f.Limits.Timeout / time.Second), MemoryMB: f.Limits.MemoryMB, Reserved: f.Limits.ReservedConcurrency,
+		Timeout: fmt.Sprint(int(f.Limits.Timeout / time.Second)), MemoryMB: f.Limits.MemoryMB, Reserved: f.Limits.ReservedConcurrency,
 		Env: []envVar{{config.EnvTable, "!Ref Table"}},
 	}
 	if f.Path == GatewayPath {
@@ -360,7 +363,6 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 				LeadingKeys: []string{oauth.ClientPartition, oauth.ClientPartition + "#rate", oauth.SpentPartition}},
 			{Sid: "KeepRateLimits", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{"!GetAtt Table.Arn"}, LeadingKeyPatterns: []string{tenant.Key("*") + "limits"}},
 		}
-		tf.Routes = Routes
 		return tf
 	}
 	tf.Comment = fmt.Sprintf("functions/%s serves %s.", f.Path, strings.Join(f.Serves, ", "))
@@ -575,12 +577,13 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 		DefaultRetention: DefaultLogRetentionDays, BucketName: bucketName, StackUUID: stackUUID,
 	}
 	data.TenantRolePolicy, data.TenantBoundary, data.TenantTrust = tenantRoleDocuments()
+	data.FrontDoor = frontDoorOf(cat)
 	for _, d := range logRetentionValues {
 		data.RetentionValues = append(data.RetentionValues, fmt.Sprint(d))
 	}
 	seen := map[string]string{}
 	all := Functions(cat)
-	for _, f := range all {
+	for i, f := range all {
 		for _, key := range []string{"logical ID " + f.LogicalID, "name " + f.Name} {
 			if other, ok := seen[key]; ok {
 				return nil, fmt.Errorf("deploy: functions %s and %s would both have the %s; rename one", other, f.Path, key)
@@ -588,6 +591,9 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 			seen[key] = f.Path
 		}
 		data.Functions = append(data.Functions, templateFunctionOf(f, all))
+		if f.Path == GatewayPath {
+			data.Functions[i].Timeout = fmt.Sprintf("!If [FrontDoorIsRest, %d, %d]", data.FrontDoor.StreamingTimeout, data.FrontDoor.HttpTimeout)
+		}
 		if f.Connects {
 			if data.ConnectorKey == nil {
 				data.ConnectorKey = &templateConnectorKey{LogicalID: ConnectorKeyLogicalID, Purpose: connector.CredentialsPurpose}

@@ -117,28 +117,56 @@ func TestEveryFunctionAndTheStateMachineAreTraced(t *testing.T) {
 	}
 }
 
-// The HTTP API writes one JSON line per request to a log group of its own,
-// kept as long as the functions' logs.
-func TestTheHttpApiWritesAJSONAccessLog(t *testing.T) {
+// Either front door writes one JSON line per request to a log group of its
+// own, kept as long as the functions' logs; the REST API through the
+// account's API Gateway logging role, which the stack creates and sets
+// unless told the account has one (or no log is wanted), and it is traced.
+func TestTheFrontDoorWritesAJSONAccessLog(t *testing.T) {
 	p := readTemplate(t)
-	settings, _ := props(p.resource(t, "HttpApi"))["AccessLogSettings"].(map[string]any)
-	if settings == nil {
-		t.Fatal("HttpApi has no AccessLogSettings")
+	httpSettings, _ := props(p.resource(t, "HttpApiStage"))["AccessLogSettings"].(map[string]any)
+	rest := props(p.resource(t, "RestApiStage"))
+	restSettings := ifv("RestApiAccessLogs", map[string]any{"DestinationArn": getAtt(AccessLogGroupID + ".Arn"), "Format": httpSettings["Format"]}, noValue)
+	if diff := cmp.Diff(restSettings, rest["AccessLogSetting"]); diff != "" {
+		t.Errorf("the REST API stage's AccessLogSetting mismatch (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(getAtt(AccessLogGroupID+".Arn"), settings["DestinationArn"]); diff != "" {
-		t.Errorf("DestinationArn mismatch (-want +got):\n%s", diff)
+	if rest["TracingEnabled"] != true {
+		t.Errorf("the REST API stage is not traced")
+	}
+	if diff := cmp.Diff(getAtt(AccessLogGroupID+".Arn"), httpSettings["DestinationArn"]); diff != "" {
+		t.Errorf("the HTTP API's DestinationArn mismatch (-want +got):\n%s", diff)
 	}
 	if got := props(p.resource(t, AccessLogGroupID))["RetentionInDays"]; !cmp.Equal(got, ref("LogRetentionDays")) {
 		t.Errorf("access log retention %v, want the LogRetentionDays parameter", got)
 	}
+	// The REST API logs through the account's role: the stack's when it sets
+	// it, and the stage waits for that setting (its Description names it).
+	conds := p.raw["Conditions"].(map[string]any)
+	// goformation's reader writes !Condition X as X.
+	wantConds := map[string]any{
+		"ApiGatewayLoggingCreate": map[string]any{"Fn::And": []any{"FrontDoorIsRest", map[string]any{"Fn::Equals": []any{ref("ApiGatewayLogging"), "create"}}}},
+		"RestApiAccessLogs":       map[string]any{"Fn::And": []any{"FrontDoorIsRest", map[string]any{"Fn::Not": []any{map[string]any{"Fn::Equals": []any{ref("ApiGatewayLogging"), "none"}}}}}},
+	}
+	if diff := cmp.Diff(wantConds, only(conds, wantConds)); diff != "" {
+		t.Errorf("logging conditions mismatch (-want +got):\n%s", diff)
+	}
+	account := p.resource(t, "ApiGatewayAccount")
+	role := p.resource(t, "ApiGatewayCloudWatchRole")
+	if account["Condition"] != "ApiGatewayLoggingCreate" || role["Condition"] != "ApiGatewayLoggingCreate" || account["DeletionPolicy"] != "Retain" || role["DeletionPolicy"] != "Retain" ||
+		!cmp.Equal(props(account)["CloudWatchRoleArn"], getAtt("ApiGatewayCloudWatchRole.Arn")) ||
+		!strings.Contains(jsonText(t, props(role)), "AmazonAPIGatewayPushToCloudWatchLogs") {
+		t.Errorf("the account's logging role: %v %v", account, role)
+	}
+	if !strings.Contains(jsonText(t, rest["Description"]), "${ApiGatewayAccount}") {
+		t.Errorf("the REST API stage does not wait for the account's logging role: %v", rest["Description"])
+	}
 	// Filled in, every $context variable is a string: the line is JSON.
-	format, _ := settings["Format"].(string)
+	format, _ := httpSettings["Format"].(string)
 	filled := regexp.MustCompile(`\$context\.[A-Za-z.]+`).ReplaceAllString(format, "v")
 	var line map[string]string
 	if err := json.Unmarshal([]byte(filled), &line); err != nil {
 		t.Fatalf("the access log format %s is not a JSON object of strings: %v", format, err)
 	}
-	for _, want := range []string{"requestId", "status", "route", "responseLatency", "integrationLatency", "integrationError"} {
+	for _, want := range []string{"requestId", "status", "responseLatency", "integrationLatency", "integrationError"} {
 		if _, ok := line[want]; !ok {
 			t.Errorf("the access log does not record %s", want)
 		}

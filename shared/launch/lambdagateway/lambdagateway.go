@@ -1,4 +1,5 @@
-// Package lambdagateway runs the gateway inside Lambda, behind API Gateway:
+// Package lambdagateway runs the gateway inside Lambda, behind API Gateway
+// (a streaming REST API or an HTTP API, package apigw):
 // it reads the configuration from the environment, opens the table (for API
 // keys) and the invoker of the stack's functions at cold start, and serves
 // API Gateway events until Lambda shuts it down, writing a metric record of
@@ -112,6 +113,8 @@ func Run(cat *catalog.Catalog) error {
 	if err != nil {
 		return err
 	}
-	lambda.Start(coldstart.ResumeAfterFirst(measure(lambda.NewHandler(apigw.Handler(gw.Handler())), m), resume))
+	// Either front door: an HTTP API's events are answered buffered, a
+	// streaming REST API's as a stream (the template's FrontDoor).
+	lambda.Start(coldstart.ResumeAfterFirstFunc(measure(apigw.Serve(gw.Handler()), m), resume))
 	return nil
 }

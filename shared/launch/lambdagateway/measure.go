@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/smithy-go"
 
 	"github.com/switchboard-dev/switchboard/shared/callcontext"
@@ -15,28 +14,22 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/metrics"
 )
 
-// measure returns h writing the gateway's metric record of each
-// invocation to m: its latency, a cold start, a fault when h fails.
-func measure(h lambda.Handler, m *metrics.Emitter) lambda.Handler {
-	return &measured{h: h, m: m}
-}
-
-type measured struct {
-	h lambda.Handler
-	m *metrics.Emitter
-}
-
-// Invoke implements [lambda.Handler].
-func (h *measured) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	start := time.Now()
-	out, err := h.h.Invoke(ctx, payload)
-	var kind fault.Kind
-	if err != nil {
-		kind = fault.KindInternal
+// measure returns the Lambda handler h writing the gateway's metric
+// record of each invocation to m: its latency (to when h returns: a
+// streamed answer may still be flowing), a cold start, a fault when h
+// fails.
+func measure[E, R any](h func(context.Context, E) (R, error), m *metrics.Emitter) func(context.Context, E) (R, error) {
+	return func(ctx context.Context, e E) (R, error) {
+		start := time.Now()
+		out, err := h(ctx, e)
+		var kind fault.Kind
+		if err != nil {
+			kind = fault.KindInternal
+		}
+		m.Call(metrics.Call{Family: metrics.GatewayFamily, Function: metrics.GatewayFunction, Latency: time.Since(start), Kind: kind,
+			XRayTraceID: callcontext.XRayTraceID(callcontext.LambdaTraceHeader(ctx))})
+		return out, err
 	}
-	h.m.Call(metrics.Call{Family: metrics.GatewayFamily, Function: metrics.GatewayFunction, Latency: time.Since(start), Kind: kind,
-		XRayTraceID: callcontext.XRayTraceID(callcontext.LambdaTraceHeader(ctx))})
-	return out, err
 }
 
 // measuredInvoker is the gateway's invoker, writing to m the record of each
