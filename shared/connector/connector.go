@@ -44,6 +44,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/audit"
 	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -150,6 +151,10 @@ type Options struct {
 	// Logger receives warnings (failed audits, sessions that failed). If nil,
 	// logs are discarded.
 	Logger *slog.Logger
+	// Metrics receives a record of each connector call, cache lookup and
+	// approval, the figures connector_health shows (package metrics). If
+	// nil, none is written.
+	Metrics *metrics.Emitter
 }
 
 // Service implements the connector tools on a [store.Table]. It is safe for
@@ -190,7 +195,7 @@ func New(table store.Table, sealer Sealer, opts *Options) *Service {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{table: table, sealer: sealer, opts: o, now: o.Now, log: o.Logger.With("component", "connector"),
-		audit: audit.New(table, &audit.Options{Now: o.Now}), tokens: newTokenCache(), stats: newStats()}
+		audit: audit.New(table, &audit.Options{Now: o.Now}), tokens: newTokenCache(), stats: newStats(o.Metrics)}
 	s.pool = newPool(o.IdleTimeout, o.InitTimeout, o.RetryDelay, o.Now, s.log)
 	return s
 }

@@ -331,7 +331,7 @@ var (
 	// configuration, whose SSO clients and credential chain Lambda never
 	// needs (config.lambdaAWS).
 	everyTool = []string{"infra", "shared/audit", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config",
-		"shared/elicit", "shared/fault", "shared/invoke", "shared/keyfile", "shared/lambdafn", "shared/later", "shared/pipeline", "shared/provider", "shared/provider/offline", "shared/quota",
+		"shared/elicit", "shared/fault", "shared/invoke", "shared/keyfile", "shared/lambdafn", "shared/later", "shared/metrics", "shared/pipeline", "shared/provider", "shared/provider/offline", "shared/quota",
 		"shared/rawjson", "shared/statemachine", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant", "shared/text",
 		// Every tool function reaches the table, and with a tenant role
 		// configured does so as each call's tenant: it assumes the role
@@ -366,10 +366,11 @@ var (
 	// The deployed gateway: the catalog, the gateway (its tools/call fast
 	// path reads requests with rawjson), API keys and rate limits on the table, request
 	// states (elicit), and the Lambda Invoke API to invoke the tools
-	// (invoke/lambdaapi, which needs no SDK client); the approval page.
-	gatewayCode = []string{"shared/apigw", "shared/apikey", "shared/approvalpage", "shared/catalog", "shared/coldstart", "shared/config", "shared/config/invoker",
+	// (invoke/lambdaapi, which needs no SDK client, and callcontext, for the
+	// X-Ray trace it carries on); the approval page; its metric records.
+	gatewayCode = []string{"shared/apigw", "shared/apikey", "shared/approvalpage", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config", "shared/config/invoker",
 		"shared/config/authz", "shared/elicit", "shared/fault", "shared/gateway", "shared/netguard", "shared/oauth", "shared/invoke", "shared/invoke/lambdaapi", "shared/keyfile", "shared/launch/lambdagateway",
-		"shared/ratelimit", "shared/rawjson", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant"}
+		"shared/metrics", "shared/ratelimit", "shared/rawjson", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant"}
 )
 
 // allowed returns the packages of this module and the AWS clients the

@@ -32,6 +32,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/oauth"
 	"github.com/switchboard-dev/switchboard/shared/provider/bedrock"
 	"github.com/switchboard-dev/switchboard/shared/quota"
@@ -166,6 +167,9 @@ type templateFunction struct {
 	Statements         []statement
 	S3                 *catalog.S3Events
 	Schedule           *templateSchedule
+	// FailureQueue, for a function S3 invokes, is the logical ID of the
+	// queue its failed events go to.
+	FailureQueue string
 }
 
 // templateSchedule is the EventBridge Scheduler schedule that invokes a
@@ -192,6 +196,14 @@ type templateData struct {
 	// for the bucket's name in them.
 	TenantRolePolicy, TenantBoundary, TenantTrust, StackUUID string
 	FrontDoor                                                templateFrontDoor
+	// What watches the stack (observability.go): the access log's format,
+	// the dashboard's body, the alarms, the failure queues.
+	AccessLogGroupID, AccessLogFormat string
+	DashboardID, Dashboard            string
+	Namespace, FamilyDimension        string
+	AlarmPeriod                       int
+	Alarms                            []templateAlarm
+	FailureQueues                     []templateFailureQueue
 }
 
 // The RAG pipeline's state machine in the template.
@@ -403,6 +415,12 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 			id := ScheduleLogicalID(f.LogicalID)
 			tf.Schedule = &templateSchedule{LogicalID: id, RoleLogicalID: id + "Role", Function: f.LogicalID, Expression: f.Trigger.Schedule}
 		}
+	}
+	if tf.S3 != nil {
+		// S3 invokes it asynchronously: what fails after Lambda's retries
+		// goes to its failure queue rather than being dropped.
+		tf.FailureQueue = failureQueueID(f.LogicalID)
+		tf.Statements = append(tf.Statements, statement{Sid: "SendFailedEvents", Actions: []string{"sqs:SendMessage"}, Resources: []string{"!GetAtt " + tf.FailureQueue + ".Arn"}})
 	}
 	// With tenant isolation on, the function reaches the table and the
 	// bucket only as each call's tenant, through the tenant role
@@ -638,6 +656,18 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 	if data.Pipeline, err = pipelineOf(all, cat.PipelineTasks()); err != nil {
 		return nil, err
 	}
+	fams := families(cat)
+	data.AccessLogGroupID, data.AccessLogFormat = AccessLogGroupID, accessLogFormat()
+	data.DashboardID, data.Namespace, data.FamilyDimension, data.AlarmPeriod = DashboardLogicalID, metrics.Namespace, metrics.DimFamily, alarmPeriod
+	data.Alarms = familyAlarms(fams, cat)
+	for _, f := range data.Functions {
+		if f.FailureQueue != "" {
+			q := templateFailureQueue{LogicalID: f.FailureQueue, Function: f.Name}
+			data.FailureQueues = append(data.FailureQueues, q)
+			data.Alarms = append(data.Alarms, failureAlarm(q, f.Name))
+		}
+	}
+	data.Dashboard = dashboard(fams, data.FailureQueues, data.ConnectorKey != nil)
 	var b bytes.Buffer
 	if err := samTemplate.Execute(&b, data); err != nil {
 		return nil, fmt.Errorf("deploy: rendering template.yaml: %w", err)

@@ -156,6 +156,11 @@ func wantToolFunction(f catalog.Function) map[string]any {
 	if f.Trigger != nil {
 		bucketEnv, bucketArn, bucketObjs = bucketNameRaw, bucketArnRaw, []any{bucketObjsRaw}
 	}
+	if f.Trigger != nil && f.Trigger.S3 != nil {
+		// What fails after Lambda's retries goes to its failure queue.
+		statements = append(statements, map[string]any{"Sid": "SendFailedEvents", "Effect": "Allow", "Action": strs("sqs:SendMessage"),
+			"Resource": []any{getAtt(failureQueueID(invoke.LogicalID(f.Path)) + ".Arn")}})
+	}
 	// The table and the bucket are the function's own only with tenant
 	// isolation off; on, it assumes the tenant role.
 	g := grantsFor(f.Table, f.Blobs)
@@ -548,7 +553,8 @@ func TestTheFrontDoorParameterBuildsOneApiOrTheOther(t *testing.T) {
 		switch {
 		case strings.HasPrefix(typ, "AWS::ApiGateway::") || id == "RestApiInvokesGateway":
 			rest++
-			if cond != "FrontDoorIsRest" && cond != "RestApiHasDomain" {
+			// The account's logging role exists only with the REST API too (ApiGatewayLoggingCreate implies FrontDoorIsRest).
+			if cond != "FrontDoorIsRest" && cond != "RestApiHasDomain" && cond != "ApiGatewayLoggingCreate" {
 				t.Errorf("%s (%s) has condition %v, want FrontDoorIsRest", id, typ, cond)
 			}
 		case strings.HasPrefix(typ, "AWS::ApiGatewayV2::") || id == "HttpApiInvokesGateway":
@@ -914,6 +920,7 @@ func TestOutputsGiveTheMcpUrlAndTheStores(t *testing.T) {
 		"TableName":        ref("Table"),
 		"BucketName":       ref("Bucket"),
 		"RequestStateKeys": ref(RequestStateKeysLogicalID),
+		"Dashboard":        sub("https://${AWS::Region}.console.aws.amazon.com/cloudwatch/home?region=${AWS::Region}#dashboards:name=${" + DashboardLogicalID + "}"),
 		"CreateApiKey":     sub("AWS_REGION=${AWS::Region} go run ./scripts/apikey create --table ${Table} --tenant TENANT --principal WHO"),
 	}
 	got := map[string]any{}

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/later"
+	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
@@ -184,7 +185,7 @@ func StartIn(cat *catalog.Catalog, f Function, o Openers) {
 		fmt.Fprintln(os.Stderr, "switchboard: configuration:", err)
 		os.Exit(1)
 	}
-	d.Logger, d.Metrics = logger, true
+	d.Logger, d.Metrics = logger, metrics.New(os.Stdout)
 	if f.Later {
 		d.Later = later.New()
 		if err := d.Later.Hold(os.Getenv("AWS_LAMBDA_RUNTIME_API")); err != nil {

@@ -20,7 +20,7 @@ import (
 // config/connectors opened.
 func service(d lambdafn.Deps) *connector.Service {
 	return connector.New(d.Table, d.Sealer, &connector.Options{CheckURL: d.CheckURL, HTTPClient: d.HTTPClient,
-		CacheTTL: d.ConnectorCacheTTL, Logger: d.Logger})
+		CacheTTL: d.ConnectorCacheTTL, Logger: d.Logger, Metrics: d.Metrics})
 }
 
 // The functions of the connectors family, one per tool.
