@@ -81,6 +81,9 @@ const (
 	// 1,000 tool invocations (InvokeTool), for the gateway alone: its
 	// targets' Lambda functions and storage bill apart.
 	AgentCoreGatewayPerMillion = 5.00
+	// https://aws.amazon.com/eventbridge/pricing/: Scheduler, per million
+	// invocations (past 14 million free a month).
+	SchedulerPerMillion = 1.00
 )
 
 // Measurement is what scripts/stack --measure writes (its Measurement).
@@ -269,6 +272,14 @@ func Idle(template []byte) (IdleCost, error) {
 		case "AWS::CloudWatch::Alarm":
 			c.Monthly += AlarmPerMonth
 			c.Fixed = append(c.Fixed, fmt.Sprintf("alarm %s $%.2f", id, AlarmPerMonth))
+		case "AWS::Scheduler::Schedule":
+			monthly, err := scheduleMonthly(r.Properties["ScheduleExpression"])
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", id, err))
+				break
+			}
+			c.Monthly += monthly
+			c.Fixed = append(c.Fixed, fmt.Sprintf("schedule %s $%.2f", id, monthly))
 		case "AWS::CloudWatch::Dashboard":
 			c.Monthly += DashboardPerMonth
 			c.Fixed = append(c.Fixed, fmt.Sprintf("dashboard %s $%.2f", id, DashboardPerMonth))
@@ -278,7 +289,7 @@ func Idle(template []byte) (IdleCost, error) {
 			"AWS::ApiGateway::Stage", "AWS::ApiGateway::DomainName", "AWS::ApiGateway::BasePathMapping",
 			"AWS::S3::Bucket", "AWS::S3::BucketPolicy", "AWS::Logs::LogGroup",
 			"AWS::IAM::Role", "AWS::IAM::ManagedPolicy", "AWS::IAM::Policy", "AWS::Lambda::Permission",
-			"AWS::SQS::Queue", "AWS::SNS::Topic",
+			"AWS::SQS::Queue", "AWS::SNS::Topic", "AWS::ApiGateway::Account",
 			"AWS::Cognito::UserPool", "AWS::Cognito::UserPoolDomain", "AWS::Cognito::UserPoolClient":
 			// Billed by use or by the GB stored only.
 		default:
@@ -290,4 +301,26 @@ func Idle(template []byte) (IdleCost, error) {
 	}
 	c.Checked = []string{"resources: " + strings.Join(c.Checked, ", ") + "; no provisioned concurrency, an on-demand table, Express state machines"}
 	return c, errors.Join(errs...)
+}
+
+// scheduleMonthly prices a rate schedule's invocations for a month of 30
+// days: the scheduler's and the Lambda requests it makes (the function's
+// duration is left out: a sweep that finds nothing due takes milliseconds).
+func scheduleMonthly(expr any) (float64, error) {
+	var n int
+	var unit string
+	if s, ok := expr.(string); !ok || !rateExpr(s, &n, &unit) {
+		return 0, fmt.Errorf("this model prices only rate(...) schedules, not %v", expr)
+	}
+	minutes := map[string]int{"minute": 1, "minutes": 1, "hour": 60, "hours": 60, "day": 1440, "days": 1440}[unit]
+	if minutes == 0 || n <= 0 {
+		return 0, fmt.Errorf("this model cannot read the schedule %v", expr)
+	}
+	runs := float64(30*24*60) / float64(n*minutes)
+	return runs * (SchedulerPerMillion + LambdaPerMillionRequests) / 1e6, nil
+}
+
+func rateExpr(s string, n *int, unit *string) bool {
+	k, err := fmt.Sscanf(strings.TrimSuffix(strings.TrimPrefix(s, "rate("), ")"), "%d %s", n, unit)
+	return err == nil && k == 2 && strings.HasPrefix(s, "rate(")
 }
