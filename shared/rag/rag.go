@@ -50,13 +50,15 @@ import (
 
 // The pipelines, by seed 002's pipeline_name.
 const (
-	PipelineBasic       = "basic"
-	PipelineBasicRerank = "basic_rerank"
-	PipelineCRAG        = "crag"
+	PipelineBasic          = "basic"
+	PipelineBasicRerank    = "basic_rerank"
+	PipelineCRAG           = "crag"
+	PipelineGraphRAG       = "graphrag"
+	PipelineGlobalGraphRAG = "iris_global_graphrag"
 )
 
 // Pipelines lists every pipeline, in the order health reports them.
-var Pipelines = []string{PipelineBasic, PipelineBasicRerank, PipelineCRAG}
+var Pipelines = []string{PipelineBasic, PipelineBasicRerank, PipelineCRAG, PipelineGraphRAG, PipelineGlobalGraphRAG}
 
 // Seed 002's request limits and defaults.
 const (
@@ -116,6 +118,9 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives warnings (outcomes that could not be recorded). If nil, logs are discarded.
 	Logger *slog.Logger
+	// Reports gives rag_iris_global_graphrag the stores' community reports.
+	// Required for that pipeline only.
+	Reports Reporter
 	// After records each call's outcome after its answer, off the caller's
 	// path, and [Service.Health] waits for what it has queued. If nil, the
 	// outcome is recorded before the call answers.
@@ -125,19 +130,20 @@ type Options struct {
 // Service implements the RAG pipeline tools and rag_health_check on a
 // [store.Table]. It is safe for concurrent use.
 type Service struct {
-	table  store.Table
-	gen    provider.Generator
-	runner pipeline.Runner
-	limits Limits
-	health *recorder
-	after  *later.Queue
-	now    func() time.Time
-	log    *slog.Logger
+	table   store.Table
+	gen     provider.Generator
+	runner  pipeline.Runner
+	reports Reporter
+	limits  Limits
+	health  *recorder
+	after   *later.Queue
+	now     func() time.Time
+	log     *slog.Logger
 }
 
 // New returns a Service recording pipeline outcomes in table.
 func New(table store.Table, opts Options) *Service {
-	s := &Service{table: table, gen: opts.Generator, runner: opts.Runner, limits: opts.Limits.withDefaults(),
+	s := &Service{table: table, gen: opts.Generator, runner: opts.Runner, reports: opts.Reports, limits: opts.Limits.withDefaults(),
 		after: opts.After, now: opts.Now, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))}
 	if s.now == nil {
 		s.now = time.Now
@@ -242,6 +248,8 @@ type call struct {
 	generation time.Duration
 	tokens     int
 	degraded   bool
+	// graphDepth, when set, makes retrievals fuse the entity graph (graphrag).
+	graphDepth *int
 	// answerBy is when every pipeline run must have ended, to leave time
 	// ([AnswerReserve]) for writing the answer.
 	answerBy time.Time
@@ -269,7 +277,7 @@ func (s *Service) serve(ctx context.Context, c tenant.Caller, pipeline string, r
 	if err != nil {
 		return Response{}, err
 	}
-	if s.runner == nil || s.gen == nil {
+	if s.gen == nil || s.runner == nil && pipeline != PipelineGlobalGraphRAG {
 		return Response{}, fault.Unavailable(nil, "pipeline %s is not configured: it needs the pipeline runner and a generator", pipeline)
 	}
 	cl := &call{pipeline: pipeline, caller: c, p: p, received: received}
@@ -373,6 +381,7 @@ func (s *Service) retrieve(ctx context.Context, cl *call, question, threadID str
 	out, err := s.runner.Run(ctx, pipeline.Input{
 		Request:  pipeline.Request{Caller: cl.caller, TraceID: info.TraceID, RequestID: cl.p.RequestID},
 		Question: question, ThreadID: threadID, Stores: cl.p.Stores, TopK: topK, Mode: cl.p.Mode, Filter: cl.p.Filter,
+		GraphTraversalDepth: cl.graphDepth,
 	})
 	cl.retrieval += s.now().Sub(t0)
 	switch {
