@@ -149,3 +149,55 @@ func TestConcurrentIngestsLoseNoEntities(t *testing.T) {
 		}
 	}
 }
+
+func TestCommunityReportsAreStoredAndRebuiltPastTheirStalenessBound(t *testing.T) {
+	acme, _ := newTenants()
+	ctx := context.Background()
+	blobs := storetest.OpenLocalFS(t)
+	svc := newService(t, storetest.OpenEmbedded(t), blobs, nil)
+	if _, err := svc.CreateStore(ctx, acme, vector.CreateStoreInput{Alias: "world"}); err != nil {
+		t.Fatal(err)
+	}
+	ingest := func(id, content string) {
+		t.Helper()
+		if _, err := svc.Ingest(ctx, acme, vector.IngestInput{Store: "world", DocID: id, Content: content}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range slices.Sorted(mapsKeys(graphDocs)) {
+		ingest(id, graphDocs[id])
+	}
+	reports := func() vector.StoreReports {
+		t.Helper()
+		out, err := svc.CommunityReports(ctx, acme, vector.ReportsInput{Question: "Quillfeather Labs", Stores: []string{"world"}})
+		if err != nil || len(out) != 1 {
+			t.Fatalf("reports: %+v, %v", out, err)
+		}
+		return out[0]
+	}
+	stored := func() (n int) {
+		for _, k := range graphObjects(t, blobs, acme, "world") {
+			if strings.Contains(k, "/reports-") {
+				n++
+			}
+		}
+		return n
+	}
+	first := reports()
+	if !first.Built || first.Behind != 0 || len(first.Reports) == 0 || stored() != 1 {
+		t.Fatalf("first call: built %v, behind %d, %d reports, %d stored", first.Built, first.Behind, len(first.Reports), stored())
+	}
+	if again := reports(); again.Built || again.Version != first.Version {
+		t.Errorf("second call rebuilt them (built %v, version %d, first %d)", again.Built, again.Version, first.Version)
+	}
+	ingest("extra0", "Halvard Penn founded Brackwater Mills.")
+	if r := reports(); r.Built || r.Behind != 1 {
+		t.Errorf("one document later: built %v, behind %d; want the stored ones, 1 behind", r.Built, r.Behind)
+	}
+	for i := 1; i <= vector.MinReportsStaleness; i++ {
+		ingest(fmt.Sprintf("extra%d", i), fmt.Sprintf("Halvard Penn%c opened a mill in Brackwater.", 'a'+i))
+	}
+	if r := reports(); !r.Built || r.Behind != 0 || stored() != 1 {
+		t.Errorf("past the bound: built %v, behind %d, %d stored; want rebuilt, current, the old ones deleted", r.Built, r.Behind, stored())
+	}
+}
