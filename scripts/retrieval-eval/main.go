@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,6 +34,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/rag"
 	"github.com/switchboard-dev/switchboard/shared/retrieval/beir"
+	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/embedded"
 	"github.com/switchboard-dev/switchboard/shared/store/localfs"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -47,6 +49,7 @@ func main() {
 	split := flag.String("split", "test", "qrels `split` to evaluate")
 	runPath := flag.String("run", "", "TREC run `file` to write")
 	mode := flag.String("mode", "", "search `mode`: bm25, vector or hybrid (default: the retriever's default, hybrid)")
+	graphWeights := flag.String("graph-weights", "", "with --pipeline graphrag: comma-separated `weights` of the graph's ranking in the fusion (hybrid's is 1) to evaluate one after another on one store, for tuning")
 	pipe := flag.String("pipeline", "", "rank as RAG pipeline `NAME` retrieves: "+strings.Join(rag.Pipelines, ", "))
 	flag.Parse()
 	if *data == "" || *runPath == "" || *mode != "" && *pipe != "" {
@@ -57,13 +60,25 @@ func main() {
 		fmt.Fprintf(os.Stderr, "retrieval-eval: no pipeline %q: use one of %s\n", *pipe, strings.Join(rag.Pipelines, ", "))
 		os.Exit(2)
 	}
-	if err := run(*data, *split, *runPath, *mode, *pipe); err != nil {
+	var weights []float64
+	for _, w := range strings.Split(*graphWeights, ",") {
+		if w == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(w, 64)
+		if err != nil || v <= 0 || *pipe != rag.PipelineGraphRAG {
+			fmt.Fprintln(os.Stderr, "retrieval-eval: --graph-weights takes positive numbers, with --pipeline graphrag")
+			os.Exit(2)
+		}
+		weights = append(weights, v)
+	}
+	if err := run(*data, *split, *runPath, *mode, *pipe, weights); err != nil {
 		fmt.Fprintln(os.Stderr, "retrieval-eval:", err)
 		os.Exit(1)
 	}
 }
 
-func run(data, split, runPath, mode, pipe string) error {
+func run(data, split, runPath, mode, pipe string, weights []float64) error {
 	ctx := context.Background()
 	ds, err := beir.Load(data, split)
 	if err != nil {
@@ -132,11 +147,6 @@ func run(data, split, runPath, mode, pipe string) error {
 	fmt.Printf("ingested %d documents, %d chunks in %v: %.0f chunks/s (store: %d shards, version %d); skipped %d with no text\n",
 		st.Documents, chunks.Load(), took.Round(time.Millisecond), float64(chunks.Load())/took.Seconds(), st.Shards, st.Version, empty.Load())
 
-	f, err := os.Create(runPath)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
 	tag := "switchboard-" + mode
 	switch {
 	case pipe != "":
@@ -144,6 +154,28 @@ func run(data, split, runPath, mode, pipe string) error {
 	case mode == "":
 		tag = "switchboard-default"
 	}
+	if len(weights) == 0 {
+		return evaluate(ctx, ds, svc, tbl, caller, alias, mode, pipe, tag, runPath)
+	}
+	for _, w := range weights {
+		// The store is the same; only the fusion's weight changes.
+		ws := vector.New(tbl, blobs, emb, &vector.Options{GraphWeight: w})
+		fmt.Printf("graph weight %g:\n", w)
+		if err := evaluate(ctx, ds, ws, tbl, caller, alias, mode, pipe, fmt.Sprintf("%s-w%g", tag, w), fmt.Sprintf("%s.w%g", runPath, w)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evaluate runs every query of ds through svc (or pipeline pipe over it),
+// writes the run to runPath and prints its figures.
+func evaluate(ctx context.Context, ds *beir.Dataset, svc *vector.Service, tbl store.Table, caller tenant.Caller, alias, mode, pipe, tag, runPath string) error {
+	f, err := os.Create(runPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
 	pipelines := rag.New(tbl, rag.Options{Generator: offline.NewGenerator(), Reports: svc})
 	run := beir.Run{}
 	var latencies []time.Duration

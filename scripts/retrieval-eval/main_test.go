@@ -16,7 +16,7 @@ func TestAnEmptyDocumentIsSkippedNotFatal(t *testing.T) {
 	for _, pipe := range append([]string{""}, rag.Pipelines...) {
 		t.Run("pipeline "+pipe, func(t *testing.T) {
 			runPath := filepath.Join(t.TempDir(), "run.trec")
-			if err := run("testdata/empty-doc", "test", runPath, "", pipe); err != nil {
+			if err := run("testdata/empty-doc", "test", runPath, "", pipe, nil); err != nil {
 				t.Fatalf("run: %v", err)
 			}
 			b, err := os.ReadFile(runPath)

@@ -236,6 +236,10 @@ type GraphSearch struct {
 // graphPool is how deep the hybrid and graph rankings fused go.
 const graphPool = 100
 
+// DefaultGraphWeight is the weight of the graph's ranking in the fusion,
+// hybrid's being 1 (see [Options.GraphWeight]).
+const DefaultGraphWeight = 1.0
+
 // fuseGraph ranks the chunks of recs' graphs for question by Personalized
 // PageRank, depth relations from the entities the question names, and fuses
 // that ranking with hybrid's by reciprocal rank ([graph.Fuse]); each
@@ -301,7 +305,7 @@ func (s *Service) fuseGraph(ctx context.Context, recs []storeRec, question strin
 		where[key] = w
 		gr = append(gr, retrieval.Hit{ChunkID: key, DocID: w.hit.DocID})
 	}
-	fused := graph.Fuse(len(hyb)+len(gr), hyb, gr)
+	fused := graph.Fuse(len(hyb)+len(gr), s.graphWeight, hyb, gr)
 
 	// Read the graph-only chunks among the best, store by store, until k
 	// pass the filter (or the ranking ends).
