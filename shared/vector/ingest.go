@@ -173,11 +173,13 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 	if err != nil {
 		return IngestOutput{}, err
 	}
-	if ref.Graph, _, err = s.writeGraph(ctx, c, in.Store, ref.ID, docID, chunks); err != nil {
+	// The graph pack is stored with the shard and charged with it.
+	var graphBytes int64
+	if ref.Graph, graphBytes, err = s.writeGraph(ctx, c, in.Store, ref.ID, docID, chunks); err != nil {
 		s.removeObjects(ctx, ref.Key)
 		return IngestOutput{}, err
 	}
-	rec := docRec{DocID: docID, Hash: hash, Nonce: nonce, Chunks: len(chunks), Bytes: ref.Size, Shard: ref.ID, Format: doc.Format, Title: doc.Title,
+	rec := docRec{DocID: docID, Hash: hash, Nonce: nonce, Chunks: len(chunks), Bytes: ref.Size + graphBytes, Shard: ref.ID, Format: doc.Format, Title: doc.Title,
 		Source: src.from, Metadata: in.Metadata, Ingested: s.now()}
 	var dropped []string
 	_, m, err := s.commit(ctx, c, in.Store, func(r *storeRec, m *manifest) ([]store.Write, error) {
