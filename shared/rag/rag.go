@@ -1,16 +1,20 @@
 // Package rag answers questions from a tenant's vector stores: the RAG
-// pipeline tools rag_basic, rag_basic_rerank and rag_crag with seed 002's
-// request and response, the internal steps optimizer_vs-rephrase and
-// optimizer_vs-grade the pipeline invokes, and rag_health_check.
+// pipeline tools rag_basic, rag_basic_rerank, rag_crag, rag_graphrag and
+// rag_iris_global_graphrag with seed 002's request and response, the
+// internal steps optimizer_vs-rephrase and optimizer_vs-grade the pipeline
+// invokes, and rag_health_check.
 //
-// Every pipeline tool runs the rephrase -> retrieve -> grade pipeline through
+// Every pipeline tool but rag_iris_global_graphrag runs the rephrase ->
+// retrieve -> grade pipeline through
 // a [pipeline.Runner] (the Step Functions state machine on AWS, the same definition
 // interpreted locally), then writes the answer with the generator from the
 // documents graded relevant; documents graded not relevant are dropped and the
 // answer is written without them, as if retrieval had not happened (seed 000's
 // "transparent" completion). rag_basic_rerank retrieves a larger candidate
 // pool and reranks it; rag_crag scores its confidence in the retrieval and,
-// below a threshold, corrects the query and retrieves again.
+// below a threshold, corrects the query and retrieves again; rag_graphrag
+// fuses the stores' entity graphs into the retrieval; rag_iris_global_graphrag
+// answers from community reports, in its own function (graphrag.go).
 //
 //	svc := rag.New(table, rag.Options{Generator: gen, Runner: runner})
 //	resp, err := svc.Basic(ctx, caller, rag.BasicInput{Request: rag.Request{Query: "What are the symptoms of diabetes?"}})
