@@ -176,8 +176,18 @@ func (s *Service) merge(ctx context.Context, c tenant.Caller, alias string, m *m
 	segs := make([]*retrieval.Segment, len(picked))
 	for i, sh := range picked {
 		if segs[i], err = s.segment(ctx, sh); err != nil {
+			if isNotFound(err) {
+				return nil // another change removed it meanwhile: the merge is stale
+			}
 			return err
 		}
+	}
+	packs, err := s.packs(ctx, picked)
+	if isNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -230,7 +240,7 @@ func (s *Service) merge(ctx context.Context, c tenant.Caller, alias string, m *m
 		for i := range seg.Len() {
 			kept[seg.ChunkID(i)] = true
 		}
-		if merged.Graph, _, err = s.mergeGraphs(ctx, c, alias, merged.ID, picked, kept); err != nil {
+		if merged.Graph, _, err = s.mergeGraphs(ctx, c, alias, merged.ID, packs, kept); err != nil {
 			s.removeObjects(ctx, merged.Key)
 			return err
 		}

@@ -82,20 +82,28 @@ func (s *Service) writePack(ctx context.Context, c tenant.Caller, alias, shardID
 	return key, info.Size, nil
 }
 
-// mergeGraphs writes the pack of a merged shard: the entries of the picked
-// shards' packs whose versions the merge kept (kept holds the merged
-// shard's chunk ids). Shards written before graphs have no pack and add
-// nothing.
-func (s *Service) mergeGraphs(ctx context.Context, c tenant.Caller, alias, shardID string, picked []shardRef, kept map[string]bool) (string, int64, error) {
-	var entries []graph.PackEntry
-	for _, sh := range picked {
+// packs reads the graph packs of shards (nil for a shard written before
+// graphs). Errors wrap [store.ErrNotFound] when a pack is gone.
+func (s *Service) packs(ctx context.Context, shards []shardRef) ([][]graph.PackEntry, error) {
+	out := make([][]graph.PackEntry, len(shards))
+	for i, sh := range shards {
 		if sh.Graph == "" {
 			continue
 		}
-		pack, err := s.pack(ctx, sh.Graph)
-		if err != nil {
-			return "", 0, err
+		var err error
+		if out[i], err = s.pack(ctx, sh.Graph); err != nil {
+			return nil, err
 		}
+	}
+	return out, nil
+}
+
+// mergeGraphs writes the pack of a merged shard: the entries of the merged
+// shards' packs whose versions the merge kept (kept holds the merged
+// shard's chunk ids).
+func (s *Service) mergeGraphs(ctx context.Context, c tenant.Caller, alias, shardID string, packs [][]graph.PackEntry, kept map[string]bool) (string, int64, error) {
+	var entries []graph.PackEntry
+	for _, pack := range packs {
 		for _, e := range pack {
 			if kept[e.Version] {
 				entries = append(entries, e)
