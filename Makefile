@@ -76,7 +76,9 @@ FUNCTIONS = \
 	rag/basic \
 	rag/basic_rerank \
 	rag/crag \
+	rag/graphrag \
 	rag/health_check \
+	rag/iris_global_graphrag \
 	vector/document_delete \
 	vector/document_ingest \
 	vector/document_list \
@@ -223,8 +225,14 @@ build-RagBasicRerankFunction:
 build-RagCragFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/rag/crag
 
+build-RagGraphragFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/rag/graphrag
+
 build-RagHealthCheckFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/rag/health_check
+
+build-RagIrisGlobalGraphragFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/rag/iris_global_graphrag
 
 build-VectorDocumentDeleteFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/document_delete

@@ -1,5 +1,6 @@
-// Command bench-rag measures rag_basic end to end on the local endpoint
-// (issue #3, "Speed": end-to-end rag_basic p50 on the local endpoint).
+// Command bench-rag measures a RAG pipeline tool (rag_basic unless -tool
+// names another) end to end on the local endpoint (issue #3, "Speed":
+// end-to-end rag_basic p50 on the local endpoint; issue 15: every pipeline's).
 //
 // It assembles Switchboard as `go run ./functions/gateway` does: an embedded
 // table and a local blob folder in a temporary directory, the configured
@@ -12,13 +13,13 @@
 // It first creates a vector store and ingests a small corpus through
 // vector_document_ingest: the relevant documents of the first -n test queries
 // of a BEIR folder (SciFact by default) plus the first -docs documents of its
-// corpus. Then it sends the -n queries to rag_basic one after another (after
+// corpus. Then it sends the -n queries to the tool one after another (after
 // -warmup unmeasured ones), checks every answer is a successful result, and
 // prints the p50, p90 and max latency per call, the pipeline's own split
 // (retrieval_time_ms, generation_time_ms from performance_metrics), and how
 // often a relevant document was among the retrieved ones.
 //
-//	go run ./scripts/bench-rag -data ../shared/eval/scifact   # -n 100 -docs 300
+//	go run ./scripts/bench-rag -data ../shared/eval/scifact   # -n 100 -docs 300 -tool rag_basic
 //
 // It is a benchmark, not a test: it prints figures and asserts nothing about
 // time. It exits 1 if any call failed.
@@ -66,22 +67,27 @@ const (
 func main() {
 	data := flag.String("data", "../shared/eval/scifact", "a BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
 	split := flag.String("split", "test", "the qrels split whose queries are asked")
-	n := flag.Int("n", 100, "measured rag_basic calls (one per query)")
+	n := flag.Int("n", 100, "measured calls (one per query)")
 	warmup := flag.Int("warmup", 5, "unmeasured calls first")
 	docs := flag.Int("docs", 300, "corpus documents ingested besides the queries' relevant ones")
-	topK := flag.Int("top_k", 5, "rag_basic's top_k")
+	topK := flag.Int("top_k", 5, "the tool's top_k")
+	tool := flag.String("tool", "rag_basic", "the pipeline `tool` to call: any tool of the catalog's rag family but rag_health_check")
 	flag.Parse()
+	if t, ok := catalog.Default().Tool(*tool); !ok || t.Family != catalog.RAGFamily || *tool == "rag_health_check" {
+		fmt.Fprintf(os.Stderr, "bench-rag: %q is not a RAG pipeline tool\n", *tool)
+		os.Exit(2)
+	}
 	if *n < 1 || *warmup < 0 || *docs < 0 || *topK < 1 || *topK > rag.MaxTopK {
 		fmt.Fprintln(os.Stderr, "bench-rag: -n must be positive, -warmup and -docs not negative, -top_k within 1..50")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), *data, *split, *n, *warmup, *docs, *topK, os.Stdout); err != nil {
+	if err := run(context.Background(), *tool, *data, *split, *n, *warmup, *docs, *topK, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-rag:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, data, split string, n, warmup, extra, topK int, w io.Writer) error {
+func run(ctx context.Context, tool, data, split string, n, warmup, extra, topK int, w io.Writer) error {
 	queries, corpus, qrels, err := loadBEIR(data, split, n+warmup, extra)
 	if err != nil {
 		return err
@@ -103,7 +109,7 @@ func run(ctx context.Context, data, split string, n, warmup, extra, topK int, w 
 	defer stop()
 	client := &http.Client{Timeout: time.Minute}
 
-	fmt.Fprintf(w, "bench-rag: rag_basic through the local gateway on %s (in process: invoke.Local, pipeline.Local over rag_pipeline.asl.json)\n", url)
+	fmt.Fprintf(w, "bench-rag: %s through the local gateway on %s (in process: invoke.Local, pipeline.Local over rag_pipeline.asl.json)\n", tool, url)
 	fmt.Fprintf(w, "%s %s/%s, GOMAXPROCS=%d, NumCPU=%d\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())
 	t0 := time.Now()
 	if _, err := call(ctx, client, url, "vector_store_create", map[string]any{"alias": store, "description": "SciFact abstracts: biomedical research findings"}); err != nil {
@@ -123,14 +129,14 @@ func run(ctx context.Context, data, split string, n, warmup, extra, topK int, w 
 	for i, q := range queries {
 		args := map[string]any{"query": q.Text, "top_k": topK, "stores": []string{store}}
 		t := time.Now()
-		sc, err := call(ctx, client, url, "rag_basic", args)
+		sc, err := call(ctx, client, url, tool, args)
 		d := time.Since(t)
 		if err != nil {
-			return fmt.Errorf("rag_basic %q: %w", q.Text, err)
+			return fmt.Errorf("%s %q: %w", tool, q.Text, err)
 		}
 		var resp rag.Response
 		if err := json.Unmarshal(sc, &resp); err != nil {
-			return fmt.Errorf("rag_basic: decoding the response: %w", err)
+			return fmt.Errorf("%s: decoding the response: %w", tool, err)
 		}
 		if i < warmup {
 			continue
@@ -146,8 +152,8 @@ func run(ctx context.Context, data, split string, n, warmup, extra, topK int, w 
 		slices.Sort(s)
 	}
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
-	fmt.Fprintf(w, "rag_basic, %d sequential calls (top_k %d, after %d warm-up): p50 %s  p90 %s  max %s\n",
-		len(lat), topK, warmup, ms(percentile(lat, 50)), ms(percentile(lat, 90)), ms(lat[len(lat)-1]))
+	fmt.Fprintf(w, "%s, %d sequential calls (top_k %d, after %d warm-up): p50 %s  p90 %s  max %s\n",
+		tool, len(lat), topK, warmup, ms(percentile(lat, 50)), ms(percentile(lat, 90)), ms(lat[len(lat)-1]))
 	fmt.Fprintf(w, "  of which, p50: pipeline (rephrase, retrieve, grade) %s, answer generation %s\n", ms(percentile(retrieval, 50)), ms(percentile(generation, 50)))
 	fmt.Fprintf(w, "  a relevant document retrieved for %d of %d queries (graded relevant documents only)\n", hits, len(lat))
 	return nil

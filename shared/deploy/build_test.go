@@ -347,10 +347,10 @@ var (
 	familyCode = map[string][]string{
 		"shared/handlers/memoryfn":     {"shared/memory"},
 		"shared/handlers/operationsfn": nil,
-		"shared/handlers/vectorfn":     {"shared/vector", "shared/vector/remote", "shared/retrieval", "shared/document"},
-		"shared/handlers/ragfn": {"shared/rag", "shared/memory", "shared/vector", "shared/vector/remote", "shared/retrieval",
+		"shared/handlers/vectorfn":     {"shared/vector", "shared/vector/remote", "shared/retrieval", "shared/binread", "shared/graph", "shared/document"},
+		"shared/handlers/ragfn": {"shared/rag", "shared/memory", "shared/vector", "shared/vector/remote", "shared/retrieval", "shared/binread", "shared/graph",
 			"shared/document", "shared/handlers/vectorfn", "shared/local"},
-		"shared/handlers/careerfn":    {"shared/career", "shared/retrieval", "shared/document"},
+		"shared/handlers/careerfn":    {"shared/career", "shared/retrieval", "shared/binread", "shared/document"},
 		"shared/handlers/connectorfn": {"shared/connector"},
 	}
 	// What the openers of package config link, and the catalog facts that

@@ -65,6 +65,19 @@ type CRAGInput struct {
 	CorrectionStrategy  string   `json:"correction_strategy,omitempty" jsonschema:"how to correct a low-confidence retrieval: rewrite (default: the generator rewrites the query) or expand (terms from the retrieved documents are added to it)"`
 }
 
+// GraphRAGInput is the input of rag_graphrag.
+type GraphRAGInput struct {
+	Request
+	GraphTraversalDepth *int `json:"graph_traversal_depth,omitempty" jsonschema:"how many relations from the entities the query names the graph walk goes, 0-5 (default 2); deeper reaches documents linked through more intermediate entities"`
+}
+
+// GlobalInput is the input of rag_iris_global_graphrag.
+type GlobalInput struct {
+	Request
+	CommunityLevel *int `json:"community_level,omitempty" jsonschema:"the community level to search, 0 the finest (default: the finest level with at most max_communities reports, else the coarsest)"`
+	MaxCommunities *int `json:"max_communities,omitempty" jsonschema:"how many community reports to map, those whose text covers most of the query (default 32, at most 256)"`
+}
+
 // Response is what every RAG pipeline tool returns (seed 002's Tool Response).
 type Response struct {
 	Answer             string              `json:"answer" jsonschema:"the generated answer; empty when the generator had nothing to say"`
@@ -86,7 +99,7 @@ type RetrievedDocument struct {
 // Metadata describes how a pipeline produced a [Response]. The fields after
 // the common ones are set only by the pipelines they name.
 type Metadata struct {
-	PipelineName    string         `json:"pipeline_name" jsonschema:"basic, basic_rerank or crag"`
+	PipelineName    string         `json:"pipeline_name" jsonschema:"basic, basic_rerank, crag, graphrag or iris_global_graphrag"`
 	ExecutionTimeMS int64          `json:"execution_time_ms"`
 	TokensUsed      int            `json:"tokens_used" jsonschema:"tokens the answer (and crag's rewrite and grade) consumed, input plus output, as the generator reported them"`
 	Timestamp       string         `json:"timestamp" jsonschema:"when the request was received (RFC 3339)"`
@@ -112,6 +125,20 @@ type Metadata struct {
 	ConfidenceThreshold    *float64 `json:"confidence_threshold,omitempty" jsonschema:"crag: the threshold applied"`
 	CorrectionStrategy     string   `json:"correction_strategy,omitempty" jsonschema:"crag: rewrite or expand"`
 	CorrectedQuery         string   `json:"corrected_query,omitempty" jsonschema:"crag: the query of the second retrieval, when one ran, whether its answer was used or not"`
+
+	// rag_graphrag
+	EntitiesMatched     []string  `json:"entities_matched,omitempty" jsonschema:"graphrag: the entities of the stores' graphs the query names, where the graph walk started"`
+	GraphTraversalDepth *int      `json:"graph_traversal_depth,omitempty" jsonschema:"graphrag: how many relations the walk went from them"`
+	EntitiesReached     *int      `json:"entities_reached,omitempty" jsonschema:"graphrag: entities the walk reached"`
+	GraphOnlyDocuments  *int      `json:"graph_only_documents,omitempty" jsonschema:"graphrag: retrieved documents only the graph found (not hybrid search)"`
+	RRFScores           []float64 `json:"rrf_scores,omitempty" jsonschema:"graphrag: each retrieved document's rrf_score (reciprocal rank fusion of hybrid search and the graph's Personalized PageRank), in order; also its score"`
+
+	// rag_iris_global_graphrag
+	CommunityLevel    *int     `json:"community_level,omitempty" jsonschema:"iris_global_graphrag: the community level searched (0 the finest)"`
+	CommunitiesMapped []string `json:"communities_mapped,omitempty" jsonschema:"iris_global_graphrag: the communities whose reports were mapped to rated points (community/<store>/<level>/<number>)"`
+	CommunitiesUsed   []string `json:"communities_used,omitempty" jsonschema:"iris_global_graphrag: the communities whose points reached the answer"`
+	ReportsBehind     *int64   `json:"reports_behind,omitempty" jsonschema:"iris_global_graphrag: how many versions of its store the oldest community reports used lag (0: current; reports are rebuilt past about a tenth of the store's documents changed)"`
+	MapFailures       *int     `json:"map_failures,omitempty" jsonschema:"iris_global_graphrag: reports whose rating by the generator was refused (not the JSON asked for)"`
 }
 
 // PerformanceMetrics are a [Response]'s timings; all are non-negative.
@@ -135,7 +162,7 @@ const (
 // HealthOutput is the output of rag_health_check (seed 002's Health Status).
 type HealthOutput struct {
 	OverallStatus      string                    `json:"overall_status" jsonschema:"healthy: every pipeline healthy and the table reachable; unavailable: the table unreachable or every pipeline unavailable; else degraded"`
-	PipelineStatuses   map[string]PipelineHealth `json:"pipeline_statuses" jsonschema:"basic, basic_rerank and crag, from the caller's own calls in the last hour"`
+	PipelineStatuses   map[string]PipelineHealth `json:"pipeline_statuses" jsonschema:"every pipeline (basic, basic_rerank, crag, graphrag, iris_global_graphrag), from the caller's own calls in the last hour"`
 	DatabaseStatus     DatabaseHealth            `json:"database_status"`
 	PerformanceMetrics HealthMetrics             `json:"performance_metrics"`
 	LastUpdated        string                    `json:"last_updated" jsonschema:"when this check ran (RFC 3339)"`

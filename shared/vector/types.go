@@ -51,7 +51,7 @@ type DeleteStoreOutput struct {
 	Status    string `json:"status" jsonschema:"deleted"`
 	Alias     string `json:"alias"`
 	Documents int    `json:"removed_documents" jsonschema:"document records removed"`
-	Objects   int    `json:"removed_objects" jsonschema:"shard and manifest objects removed"`
+	Objects   int    `json:"removed_objects" jsonschema:"shard, graph, report and manifest objects removed"`
 }
 
 // IngestInput is the input of vector_document_ingest. Exactly one of
@@ -133,6 +133,9 @@ type RetrieveInput struct {
 	Filter   map[string][]string `json:"filter,omitempty" jsonschema:"metadata key -> accepted values; a chunk must match every key"`
 	NProbe   int                 `json:"nprobe,omitempty" jsonschema:"for stores large enough to have an inverted-file index: how many of its clusters the vector search scans, 1-2048 (default: a sixteenth of them, at least 8); more finds more of the exact nearest chunks, slower"`
 	ThreadID string              `json:"thread_id,omitempty" jsonschema:"the conversation this search serves; accepted and ignored by retrieval"`
+	// GraphTraversalDepth, when set, fuses the stores' entity graphs into
+	// the ranking (rag_graphrag).
+	GraphTraversalDepth *int `json:"graph_traversal_depth,omitempty" jsonschema:"set to also rank chunks by the stores' entity graphs: entities the question names, expanded this many relations (0-5), chunks scored by Personalized PageRank and fused with hybrid search by reciprocal rank (each document's score is then its rrf_score); mode must be hybrid"`
 }
 
 // Document is one retrieved chunk.
@@ -147,12 +150,13 @@ type Document struct {
 
 // RetrieveOutput is the output of optimizer_vs-retriever and [Service.Retrieve].
 type RetrieveOutput struct {
-	Documents      []Document `json:"documents" jsonschema:"best first"`
-	SearchedStores []string   `json:"searched_stores" jsonschema:"aliases of the stores searched"`
-	ContextInput   string     `json:"context_input" jsonschema:"the question used for the search"`
-	Mode           string     `json:"mode"`
-	Provider       string     `json:"provider" jsonschema:"the embedding provider used for the question; empty when no embedding was needed (mode bm25)"`
-	Model          string     `json:"model" jsonschema:"the embedding model used; empty in mode bm25"`
+	Documents      []Document   `json:"documents" jsonschema:"best first"`
+	SearchedStores []string     `json:"searched_stores" jsonschema:"aliases of the stores searched"`
+	ContextInput   string       `json:"context_input" jsonschema:"the question used for the search"`
+	Mode           string       `json:"mode"`
+	Provider       string       `json:"provider" jsonschema:"the embedding provider used for the question; empty when no embedding was needed (mode bm25)"`
+	Model          string       `json:"model" jsonschema:"the embedding model used; empty in mode bm25"`
+	Graph          *GraphSearch `json:"graph,omitempty" jsonschema:"what the entity graph contributed, when graph_traversal_depth was set"`
 }
 
 // StorageInput is the input of optimizer_vs-storage.
