@@ -175,6 +175,8 @@ type templateData struct {
 	// The tenant role's documents (tenantRoleDocuments) and the stack's id
 	// for the bucket's name in them.
 	TenantRolePolicy, TenantBoundary, TenantTrust, StackUUID string
+	// The facade's callback path and the Cognito tenant claim.
+	OAuthCallbackPath, CognitoTenantClaim string
 }
 
 // The RAG pipeline's state machine in the template.
@@ -271,6 +273,26 @@ const requestStateKeys = `!If [HasRequestStateKeysVersion, ` +
 	`!Sub "{{resolve:secretsmanager:${` + RequestStateKeysLogicalID + `}:SecretString:::${RequestStateKeysVersion}}}", ` +
 	`!Sub "{{resolve:secretsmanager:${` + RequestStateKeysLogicalID + `}:SecretString}}"]`
 
+// OAuth with the stack's own identity provider: when OAuthResource is set
+// and OAuthIssuer is not (condition UseCognito), the template creates a
+// Cognito user pool, its domain and the facade's app client there, and the
+// secret of the facade's signing keys.
+const (
+	UseCognito                = "UseCognito"
+	UserPoolLogicalID         = "UserPool"
+	UserPoolClientLogicalID   = "UserPoolClient"
+	OAuthSigningKeysLogicalID = "OAuthSigningKeys"
+	// CognitoTenantClaim is the ID token claim of the user pool's custom
+	// attribute tenant, which only administrators may set.
+	CognitoTenantClaim = "custom:tenant"
+)
+
+// oauthSigningKeys is the reference the gateway reads its signing keys
+// with: the secret's ARN, with the version the OAuthSigningKeysVersion
+// parameter names, if any (a changed variable starts fresh instances, which
+// read the secret again; README, rotating the keys).
+const oauthSigningKeys = `!If [HasOAuthSigningKeysVersion, !Sub "${` + OAuthSigningKeysLogicalID + `}#${OAuthSigningKeysVersion}", !Ref ` + OAuthSigningKeysLogicalID + `]`
+
 // functionArn returns the ARN of the stack's function named name.
 func functionArn(name string) string {
 	return "!Sub arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${AWS::StackName}-" + name
@@ -329,8 +351,15 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 			envVar{config.EnvOAuthResource, "!Ref OAuthResource"},
 			envVar{config.EnvOAuthIssuer, "!Ref OAuthIssuer"},
 			envVar{config.EnvOAuthJWKSURL, "!Ref OAuthJwksUrl"},
-			envVar{config.EnvOAuthTenantClaim, "!Ref OAuthTenantClaim"},
+			envVar{config.EnvOAuthTenantClaim, `!If [HasOAuthTenantClaim, !Ref OAuthTenantClaim, !If [` + UseCognito + `, "` + CognitoTenantClaim + `", !Ref "AWS::NoValue"]]`},
 			envVar{config.EnvOAuthPrincipalClaim, "!Ref OAuthPrincipalClaim"},
+			// With no external issuer, the facade in front of the stack's
+			// Cognito user pool; the signing keys' secret by ARN, read at
+			// cold start (package config/secrets).
+			envVar{config.EnvOAuthFacade, `!If [` + UseCognito + `, "on", "off"]`},
+			envVar{config.EnvOAuthProviderIssuer, `!If [` + UseCognito + `, !Sub "https://cognito-idp.${AWS::Region}.${AWS::URLSuffix}/${` + UserPoolLogicalID + `}", !Ref "AWS::NoValue"]`},
+			envVar{config.EnvOAuthProviderClientID, `!If [` + UseCognito + `, !Ref ` + UserPoolClientLogicalID + `, !Ref "AWS::NoValue"]`},
+			envVar{config.EnvOAuthSigningKeys, `!If [` + UseCognito + `, ` + oauthSigningKeys + `, !Ref "AWS::NoValue"]`},
 		)
 		var arns []string
 		for _, t := range targets {
@@ -347,6 +376,7 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 			{Sid: "KeepOAuthClients", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{"!GetAtt Table.Arn"},
 				LeadingKeys: []string{oauth.ClientPartition, oauth.ClientPartition + "#rate", oauth.SpentPartition}},
 			{Sid: "KeepRateLimits", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{"!GetAtt Table.Arn"}, LeadingKeyPatterns: []string{tenant.Key("*") + "limits"}},
+			{Sid: "ReadOAuthSigningKeys", Condition: UseCognito, Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + OAuthSigningKeysLogicalID}},
 		}
 		tf.Routes = Routes
 		return tf
@@ -555,6 +585,7 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 		PK: store.AttrPK, SK: store.AttrSK, ExpiresAt: store.AttrExpiresAt,
 		OriginsPattern: originsPattern, TenantPattern: tenantPattern,
 		DefaultRetention: DefaultLogRetentionDays, BucketName: bucketName, StackUUID: stackUUID,
+		OAuthCallbackPath: oauth.PathCallback, CognitoTenantClaim: CognitoTenantClaim,
 	}
 	data.TenantRolePolicy, data.TenantBoundary, data.TenantTrust = tenantRoleDocuments()
 	for _, d := range logRetentionValues {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -25,6 +26,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/oauth"
 	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/tenantcreds"
 )
@@ -399,11 +401,18 @@ func TestTheGatewayCanOnlyInvokeTheStackAndReadApiKeys(t *testing.T) {
 			config.EnvRequestStateKeys: ifv("HasRequestStateKeysVersion",
 				sub("{{resolve:secretsmanager:${RequestStateKeys}:SecretString:::${RequestStateKeysVersion}}}"),
 				sub("{{resolve:secretsmanager:${RequestStateKeys}:SecretString}}")),
-			config.EnvOAuthResource:       ref("OAuthResource"),
-			config.EnvOAuthIssuer:         ref("OAuthIssuer"),
-			config.EnvOAuthJWKSURL:        ref("OAuthJwksUrl"),
-			config.EnvOAuthTenantClaim:    ref("OAuthTenantClaim"),
-			config.EnvOAuthPrincipalClaim: ref("OAuthPrincipalClaim"),
+			config.EnvOAuthResource: ref("OAuthResource"),
+			config.EnvOAuthIssuer:   ref("OAuthIssuer"),
+			config.EnvOAuthJWKSURL:  ref("OAuthJwksUrl"),
+			config.EnvOAuthTenantClaim: ifv("HasOAuthTenantClaim", ref("OAuthTenantClaim"),
+				ifv(UseCognito, CognitoTenantClaim, ref("AWS::NoValue"))),
+			config.EnvOAuthPrincipalClaim:   ref("OAuthPrincipalClaim"),
+			config.EnvOAuthFacade:           ifv(UseCognito, "on", "off"),
+			config.EnvOAuthProviderIssuer:   ifv(UseCognito, sub("https://cognito-idp.${AWS::Region}.${AWS::URLSuffix}/${UserPool}"), ref("AWS::NoValue")),
+			config.EnvOAuthProviderClientID: ifv(UseCognito, ref(UserPoolClientLogicalID), ref("AWS::NoValue")),
+			config.EnvOAuthSigningKeys: ifv(UseCognito,
+				ifv("HasOAuthSigningKeysVersion", sub("${OAuthSigningKeys}#${OAuthSigningKeysVersion}"), ref(OAuthSigningKeysLogicalID)),
+				ref("AWS::NoValue")),
 		}},
 		"Policies": []any{map[string]any{"Statement": []any{
 			map[string]any{
@@ -430,7 +439,13 @@ func TestTheGatewayCanOnlyInvokeTheStackAndReadApiKeys(t *testing.T) {
 				"Resource":  []any{getAtt("Table.Arn")},
 				"Condition": map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": strs("t#*#limits")}},
 			},
-		}}},
+		}},
+			// The facade's signing keys, only with the stack's Cognito.
+			ifv(UseCognito, map[string]any{"Statement": []any{map[string]any{
+				"Sid": "ReadOAuthSigningKeys", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
+				"Resource": []any{ref(OAuthSigningKeysLogicalID)},
+			}}}, ref("AWS::NoValue")),
+		},
 	}
 	if diff := cmp.Diff(want, only(got, want)); diff != "" {
 		t.Errorf("gateway mismatch (-want +got):\n%s", diff)
@@ -618,6 +633,7 @@ func TestOutputsGiveTheMcpUrlAndTheStores(t *testing.T) {
 		"TableName":        ref("Table"),
 		"BucketName":       ref("Bucket"),
 		"RequestStateKeys": ref(RequestStateKeysLogicalID),
+		"UserPoolId":       ref(UserPoolLogicalID),
 		"CreateApiKey":     sub("AWS_REGION=${AWS::Region} go run ./scripts/apikey create --table ${Table} --tenant TENANT --principal WHO"),
 	}
 	got := map[string]any{}
@@ -733,12 +749,15 @@ func jsonText(t *testing.T, v any) string {
 // so no choice of parameters may leave one empty.
 func TestNoPolicyIsEmptyUnderAnyParameters(t *testing.T) {
 	p := readTemplate(t)
-	conds := slices.Sorted(maps.Keys(p.raw["Conditions"].(map[string]any)))
 	for _, id := range p.serverlessFunctions() {
 		policies, ok := props(p.resource(t, id))["Policies"].([]any)
 		if !ok {
 			continue
 		}
+		// Every combination of the conditions its policies use.
+		used := map[string]bool{}
+		conditionsOf(policies, used)
+		conds := slices.Sorted(maps.Keys(used))
 		for mask := range 1 << len(conds) {
 			truth := map[string]bool{}
 			for i, c := range conds {
@@ -750,6 +769,23 @@ func TestNoPolicyIsEmptyUnderAnyParameters(t *testing.T) {
 					t.Fatalf("%s: with conditions %v, policy %d has no statements: %v", id, truth, i, doc)
 				}
 			}
+		}
+	}
+}
+
+// conditionsOf adds the conditions the Fn::If functions in v name to into.
+func conditionsOf(v any, into map[string]bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		if args, ok := v["Fn::If"].([]any); ok && len(args) == 3 {
+			into[args[0].(string)] = true
+		}
+		for _, e := range v {
+			conditionsOf(e, into)
+		}
+	case []any:
+		for _, e := range v {
+			conditionsOf(e, into)
 		}
 	}
 }
@@ -829,5 +865,94 @@ func TestTheTenantRoleHoldsTenantcredsDocuments(t *testing.T) {
 				t.Errorf("unexpected variable %s in %s", v, doc)
 			}
 		}
+	}
+}
+
+// TestWithoutAnExternalIssuerTheStackHasCognito checks OAuth's default
+// identity provider: with OAuthResource set and no OAuthIssuer, a Cognito
+// user pool whose users cannot write their own tenant, its domain, the
+// facade's public app client (authorization code, openid and email, the one
+// callback on OAuthResource's host) and the generated secret of the facade's
+// signing keys, which only the gateway may read.
+func TestWithoutAnExternalIssuerTheStackHasCognito(t *testing.T) {
+	p := readTemplate(t)
+	want := map[string]any{"Fn::And": []any{
+		map[string]any{"Fn::Not": []any{map[string]any{"Fn::Equals": []any{ref("OAuthResource"), ""}}}},
+		map[string]any{"Fn::Equals": []any{ref("OAuthIssuer"), ""}},
+	}}
+	if diff := cmp.Diff(want, p.raw["Conditions"].(map[string]any)[UseCognito]); diff != "" {
+		t.Errorf("condition %s mismatch (-want +got):\n%s", UseCognito, diff)
+	}
+	for _, id := range []string{UserPoolLogicalID, "UserPoolDomain", UserPoolClientLogicalID, OAuthSigningKeysLogicalID} {
+		if c := p.resource(t, id)["Condition"]; c != UseCognito {
+			t.Errorf("%s has condition %v, want %s", id, c, UseCognito)
+		}
+	}
+	pool := props(p.resource(t, UserPoolLogicalID))
+	if pool["AdminCreateUserConfig"].(map[string]any)["AllowAdminCreateUserOnly"] != true {
+		t.Errorf("the user pool lets anyone sign up: %v", pool["AdminCreateUserConfig"])
+	}
+	if !strings.Contains(jsonText(t, pool["Schema"]), `"Name":"tenant"`) {
+		t.Errorf("the user pool has no tenant attribute: %v", pool["Schema"])
+	}
+	domain := props(p.resource(t, "UserPoolDomain"))
+	if diff := cmp.Diff(ref(UserPoolLogicalID), domain["UserPoolId"]); diff != "" {
+		t.Errorf("the domain's pool mismatch (-want +got):\n%s", diff)
+	}
+
+	client := props(p.resource(t, UserPoolClientLogicalID))
+	wantClient := map[string]any{
+		"UserPoolId": ref(UserPoolLogicalID), "GenerateSecret": false, "AllowedOAuthFlowsUserPoolClient": true,
+		"AllowedOAuthFlows": strs("code"), "AllowedOAuthScopes": strs("openid", "email"), "SupportedIdentityProviders": strs("COGNITO"),
+		"CallbackURLs": []any{map[string]any{"Fn::Sub": []any{"https://${Host}" + oauth.PathCallback,
+			map[string]any{"Host": map[string]any{"Fn::Select": []any{2.0, map[string]any{"Fn::Split": []any{"/", ref("OAuthResource")}}}}}}}},
+		"WriteAttributes": strs("email"),
+	}
+	if diff := cmp.Diff(wantClient, only(client, wantClient)); diff != "" {
+		t.Errorf("app client mismatch (-want +got):\n%s", diff)
+	}
+	if !slices.Contains(client["ReadAttributes"].([]any), any(CognitoTenantClaim)) {
+		t.Errorf("the app client cannot read %s: %v", CognitoTenantClaim, client["ReadAttributes"])
+	}
+	// The callback's host, !Select [2, !Split ["/", OAuthResource]], is the
+	// facade's issuer's host (authz: the resource's origin) for every value
+	// the parameter accepts.
+	pattern := regexp.MustCompile(p.raw["Parameters"].(map[string]any)["OAuthResource"].(map[string]any)["AllowedPattern"].(string))
+	for _, r := range []string{"https://abc.execute-api.eu-west-1.amazonaws.com/mcp", "https://mcp.example.com:8443/v1/mcp", "https://x.example.com/mcp/mcp"} {
+		if !pattern.MatchString(r) {
+			t.Errorf("OAuthResource refuses %s", r)
+			continue
+		}
+		u, _ := url.Parse(r)
+		if host := strings.Split(r, "/")[2]; host != u.Host {
+			t.Errorf("the callback of %s would be on %s, not %s", r, host, u.Host)
+		}
+	}
+	for _, r := range []string{"https://a.example.com", "http://a.example.com/mcp", "https://a.example.com/mcpx"} {
+		if pattern.MatchString(r) {
+			t.Errorf("OAuthResource accepts %s", r)
+		}
+	}
+
+	secret, err := p.typed.GetSecretsManagerSecretWithName(OAuthSigningKeysLogicalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := secret.GenerateSecretString
+	if g == nil || deref(g.SecretStringTemplate) != "{}" || deref(g.GenerateStringKey) != "fk1" || deref(g.PasswordLength) < oauth.MinSeedBytes {
+		t.Fatalf("GenerateSecretString = %+v, want {} with fk1: at least %d characters", g, oauth.MinSeedBytes)
+	}
+	if _, err := oauth.DeriveSigningKey("fk1", []byte(strings.Repeat("a", deref(g.PasswordLength)))); err != nil {
+		t.Errorf("a generated seed gives no key: %v", err)
+	}
+	for _, f := range Functions(catalog.Default()) {
+		mentions := strings.Contains(jsonText(t, p.resource(t, f.LogicalID)), OAuthSigningKeysLogicalID)
+		if mentions != (f.Path == GatewayPath) {
+			t.Errorf("%s names the signing keys' secret: %v; only the gateway should", f.Path, mentions)
+		}
+	}
+	rule := jsonText(t, p.raw["Rules"].(map[string]any)["OAuthIssuerNeedsResource"])
+	if !strings.Contains(rule, `"RuleCondition":{"Fn::Not":[{"Fn::Equals":[{"Ref":"OAuthIssuer"},""]}]}`) || !strings.Contains(rule, `"Assert":{"Fn::Not":[{"Fn::Equals":[{"Ref":"OAuthResource"},""]}]}`) {
+		t.Errorf("rule OAuthIssuerNeedsResource = %s, want OAuthIssuer to need OAuthResource", rule)
 	}
 }
