@@ -338,8 +338,9 @@ var (
 		"shared/config/tenantscoped", "shared/tenantcreds"}
 	everyClient = []string{"dynamodb", "sts"}
 	// The gateway keeps its own role (the _apikeys partition belongs to no
-	// tenant): no STS.
-	gatewayClients = []string{"dynamodb"}
+	// tenant): no STS. It reads the OAuth facade's signing keys from
+	// Secrets Manager at cold start (config/secrets).
+	gatewayClients = []string{"dynamodb", "secretsmanager"}
 	// The domain code each family's bindings may link. A function of package
 	// ragfn links the retriever's bindings and package local too: run alone,
 	// without a state machine (sam local invoke), it runs its steps in process.
@@ -356,7 +357,8 @@ var (
 	// call for each. No function links the SDK's Lambda client: package
 	// invoke/lambdaapi makes the one call it needs itself.
 	blobsCode     = []string{"shared/config/blobs", "shared/store/localfs", "shared/store/s3"}
-	providersCode = []string{"shared/config/providers", "shared/provider/bedrock", "shared/provider/openai"}
+	// The providers' API keys come from Secrets Manager (config/secrets).
+	providersCode = []string{"shared/config/providers", "shared/config/secrets", "shared/provider/bedrock", "shared/provider/openai"}
 	pipelineCode  = []string{"shared/config/stepfunctions", "shared/pipeline/stepfunctions"}
 	invokerCode   = []string{"shared/config/invoker", "shared/invoke/lambdaapi"}
 	// The connector functions' sealer (a KMS key or a local key file) and
@@ -367,7 +369,7 @@ var (
 	// states (elicit), and the Lambda Invoke API to invoke the tools
 	// (invoke/lambdaapi, which needs no SDK client); the approval page.
 	gatewayCode = []string{"shared/apigw", "shared/apikey", "shared/approvalpage", "shared/catalog", "shared/coldstart", "shared/config", "shared/config/invoker",
-		"shared/config/authz", "shared/elicit", "shared/fault", "shared/gateway", "shared/netguard", "shared/oauth", "shared/invoke", "shared/invoke/lambdaapi", "shared/keyfile", "shared/launch/lambdagateway",
+		"shared/config/authz", "shared/config/secrets", "shared/elicit", "shared/fault", "shared/gateway", "shared/netguard", "shared/oauth", "shared/invoke", "shared/invoke/lambdaapi", "shared/keyfile", "shared/launch/lambdagateway",
 		"shared/ratelimit", "shared/rawjson", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant"}
 )
 
@@ -382,7 +384,7 @@ func allowed(f catalog.Function, binding string) (code, clients []string) {
 		code, clients = append(code, blobsCode...), append(clients, "s3")
 	}
 	if f.Embeds || f.Generates {
-		code, clients = append(code, providersCode...), append(clients, "bedrockruntime")
+		code, clients = append(code, providersCode...), append(clients, "bedrockruntime", "secretsmanager")
 	}
 	if f.Pipeline {
 		code, clients = append(code, pipelineCode...), append(clients, "sfn")
