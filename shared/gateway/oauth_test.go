@@ -139,6 +139,9 @@ func TestAccessTokensAreCheckedBesideAPIKeys(t *testing.T) {
 		{"AReadScopeCannotCallAMutatingToolThroughTheGoSDK", read, createViaSDK, 403, `scope="switchboard:memory"`},
 		{"AnExpiredTokenIsRefused", with(func(c map[string]any) { c["exp"] = time.Now().Add(-2 * time.Minute).Unix() }), getContext, 401, invalid},
 		{"ATokenForAnotherResourceIsRefused", with(func(c map[string]any) { c["aud"] = "https://other.example.com/mcp" }), getContext, 401, invalid},
+		// An ID token of the same issuer: its audience is a client, not this resource.
+		{"ATokenForAClientRatherThanAResourceIsRefused", with(func(c map[string]any) { c["aud"] = "switchboard-client" }), getContext, 401, invalid},
+		{"ATokenWithoutAnAudienceIsRefused", with(func(c map[string]any) { delete(c, "aud") }), getContext, 401, invalid},
 		{"ATokenOfAnotherIssuerIsRefused", with(func(c map[string]any) { c["iss"] = "https://evil.example.com" }), getContext, 401, invalid},
 		{"AnUnsignedTokenIsRefused", is.mint(t, "none", is.claims(resource, oauth.ScopeWrite)), getContext, 401, invalid},
 		{"AnUnknownAPIKeyIsRefused", "sb_notakey", getContext, 401, `resource_metadata="` + url + `/.well-known/oauth-protected-resource/mcp"`},
