@@ -82,6 +82,11 @@ type Tool struct {
 	Visibility                Visibility
 	// Mutates marks a tool that changes state: each call appends an audit event.
 	Mutates bool
+	// Deletes marks a tool whose function deletes table items (a delete or
+	// a transaction's delete): only such functions are granted
+	// dynamodb:DeleteItem, and any other gets a table that refuses deletes
+	// (lambdafn), so a missing mark fails the tests, not a deployment.
+	Deletes bool
 	Limits  Limits
 	// Table and Blobs are the function's store access.
 	Table, Blobs Access
@@ -138,6 +143,8 @@ type Trigger struct {
 	// Table and Blobs are its store access.
 	Table, Blobs      Access
 	Embeds, Generates bool
+	// Deletes: see [Tool].
+	Deletes bool
 	// S3 names the events of the template's bucket that invoke it.
 	S3 *S3Events
 }
@@ -211,8 +218,11 @@ type Function struct {
 	// Tools and Resources are what it serves; both are empty for a trigger.
 	Tools     []string
 	Resources []string
-	// Pipeline, Embeds, Generates and Connects: see [Tool]; true if any entry it serves says so.
-	Pipeline, Embeds, Generates, Connects bool
+	// Pipeline, Embeds, Generates, Connects and Deletes: see [Tool]; true if any entry it serves says so.
+	Pipeline, Embeds, Generates, Connects, Deletes bool
+	// Public reports that it serves a public tool or a resource: one the
+	// gateway may invoke. Internal steps and triggers are not.
+	Public bool
 	// Trigger is set for a function an event source invokes.
 	Trigger *Trigger
 }
@@ -288,6 +298,8 @@ func checkTool(t *Tool) error {
 		return fmt.Errorf("catalog: tool %q has visibility %q", t.Name, t.Visibility)
 	case t.Mutates && t.Table != ReadWrite:
 		return fmt.Errorf("catalog: tool %q mutates, so it writes audit events, so it needs table read-write", t.Name)
+	case t.Deletes && t.Table != ReadWrite:
+		return fmt.Errorf("catalog: tool %q deletes items, so it needs table read-write", t.Name)
 	case t.Blobs == ReadPut:
 		return fmt.Errorf("catalog: tool %q: %s is a level of table access only", t.Name, ReadPut)
 	case t.Limits.Timeout <= 0 || t.Limits.MemoryMB <= 0:
@@ -413,17 +425,19 @@ func (c *Catalog) buildFunctions() []Function {
 		merge(f, t.Limits, t.Table, t.Blobs, t.BlobKeys)
 		f.Pipeline, f.Embeds, f.Generates = f.Pipeline || t.Pipeline, f.Embeds || t.Embeds, f.Generates || t.Generates
 		f.Connects = f.Connects || t.Connects
+		f.Deletes, f.Public = f.Deletes || t.Deletes, f.Public || t.Visibility == Public
 		f.Invokes = append(f.Invokes, t.Invokes...)
 	}
 	for _, t := range c.triggers {
 		f := get(t.Function, t.Family)
 		f.Trigger = t
 		merge(f, t.Limits, t.Table, t.Blobs, nil)
-		f.Embeds, f.Generates = f.Embeds || t.Embeds, f.Generates || t.Generates
+		f.Embeds, f.Generates, f.Deletes = f.Embeds || t.Embeds, f.Generates || t.Generates, f.Deletes || t.Deletes
 	}
 	for _, r := range c.resources {
 		f := get(r.Function, r.Family)
 		f.Resources = append(f.Resources, r.URI+r.URITemplate)
+		f.Public = true
 		merge(f, r.Limits, r.Table, r.Blobs, nil)
 	}
 	out := make([]Function, 0, len(byPath))

@@ -356,7 +356,7 @@ var (
 	// What the openers of package config link, and the catalog facts that
 	// call for each. No function links the SDK's Lambda client: package
 	// invoke/lambdaapi makes the one call it needs itself.
-	blobsCode     = []string{"shared/config/blobs", "shared/store/localfs", "shared/store/s3"}
+	blobsCode = []string{"shared/config/blobs", "shared/store/localfs", "shared/store/s3"}
 	// The providers' API keys come from Secrets Manager (config/secrets).
 	providersCode = []string{"shared/config/providers", "shared/config/secrets", "shared/provider/bedrock", "shared/provider/openai"}
 	pipelineCode  = []string{"shared/config/stepfunctions", "shared/pipeline/stepfunctions"}

@@ -105,9 +105,10 @@ type Function struct {
 	// Serves names the tools and resources it serves; empty for the gateway
 	// and for triggers.
 	Serves []string
-	// Pipeline, Embeds, Generates, Connects and Trigger are the catalog's, see [catalog.Function].
-	Pipeline, Embeds, Generates, Connects bool
-	Trigger                               *catalog.Trigger
+	// Pipeline, Embeds, Generates, Connects, Deletes, Public and Trigger
+	// are the catalog's, see [catalog.Function].
+	Pipeline, Embeds, Generates, Connects, Deletes, Public bool
+	Trigger                                                *catalog.Trigger
 }
 
 // Functions returns every function the template deploys: the gateway first,
@@ -123,6 +124,7 @@ func Functions(cat *catalog.Catalog) []Function {
 			Limits: f.Limits, Table: f.Table, Blobs: f.Blobs, BlobKeys: f.BlobKeys, Invokes: f.Invokes,
 			Serves:   append(append([]string(nil), f.Tools...), f.Resources...),
 			Pipeline: f.Pipeline, Embeds: f.Embeds, Generates: f.Generates, Connects: f.Connects, Trigger: f.Trigger,
+			Deletes: f.Deletes, Public: f.Public,
 		})
 	}
 	return out
@@ -130,11 +132,14 @@ func Functions(cat *catalog.Catalog) []Function {
 
 // The IAM actions each level of access grants. TransactWriteItems has no
 // action of its own: each item in a transaction is authorised by PutItem,
-// DeleteItem or ConditionCheckItem, so read-write grants those three.
+// DeleteItem or ConditionCheckItem, so read-write grants PutItem and
+// ConditionCheckItem, and DeleteItem too for a function whose catalog entry
+// deletes.
 var (
 	tableRead        = []string{"dynamodb:GetItem", "dynamodb:Query"}
 	tablePut         = []string{"dynamodb:PutItem"}
-	tableWrite       = []string{"dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}
+	tableWrite       = []string{"dynamodb:PutItem", "dynamodb:ConditionCheckItem"}
+	tableDelete      = []string{"dynamodb:DeleteItem"}
 	bucketObjectRead = []string{"s3:GetObject"}
 	bucketObjectRW   = []string{"s3:PutObject", "s3:DeleteObject"}
 )
@@ -293,6 +298,15 @@ const (
 // read the secret again; README, rotating the keys).
 const oauthSigningKeys = `!If [HasOAuthSigningKeysVersion, !Sub "${` + OAuthSigningKeysLogicalID + `}#${OAuthSigningKeysVersion}", !Ref ` + OAuthSigningKeysLogicalID + `]`
 
+// OpenAIApiKeyLogicalID is the secret holding the OpenAIApiKey parameter's
+// value, which the functions that embed or generate read at cold start.
+const OpenAIApiKeyLogicalID = "OpenAIApiKeySecret"
+
+// HasKmsKey is the condition of a customer-managed KMS key (parameter
+// KmsKeyArn) for the table, the bucket, the log groups and the secrets;
+// without it, AWS-managed keys.
+const HasKmsKey = "HasKmsKey"
+
 // functionArn returns the ARN of the stack's function named name.
 func functionArn(name string) string {
 	return "!Sub arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${AWS::StackName}-" + name
@@ -332,8 +346,9 @@ func bedrockModel(kind, cond, param, def string) string {
 // logical ID is id.
 func logGroupID(id string) string { return strings.TrimSuffix(id, "Function") + "LogGroup" }
 
-// templateFunctionOf describes f for the template. targets are the functions
-// the gateway may invoke: exactly those, by name, and not itself.
+// templateFunctionOf describes f for the template. The gateway may invoke
+// exactly the public functions of targets (those serving a public tool or a
+// resource), by name: not itself, not a trigger, not an internal step.
 func templateFunctionOf(f Function, targets []Function) templateFunction {
 	tf := templateFunction{
 		LogicalID: f.LogicalID, LogGroupID: logGroupID(f.LogicalID), Name: f.Name,
@@ -363,7 +378,7 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 		)
 		var arns []string
 		for _, t := range targets {
-			if t.Path != GatewayPath && t.Trigger == nil {
+			if t.Public {
 				arns = append(arns, functionArn(t.Name))
 			}
 		}
@@ -377,6 +392,8 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 				LeadingKeys: []string{oauth.ClientPartition, oauth.ClientPartition + "#rate", oauth.SpentPartition}},
 			{Sid: "KeepRateLimits", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{"!GetAtt Table.Arn"}, LeadingKeyPatterns: []string{tenant.Key("*") + "limits"}},
 			{Sid: "ReadOAuthSigningKeys", Condition: UseCognito, Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + OAuthSigningKeysLogicalID}},
+			// The signing keys' secret, with a customer-managed key.
+			{Sid: "UseKmsKey", Condition: HasKmsKey, Actions: []string{"kms:Decrypt"}, Resources: []string{"!Ref KmsKeyArn"}},
 		}
 		tf.Routes = Routes
 		return tf
@@ -400,7 +417,11 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 	case catalog.ReadPut:
 		tf.Statements = append(tf.Statements, own(statement{Sid: "TableReadPut", Actions: concat(tableRead, tablePut), Resources: []string{"!GetAtt Table.Arn"}}))
 	case catalog.ReadWrite:
-		tf.Statements = append(tf.Statements, own(statement{Sid: "TableReadWrite", Actions: concat(tableRead, tableWrite), Resources: []string{"!GetAtt Table.Arn"}}))
+		actions := concat(tableRead, tableWrite)
+		if f.Deletes {
+			actions = concat(actions, tableDelete)
+		}
+		tf.Statements = append(tf.Statements, own(statement{Sid: "TableReadWrite", Actions: actions, Resources: []string{"!GetAtt Table.Arn"}}))
 	}
 	if f.Table != catalog.NoAccess || f.Blobs != catalog.NoAccess {
 		tf.Env = append(tf.Env,
@@ -460,7 +481,18 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 		tf.Env = append(tf.Env, envVar{config.EnvConnectorKey, "!GetAtt " + ConnectorKeyLogicalID + ".Arn"})
 	}
 	if f.Embeds || f.Generates {
-		tf.Env = append(tf.Env, envVar{envOpenAIBaseURL, ifSet("HasOpenAIBaseUrl", "OpenAIBaseUrl")}, envVar{envOpenAIAPIKey, ifSet("HasOpenAIApiKey", "OpenAIApiKey")})
+		// The key's secret by ARN, read at cold start (config/secrets): the
+		// key itself is never in the environment.
+		tf.Env = append(tf.Env, envVar{envOpenAIBaseURL, ifSet("HasOpenAIBaseUrl", "OpenAIBaseUrl")},
+			envVar{envOpenAIAPIKey, `!If [HasOpenAIApiKey, !Ref ` + OpenAIApiKeyLogicalID + `, !Ref "AWS::NoValue"]`})
+		tf.Statements = append(tf.Statements, statement{Sid: "ReadProviderKeys", Condition: "HasOpenAIApiKey",
+			Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + OpenAIApiKeyLogicalID}})
+	}
+	if f.Blobs != catalog.NoAccess || f.Embeds || f.Generates {
+		// With a customer-managed key: the bucket's objects (SSE-KMS) and the
+		// provider's secret are decrypted, and objects encrypted, with it.
+		tf.Statements = append(tf.Statements, statement{Sid: "UseKmsKey", Condition: HasKmsKey,
+			Actions: []string{"kms:Decrypt", "kms:GenerateDataKey"}, Resources: []string{"!Ref KmsKeyArn"}})
 	}
 	return tf
 }

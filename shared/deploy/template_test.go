@@ -111,16 +111,22 @@ func (p parsed) serverlessFunctions() []string {
 // template must say exactly this.
 type grants struct{ table, bucketList, bucketObjects []string }
 
-func grantsFor(table, blobs catalog.Access) grants {
+// grantsFor is what f's access allows: DeleteItem only to a function whose
+// catalog entry deletes.
+func grantsFor(f catalog.Function) grants {
 	var g grants
-	switch table {
+	switch f.Table {
 	case catalog.Read:
 		g.table = []string{"dynamodb:GetItem", "dynamodb:Query"}
 	case catalog.ReadPut:
 		g.table = []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem"}
 	case catalog.ReadWrite:
-		g.table = []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}
+		g.table = []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:ConditionCheckItem"}
+		if f.Deletes {
+			g.table = append(g.table, "dynamodb:DeleteItem")
+		}
 	}
+	blobs := f.Blobs
 	switch blobs {
 	case catalog.Read:
 		g.bucketList, g.bucketObjects = []string{"s3:ListBucket"}, []string{"s3:GetObject"}
@@ -153,7 +159,7 @@ func wantToolFunction(f catalog.Function) map[string]any {
 	}
 	// The table and the bucket are the function's own only with tenant
 	// isolation off; on, it assumes the tenant role.
-	g := grantsFor(f.Table, f.Blobs)
+	g := grantsFor(f)
 	if g.table != nil {
 		sid := map[catalog.Access]string{catalog.Read: "TableRead", catalog.ReadPut: "TableReadPut", catalog.ReadWrite: "TableReadWrite"}[f.Table]
 		onlyIf(TenantIsolationOff, map[string]any{"Sid": sid, "Effect": "Allow", "Action": strs(g.table...), "Resource": []any{getAtt("Table.Arn")}})
@@ -215,8 +221,15 @@ func wantToolFunction(f catalog.Function) map[string]any {
 		env[config.EnvConnectorKey] = getAtt(ConnectorKeyLogicalID + ".Arn")
 	}
 	if f.Embeds || f.Generates {
+		// The provider's key by its secret's ARN, never the key itself.
 		env[config.EnvOpenAIBaseURL] = ifv("HasOpenAIBaseUrl", ref("OpenAIBaseUrl"), noValue)
-		env[config.EnvOpenAIAPIKey] = ifv("HasOpenAIApiKey", ref("OpenAIApiKey"), noValue)
+		env[config.EnvOpenAIAPIKey] = ifv("HasOpenAIApiKey", ref(OpenAIApiKeyLogicalID), noValue)
+		onlyIf("HasOpenAIApiKey", map[string]any{"Sid": "ReadProviderKeys", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
+			"Resource": []any{ref(OpenAIApiKeyLogicalID)}})
+	}
+	if f.Blobs != catalog.NoAccess || f.Embeds || f.Generates {
+		onlyIf(HasKmsKey, map[string]any{"Sid": "UseKmsKey", "Effect": "Allow", "Action": strs("kms:Decrypt", "kms:GenerateDataKey"),
+			"Resource": []any{ref("KmsKeyArn")}})
 	}
 	want := map[string]any{
 		"FunctionName": sub("${AWS::StackName}-" + name),
@@ -358,6 +371,10 @@ func TestTheTemplateFollowsAccessForEveryLevel(t *testing.T) {
 			})
 		}
 	}
+	// A read-write function that deletes.
+	deletes := *tools[len(tools)-1]
+	deletes.Name, deletes.Function, deletes.Table, deletes.Deletes = "t_deletes", "test/t_deletes", catalog.ReadWrite, true
+	tools = append(tools, &deletes)
 	// Access narrowed to some keys, and a function invoking others.
 	narrowed := *tools[len(tools)-1]
 	narrowed.Name, narrowed.Function = "t_narrowed", "test/t_narrowed"
@@ -445,6 +462,9 @@ func TestTheGatewayCanOnlyInvokeTheStackAndReadApiKeys(t *testing.T) {
 				"Sid": "ReadOAuthSigningKeys", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
 				"Resource": []any{ref(OAuthSigningKeysLogicalID)},
 			}}}, ref("AWS::NoValue")),
+			ifv(HasKmsKey, map[string]any{"Statement": []any{map[string]any{
+				"Sid": "UseKmsKey", "Effect": "Allow", "Action": strs("kms:Decrypt"), "Resource": []any{ref("KmsKeyArn")},
+			}}}, ref("AWS::NoValue")),
 		},
 	}
 	if diff := cmp.Diff(want, only(got, want)); diff != "" {
@@ -506,14 +526,20 @@ func TestTheTableAndBucketAreProtectedAndKept(t *testing.T) {
 				},
 				"TimeToLiveSpecification":          map[string]any{"AttributeName": "expires_at", "Enabled": true},
 				"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
-				"SSESpecification":                 map[string]any{"SSEEnabled": true},
+				// KMS: the AWS-managed key, or KmsKeyArn's.
+				"SSESpecification": map[string]any{"SSEEnabled": true, "SSEType": "KMS",
+					"KMSMasterKeyId": ifv(HasKmsKey, ref("KmsKeyArn"), noValue)},
 			},
 		}},
 		{"Bucket", map[string]any{
 			"Type": "AWS::S3::Bucket", "DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain",
 			"Properties": map[string]any{
 				"BucketEncryption": map[string]any{"ServerSideEncryptionConfiguration": []any{
-					map[string]any{"ServerSideEncryptionByDefault": map[string]any{"SSEAlgorithm": "AES256"}},
+					map[string]any{
+						"ServerSideEncryptionByDefault": map[string]any{"SSEAlgorithm": ifv(HasKmsKey, "aws:kms", "AES256"),
+							"KMSMasterKeyID": ifv(HasKmsKey, ref("KmsKeyArn"), noValue)},
+						"BucketKeyEnabled": ifv(HasKmsKey, true, noValue),
+					},
 				}},
 				"VersioningConfiguration": map[string]any{"Status": "Enabled"},
 				"PublicAccessBlockConfiguration": map[string]any{
@@ -724,16 +750,48 @@ func TestFunctionNamesLeaveRoomForTheStackName(t *testing.T) {
 }
 
 // invokeTargets is what the gateway may invoke: every catalog function that
-// serves a tool or resource, by its exact name, and nothing else (not
-// itself, not a trigger, not another stack's).
+// serves a public tool or a resource, by its exact name, and nothing else
+// (not itself, not a trigger, not an internal step such as the pipeline's
+// or the search workers, not another stack's).
 func invokeTargets() []any {
+	cat := catalog.Default()
+	public := map[string]bool{}
+	for _, t := range cat.Tools() {
+		if t.Visibility == catalog.Public {
+			public[t.Function] = true
+		}
+	}
+	for _, r := range cat.Resources() {
+		public[r.Function] = true
+	}
 	var out []any
-	for _, f := range Functions(catalog.Default()) {
-		if f.Path != GatewayPath && f.Trigger == nil {
+	for _, f := range Functions(cat) {
+		if public[f.Path] {
 			out = append(out, sub("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${AWS::StackName}-"+f.Name))
 		}
 	}
 	return out
+}
+
+// TestTheGatewayCannotInvokeInternalFunctions: the functions of internal
+// tools alone (pipeline steps, search workers) and triggers are not among
+// what the gateway may invoke.
+func TestTheGatewayCannotInvokeInternalFunctions(t *testing.T) {
+	cat := catalog.Default()
+	internal := 0
+	targets := jsonText(t, props(readTemplate(t).resource(t, invoke.LogicalID(GatewayPath)))["Policies"])
+	for _, f := range cat.Functions() {
+		if f.Public {
+			continue
+		}
+		internal++
+		if strings.Contains(targets, "${AWS::StackName}-"+invoke.FunctionName(f.Path)+`"`) {
+			t.Errorf("the gateway may invoke %s, which serves no public tool or resource", f.Path)
+		}
+	}
+	if internal == 0 {
+		t.Fatal("the catalog has no internal function to check")
+	}
 }
 
 func jsonText(t *testing.T, v any) string {
@@ -954,5 +1012,69 @@ func TestWithoutAnExternalIssuerTheStackHasCognito(t *testing.T) {
 	rule := jsonText(t, p.raw["Rules"].(map[string]any)["OAuthIssuerNeedsResource"])
 	if !strings.Contains(rule, `"RuleCondition":{"Fn::Not":[{"Fn::Equals":[{"Ref":"OAuthIssuer"},""]}]}`) || !strings.Contains(rule, `"Assert":{"Fn::Not":[{"Fn::Equals":[{"Ref":"OAuthResource"},""]}]}`) {
 		t.Errorf("rule OAuthIssuerNeedsResource = %s, want OAuthIssuer to need OAuthResource", rule)
+	}
+}
+
+// TestKmsKeyArnEncryptsEverythingTheStackKeeps: with the KmsKeyArn parameter
+// set (condition HasKmsKey), the table, the bucket, every log group and every
+// secret use that key; without it, AWS-managed keys. The roles that decrypt
+// with it get it: readers of the bucket and of secrets.
+func TestKmsKeyArnEncryptsEverythingTheStackKeeps(t *testing.T) {
+	p := readTemplate(t)
+	key := ifv(HasKmsKey, ref("KmsKeyArn"), noValue)
+	if diff := cmp.Diff(map[string]any{"Fn::Not": []any{map[string]any{"Fn::Equals": []any{ref("KmsKeyArn"), ""}}}}, p.raw["Conditions"].(map[string]any)[HasKmsKey]); diff != "" {
+		t.Errorf("condition %s mismatch (-want +got):\n%s", HasKmsKey, diff)
+	}
+	logs, secrets := 0, 0
+	for id, r := range p.raw["Resources"].(map[string]any) {
+		res := r.(map[string]any)
+		switch res["Type"] {
+		case "AWS::Logs::LogGroup":
+			logs++
+			if diff := cmp.Diff(key, props(res)["KmsKeyId"]); diff != "" {
+				t.Errorf("log group %s: KmsKeyId mismatch (-want +got):\n%s", id, diff)
+			}
+		case "AWS::SecretsManager::Secret":
+			secrets++
+			if diff := cmp.Diff(key, props(res)["KmsKeyId"]); diff != "" {
+				t.Errorf("secret %s: KmsKeyId mismatch (-want +got):\n%s", id, diff)
+			}
+		}
+	}
+	if logs < len(Functions(catalog.Default())) || secrets < 3 {
+		t.Errorf("%d log groups and %d secrets; want every function's log group and the three secrets", logs, secrets)
+	}
+	param := p.raw["Parameters"].(map[string]any)["KmsKeyArn"].(map[string]any)
+	pattern := regexp.MustCompile(param["AllowedPattern"].(string))
+	for v, ok := range map[string]bool{"": true, "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab": true,
+		"alias/switchboard": false, "arn:aws:kms:eu-west-1:123456789012:alias/switchboard": false} {
+		if pattern.MatchString(v) != ok {
+			t.Errorf("KmsKeyArn accepts %q: %v, want %v", v, !ok, ok)
+		}
+	}
+	rule := jsonText(t, p.raw["Rules"].(map[string]any)["KmsKeyWithoutTenantIsolation"])
+	if !strings.Contains(rule, `{"Ref":"TenantIsolation"}`) {
+		t.Errorf("rule KmsKeyWithoutTenantIsolation = %s", rule)
+	}
+}
+
+// TestTheOpenAIKeyReachesFunctionsOnlyAsASecret: the key parameter becomes a
+// secret, which only the functions that embed or generate may read, and
+// whose ARN alone is in their environment; no function's environment holds
+// the parameter itself.
+func TestTheOpenAIKeyReachesFunctionsOnlyAsASecret(t *testing.T) {
+	p := readTemplate(t)
+	secret := p.resource(t, OpenAIApiKeyLogicalID)
+	if secret["Condition"] != "HasOpenAIApiKey" || !cmp.Equal(props(secret)["SecretString"], ref("OpenAIApiKey")) {
+		t.Errorf("secret %s = %v; want the OpenAIApiKey parameter, only when set", OpenAIApiKeyLogicalID, secret)
+	}
+	for _, f := range Functions(catalog.Default()) {
+		text := jsonText(t, p.resource(t, f.LogicalID))
+		if strings.Contains(text, `{"Ref":"OpenAIApiKey"}`) {
+			t.Errorf("%s gets the OpenAIApiKey parameter itself", f.Path)
+		}
+		if reads := strings.Contains(text, `"Sid":"ReadProviderKeys"`); reads != (f.Embeds || f.Generates) {
+			t.Errorf("%s may read the provider keys: %v; want %v", f.Path, reads, f.Embeds || f.Generates)
+		}
 	}
 }
