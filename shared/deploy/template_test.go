@@ -315,7 +315,8 @@ func TestEveryFunctionRunsOnArm64WithItsOwnLogGroup(t *testing.T) {
 			}
 			name := props(p.resource(t, id))["FunctionName"].(map[string]any)["Fn::Sub"].(string)
 			lgProps := props(p.resource(t, lg))
-			want := map[string]any{"LogGroupName": sub("/aws/lambda/" + name), "RetentionInDays": ref("LogRetentionDays")}
+			want := map[string]any{"LogGroupName": sub("/aws/lambda/" + name), "RetentionInDays": ref("LogRetentionDays"),
+				"KmsKeyId": ifv(HasKmsKey, ref("KmsKeyArn"), noValue)}
 			if diff := cmp.Diff(want, lgProps); diff != "" {
 				t.Errorf("log group %s mismatch (-want +got):\n%s", lg, diff)
 			}
