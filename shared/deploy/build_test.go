@@ -339,8 +339,9 @@ var (
 	everyClient = []string{"dynamodb", "sts"}
 	// The gateway keeps its own role (the _apikeys partition belongs to no
 	// tenant): no STS. It reads the OAuth facade's signing keys from
-	// Secrets Manager at cold start (config/secrets).
-	gatewayClients = []string{"dynamodb", "secretsmanager"}
+	// Secrets Manager at cold start with config/secrets, which needs no SDK
+	// client.
+	gatewayClients = []string{"dynamodb"}
 	// The domain code each family's bindings may link. A function of package
 	// ragfn links the retriever's bindings and package local too: run alone,
 	// without a state machine (sam local invoke), it runs its steps in process.
@@ -384,7 +385,7 @@ func allowed(f catalog.Function, binding string) (code, clients []string) {
 		code, clients = append(code, blobsCode...), append(clients, "s3")
 	}
 	if f.Embeds || f.Generates {
-		code, clients = append(code, providersCode...), append(clients, "bedrockruntime", "secretsmanager")
+		code, clients = append(code, providersCode...), append(clients, "bedrockruntime")
 	}
 	if f.Pipeline {
 		code, clients = append(code, pipelineCode...), append(clients, "sfn")

@@ -2,6 +2,7 @@ package secrets_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -62,5 +63,30 @@ func TestResolve(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{key, key + "#v2", secretstest.ARN("gone")}, sm.Reads()); diff != "" {
 		t.Fatalf("reads mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// A throttled read is tried again, up to three times in all.
+func TestResolveRetriesThrottling(t *testing.T) {
+	key := secretstest.ARN("openai")
+	sm := secretstest.New(t, map[string]string{key: "sk-1"})
+	useStandIn(t, sm)
+	for _, tc := range []struct {
+		name      string
+		throttled int
+		ok        bool
+	}{
+		{"TwoThrottledAnswersAreRidden", 2, true},
+		{"ThreeThrottledAnswersAreAnError", 3, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sm.Throttle(tc.throttled)
+			cfg := config.FromEnv(os.Getenv)
+			v := key
+			err := secrets.Resolve(context.Background(), &cfg, "SWITCHBOARD_X", &v)
+			if (err == nil) != tc.ok || (tc.ok && v != "sk-1") || (!tc.ok && !strings.Contains(fmt.Sprint(err), "ThrottlingException")) {
+				t.Errorf("Resolve = %q, %v; want ok %v", v, err, tc.ok)
+			}
+		})
 	}
 }

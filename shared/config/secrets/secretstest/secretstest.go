@@ -36,6 +36,17 @@ type Server struct {
 	mu      sync.Mutex
 	secrets map[string]string
 	reads   []string
+	// throttle is how many of the next requests are answered
+	// ThrottlingException.
+	throttle int
+}
+
+// Throttle makes the next n requests answer ThrottlingException (HTTP 400),
+// as Secrets Manager does over its request rate.
+func (s *Server) Throttle(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.throttle = n
 }
 
 // New starts a Server holding secrets, stopped when t ends.
@@ -71,6 +82,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	var in struct{ SecretId, VersionId string }
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
 		fail(http.StatusBadRequest, "InvalidRequestException", err.Error())
+		return
+	}
+	s.mu.Lock()
+	throttled := s.throttle > 0
+	if throttled {
+		s.throttle--
+	}
+	s.mu.Unlock()
+	if throttled {
+		fail(http.StatusBadRequest, "ThrottlingException", "Rate exceeded")
 		return
 	}
 	key := in.SecretId
