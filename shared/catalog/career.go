@@ -45,7 +45,7 @@ func careerTools() []*Tool {
 		careerTool(&Tool{
 			Name: "ingest_resume", Function: "career/ingest_resume", Title: "Ingest a resume",
 			Description: "Reads a resume (.md, .txt, .docx or .pdf), either an object key under your tenant's storage prefix (s3_key) or the file inline (content_base64 with file_name), normalises it to canonical Markdown, and extracts experience atoms: one per accomplishment or skill statement, with the section it came from. Returns resume_id, resume_hash (SHA-256 of the canonical Markdown), source_hash (its stable 64-bit hash, for index drift) and the atoms. With persist (the default) the resume is stored and its atoms become matchable; the same content always gets the same resume_id, and ingesting it again keeps its atoms as they are (your edits and versions included). warnings says when no atoms were found.",
-			Annotations: idempotent, Mutates: true, Limits: careerHeavyLimits, Blobs: ReadWrite, TraceArgument: true,
+			Annotations: idempotent, Mutates: true, Deletes: true, Limits: careerHeavyLimits, Blobs: ReadWrite, TraceArgument: true,
 			MaxRequestBytes: MaxRequestBytes, // content_base64 of a 3 MiB file, 4 MiB, fits
 			Example:         json.RawMessage(`{"file_name":"dana-lee.md","content_base64":"` + sampleResume + `","persist":false}`),
 		}),

@@ -82,6 +82,11 @@ type Tool struct {
 	Visibility                Visibility
 	// Mutates marks a tool that changes state: each call appends an audit event.
 	Mutates bool
+	// Deletes marks a tool whose function deletes table items (a delete or
+	// a transaction's delete): only such functions are granted
+	// dynamodb:DeleteItem, and any other gets a table that refuses deletes
+	// (lambdafn), so a missing mark fails the tests, not a deployment.
+	Deletes bool
 	Limits  Limits
 	// Table and Blobs are the function's store access.
 	Table, Blobs Access
@@ -163,6 +168,8 @@ type Trigger struct {
 	// Connects and KeyUse: see [Tool].
 	Connects bool
 	KeyUse   KeyUse
+	// Deletes: see [Tool].
+	Deletes bool
 	// S3 names the events of the template's bucket that invoke it; Schedule
 	// is the EventBridge Scheduler expression that invokes it instead, such
 	// as "rate(5 minutes)".
@@ -239,11 +246,14 @@ type Function struct {
 	// Tools and Resources are what it serves; both are empty for a trigger.
 	Tools     []string
 	Resources []string
-	// Pipeline, Embeds, Generates and Connects: see [Tool]; true if any entry it serves says so.
-	Pipeline, Embeds, Generates, Connects bool
+	// Pipeline, Embeds, Generates, Connects and Deletes: see [Tool]; true if any entry it serves says so.
+	Pipeline, Embeds, Generates, Connects, Deletes bool
 	// Seals and Opens: some entry it serves that Connects seals, or opens,
 	// connector credentials ([Tool.KeyUse]).
 	Seals, Opens bool
+	// Public reports that it serves a public tool or a resource: one the
+	// gateway may invoke. Internal steps and triggers are not.
+	Public bool
 	// Trigger is set for a function an event source invokes.
 	Trigger *Trigger
 }
@@ -319,6 +329,8 @@ func checkTool(t *Tool) error {
 		return fmt.Errorf("catalog: tool %q has visibility %q", t.Name, t.Visibility)
 	case t.Mutates && t.Table != ReadWrite:
 		return fmt.Errorf("catalog: tool %q mutates, so it writes audit events, so it needs table read-write", t.Name)
+	case t.Deletes && t.Table != ReadWrite:
+		return fmt.Errorf("catalog: tool %q deletes items, so it needs table read-write", t.Name)
 	case t.Blobs == ReadPut:
 		return fmt.Errorf("catalog: tool %q: %s is a level of table access only", t.Name, ReadPut)
 	case t.Limits.Timeout <= 0 || t.Limits.MemoryMB <= 0:
@@ -445,6 +457,7 @@ func (c *Catalog) buildFunctions() []Function {
 		f.Pipeline, f.Embeds, f.Generates = f.Pipeline || t.Pipeline, f.Embeds || t.Embeds, f.Generates || t.Generates
 		f.Connects = f.Connects || t.Connects
 		f.Seals, f.Opens = f.Seals || t.Connects && t.KeyUse.seals(), f.Opens || t.Connects && t.KeyUse.opens()
+		f.Deletes, f.Public = f.Deletes || t.Deletes, f.Public || t.Visibility == Public
 		f.Invokes = append(f.Invokes, t.Invokes...)
 	}
 	for _, t := range c.triggers {
@@ -453,10 +466,12 @@ func (c *Catalog) buildFunctions() []Function {
 		merge(f, t.Limits, t.Table, t.Blobs, nil)
 		f.Embeds, f.Generates, f.Connects = f.Embeds || t.Embeds, f.Generates || t.Generates, f.Connects || t.Connects
 		f.Seals, f.Opens = f.Seals || t.Connects && t.KeyUse.seals(), f.Opens || t.Connects && t.KeyUse.opens()
+		f.Deletes = f.Deletes || t.Deletes
 	}
 	for _, r := range c.resources {
 		f := get(r.Function, r.Family)
 		f.Resources = append(f.Resources, r.URI+r.URITemplate)
+		f.Public = true
 		merge(f, r.Limits, r.Table, r.Blobs, nil)
 	}
 	out := make([]Function, 0, len(byPath))

@@ -59,13 +59,13 @@ func connectorTools() []*Tool {
 		connectorTool(&Tool{
 			Name: "connector_update", Function: "connectors/update", Title: "Change a connector",
 			Description: "Changes a connector's URL, transport or credentials, or disables it (disabled: true stops every call; false allows them again). Pass the version you read: a stale version is refused. Fields left out keep their value; clear_credentials removes the credentials (yours, with principal_scoped).",
-			Mutates:     true, Annotations: overwrite, Example: json.RawMessage(`{"name":"github","version":1,"disabled":true}`),
+			Mutates:     true, Deletes: true, Annotations: overwrite, Example: json.RawMessage(`{"name":"github","version":1,"disabled":true}`),
 			KeyUse: KeySeal,
 		}),
 		connectorTool(&Tool{
 			Name: "connector_delete", Function: "connectors/delete", Title: "Remove a connector",
 			Description: "Removes a connector with its credentials, cached capabilities and approval policies; its tools leave the listing. With version, only if it is still at that version.",
-			Mutates:     true, Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}, Example: name,
+			Mutates:     true, Deletes: true, Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}, Example: name,
 			KeyUse: KeyNone,
 		}),
 		connectorTool(&Tool{
@@ -77,7 +77,7 @@ func connectorTools() []*Tool {
 		connectorTool(&Tool{
 			Name: "connector_sync", Function: "connectors/sync", Title: "Read a connector's capabilities",
 			Description: "Reads the upstream's tools, resources and prompts into the connector's cache (fresh for the cache TTL, 5 minutes unless configured; refreshed on demand and every 5 minutes by a schedule). Names that would break MCP's tool-name rules once prefixed, or collide, are refused and reported with the reason; a failed sync keeps the last good cache and records why.",
-			Mutates:     true, Annotations: idempotent, Example: name,
+			Mutates:     true, Deletes: true, Annotations: idempotent, Example: name,
 			KeyUse: KeyOpen,
 		}),
 		connectorTool(&Tool{
@@ -96,7 +96,7 @@ func connectorTools() []*Tool {
 		connectorTool(&Tool{
 			Name: "connector_tools_openai", Function: "connectors/tools_openai", Title: "Export tools in OpenAI format",
 			Description: "Returns the tools your connectors offer that can be called now (connected, cache valid, not denied) in OpenAI's function format, {\"type\":\"function\",\"function\":{\"name\",\"description\",\"parameters\"}}, for a chat backend's context.",
-			Table:       ReadWrite, Annotations: refreshing, Example: json.RawMessage(`{}`),
+			Table:       ReadWrite, Deletes: true, Annotations: refreshing, Example: json.RawMessage(`{}`),
 			KeyUse: KeyOpen,
 		}),
 		connectorTool(&Tool{
@@ -123,6 +123,6 @@ func connectorTriggers() []*Trigger {
 		Function: "connectors/scheduled_sync", Family: ConnectorFamily,
 		Description: "Syncs, every 5 minutes, the connectors of every tenant whose capability cache is older than the TTL; a failed sync keeps the last good cache and records why.",
 		Limits:      Limits{Timeout: 4 * time.Minute, MemoryMB: 256},
-		Table:       ReadWrite, Connects: true, KeyUse: KeyOpen, Schedule: ConnectorSyncSchedule,
+		Table:       ReadWrite, Connects: true, KeyUse: KeyOpen, Deletes: true, Schedule: ConnectorSyncSchedule,
 	}}
 }

@@ -80,12 +80,12 @@ func memoryTools() []*Tool {
 		memoryTool(&Tool{
 			Name: "memory_clear", Function: "memory/clear", Title: "Clear a conversation",
 			Description: "Deletes every message and the summary of a conversation but keeps the conversation itself; messages added while it runs are kept.",
-			Mutates:     true, Annotations: destructive, Example: example,
+			Mutates:     true, Deletes: true, Annotations: destructive, Example: example,
 		}),
 		memoryTool(&Tool{
 			Name: "memory_delete", Function: "memory/delete", Title: "Delete a conversation",
 			Description: "Deletes a conversation with all its messages and its summary. If interrupted, calling it again finishes the job. Unless confirm is true, a client that can show the user a form (MCP 2026-07-28 and later) is first asked to confirm.",
-			Mutates:     true, Annotations: destructive, Example: example,
+			Mutates:     true, Deletes: true, Annotations: destructive, Example: example,
 		}),
 	}
 }

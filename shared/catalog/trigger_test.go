@@ -30,7 +30,7 @@ func TestTriggersBecomeFunctionsThatServeNothing(t *testing.T) {
 	}
 	want := []Function{
 		{Path: "test/indexer", Family: "test", Limits: indexer.Limits, Table: ReadWrite, Blobs: Read, Embeds: true, Trigger: indexer},
-		{Path: "test/ingest", Family: "test", Limits: tool.Limits, Tools: []string{"t_ingest"}, Pipeline: true, Embeds: true},
+		{Path: "test/ingest", Family: "test", Limits: tool.Limits, Tools: []string{"t_ingest"}, Pipeline: true, Embeds: true, Public: true},
 	}
 	if diff := cmp.Diff(want, cat.Functions()); diff != "" {
 		t.Errorf("functions mismatch (-want +got):\n%s", diff)

@@ -70,13 +70,13 @@ func vectorTools() []*Tool {
 		vectorTool(&Tool{
 			Name: "vector_document_delete", Function: "vector/document_delete", Title: "Remove a document from a vector store",
 			Description: "Removes a document from a vector store: its chunks leave search at once.",
-			Annotations: destructive, Limits: Limits{Timeout: 60 * time.Second, MemoryMB: 512}, Table: ReadWrite, Blobs: ReadWrite,
+			Annotations: destructive, Limits: Limits{Timeout: 60 * time.Second, MemoryMB: 512}, Table: ReadWrite, Deletes: true, Blobs: ReadWrite,
 			Example: json.RawMessage(`{"store":"manuals","doc_id":"setup.md"}`),
 		}),
 		vectorTool(&Tool{
 			Name: "vector_store_delete", Function: "vector/store_delete", Title: "Delete a vector store",
 			Description: "Deletes a vector store with all its documents, shards and manifests. If interrupted, calling it again finishes the job.",
-			Annotations: destructive, Limits: Limits{Timeout: 120 * time.Second, MemoryMB: 256}, Table: ReadWrite, Blobs: ReadWrite,
+			Annotations: destructive, Limits: Limits{Timeout: 120 * time.Second, MemoryMB: 256}, Table: ReadWrite, Deletes: true, Blobs: ReadWrite,
 			Example: json.RawMessage(`{"alias":"manuals"}`),
 		}),
 	}
@@ -130,7 +130,7 @@ func vectorTriggers() []*Trigger {
 		Function: "vector/indexer", Family: VectorFamily,
 		Description: "Indexes documents uploaded to tenants/<tenant>/documents/<store>/ into that vector store, and removes deleted ones.",
 		Limits:      Limits{Timeout: 5 * time.Minute, MemoryMB: 2048},
-		Table:       ReadWrite, Blobs: ReadWrite, Embeds: true,
+		Table:       ReadWrite, Blobs: ReadWrite, Embeds: true, Deletes: true,
 		S3: &S3Events{Events: []string{"s3:ObjectCreated:*", "s3:ObjectRemoved:*"}, Prefix: "tenants/"},
 	}}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/config/providers"
+	"github.com/switchboard-dev/switchboard/shared/config/secrets/secretstest"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/bedrock"
 	"github.com/switchboard-dev/switchboard/shared/provider/openai"
@@ -154,31 +156,52 @@ func TestOpenBuildsTheConfiguredProviders(t *testing.T) {
 	}
 }
 
+// The key is the variable's value locally, and read from the Secrets
+// Manager secret the variable names on AWS.
 func TestOpenPassesTheOpenAIURLAndKeyToTheClient(t *testing.T) {
-	var auth, path string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		auth, path = r.Header.Get("Authorization"), r.URL.Path
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"model": "llama3.2",
-			"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": "yes"}, "finish_reason": "stop"}},
-			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 1}})
-	}))
-	defer srv.Close()
-	env := map[string]string{config.EnvTable: config.FilePrefix + filepath.Join(t.TempDir(), "db"),
-		config.EnvGenerator: "openai", config.EnvGenerationModel: "llama3.2", config.EnvOpenAIBaseURL: srv.URL + "/v1", config.EnvOpenAIAPIKey: "sk-local"}
-	cfg := config.FromEnv(func(k string) string { return env[k] })
-	_, gen, err := providers.Open(context.Background(), &cfg, &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
+	secret := secretstest.ARN("openai")
+	sm := secretstest.New(t, map[string]string{secret: "sk-from-secrets-manager"})
+	for k, v := range map[string]string{
+		"AWS_ENDPOINT_URL_SECRETS_MANAGER": sm.URL, "AWS_REGION": secretstest.Region,
+		"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "",
+		"AWS_PROFILE": "", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
+	} {
+		t.Setenv(k, v)
 	}
-	g, err := gen.Generate(context.Background(), provider.GenerateRequest{Task: provider.TaskGrade, Question: "q?", Documents: []string{"d"}})
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct{ name, setting, want string }{
+		{"AKeyInTheVariable", "sk-local", "sk-local"},
+		{"AKeyInASecretTheVariableNames", secret, "sk-from-secrets-manager"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var auth, path string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				auth, path = r.Header.Get("Authorization"), r.URL.Path
+				w.Header().Set("Content-Type", "application/json")
+				json.NewEncoder(w).Encode(map[string]any{"model": "llama3.2",
+					"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": "yes"}, "finish_reason": "stop"}},
+					"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 1}})
+			}))
+			defer srv.Close()
+			env := map[string]string{config.EnvTable: config.FilePrefix + filepath.Join(t.TempDir(), "db"),
+				config.EnvGenerator: "openai", config.EnvGenerationModel: "llama3.2", config.EnvOpenAIBaseURL: srv.URL + "/v1", config.EnvOpenAIAPIKey: tc.setting}
+			cfg := config.FromEnv(func(k string) string { return env[k] })
+			_, gen, err := providers.Open(context.Background(), &cfg, &bytes.Buffer{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := gen.Generate(context.Background(), provider.GenerateRequest{Task: provider.TaskGrade, Question: "q?", Documents: []string{"d"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.Text != "yes" || g.Provider != "openai" || g.Model != "llama3.2" {
+				t.Errorf("Generate = %+v, want yes from openai llama3.2", g)
+			}
+			if auth != "Bearer "+tc.want || path != "/v1/chat/completions" {
+				t.Errorf("request to %s with Authorization %q, want /v1/chat/completions with Bearer %s", path, auth, tc.want)
+			}
+		})
 	}
-	if g.Text != "yes" || g.Provider != "openai" || g.Model != "llama3.2" {
-		t.Errorf("Generate = %+v, want yes from openai llama3.2", g)
-	}
-	if auth != "Bearer sk-local" || path != "/v1/chat/completions" {
-		t.Errorf("request to %s with Authorization %q, want /v1/chat/completions with the configured key", path, auth)
+	if reads := sm.Reads(); len(reads) != 1 || reads[0] != secret {
+		t.Errorf("Secrets Manager reads %v, want the one secret once", reads)
 	}
 }

@@ -339,7 +339,9 @@ var (
 		"shared/config/tenantscoped", "shared/tenantcreds"}
 	everyClient = []string{"dynamodb", "sts"}
 	// The gateway keeps its own role (the _apikeys partition belongs to no
-	// tenant): no STS.
+	// tenant): no STS. It reads the OAuth facade's signing keys from
+	// Secrets Manager at cold start with config/secrets, which needs no SDK
+	// client.
 	gatewayClients = []string{"dynamodb"}
 	// The domain code each family's bindings may link. A function of package
 	// ragfn links the retriever's bindings and package local too: run alone,
@@ -356,8 +358,9 @@ var (
 	// What the openers of package config link, and the catalog facts that
 	// call for each. No function links the SDK's Lambda client: package
 	// invoke/lambdaapi makes the one call it needs itself.
-	blobsCode     = []string{"shared/config/blobs", "shared/store/localfs", "shared/store/s3"}
-	providersCode = []string{"shared/config/providers", "shared/provider/bedrock", "shared/provider/openai"}
+	blobsCode = []string{"shared/config/blobs", "shared/store/localfs", "shared/store/s3"}
+	// The providers' API keys come from Secrets Manager (config/secrets).
+	providersCode = []string{"shared/config/providers", "shared/config/secrets", "shared/provider/bedrock", "shared/provider/openai"}
 	pipelineCode  = []string{"shared/config/stepfunctions", "shared/pipeline/stepfunctions"}
 	invokerCode   = []string{"shared/config/invoker", "shared/invoke/lambdaapi"}
 	// The connector functions' sealer (a KMS key or a local key file) and
@@ -367,9 +370,10 @@ var (
 	// path reads requests with rawjson), API keys and rate limits on the table, request
 	// states (elicit), and the Lambda Invoke API to invoke the tools
 	// (invoke/lambdaapi, which needs no SDK client, and callcontext, for the
-	// X-Ray trace it carries on); the approval page; its metric records.
+	// X-Ray trace it carries on); the approval page; its metric records;
+	// provider and signing-key secrets (config/secrets).
 	gatewayCode = []string{"shared/apigw", "shared/apikey", "shared/approvalpage", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config", "shared/config/invoker",
-		"shared/config/authz", "shared/elicit", "shared/fault", "shared/gateway", "shared/netguard", "shared/oauth", "shared/invoke", "shared/invoke/lambdaapi", "shared/keyfile", "shared/launch/lambdagateway",
+		"shared/config/authz", "shared/config/secrets", "shared/elicit", "shared/fault", "shared/gateway", "shared/netguard", "shared/oauth", "shared/invoke", "shared/invoke/lambdaapi", "shared/keyfile", "shared/launch/lambdagateway",
 		"shared/metrics", "shared/ratelimit", "shared/rawjson", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant"}
 )
 

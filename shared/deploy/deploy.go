@@ -107,9 +107,10 @@ type Function struct {
 	// Serves names the tools and resources it serves; empty for the gateway
 	// and for triggers.
 	Serves []string
-	// Pipeline, Embeds, Generates, Connects, Seals, Opens and Trigger are the catalog's, see [catalog.Function].
+	// Pipeline, Embeds, Generates, Connects, Seals, Opens, Deletes, Public
+	// and Trigger are the catalog's, see [catalog.Function].
 	Pipeline, Embeds, Generates, Connects bool
-	Seals, Opens                          bool
+	Seals, Opens, Deletes, Public         bool
 	Trigger                               *catalog.Trigger
 }
 
@@ -126,7 +127,7 @@ func Functions(cat *catalog.Catalog) []Function {
 			Limits: f.Limits, Table: f.Table, Blobs: f.Blobs, BlobKeys: f.BlobKeys, Invokes: f.Invokes,
 			Serves:   append(append([]string(nil), f.Tools...), f.Resources...),
 			Pipeline: f.Pipeline, Embeds: f.Embeds, Generates: f.Generates, Connects: f.Connects, Trigger: f.Trigger,
-			Seals: f.Seals, Opens: f.Opens,
+			Seals: f.Seals, Opens: f.Opens, Deletes: f.Deletes, Public: f.Public,
 		})
 	}
 	return out
@@ -134,11 +135,14 @@ func Functions(cat *catalog.Catalog) []Function {
 
 // The IAM actions each level of access grants. TransactWriteItems has no
 // action of its own: each item in a transaction is authorised by PutItem,
-// DeleteItem or ConditionCheckItem, so read-write grants those three.
+// DeleteItem or ConditionCheckItem, so read-write grants PutItem and
+// ConditionCheckItem, and DeleteItem too for a function whose catalog entry
+// deletes.
 var (
 	tableRead        = []string{"dynamodb:GetItem", "dynamodb:Query"}
 	tablePut         = []string{"dynamodb:PutItem"}
-	tableWrite       = []string{"dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}
+	tableWrite       = []string{"dynamodb:PutItem", "dynamodb:ConditionCheckItem"}
+	tableDelete      = []string{"dynamodb:DeleteItem"}
 	bucketObjectRead = []string{"s3:GetObject"}
 	bucketObjectRW   = []string{"s3:PutObject", "s3:DeleteObject"}
 )
@@ -204,6 +208,8 @@ type templateData struct {
 	AlarmPeriod                       int
 	Alarms                            []templateAlarm
 	FailureQueues                     []templateFailureQueue
+	// The facade's callback path and the Cognito tenant claim.
+	OAuthCallbackPath, CognitoTenantClaim string
 }
 
 // The RAG pipeline's state machine in the template.
@@ -324,6 +330,35 @@ const requestStateKeys = `!If [HasRequestStateKeysVersion, ` +
 	`!Sub "{{resolve:secretsmanager:${` + RequestStateKeysLogicalID + `}:SecretString:::${RequestStateKeysVersion}}}", ` +
 	`!Sub "{{resolve:secretsmanager:${` + RequestStateKeysLogicalID + `}:SecretString}}"]`
 
+// OAuth with the stack's own identity provider: when OAuthResource is set
+// and OAuthIssuer is not (condition UseCognito), the template creates a
+// Cognito user pool, its domain and the facade's app client there, and the
+// secret of the facade's signing keys.
+const (
+	UseCognito                = "UseCognito"
+	UserPoolLogicalID         = "UserPool"
+	UserPoolClientLogicalID   = "UserPoolClient"
+	OAuthSigningKeysLogicalID = "OAuthSigningKeys"
+	// CognitoTenantClaim is the ID token claim of the user pool's custom
+	// attribute tenant, which only administrators may set.
+	CognitoTenantClaim = "custom:tenant"
+)
+
+// oauthSigningKeys is the reference the gateway reads its signing keys
+// with: the secret's ARN, with the version the OAuthSigningKeysVersion
+// parameter names, if any (a changed variable starts fresh instances, which
+// read the secret again; README, rotating the keys).
+const oauthSigningKeys = `!If [HasOAuthSigningKeysVersion, !Sub "${` + OAuthSigningKeysLogicalID + `}#${OAuthSigningKeysVersion}", !Ref ` + OAuthSigningKeysLogicalID + `]`
+
+// OpenAIApiKeyLogicalID is the secret holding the OpenAIApiKey parameter's
+// value, which the functions that embed or generate read at cold start.
+const OpenAIApiKeyLogicalID = "OpenAIApiKeySecret"
+
+// HasKmsKey is the condition of a customer-managed KMS key (parameter
+// KmsKeyArn) for the table, the bucket, the log groups and the secrets;
+// without it, AWS-managed keys.
+const HasKmsKey = "HasKmsKey"
+
 // functionArn returns the ARN of the stack's function named name.
 func functionArn(name string) string {
 	return "!Sub arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${AWS::StackName}-" + name
@@ -363,8 +398,9 @@ func bedrockModel(kind, cond, param, def string) string {
 // logical ID is id.
 func logGroupID(id string) string { return strings.TrimSuffix(id, "Function") + "LogGroup" }
 
-// templateFunctionOf describes f for the template. targets are the functions
-// the gateway may invoke: exactly those, by name, and not itself.
+// templateFunctionOf describes f for the template. The gateway may invoke
+// exactly the public functions of targets (those serving a public tool or a
+// resource), by name: not itself, not a trigger, not an internal step.
 func templateFunctionOf(f Function, targets []Function) templateFunction {
 	tf := templateFunction{
 		LogicalID: f.LogicalID, LogGroupID: logGroupID(f.LogicalID), Name: f.Name,
@@ -382,12 +418,19 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 			envVar{config.EnvOAuthResource, "!Ref OAuthResource"},
 			envVar{config.EnvOAuthIssuer, "!Ref OAuthIssuer"},
 			envVar{config.EnvOAuthJWKSURL, "!Ref OAuthJwksUrl"},
-			envVar{config.EnvOAuthTenantClaim, "!Ref OAuthTenantClaim"},
+			envVar{config.EnvOAuthTenantClaim, `!If [HasOAuthTenantClaim, !Ref OAuthTenantClaim, !If [` + UseCognito + `, "` + CognitoTenantClaim + `", !Ref "AWS::NoValue"]]`},
 			envVar{config.EnvOAuthPrincipalClaim, "!Ref OAuthPrincipalClaim"},
+			// With no external issuer, the facade in front of the stack's
+			// Cognito user pool; the signing keys' secret by ARN, read at
+			// cold start (package config/secrets).
+			envVar{config.EnvOAuthFacade, `!If [` + UseCognito + `, "on", "off"]`},
+			envVar{config.EnvOAuthProviderIssuer, `!If [` + UseCognito + `, !Sub "https://cognito-idp.${AWS::Region}.${AWS::URLSuffix}/${` + UserPoolLogicalID + `}", !Ref "AWS::NoValue"]`},
+			envVar{config.EnvOAuthProviderClientID, `!If [` + UseCognito + `, !Ref ` + UserPoolClientLogicalID + `, !Ref "AWS::NoValue"]`},
+			envVar{config.EnvOAuthSigningKeys, `!If [` + UseCognito + `, ` + oauthSigningKeys + `, !Ref "AWS::NoValue"]`},
 		)
 		var arns []string
 		for _, t := range targets {
-			if t.Path != GatewayPath && t.Trigger == nil {
+			if t.Public {
 				arns = append(arns, functionArn(t.Name))
 			}
 		}
@@ -400,6 +443,9 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 			{Sid: "KeepOAuthClients", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{"!GetAtt Table.Arn"},
 				LeadingKeys: []string{oauth.ClientPartition, oauth.ClientPartition + "#rate", oauth.SpentPartition}},
 			{Sid: "KeepRateLimits", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{"!GetAtt Table.Arn"}, LeadingKeyPatterns: []string{tenant.Key("*") + "limits"}},
+			{Sid: "ReadOAuthSigningKeys", Condition: UseCognito, Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + OAuthSigningKeysLogicalID}},
+			// The signing keys' secret, with a customer-managed key.
+			{Sid: "UseKmsKey", Condition: HasKmsKey, Actions: []string{"kms:Decrypt"}, Resources: []string{"!Ref KmsKeyArn"}},
 		}
 		return tf
 	}
@@ -432,7 +478,11 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 	case catalog.ReadPut:
 		tf.Statements = append(tf.Statements, own(statement{Sid: "TableReadPut", Actions: concat(tableRead, tablePut), Resources: []string{"!GetAtt Table.Arn"}}))
 	case catalog.ReadWrite:
-		tf.Statements = append(tf.Statements, own(statement{Sid: "TableReadWrite", Actions: concat(tableRead, tableWrite), Resources: []string{"!GetAtt Table.Arn"}}))
+		actions := concat(tableRead, tableWrite)
+		if f.Deletes {
+			actions = concat(actions, tableDelete)
+		}
+		tf.Statements = append(tf.Statements, own(statement{Sid: "TableReadWrite", Actions: actions, Resources: []string{"!GetAtt Table.Arn"}}))
 	}
 	if f.Table != catalog.NoAccess || f.Blobs != catalog.NoAccess {
 		tf.Env = append(tf.Env,
@@ -493,7 +543,18 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 			envVar{config.EnvConnectorCacheTTL, "!Ref ConnectorCacheTtl"})
 	}
 	if f.Embeds || f.Generates {
-		tf.Env = append(tf.Env, envVar{envOpenAIBaseURL, ifSet("HasOpenAIBaseUrl", "OpenAIBaseUrl")}, envVar{envOpenAIAPIKey, ifSet("HasOpenAIApiKey", "OpenAIApiKey")})
+		// The key's secret by ARN, read at cold start (config/secrets): the
+		// key itself is never in the environment.
+		tf.Env = append(tf.Env, envVar{envOpenAIBaseURL, ifSet("HasOpenAIBaseUrl", "OpenAIBaseUrl")},
+			envVar{envOpenAIAPIKey, `!If [HasOpenAIApiKey, !Ref ` + OpenAIApiKeyLogicalID + `, !Ref "AWS::NoValue"]`})
+		tf.Statements = append(tf.Statements, statement{Sid: "ReadProviderKeys", Condition: "HasOpenAIApiKey",
+			Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + OpenAIApiKeyLogicalID}})
+	}
+	if f.Blobs != catalog.NoAccess || f.Embeds || f.Generates {
+		// With a customer-managed key: the bucket's objects (SSE-KMS) and the
+		// provider's secret are decrypted, and objects encrypted, with it.
+		tf.Statements = append(tf.Statements, statement{Sid: "UseKmsKey", Condition: HasKmsKey,
+			Actions: []string{"kms:Decrypt", "kms:GenerateDataKey"}, Resources: []string{"!Ref KmsKeyArn"}})
 	}
 	return tf
 }
@@ -618,6 +679,7 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 		PK: store.AttrPK, SK: store.AttrSK, ExpiresAt: store.AttrExpiresAt,
 		OriginsPattern: originsPattern, TenantPattern: tenantPattern,
 		DefaultRetention: DefaultLogRetentionDays, BucketName: bucketName, StackUUID: stackUUID,
+		OAuthCallbackPath: oauth.PathCallback, CognitoTenantClaim: CognitoTenantClaim,
 	}
 	data.TenantRolePolicy, data.TenantBoundary, data.TenantTrust = tenantRoleDocuments()
 	data.FrontDoor = frontDoorOf(cat)

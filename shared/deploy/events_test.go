@@ -333,7 +333,7 @@ func (r *recordingTable) recorded() (actions, partitions []string) {
 
 // grantedTableActions returns the DynamoDB actions the template grants the
 // function at path's own role with tenant isolation off (on, the tenant
-// role's session policy grants the same, tenantscoped.Access).
+// role's session policy grants the same, tenantscoped.Items).
 func grantedTableActions(t *testing.T, p parsed, path string) []string {
 	t.Helper()
 	var granted []string

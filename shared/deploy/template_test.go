@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -25,6 +26,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/oauth"
 	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/tenantcreds"
 )
@@ -116,16 +118,22 @@ func (p parsed) serverlessFunctions() []string {
 // template must say exactly this.
 type grants struct{ table, bucketList, bucketObjects []string }
 
-func grantsFor(table, blobs catalog.Access) grants {
+// grantsFor is what f's access allows: DeleteItem only to a function whose
+// catalog entry deletes.
+func grantsFor(f catalog.Function) grants {
 	var g grants
-	switch table {
+	switch f.Table {
 	case catalog.Read:
 		g.table = []string{"dynamodb:GetItem", "dynamodb:Query"}
 	case catalog.ReadPut:
 		g.table = []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem"}
 	case catalog.ReadWrite:
-		g.table = []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}
+		g.table = []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:ConditionCheckItem"}
+		if f.Deletes {
+			g.table = append(g.table, "dynamodb:DeleteItem")
+		}
 	}
+	blobs := f.Blobs
 	switch blobs {
 	case catalog.Read:
 		g.bucketList, g.bucketObjects = []string{"s3:ListBucket"}, []string{"s3:GetObject"}
@@ -163,7 +171,7 @@ func wantToolFunction(f catalog.Function) map[string]any {
 	}
 	// The table and the bucket are the function's own only with tenant
 	// isolation off; on, it assumes the tenant role.
-	g := grantsFor(f.Table, f.Blobs)
+	g := grantsFor(f)
 	if g.table != nil {
 		sid := map[catalog.Access]string{catalog.Read: "TableRead", catalog.ReadPut: "TableReadPut", catalog.ReadWrite: "TableReadWrite"}[f.Table]
 		onlyIf(TenantIsolationOff, map[string]any{"Sid": sid, "Effect": "Allow", "Action": strs(g.table...), "Resource": []any{getAtt("Table.Arn")}})
@@ -226,8 +234,15 @@ func wantToolFunction(f catalog.Function) map[string]any {
 		env[config.EnvConnectorCacheTTL] = ref("ConnectorCacheTtl")
 	}
 	if f.Embeds || f.Generates {
+		// The provider's key by its secret's ARN, never the key itself.
 		env[config.EnvOpenAIBaseURL] = ifv("HasOpenAIBaseUrl", ref("OpenAIBaseUrl"), noValue)
-		env[config.EnvOpenAIAPIKey] = ifv("HasOpenAIApiKey", ref("OpenAIApiKey"), noValue)
+		env[config.EnvOpenAIAPIKey] = ifv("HasOpenAIApiKey", ref(OpenAIApiKeyLogicalID), noValue)
+		onlyIf("HasOpenAIApiKey", map[string]any{"Sid": "ReadProviderKeys", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
+			"Resource": []any{ref(OpenAIApiKeyLogicalID)}})
+	}
+	if f.Blobs != catalog.NoAccess || f.Embeds || f.Generates {
+		onlyIf(HasKmsKey, map[string]any{"Sid": "UseKmsKey", "Effect": "Allow", "Action": strs("kms:Decrypt", "kms:GenerateDataKey"),
+			"Resource": []any{ref("KmsKeyArn")}})
 	}
 	want := map[string]any{
 		"FunctionName": sub("${AWS::StackName}-" + name),
@@ -316,7 +331,8 @@ func TestEveryFunctionRunsOnArm64WithItsOwnLogGroup(t *testing.T) {
 			}
 			name := props(p.resource(t, id))["FunctionName"].(map[string]any)["Fn::Sub"].(string)
 			lgProps := props(p.resource(t, lg))
-			want := map[string]any{"LogGroupName": sub("/aws/lambda/" + name), "RetentionInDays": ref("LogRetentionDays")}
+			want := map[string]any{"LogGroupName": sub("/aws/lambda/" + name), "RetentionInDays": ref("LogRetentionDays"),
+				"KmsKeyId": ifv(HasKmsKey, ref("KmsKeyArn"), noValue)}
 			if diff := cmp.Diff(want, lgProps); diff != "" {
 				t.Errorf("log group %s mismatch (-want +got):\n%s", lg, diff)
 			}
@@ -372,6 +388,10 @@ func TestTheTemplateFollowsAccessForEveryLevel(t *testing.T) {
 			})
 		}
 	}
+	// A read-write function that deletes.
+	deletes := *tools[len(tools)-1]
+	deletes.Name, deletes.Function, deletes.Table, deletes.Deletes = "t_deletes", "test/t_deletes", catalog.ReadWrite, true
+	tools = append(tools, &deletes)
 	// Access narrowed to some keys, and a function invoking others.
 	narrowed := *tools[len(tools)-1]
 	narrowed.Name, narrowed.Function = "t_narrowed", "test/t_narrowed"
@@ -415,11 +435,18 @@ func TestTheGatewayCanOnlyInvokeTheStackAndReadApiKeys(t *testing.T) {
 			config.EnvRequestStateKeys: ifv("HasRequestStateKeysVersion",
 				sub("{{resolve:secretsmanager:${RequestStateKeys}:SecretString:::${RequestStateKeysVersion}}}"),
 				sub("{{resolve:secretsmanager:${RequestStateKeys}:SecretString}}")),
-			config.EnvOAuthResource:       ref("OAuthResource"),
-			config.EnvOAuthIssuer:         ref("OAuthIssuer"),
-			config.EnvOAuthJWKSURL:        ref("OAuthJwksUrl"),
-			config.EnvOAuthTenantClaim:    ref("OAuthTenantClaim"),
-			config.EnvOAuthPrincipalClaim: ref("OAuthPrincipalClaim"),
+			config.EnvOAuthResource: ref("OAuthResource"),
+			config.EnvOAuthIssuer:   ref("OAuthIssuer"),
+			config.EnvOAuthJWKSURL:  ref("OAuthJwksUrl"),
+			config.EnvOAuthTenantClaim: ifv("HasOAuthTenantClaim", ref("OAuthTenantClaim"),
+				ifv(UseCognito, CognitoTenantClaim, ref("AWS::NoValue"))),
+			config.EnvOAuthPrincipalClaim:   ref("OAuthPrincipalClaim"),
+			config.EnvOAuthFacade:           ifv(UseCognito, "on", "off"),
+			config.EnvOAuthProviderIssuer:   ifv(UseCognito, sub("https://cognito-idp.${AWS::Region}.${AWS::URLSuffix}/${UserPool}"), ref("AWS::NoValue")),
+			config.EnvOAuthProviderClientID: ifv(UseCognito, ref(UserPoolClientLogicalID), ref("AWS::NoValue")),
+			config.EnvOAuthSigningKeys: ifv(UseCognito,
+				ifv("HasOAuthSigningKeysVersion", sub("${OAuthSigningKeys}#${OAuthSigningKeysVersion}"), ref(OAuthSigningKeysLogicalID)),
+				ref("AWS::NoValue")),
 		}},
 		"Policies": []any{map[string]any{"Statement": []any{
 			map[string]any{
@@ -446,7 +473,16 @@ func TestTheGatewayCanOnlyInvokeTheStackAndReadApiKeys(t *testing.T) {
 				"Resource":  []any{getAtt("Table.Arn")},
 				"Condition": map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": strs("t#*#limits")}},
 			},
-		}}},
+		}},
+			// The facade's signing keys, only with the stack's Cognito.
+			ifv(UseCognito, map[string]any{"Statement": []any{map[string]any{
+				"Sid": "ReadOAuthSigningKeys", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
+				"Resource": []any{ref(OAuthSigningKeysLogicalID)},
+			}}}, ref("AWS::NoValue")),
+			ifv(HasKmsKey, map[string]any{"Statement": []any{map[string]any{
+				"Sid": "UseKmsKey", "Effect": "Allow", "Action": strs("kms:Decrypt"), "Resource": []any{ref("KmsKeyArn")},
+			}}}, ref("AWS::NoValue")),
+		},
 	}
 	if diff := cmp.Diff(want, only(got, want)); diff != "" {
 		t.Errorf("gateway mismatch (-want +got):\n%s", diff)
@@ -717,14 +753,20 @@ func TestTheTableAndBucketAreProtectedAndKept(t *testing.T) {
 				},
 				"TimeToLiveSpecification":          map[string]any{"AttributeName": "expires_at", "Enabled": true},
 				"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
-				"SSESpecification":                 map[string]any{"SSEEnabled": true},
+				// KMS: the AWS-managed key, or KmsKeyArn's.
+				"SSESpecification": map[string]any{"SSEEnabled": true, "SSEType": "KMS",
+					"KMSMasterKeyId": ifv(HasKmsKey, ref("KmsKeyArn"), noValue)},
 			},
 		}},
 		{"Bucket", map[string]any{
 			"Type": "AWS::S3::Bucket", "DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain",
 			"Properties": map[string]any{
 				"BucketEncryption": map[string]any{"ServerSideEncryptionConfiguration": []any{
-					map[string]any{"ServerSideEncryptionByDefault": map[string]any{"SSEAlgorithm": "AES256"}},
+					map[string]any{
+						"ServerSideEncryptionByDefault": map[string]any{"SSEAlgorithm": ifv(HasKmsKey, "aws:kms", "AES256"),
+							"KMSMasterKeyID": ifv(HasKmsKey, ref("KmsKeyArn"), noValue)},
+						"BucketKeyEnabled": ifv(HasKmsKey, true, noValue),
+					},
 				}},
 				"VersioningConfiguration": map[string]any{"Status": "Enabled"},
 				"PublicAccessBlockConfiguration": map[string]any{
@@ -921,6 +963,7 @@ func TestOutputsGiveTheMcpUrlAndTheStores(t *testing.T) {
 		"BucketName":       ref("Bucket"),
 		"RequestStateKeys": ref(RequestStateKeysLogicalID),
 		"Dashboard":        sub("https://${AWS::Region}.console.aws.amazon.com/cloudwatch/home?region=${AWS::Region}#dashboards:name=${" + DashboardLogicalID + "}"),
+		"UserPoolId":       ref(UserPoolLogicalID),
 		"CreateApiKey":     sub("AWS_REGION=${AWS::Region} go run ./scripts/apikey create --table ${Table} --tenant TENANT --principal WHO"),
 	}
 	got := map[string]any{}
@@ -1011,16 +1054,48 @@ func TestFunctionNamesLeaveRoomForTheStackName(t *testing.T) {
 }
 
 // invokeTargets is what the gateway may invoke: every catalog function that
-// serves a tool or resource, by its exact name, and nothing else (not
-// itself, not a trigger, not another stack's).
+// serves a public tool or a resource, by its exact name, and nothing else
+// (not itself, not a trigger, not an internal step such as the pipeline's
+// or the search workers, not another stack's).
 func invokeTargets() []any {
+	cat := catalog.Default()
+	public := map[string]bool{}
+	for _, t := range cat.Tools() {
+		if t.Visibility == catalog.Public {
+			public[t.Function] = true
+		}
+	}
+	for _, r := range cat.Resources() {
+		public[r.Function] = true
+	}
 	var out []any
-	for _, f := range Functions(catalog.Default()) {
-		if f.Path != GatewayPath && f.Trigger == nil {
+	for _, f := range Functions(cat) {
+		if public[f.Path] {
 			out = append(out, sub("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${AWS::StackName}-"+f.Name))
 		}
 	}
 	return out
+}
+
+// TestTheGatewayCannotInvokeInternalFunctions: the functions of internal
+// tools alone (pipeline steps, search workers) and triggers are not among
+// what the gateway may invoke.
+func TestTheGatewayCannotInvokeInternalFunctions(t *testing.T) {
+	cat := catalog.Default()
+	internal := 0
+	targets := jsonText(t, props(readTemplate(t).resource(t, invoke.LogicalID(GatewayPath)))["Policies"])
+	for _, f := range cat.Functions() {
+		if f.Public {
+			continue
+		}
+		internal++
+		if strings.Contains(targets, "${AWS::StackName}-"+invoke.FunctionName(f.Path)+`"`) {
+			t.Errorf("the gateway may invoke %s, which serves no public tool or resource", f.Path)
+		}
+	}
+	if internal == 0 {
+		t.Fatal("the catalog has no internal function to check")
+	}
 }
 
 func jsonText(t *testing.T, v any) string {
@@ -1156,6 +1231,159 @@ func TestTheTenantRoleHoldsTenantcredsDocuments(t *testing.T) {
 			if !slices.Contains([]string{"${aws:PrincipalTag/tenant}", "${AWS::Partition}", "${AWS::Region}", "${AWS::AccountId}", "${Table}", "${Id}"}, v) {
 				t.Errorf("unexpected variable %s in %s", v, doc)
 			}
+		}
+	}
+}
+
+// TestWithoutAnExternalIssuerTheStackHasCognito checks OAuth's default
+// identity provider: with OAuthResource set and no OAuthIssuer, a Cognito
+// user pool whose users cannot write their own tenant, its domain, the
+// facade's public app client (authorization code, openid and email, the one
+// callback on OAuthResource's host) and the generated secret of the facade's
+// signing keys, which only the gateway may read.
+func TestWithoutAnExternalIssuerTheStackHasCognito(t *testing.T) {
+	p := readTemplate(t)
+	want := map[string]any{"Fn::And": []any{
+		map[string]any{"Fn::Not": []any{map[string]any{"Fn::Equals": []any{ref("OAuthResource"), ""}}}},
+		map[string]any{"Fn::Equals": []any{ref("OAuthIssuer"), ""}},
+	}}
+	if diff := cmp.Diff(want, p.raw["Conditions"].(map[string]any)[UseCognito]); diff != "" {
+		t.Errorf("condition %s mismatch (-want +got):\n%s", UseCognito, diff)
+	}
+	for _, id := range []string{UserPoolLogicalID, "UserPoolDomain", UserPoolClientLogicalID, OAuthSigningKeysLogicalID} {
+		if c := p.resource(t, id)["Condition"]; c != UseCognito {
+			t.Errorf("%s has condition %v, want %s", id, c, UseCognito)
+		}
+	}
+	pool := props(p.resource(t, UserPoolLogicalID))
+	if pool["AdminCreateUserConfig"].(map[string]any)["AllowAdminCreateUserOnly"] != true {
+		t.Errorf("the user pool lets anyone sign up: %v", pool["AdminCreateUserConfig"])
+	}
+	if !strings.Contains(jsonText(t, pool["Schema"]), `"Name":"tenant"`) {
+		t.Errorf("the user pool has no tenant attribute: %v", pool["Schema"])
+	}
+	domain := props(p.resource(t, "UserPoolDomain"))
+	if diff := cmp.Diff(ref(UserPoolLogicalID), domain["UserPoolId"]); diff != "" {
+		t.Errorf("the domain's pool mismatch (-want +got):\n%s", diff)
+	}
+
+	client := props(p.resource(t, UserPoolClientLogicalID))
+	wantClient := map[string]any{
+		"UserPoolId": ref(UserPoolLogicalID), "GenerateSecret": false, "AllowedOAuthFlowsUserPoolClient": true,
+		"AllowedOAuthFlows": strs("code"), "AllowedOAuthScopes": strs("openid", "email"), "SupportedIdentityProviders": strs("COGNITO"),
+		"CallbackURLs": []any{map[string]any{"Fn::Sub": []any{"https://${Host}" + oauth.PathCallback,
+			map[string]any{"Host": map[string]any{"Fn::Select": []any{2.0, map[string]any{"Fn::Split": []any{"/", ref("OAuthResource")}}}}}}}},
+		"WriteAttributes": strs("email"),
+	}
+	if diff := cmp.Diff(wantClient, only(client, wantClient)); diff != "" {
+		t.Errorf("app client mismatch (-want +got):\n%s", diff)
+	}
+	if !slices.Contains(client["ReadAttributes"].([]any), any(CognitoTenantClaim)) {
+		t.Errorf("the app client cannot read %s: %v", CognitoTenantClaim, client["ReadAttributes"])
+	}
+	// The callback's host, !Select [2, !Split ["/", OAuthResource]], is the
+	// facade's issuer's host (authz: the resource's origin) for every value
+	// the parameter accepts.
+	pattern := regexp.MustCompile(p.raw["Parameters"].(map[string]any)["OAuthResource"].(map[string]any)["AllowedPattern"].(string))
+	for _, r := range []string{"https://abc.execute-api.eu-west-1.amazonaws.com/mcp", "https://mcp.example.com:8443/v1/mcp", "https://x.example.com/mcp/mcp"} {
+		if !pattern.MatchString(r) {
+			t.Errorf("OAuthResource refuses %s", r)
+			continue
+		}
+		u, _ := url.Parse(r)
+		if host := strings.Split(r, "/")[2]; host != u.Host {
+			t.Errorf("the callback of %s would be on %s, not %s", r, host, u.Host)
+		}
+	}
+	for _, r := range []string{"https://a.example.com", "http://a.example.com/mcp", "https://a.example.com/mcpx"} {
+		if pattern.MatchString(r) {
+			t.Errorf("OAuthResource accepts %s", r)
+		}
+	}
+
+	secret, err := p.typed.GetSecretsManagerSecretWithName(OAuthSigningKeysLogicalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := secret.GenerateSecretString
+	if g == nil || deref(g.SecretStringTemplate) != "{}" || deref(g.GenerateStringKey) != "fk1" || deref(g.PasswordLength) < oauth.MinSeedBytes {
+		t.Fatalf("GenerateSecretString = %+v, want {} with fk1: at least %d characters", g, oauth.MinSeedBytes)
+	}
+	if _, err := oauth.DeriveSigningKey("fk1", []byte(strings.Repeat("a", deref(g.PasswordLength)))); err != nil {
+		t.Errorf("a generated seed gives no key: %v", err)
+	}
+	for _, f := range Functions(catalog.Default()) {
+		mentions := strings.Contains(jsonText(t, p.resource(t, f.LogicalID)), OAuthSigningKeysLogicalID)
+		if mentions != (f.Path == GatewayPath) {
+			t.Errorf("%s names the signing keys' secret: %v; only the gateway should", f.Path, mentions)
+		}
+	}
+	rule := jsonText(t, p.raw["Rules"].(map[string]any)["OAuthIssuerNeedsResource"])
+	if !strings.Contains(rule, `"RuleCondition":{"Fn::Not":[{"Fn::Equals":[{"Ref":"OAuthIssuer"},""]}]}`) || !strings.Contains(rule, `"Assert":{"Fn::Not":[{"Fn::Equals":[{"Ref":"OAuthResource"},""]}]}`) {
+		t.Errorf("rule OAuthIssuerNeedsResource = %s, want OAuthIssuer to need OAuthResource", rule)
+	}
+}
+
+// TestKmsKeyArnEncryptsEverythingTheStackKeeps: with the KmsKeyArn parameter
+// set (condition HasKmsKey), the table, the bucket, every log group and every
+// secret use that key; without it, AWS-managed keys. The roles that decrypt
+// with it get it: readers of the bucket and of secrets.
+func TestKmsKeyArnEncryptsEverythingTheStackKeeps(t *testing.T) {
+	p := readTemplate(t)
+	key := ifv(HasKmsKey, ref("KmsKeyArn"), noValue)
+	if diff := cmp.Diff(map[string]any{"Fn::Not": []any{map[string]any{"Fn::Equals": []any{ref("KmsKeyArn"), ""}}}}, p.raw["Conditions"].(map[string]any)[HasKmsKey]); diff != "" {
+		t.Errorf("condition %s mismatch (-want +got):\n%s", HasKmsKey, diff)
+	}
+	logs, secrets := 0, 0
+	for id, r := range p.raw["Resources"].(map[string]any) {
+		res := r.(map[string]any)
+		switch res["Type"] {
+		case "AWS::Logs::LogGroup":
+			logs++
+			if diff := cmp.Diff(key, props(res)["KmsKeyId"]); diff != "" {
+				t.Errorf("log group %s: KmsKeyId mismatch (-want +got):\n%s", id, diff)
+			}
+		case "AWS::SecretsManager::Secret":
+			secrets++
+			if diff := cmp.Diff(key, props(res)["KmsKeyId"]); diff != "" {
+				t.Errorf("secret %s: KmsKeyId mismatch (-want +got):\n%s", id, diff)
+			}
+		}
+	}
+	if logs < len(Functions(catalog.Default())) || secrets < 3 {
+		t.Errorf("%d log groups and %d secrets; want every function's log group and the three secrets", logs, secrets)
+	}
+	param := p.raw["Parameters"].(map[string]any)["KmsKeyArn"].(map[string]any)
+	pattern := regexp.MustCompile(param["AllowedPattern"].(string))
+	for v, ok := range map[string]bool{"": true, "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab": true,
+		"alias/switchboard": false, "arn:aws:kms:eu-west-1:123456789012:alias/switchboard": false} {
+		if pattern.MatchString(v) != ok {
+			t.Errorf("KmsKeyArn accepts %q: %v, want %v", v, !ok, ok)
+		}
+	}
+	rule := jsonText(t, p.raw["Rules"].(map[string]any)["KmsKeyWithoutTenantIsolation"])
+	if !strings.Contains(rule, `{"Ref":"TenantIsolation"}`) {
+		t.Errorf("rule KmsKeyWithoutTenantIsolation = %s", rule)
+	}
+}
+
+// TestTheOpenAIKeyReachesFunctionsOnlyAsASecret: the key parameter becomes a
+// secret, which only the functions that embed or generate may read, and
+// whose ARN alone is in their environment; no function's environment holds
+// the parameter itself.
+func TestTheOpenAIKeyReachesFunctionsOnlyAsASecret(t *testing.T) {
+	p := readTemplate(t)
+	secret := p.resource(t, OpenAIApiKeyLogicalID)
+	if secret["Condition"] != "HasOpenAIApiKey" || !cmp.Equal(props(secret)["SecretString"], ref("OpenAIApiKey")) {
+		t.Errorf("secret %s = %v; want the OpenAIApiKey parameter, only when set", OpenAIApiKeyLogicalID, secret)
+	}
+	for _, f := range Functions(catalog.Default()) {
+		text := jsonText(t, p.resource(t, f.LogicalID))
+		if strings.Contains(text, `{"Ref":"OpenAIApiKey"}`) {
+			t.Errorf("%s gets the OpenAIApiKey parameter itself", f.Path)
+		}
+		if reads := strings.Contains(text, `"Sid":"ReadProviderKeys"`); reads != (f.Embeds || f.Generates) {
+			t.Errorf("%s may read the provider keys: %v; want %v", f.Path, reads, f.Embeds || f.Generates)
 		}
 	}
 }

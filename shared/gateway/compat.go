@@ -191,7 +191,8 @@ func (g *Gateway) dispatchCompat(r *http.Request, method string, params json.Raw
 			}
 		}
 	case server == toolServer && name == "tools/list":
-		return map[string]any{"tools": g.publicTools()}, nil
+		tools, _ := g.visibleTools(extraFrom(r), g.publicTools())
+		return map[string]any{"tools": tools}, nil
 	case server == toolServer && name == "tools/call":
 		var p struct {
 			Name      string          `json:"name"`

@@ -277,6 +277,12 @@ func (g *Gateway) listToolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 				lt.Tools[i] = full
 			}
 		}
+		// A caller whose token is limited to some scopes sees only the tools
+		// it may call; that answer is its own (oauth.go).
+		if visible, limited := g.visibleTools(req.GetExtra(), lt.Tools); limited {
+			lt.Tools = visible
+			lt.Cacheable.CacheScope = scopePrivate
+		}
 		return lt, nil
 	}
 }

@@ -247,7 +247,11 @@ func (g *Gateway) verify(ctx context.Context, token string, _ *http.Request) (*a
 		return nil, errors.New("authentication is unavailable; retry shortly")
 	}
 	c := key.Caller()
-	return &auth.TokenInfo{UserID: c.Tenant + "/" + c.Principal, Scopes: c.Scopes, Extra: map[string]any{callerKey: c}}, nil
+	extra := map[string]any{callerKey: c}
+	if len(c.Scopes) > 0 { // a key with scopes is limited to them, as a token is
+		extra[accessKey] = g.scopeRules().Access(c.Scopes)
+	}
+	return &auth.TokenInfo{UserID: c.Tenant + "/" + c.Principal, Scopes: c.Scopes, Extra: extra}, nil
 }
 
 // extraFrom gives a plain HTTP request (not an MCP one) the request extras an

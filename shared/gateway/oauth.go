@@ -32,8 +32,9 @@ type OAuth struct {
 	Facade http.Handler
 }
 
-// accessKey is where a JWT's access travels in a TokenInfo's Extra; a
-// request without one (an API key, the anonymous caller) may call anything.
+// accessKey is where the access of a JWT, or of an API key with scopes,
+// travels in a TokenInfo's Extra; a request without one (an API key without
+// scopes, the anonymous caller) may call anything.
 const accessKey = "switchboard.access"
 
 // isAPIKey reports whether a bearer token is one of the API keys (the rest
@@ -95,6 +96,33 @@ func allows(extra *mcp.RequestExtra, t *catalog.Tool) bool {
 	return !limited || a.Allows(t.Family, t.Mutates)
 }
 
+// scopeRules map the scopes of access tokens and API keys to access: the
+// OAuth validator's rules when OAuth is on, else the default ones.
+func (g *Gateway) scopeRules() oauth.ScopeRules {
+	if g.opts.OAuth != nil {
+		return g.opts.OAuth.Validator.Scopes()
+	}
+	return oauth.DefaultScopes()
+}
+
+// visibleTools returns the tools of tools the request extra's token may call,
+// and whether its token is limited at all (if not, tools is every one).
+func (g *Gateway) visibleTools(extra *mcp.RequestExtra, tools []*mcp.Tool) ([]*mcp.Tool, bool) {
+	if extra == nil {
+		return tools, false
+	}
+	if _, limited := accessOf(extra.TokenInfo); !limited {
+		return tools, false
+	}
+	visible := make([]*mcp.Tool, 0, len(tools))
+	for _, t := range tools {
+		if ct, ok := g.opts.Catalog.Tool(t.Name); ok && allows(extra, ct) {
+			visible = append(visible, t)
+		}
+	}
+	return visible, true
+}
+
 // checkScopes refuses, with 403 and the insufficient_scope challenge naming
 // the scope needed, a request whose access token may not call a tool it
 // calls: tools/call alone or in a batch. It runs before the fast path and
@@ -115,8 +143,10 @@ func (g *Gateway) checkScopes(h http.Handler) http.Handler {
 			if !ok || t.Visibility != catalog.Public || a.Allows(t.Family, t.Mutates) {
 				continue // the go-sdk answers unknown tools
 			}
-			scope := g.opts.OAuth.Validator.Scopes().Needed(t.Family, t.Mutates)
-			w.Header().Set("WWW-Authenticate", oauth.InsufficientScope(g.opts.OAuth.Metadata.Resource, scope).String())
+			scope := g.scopeRules().Needed(t.Family, t.Mutates)
+			if g.opts.OAuth != nil { // an API key's refusal has no authorization server to name
+				w.Header().Set("WWW-Authenticate", oauth.InsufficientScope(g.opts.OAuth.Metadata.Resource, scope).String())
+			}
 			writeJSONRPCError(w, http.StatusForbidden, -32600, fmt.Sprintf("calling %s needs the scope %s; this token has %s", t.Name, scope, a))
 			return
 		}

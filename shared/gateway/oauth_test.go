@@ -10,9 +10,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
@@ -139,6 +142,9 @@ func TestAccessTokensAreCheckedBesideAPIKeys(t *testing.T) {
 		{"AReadScopeCannotCallAMutatingToolThroughTheGoSDK", read, createViaSDK, 403, `scope="switchboard:memory"`},
 		{"AnExpiredTokenIsRefused", with(func(c map[string]any) { c["exp"] = time.Now().Add(-2 * time.Minute).Unix() }), getContext, 401, invalid},
 		{"ATokenForAnotherResourceIsRefused", with(func(c map[string]any) { c["aud"] = "https://other.example.com/mcp" }), getContext, 401, invalid},
+		// An ID token of the same issuer: its audience is a client, not this resource.
+		{"ATokenForAClientRatherThanAResourceIsRefused", with(func(c map[string]any) { c["aud"] = "switchboard-client" }), getContext, 401, invalid},
+		{"ATokenWithoutAnAudienceIsRefused", with(func(c map[string]any) { delete(c, "aud") }), getContext, 401, invalid},
 		{"ATokenOfAnotherIssuerIsRefused", with(func(c map[string]any) { c["iss"] = "https://evil.example.com" }), getContext, 401, invalid},
 		{"AnUnsignedTokenIsRefused", is.mint(t, "none", is.claims(resource, oauth.ScopeWrite)), getContext, 401, invalid},
 		{"AnUnknownAPIKeyIsRefused", "sb_notakey", getContext, 401, `resource_metadata="` + url + `/.well-known/oauth-protected-resource/mcp"`},
@@ -178,5 +184,84 @@ func TestAnUnreachableIssuerIsUnavailableNotUnauthorized(t *testing.T) {
 	resp := post(t, url+"/mcp", map[string]string{"Authorization": "Bearer " + token, "Mcp-Protocol-Version": "2025-11-25"}, initialize("2025-11-25"))
 	if resp.status != http.StatusServiceUnavailable || resp.header.Get("WWW-Authenticate") != "" || !strings.Contains(resp.body, "retry shortly") {
 		t.Errorf("got %d with WWW-Authenticate %q (%s), want 503 without a challenge", resp.status, resp.header.Get("WWW-Authenticate"), resp.body)
+	}
+}
+
+// TestToolsListShowsOnlyWhatTheCallerMayCall: a caller whose access token,
+// or API key, is limited to some scopes is listed only the tools it may
+// call, on MCP and on the compatibility endpoint, in an answer cached as its
+// own; an API key without scopes still sees every tool, and a key's scopes
+// bind its calls as a token's do.
+func TestToolsListShowsOnlyWhatTheCallerMayCall(t *testing.T) {
+	is := newIssuer(t)
+	url, keys := oauthGateway(t, is)
+	resource := url + "/mcp"
+	key := func(scopes ...string) string {
+		k, _, err := keys.Create(context.Background(), "acme", "bob", scopes, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	token := func(scope string) string { return is.mint(t, "ES256", is.claims(resource, scope)) }
+	rules := oauth.DefaultScopes("memory")
+	// want lists the public tools scopes allow (nil: every public tool).
+	want := func(scopes []string) []string {
+		var out []string
+		for _, tool := range catalog.Default().Tools() {
+			if tool.Visibility == catalog.Public && (scopes == nil || rules.Access(scopes).Allows(tool.Family, tool.Mutates)) {
+				out = append(out, tool.Name)
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	for _, tc := range []struct {
+		name, bearer string
+		scopes       []string // nil: not limited
+	}{
+		{"AWriteTokenSeesEveryTool", token(oauth.ScopeWrite), []string{oauth.ScopeWrite}},
+		{"AReadTokenSeesOnlyTheToolsThatChangeNothing", token(oauth.ScopeRead), []string{oauth.ScopeRead}},
+		{"AFamilyTokenSeesOnlyThatFamily", token("switchboard:memory"), []string{"switchboard:memory"}},
+		{"AnAPIKeyWithoutScopesSeesEveryTool", key(), nil},
+		{"AnAPIKeyWithAReadScopeSeesOnlyTheToolsThatChangeNothing", key(oauth.ScopeRead), []string{oauth.ScopeRead}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := map[string]string{"Authorization": "Bearer " + tc.bearer, "Mcp-Protocol-Version": "2025-11-25"}
+			for _, path := range []struct{ url, body string }{
+				{resource, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+				{url + "/jsonrpc", `{"jsonrpc":"2.0","id":1,"method":"tool-server/tools/list"}`},
+			} {
+				resp := post(t, path.url, h, path.body)
+				var got struct {
+					Result struct {
+						Tools      []struct{ Name string }
+						CacheScope string `json:"cacheScope"`
+					}
+				}
+				if resp.status != 200 || len(resp.messages) != 1 {
+					t.Fatalf("%s: %d %.300s", path.url, resp.status, resp.body)
+				}
+				b, _ := json.Marshal(resp.messages[0])
+				if err := json.Unmarshal(b, &got); err != nil {
+					t.Fatalf("%s: %d %.300s", path.url, resp.status, resp.body)
+				}
+				var names []string
+				for _, tool := range got.Result.Tools {
+					names = append(names, tool.Name)
+				}
+				sort.Strings(names)
+				if diff := cmp.Diff(want(tc.scopes), names); diff != "" {
+					t.Errorf("%s: tools mismatch (-want +got):\n%s", path.url, diff)
+				}
+				if path.url == resource && (got.Result.CacheScope == "private") != (tc.scopes != nil) {
+					t.Errorf("cacheScope %q; want private exactly when the list is the caller's own", got.Result.CacheScope)
+				}
+			}
+		})
+	}
+	create := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"memory_get_or_create","arguments":{"conversation_id":"c1"}}}`
+	if resp := post(t, resource, map[string]string{"Authorization": "Bearer " + key(oauth.ScopeRead), "Mcp-Protocol-Version": "2025-11-25"}, create); resp.status != http.StatusForbidden {
+		t.Errorf("a read-only API key called a mutating tool: %d %.300s", resp.status, resp.body)
 	}
 }

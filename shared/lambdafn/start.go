@@ -222,6 +222,7 @@ func start(ctx context.Context, cat *catalog.Catalog, f Function, o Openers, c *
 	if err != nil {
 		return Deps{}, nil, err
 	}
+	d = ForFunction(d, fn)
 	if fn.Family == catalog.MemoryFamily {
 		fmt.Fprintln(warn, OfflineSummariesWarning)
 	}

@@ -79,7 +79,11 @@ func New(opts Options) (*Stack, error) {
 	}
 	s.pipeline = d.Pipeline
 	for _, f := range opts.Functions {
-		s.handlers[f.Path] = f.Build(d)
+		fd := d
+		if fn, ok := cat.Function(f.Path); ok {
+			fd = lambdafn.ForFunction(d, fn) // deletes only where the catalog says so, as on AWS
+		}
+		s.handlers[f.Path] = f.Build(fd)
 	}
 	s.local = invoke.NewLocal(s.handlers, &invoke.LocalOptions{Timeout: cat.Timeout, ReservedConcurrency: cat.ReservedConcurrency})
 	return s, nil

@@ -3,6 +3,8 @@ package oauth
 import (
 	"context"
 	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/hkdf"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
@@ -240,6 +242,33 @@ func ParseSigningKey(id string, pemData []byte) (SigningKey, error) {
 		return SigningKey{}, err
 	}
 	return SigningKey{ID: id, Key: ec}, nil
+}
+
+// MinSeedBytes is the least length of a seed [DeriveSigningKey] accepts:
+// 32 random bytes, or 64 of the letters and digits Secrets Manager
+// generates (about 380 bits), more than a P-256 key's 128-bit strength.
+const MinSeedBytes = 32
+
+// DeriveSigningKey derives a P-256 key from seed, a random secret string:
+// HKDF-SHA-256 of the seed, with the key id as info, gives a candidate
+// scalar, tried again with a counter in the rare case it is not below the
+// group order. It lets the key live in a secret Secrets Manager generates
+// (which cannot generate an EC key), so no one has to create one and the
+// gateway needs no right to write it.
+func DeriveSigningKey(id string, seed []byte) (SigningKey, error) {
+	if len(seed) < MinSeedBytes {
+		return SigningKey{}, fmt.Errorf("oauth: a signing key seed needs at least %d bytes", MinSeedBytes)
+	}
+	for i := range 16 {
+		d, err := hkdf.Key(sha256.New, seed, nil, fmt.Sprintf("switchboard oauth ES256 %s %d", id, i), 32)
+		if err != nil {
+			return SigningKey{}, fmt.Errorf("oauth: deriving signing key %q: %w", id, err)
+		}
+		if k, err := ecdsa.ParseRawPrivateKey(elliptic.P256(), d); err == nil {
+			return SigningKey{ID: id, Key: k}, nil
+		}
+	}
+	return SigningKey{}, fmt.Errorf("oauth: deriving signing key %q: no scalar in range", id) // odds about 2^-512
 }
 
 // JWKS returns the public keys of the facade's access tokens.

@@ -550,3 +550,35 @@ func BenchmarkFlow(b *testing.B) {
 		session.Close()
 	}
 }
+
+func TestDeriveSigningKey(t *testing.T) {
+	seed := []byte("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01")
+	a, err := DeriveSigningKey("fk1", seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := DeriveSigningKey("fk1", seed)
+	other, _ := DeriveSigningKey("fk2", seed)
+	otherSeed, _ := DeriveSigningKey("fk1", append([]byte("x"), seed[1:]...))
+	for _, tc := range []struct {
+		name string
+		same bool
+		k    SigningKey
+	}{
+		{"the same seed and id give the same key on every instance", true, again},
+		{"another id gives another key", false, other},
+		{"another seed gives another key", false, otherSeed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := a.Key.Equal(tc.k.Key); got != tc.same {
+				t.Errorf("keys equal = %v, want %v", got, tc.same)
+			}
+		})
+	}
+	if _, err := DeriveSigningKey("fk1", seed[:MinSeedBytes-1]); err == nil {
+		t.Errorf("a seed of %d bytes was accepted", MinSeedBytes-1)
+	}
+	if tok, err := signES256(a.Key, a.ID, "at+jwt", map[string]any{"iss": "x"}); err != nil || tok == "" {
+		t.Fatalf("a derived key cannot sign: %v", err)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/url"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/config"
@@ -84,21 +85,31 @@ func metadata(resource, issuer string, scopes oauth.ScopeRules) oauth.ResourceMe
 		ScopesSupported: scopes.Supported(), ResourceName: "Switchboard"}
 }
 
-// signingKeys reads {"id":"<P-256 private key, PEM>"}; the newest id (the
-// greatest, in sort order) signs.
+// signingKeys reads {"id":"<key>"}, each key a P-256 private key in PEM or
+// a random seed of at least oauth.MinSeedBytes characters the key is derived
+// from (oauth.DeriveSigningKey: the template's secret, which Secrets Manager
+// generates); the newest id (the greatest, in sort order) signs.
 func signingKeys(spec string) ([]oauth.SigningKey, error) {
-	var pems map[string]string
-	if err := json.Unmarshal([]byte(spec), &pems); err != nil || len(pems) == 0 {
-		return nil, fmt.Errorf("%s: want {\"fk1\":\"<P-256 private key, PEM>\"}", config.EnvOAuthSigningKeys)
+	var values map[string]string
+	if err := json.Unmarshal([]byte(spec), &values); err != nil || len(values) == 0 {
+		return nil, fmt.Errorf("%s: want {\"fk1\":\"<P-256 private key, PEM, or a random seed of at least %d characters>\"}", config.EnvOAuthSigningKeys, oauth.MinSeedBytes)
 	}
-	ids := make([]string, 0, len(pems))
-	for id := range pems {
+	ids := make([]string, 0, len(values))
+	for id := range values {
 		ids = append(ids, id)
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(ids)))
 	keys := make([]oauth.SigningKey, 0, len(ids))
 	for _, id := range ids {
-		k, err := oauth.ParseSigningKey(id, []byte(pems[id]))
+		var (
+			k   oauth.SigningKey
+			err error
+		)
+		if v := values[id]; strings.HasPrefix(strings.TrimSpace(v), "-----BEGIN") {
+			k, err = oauth.ParseSigningKey(id, []byte(v))
+		} else {
+			k, err = oauth.DeriveSigningKey(id, []byte(v))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: key %q: %w", config.EnvOAuthSigningKeys, id, err)
 		}

@@ -59,7 +59,7 @@ func TestBadSettingsNameTheirVariable(t *testing.T) {
 	}{
 		{"AnIssuerOverHTTP", config.OAuth{Resource: resource, Issuer: "http://issuer.example.com"}, config.EnvOAuthIssuer},
 		{"ScopesThatAreNotJSON", config.OAuth{Resource: resource, Issuer: "https://issuer.example.com", Scopes: "read"}, config.EnvOAuthScopes},
-		{"ASigningKeyThatIsNotPEM", config.OAuth{Resource: resource, Facade: "on", ProviderIssuer: "https://idp.example.com", ProviderClientID: "c", SigningKeys: `{"fk1":"nope"}`}, config.EnvOAuthSigningKeys},
+		{"ASigningKeyNeitherPEMNorALongSeed", config.OAuth{Resource: resource, Facade: "on", ProviderIssuer: "https://idp.example.com", ProviderClientID: "c", SigningKeys: `{"fk1":"nope"}`}, config.EnvOAuthSigningKeys},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := authz.Open(tc.o, storetest.OpenEmbedded(t), keyring(t), nil)
@@ -75,7 +75,8 @@ func TestBadSettingsNameTheirVariable(t *testing.T) {
 func TestTheFacadeIsMountedOnTheGateway(t *testing.T) {
 	srv := httptest.NewUnstartedServer(nil)
 	origin := "http://" + srv.Listener.Addr().String()
-	keys, _ := json.Marshal(map[string]string{"fk1": signingKeyPEM(t)})
+	// fk1 in PEM, fk2 derived from a seed as the template's secret holds it.
+	keys, _ := json.Marshal(map[string]string{"fk1": signingKeyPEM(t), "fk2": elicit.NewSecret()})
 	o, err := authz.Open(config.OAuth{
 		Resource: origin + "/mcp", Facade: "on", SigningKeys: string(keys),
 		ProviderIssuer: "https://idp.example.com", ProviderClientID: "switchboard",
@@ -93,6 +94,7 @@ func TestTheFacadeIsMountedOnTheGateway(t *testing.T) {
 	for path, want := range map[string]string{
 		"/.well-known/oauth-authorization-server":   `"issuer":"` + origin + `"`,
 		"/oauth/jwks.json":                          `"kid":"fk1"`,
+		"/oauth/jwks.json?":                         `"kid":"fk2"`,
 		"/.well-known/oauth-protected-resource/mcp": `"authorization_servers":["` + origin + `"]`,
 	} {
 		resp, err := http.Get(origin + path)

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/secrets"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/bedrock"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
@@ -152,11 +153,17 @@ func build(p config.Providers, rt bedrock.Runtime) (provider.Embedder, provider.
 	return emb, gen, nil
 }
 
-// Open checks ([Validate]) and builds the embedder and generator c names. A
+// Open checks ([Validate]) and builds the embedder and generator c names,
+// after reading the OpenAI key from Secrets Manager when its variable names
+// a secret ([secrets.Resolve]). A
 // Bedrock client comes from [config.Config.AWS] (so AWS_REGION and
 // AWS_ENDPOINT_URL_BEDROCK_RUNTIME apply). Offline choices are announced on
 // warn.
 func Open(ctx context.Context, c *config.Config, warn io.Writer) (provider.Embedder, provider.Generator, error) {
+	// On AWS the variable names the key's secret (package config/secrets).
+	if err := secrets.Resolve(ctx, c, config.EnvOpenAIAPIKey, &c.Providers.OpenAIAPIKey); err != nil {
+		return nil, nil, err
+	}
 	if err := Validate(c.Providers); err != nil {
 		return nil, nil, err
 	}

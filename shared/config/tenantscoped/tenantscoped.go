@@ -37,15 +37,26 @@ func Open(ctx context.Context, c *config.Config, f catalog.Function) (aws.Creden
 		res.BucketARN = c.BucketARN
 	}
 	p, err := tenantcreds.New(sts.NewFromConfig(cfg), tenantcreds.Options{RoleARN: c.TenantRoleARN, Resources: res,
-		Grant: tenantcreds.Grant{Items: Access(f.Table), Objects: Access(f.Blobs)}})
+		Grant: tenantcreds.Grant{Items: Items(f), Objects: Access(f.Blobs)}})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", config.EnvTenantRoleARN, err)
 	}
 	return p, nil
 }
 
+// Items is the session policy's access to the table of function f: its
+// catalog access, with deletes only if its catalog entry says it deletes, as
+// the template grants its own role.
+func Items(f catalog.Function) tenantcreds.Access {
+	if a := Access(f.Table); a != tenantcreds.ReadWriteDelete || f.Deletes {
+		return a
+	}
+	return tenantcreds.ReadWrite
+}
+
 // Access maps a catalog access level to a session policy's. Read-write
-// includes deletes: the catalog does not yet say which functions delete.
+// includes deletes: objects are deleted by every function that writes them
+// (the template grants s3:DeleteObject so); [Items] narrows the table's.
 func Access(a catalog.Access) tenantcreds.Access {
 	switch a {
 	case catalog.Read:

@@ -36,6 +36,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/switchboard-dev/switchboard/shared/callcontext"
+	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 )
 
@@ -64,7 +65,7 @@ var _ invoke.RawInvoker = (*Invoker)(nil)
 // of its configuration sources, or its BaseEndpoint) or else the region's
 // standard one. It does no I/O.
 func New(cfg aws.Config, prefix string) *Invoker {
-	l := &Invoker{cfg: cfg, prefix: prefix, endpoint: endpoint(cfg), client: cfg.HTTPClient, signer: v4.NewSigner()}
+	l := &Invoker{cfg: cfg, prefix: prefix, endpoint: config.ServiceEndpoint(cfg, "Lambda", "lambda"), client: cfg.HTTPClient, signer: v4.NewSigner()}
 	if l.client == nil {
 		l.client = awshttp.NewBuildableClient()
 	}
@@ -78,30 +79,6 @@ func New(cfg aws.Config, prefix string) *Invoker {
 		})
 	}
 	return l
-}
-
-// endpoint returns the base URL of the Lambda API cfg names: an override of
-// its configuration sources (the SDK's environment and shared configuration
-// both give AWS_ENDPOINT_URL_LAMBDA this way), else its BaseEndpoint, else
-// the region's standard endpoint.
-func endpoint(cfg aws.Config) string {
-	for _, src := range cfg.ConfigSources {
-		if p, ok := src.(interface {
-			GetServiceBaseEndpoint(ctx context.Context, sdkID string) (string, bool, error)
-		}); ok {
-			if url, found, err := p.GetServiceBaseEndpoint(context.Background(), "Lambda"); err == nil && found {
-				return strings.TrimSuffix(url, "/")
-			}
-		}
-	}
-	if cfg.BaseEndpoint != nil {
-		return strings.TrimSuffix(*cfg.BaseEndpoint, "/")
-	}
-	suffix := "amazonaws.com"
-	if strings.HasPrefix(cfg.Region, "cn-") {
-		suffix = "amazonaws.com.cn"
-	}
-	return "https://lambda." + cfg.Region + "." + suffix
 }
 
 // Invoke implements [invoke.Invoker]. A call the API refuses (throttled, a

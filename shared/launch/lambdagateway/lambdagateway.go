@@ -32,6 +32,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/config/authz"
 	"github.com/switchboard-dev/switchboard/shared/config/invoker"
+	"github.com/switchboard-dev/switchboard/shared/config/secrets"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/metrics"
@@ -98,6 +99,10 @@ func Run(cat *catalog.Catalog) error {
 	limits, limited, err := gateway.RateLimits(cfg.RateLimits, cat)
 	if err != nil {
 		return fmt.Errorf("%s: %w", config.EnvRateLimits, err)
+	}
+	// The facade's signing keys come from Secrets Manager, read once here.
+	if err := secrets.Resolve(ctx, &cfg, config.EnvOAuthSigningKeys, &cfg.OAuth.SigningKeys); err != nil {
+		return err
 	}
 	if opts.OAuth, err = authz.Open(cfg.OAuth, table, states, logger); err != nil {
 		return err
