@@ -187,7 +187,7 @@ func (g *Gateway) buildServer() *mcp.Server {
 		Tools:     &mcp.ToolCapabilities{}, // stateless: the list never changes under a session
 		Resources: &mcp.ResourceCapabilities{Subscribe: true},
 	}
-	if len(cat.Prompts()) > 0 {
+	if _, proxies := g.proxy(catalog.ConnectorPromptTool); len(cat.Prompts()) > 0 || proxies {
 		caps.Prompts = &mcp.PromptCapabilities{}
 	}
 	s := mcp.NewServer(&implementation, &mcp.ServerOptions{
@@ -237,6 +237,7 @@ func (g *Gateway) buildServer() *mcp.Server {
 		s.AddPrompt(&mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Arguments: p.Arguments}, g.getPrompt(p))
 	}
 	s.AddReceivingMiddleware(g.listResourcesMiddleware, g.listToolsMiddleware)
+	s.AddReceivingMiddleware(g.connectorsMiddleware) // outermost: connectors.go
 	return s
 }
 

@@ -189,10 +189,17 @@ func Start(f Function, o Openers) {
 		}
 	}
 	h := f.Build(d)
+	// On SIGTERM (Lambda's shutdown, sent since WithEnableSIGTERM registers
+	// an extension), a handler that holds connections closes them first:
+	// the connectors' upstream sessions.
+	shutdown := func() { closeFn() }
+	if c, ok := h.(interface{ Close() error }); ok {
+		shutdown = func() { c.Close(); closeFn() }
+	}
 	if d.Later != nil {
 		h = d.Later.Handler(h)
 	}
-	lambda.StartWithOptions(coldstart.ResumeAfterFirst(h, resume), lambda.WithEnableSIGTERM(func() { closeFn() }))
+	lambda.StartWithOptions(coldstart.ResumeAfterFirst(h, resume), lambda.WithEnableSIGTERM(shutdown))
 }
 
 // start opens the dependencies of f, a function of cat, as [Start] does.

@@ -131,6 +131,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 	if err != nil {
 		return err
 	}
+	defer stack.Close() // the connectors' upstream sessions
 	keys := apikey.New(deps.Table, nil)
 	states, err := cfg.OpenKeyring()
 	if err != nil {
@@ -144,6 +145,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 		AllowLocalOrigins: true,
 		Logger:            logger,
 		RequestStates:     states,
+		Approvals:         gateway.ConnectorApprovals(cat, stack),
 	}
 	limits, limited, err := gateway.RateLimits(cfg.RateLimits, cat)
 	if err != nil {

@@ -84,6 +84,7 @@ func Run(cat *catalog.Catalog) error {
 		AllowedOrigins: cfg.AllowedOrigins,
 		Logger:         logger,
 		RequestStates:  states,
+		Approvals:      gateway.ConnectorApprovals(cat, inv),
 	}
 	limits, limited, err := gateway.RateLimits(cfg.RateLimits, cat)
 	if err != nil {
