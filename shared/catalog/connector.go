@@ -47,7 +47,7 @@ const (
 
 // proxyTool completes t as an internal tool of [ConnectorProxyFunction]:
 // all of them write (a stale cache refreshed, a status, an approval), and
-// those that act (a proxied call, a decision) are audited.
+// the page's decisions are audited.
 func proxyTool(t *Tool) *Tool {
 	t.Function, t.Table = ConnectorProxyFunction, ReadWrite
 	t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: !t.Mutates, OpenWorldHint: ptr(true)}
@@ -62,7 +62,9 @@ func connectorProxyTools() []*Tool {
 		proxyTool(&Tool{
 			Name: ConnectorCallTool, Title: "Call a proxied tool",
 			Description: "Internal: calls a connector's tool for the gateway, named <connector>__<tool> as listed, after its approval policy: the upstream's result as it gave it (isError included), its progress relayed.",
-			Mutates:     true,
+			// Not audited per call: a table write would cost more than the
+			// upstream's round trip. Its log line records each call, and
+			// approvals are audited as they are decided.
 			Example:     json.RawMessage(`{"name":"github__search","arguments":{"q":"switchboard"}}`),
 		}),
 		proxyTool(&Tool{

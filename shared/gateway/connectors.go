@@ -186,16 +186,7 @@ func (g *Gateway) callProxied(ctx context.Context, req *mcp.CallToolRequest) (*m
 	}
 	t, _ := g.proxy(catalog.ConnectorCallTool)
 	name := req.Params.Name
-	in := struct {
-		Name       string          `json:"name"`
-		Arguments  json.RawMessage `json:"arguments,omitempty"`
-		ApprovalID string          `json:"approval_id,omitempty"`
-		Progress   bool            `json:"progress,omitempty"`
-		ReadOnly   bool            `json:"read_only,omitempty"`
-	}{Name: name, Arguments: req.Params.Arguments, Progress: req.Params.GetProgressToken() != nil}
-	if len(in.Arguments) > 0 && string(in.Arguments) == "null" {
-		in.Arguments = nil
-	}
+	in := proxiedCall{Name: name, Arguments: req.Params.Arguments, Progress: req.Params.GetProgressToken() != nil}
 	in.ApprovalID, _ = req.Params.Meta[approvalMetaKey].(string)
 	if a, limited := accessOf(tokenInfo(req.Extra)); limited {
 		if !a.Allows(catalog.ConnectorFamily, false) {
@@ -203,7 +194,7 @@ func (g *Gateway) callProxied(ctx context.Context, req *mcp.CallToolRequest) (*m
 		}
 		in.ReadOnly = !a.Allows(catalog.ConnectorFamily, true)
 	}
-	args, err := json.Marshal(in)
+	args, err := in.encode()
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "arguments: " + err.Error()}
 	}
@@ -217,11 +208,38 @@ func (g *Gateway) callProxied(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if env.Input, err = g.openRound(version, caps, req.Params.InputResponses, req.Params.RequestState, b); err != nil {
 		return nil, err
 	}
-	// Failures name the proxied tool, whose connector its name begins with;
-	// whether it changes anything is the upstream's, so it is assumed to.
+	return g.serveCall(ctx, req, shownAs(t, name), env, b)
+}
+
+// proxiedCall is connector_call's input (connector.CallInput).
+type proxiedCall struct {
+	Name       string          `json:"name"`
+	Arguments  json.RawMessage `json:"arguments,omitempty"`
+	ApprovalID string          `json:"approval_id,omitempty"`
+	Progress   bool            `json:"progress,omitempty"`
+	ReadOnly   bool            `json:"read_only,omitempty"`
+}
+
+func (in proxiedCall) encode() ([]byte, error) {
+	if string(in.Arguments) == "null" {
+		in.Arguments = nil
+	}
+	return json.Marshal(in)
+}
+
+// shownAs returns connector_call's entry t as a call of the proxied tool
+// name shows it in a failure: named so, which names its connector, and
+// taken to change state, since whether it does is the upstream's.
+func shownAs(t *catalog.Tool, name string) *catalog.Tool {
 	shown := *t
 	shown.Name, shown.Mutates = name, true
-	return g.serveCall(ctx, req, &shown, env, b)
+	return &shown
+}
+
+// proxiedTool returns connector_call's entry if name is a proxied tool's.
+func (g *Gateway) proxiedTool(name string) (*catalog.Tool, bool) {
+	t, ok := g.proxy(catalog.ConnectorCallTool)
+	return t, ok && g.isProxiedName(name)
 }
 
 // readProxied serves resources/read of a proxied URI through
