@@ -73,15 +73,27 @@ func (g *Gateway) connectorsMiddleware(next mcp.MethodHandler) mcp.MethodHandler
 		switch r := req.(type) {
 		case *mcp.CallToolRequest:
 			if g.isProxiedName(r.Params.Name) {
-				return g.callProxied(ctx, r)
+				res, err := g.callProxied(ctx, r)
+				if err != nil {
+					return nil, err
+				}
+				return typed(r.Session, res, res.InputRequests != nil, &mcp.CallToolResult{})
 			}
 		case *mcp.ReadResourceRequest:
 			if strings.HasPrefix(r.Params.URI, proxiedResourceScheme) {
-				return g.readProxied(ctx, r)
+				res, err := g.readProxied(ctx, r)
+				if err != nil {
+					return nil, err
+				}
+				return typed(r.Session, res, false, &mcp.ReadResourceResult{})
 			}
 		case *mcp.GetPromptRequest:
 			if _, known := g.opts.Catalog.Prompt(r.Params.Name); !known && strings.Contains(r.Params.Name, proxySeparator) {
-				return g.getProxiedPrompt(ctx, r)
+				res, err := g.getProxiedPrompt(ctx, r)
+				if err != nil {
+					return nil, err
+				}
+				return typed(r.Session, res, false, &mcp.GetPromptResult{})
 			}
 		}
 		res, err := next(ctx, method, req)
@@ -112,6 +124,34 @@ func (g *Gateway) connectorsMiddleware(next mcp.MethodHandler) mcp.MethodHandler
 		}
 		return res, nil
 	}
+}
+
+// typed returns res, answered here rather than by a handler of the go-sdk,
+// with the result type the go-sdk gives its handlers' results for a client
+// on 2026-07-28 or later (complete, or input_required for a result asking
+// for input), decoded into into: the field is unexported, so res goes
+// through its JSON. Older clients get res as it is.
+func typed(ss *mcp.ServerSession, res mcp.Result, inputRequired bool, into mcp.Result) (mcp.Result, error) {
+	if version, _ := protocolOf(ss); version < sessionlessVersion {
+		return res, nil
+	}
+	b, err := json.Marshal(res)
+	if err != nil || len(b) < 2 || b[len(b)-1] != '}' {
+		return nil, fmt.Errorf("encoding a proxied result: %v", err)
+	}
+	kind := `"complete"`
+	if inputRequired {
+		kind = `"input_required"`
+	}
+	if len(b) > 2 {
+		b = append(b[:len(b)-1], ',')
+	} else {
+		b = b[:1]
+	}
+	if err := json.Unmarshal(append(b, `"resultType":`+kind+`}`...), into); err != nil {
+		return nil, fmt.Errorf("decoding a proxied result: %w", err)
+	}
+	return into, nil
 }
 
 // isProxiedName reports whether a called tool is a connector's: a name with
