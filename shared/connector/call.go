@@ -287,8 +287,8 @@ func settle(delivered, done *atomic.Int64) {
 }
 
 const (
-	settleQuiet = 5 * time.Millisecond
-	settleMax   = 50 * time.Millisecond
+	settleQuiet = 20 * time.Millisecond
+	settleMax   = 250 * time.Millisecond
 )
 
 // ReadResourceInput reads a proxied resource.
