@@ -4,7 +4,9 @@
 // client) and over stdio, alongside the memory server seed's compatibility
 // endpoints (/health, /servers, POST /jsonrpc). tools/list, prompts and
 // resource templates are answered from the catalog; tools/call and resource
-// reads go through the [invoke.Invoker] to the function that serves them. On
+// reads go through the [invoke.Invoker] to the function that serves them;
+// a tenant's connectors' tools, resources and prompts are listed and served
+// through the connectors' proxy function (connectors.go). On
 // protocol 2026-07-28 a tool or prompt may ask the client for input (package
 // elicit): the gateway seals and opens the request states (input.go).
 //
