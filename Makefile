@@ -57,6 +57,7 @@ FUNCTIONS = \
 	connectors/policy_list \
 	connectors/policy_set \
 	connectors/proxy \
+	connectors/scheduled_sync \
 	connectors/sync \
 	connectors/tools_openai \
 	connectors/update \
@@ -165,6 +166,9 @@ build-ConnectorsPolicySetFunction:
 
 build-ConnectorsProxyFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/proxy
+
+build-ConnectorsScheduledSyncFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/scheduled_sync
 
 build-ConnectorsSyncFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/sync

@@ -246,7 +246,8 @@ func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
 				seed(t, tbl, openBlobs(t, dir))
 				tbl.Close() // the bootstrap opens it; the embedded store allows one process at a time
 			}
-			rt := lambdatest.NewRuntime(&lambdatest.Options{FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:" + prefix + f.Name})
+			// Each invocation's deadline is the function's timeout, as on Lambda.
+			rt := lambdatest.NewRuntime(&lambdatest.Options{FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:" + prefix + f.Name, Timeout: f.Limits.Timeout})
 			defer rt.Close()
 			p, err := lambdatest.Start(rt, bins[f.Path], env)
 			if err != nil {

@@ -65,6 +65,9 @@ type Deps struct {
 	Sealer     Sealer
 	CheckURL   func(ctx context.Context, raw string) (*url.URL, error)
 	HTTPClient *http.Client
+	// ConnectorCacheTTL is how long connectors' cached capabilities stay
+	// fresh (config/connectors); zero means package connector's default.
+	ConnectorCacheTTL time.Duration
 	// Logger receives one line per call. If nil, logs are discarded.
 	Logger *slog.Logger
 	// Metrics adds CloudWatch embedded-metric fields to each call's log line.

@@ -55,6 +55,12 @@ func (p *Process) Output() string { return p.output.String() }
 // answer, as [Runtime.Invoke] does, but gives up, with the process's output in
 // the error, if the process exits first.
 func (p *Process) Invoke(ctx context.Context, payload []byte) (*Result, error) {
+	return p.InvokeStreaming(ctx, payload, nil)
+}
+
+// InvokeStreaming is [Process.Invoke] passing each piece of the response
+// body to onChunk as it arrives, as [Runtime.InvokeStreaming] does.
+func (p *Process) InvokeStreaming(ctx context.Context, payload []byte, onChunk func(Chunk)) (*Result, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go func() {
@@ -64,7 +70,7 @@ func (p *Process) Invoke(ctx context.Context, payload []byte) (*Result, error) {
 		case <-ctx.Done():
 		}
 	}()
-	res, err := p.rt.Invoke(ctx, payload)
+	res, err := p.rt.InvokeStreaming(ctx, payload, onChunk)
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 			return nil, fmt.Errorf("lambdatest: %w", cause)

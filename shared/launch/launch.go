@@ -32,6 +32,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config/providers"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/handlers/connectorfn"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/launch/lambdagateway"
 	"github.com/switchboard-dev/switchboard/shared/local"
@@ -113,7 +114,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	cfg.ConnectorAllowedHosts = connectorHosts
+	cfg.ConnectorAllowedHosts, cfg.ConnectorCacheTTL = connectorHosts, os.Getenv(config.EnvConnectorCacheTTL)
 	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open, Connectors: connectors.Open}, stderr)
 	if err != nil {
 		return err
@@ -132,6 +133,11 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 		return err
 	}
 	defer closeStack(stack, stderr)
+	stopSync, err := syncConnectors(ctx, deps)
+	if err != nil {
+		return err
+	}
+	defer stopSync()
 	keys := apikey.New(deps.Table, nil)
 	states, err := cfg.OpenKeyring()
 	if err != nil {
@@ -217,6 +223,28 @@ func closeStack(stack *local.Stack, stderr io.Writer) {
 	case <-time.After(5 * time.Second):
 		fmt.Fprintln(stderr, "WARNING: some connector sessions did not close within 5 s; leaving them")
 	}
+}
+
+// syncConnectors runs the connectors' scheduled sync every
+// [config.EnvConnectorSyncInterval] (5 minutes unless set; 0 turns it off)
+// until stop is called, as EventBridge Scheduler does on AWS.
+func syncConnectors(ctx context.Context, deps lambdafn.Deps) (stop func(), err error) {
+	every := 5 * time.Minute
+	if raw, set := os.LookupEnv(config.EnvConnectorSyncInterval); set {
+		if every, err = connectors.ParseDuration(config.EnvConnectorSyncInterval, raw, time.Second); err != nil {
+			return nil, err
+		}
+	}
+	if every == 0 {
+		return func() {}, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		connectorfn.SyncEvery(ctx, deps, every)
+	}()
+	return func() { cancel(); <-done }, nil
 }
 
 // requireKeysOnceCreated returns the HTTP handler of the local server. One

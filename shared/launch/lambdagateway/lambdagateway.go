@@ -1,4 +1,5 @@
-// Package lambdagateway runs the gateway inside Lambda, behind API Gateway:
+// Package lambdagateway runs the gateway inside Lambda, behind API Gateway
+// (a streaming REST API or an HTTP API, package apigw):
 // it reads the configuration from the environment, opens the table (for API
 // keys) and the invoker of the stack's functions at cold start, and serves
 // API Gateway events until Lambda shuts it down. Garbage collection waits
@@ -104,6 +105,8 @@ func Run(cat *catalog.Catalog) error {
 	if err != nil {
 		return err
 	}
-	lambda.Start(coldstart.ResumeAfterFirst(lambda.NewHandler(apigw.Handler(gw.Handler())), resume))
+	// Either front door: an HTTP API's events are answered buffered, a
+	// streaming REST API's as a stream (the template's FrontDoor).
+	lambda.Start(coldstart.ResumeAfterFirstFunc(apigw.Serve(gw.Handler()), resume))
 	return nil
 }
