@@ -72,8 +72,17 @@ func call(s *connector.Service, ctx context.Context, c tenant.Caller, in connect
 // when the sync index cannot be read.
 var ScheduledSync = lambdafn.Function{Path: scheduledSyncPath, Build: func(d lambdafn.Deps) lambda.Handler {
 	svc, log := service(d), sweepLogger(d)
-	return lambda.NewHandler(func(ctx context.Context) (connector.SyncDueOutput, error) { return syncDue(ctx, svc, log) })
+	return closing{lambda.NewHandler(func(ctx context.Context) (connector.SyncDueOutput, error) { return syncDue(ctx, svc, log) }), svc}
 }}
+
+// closing is a handler whose Close closes its service's upstream sessions
+// (lambdafn.Start calls it on Lambda's SIGTERM).
+type closing struct {
+	lambda.Handler
+	svc *connector.Service
+}
+
+func (c closing) Close() error { return c.svc.Close() }
 
 const scheduledSyncPath = "connectors/scheduled_sync"
 
