@@ -56,6 +56,7 @@ FUNCTIONS = \
 	connectors/list \
 	connectors/policy_list \
 	connectors/policy_set \
+	connectors/proxy \
 	connectors/scheduled_sync \
 	connectors/sync \
 	connectors/tools_openai \
@@ -164,6 +165,9 @@ build-ConnectorsPolicyListFunction:
 
 build-ConnectorsPolicySetFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/policy_set
+
+build-ConnectorsProxyFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/proxy
 
 build-ConnectorsScheduledSyncFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/scheduled_sync

@@ -57,6 +57,30 @@ start_kms() {
 	die "the local KMS did not start"
 }
 
+# start_everything MODE starts the MCP reference server
+# @modelcontextprotocol/server-everything (EVERYTHING, from
+# ensure_node_tools) over MODE, streamableHttp or sse, and sets
+# EVERYTHING_URL: its endpoint (/mcp, or /sse for the legacy transport).
+# It listens on every interface, as its CLI has no option to bind one.
+start_everything() {
+	local mode=$1 port attempt path=/mcp log=$WORK/everything-$1.log
+	[[ $mode == sse ]] && path=/sse
+	for attempt in 1 2 3; do
+		port=$(free_port)
+		start_bg "$log" env PORT="$port" "$NODE" "$EVERYTHING" "$mode"
+		EVERYTHING_PID=$BG_PID
+		EVERYTHING_URL=http://127.0.0.1:$port$path
+		# Any HTTP answer means it is serving (the SSE stream is cut by --max-time).
+		if wait_http "http://127.0.0.1:$port/" "$EVERYTHING_PID" 30; then
+			return 0
+		fi
+		stop_pid "$EVERYTHING_PID"
+		echo "server-everything ($mode) did not start on port $port (attempt $attempt); its log:" >&2
+		tail -n 20 "$log" >&2
+	done
+	die "server-everything ($mode) did not start"
+}
+
 # start_gateway BINARY starts a built gateway with an empty data folder and
 # sets GATEWAY_URL (its MCP endpoint) and GATEWAY_LOG.
 start_gateway() {

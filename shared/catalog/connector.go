@@ -29,6 +29,85 @@ func connectorTool(t *Tool) *Tool {
 	return t
 }
 
+// The internal tools through which the gateway proxies a tenant's connectors:
+// one function (ConnectorProxyFunction) serves them all, so that the call,
+// resource and prompt share its pooled upstream sessions. Hosts never see
+// them; the gateway calls them for the proxied names it lists
+// (<connector>__<tool>) and for the approval page.
+const (
+	ConnectorProxyFunction = "connectors/proxy"
+	ConnectorCallTool      = "connector_call"
+	ConnectorListingTool   = "connector_listing"
+	ConnectorResourceTool  = "connector_resource_read"
+	ConnectorPromptTool    = "connector_prompt_get"
+	ApprovalGetTool        = "approval_get"
+	ApprovalApproveTool    = "approval_approve"
+	ApprovalDenyTool       = "approval_deny"
+)
+
+// proxyTool completes t as an internal tool of [ConnectorProxyFunction]:
+// all of them write (a stale cache refreshed, a status, an approval), and
+// the page's decisions are audited.
+func proxyTool(t *Tool) *Tool {
+	t.Function, t.Table = ConnectorProxyFunction, ReadWrite
+	if t.KeyUse == KeySealOpen {
+		t.KeyUse = KeyOpen // reaching an upstream opens credentials; none seals any
+	}
+	t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: !t.Mutates, OpenWorldHint: ptr(true)}
+	connectorTool(t)
+	t.Visibility = Internal
+	return t
+}
+
+func connectorProxyTools() []*Tool {
+	approval := json.RawMessage(`{"id":"0123456789abcdef0123456789abcdef"}`)
+	return []*Tool{
+		proxyTool(&Tool{
+			Name: ConnectorCallTool, Title: "Call a proxied tool",
+			Description: "Internal: calls a connector's tool for the gateway, named <connector>__<tool> as listed, after its approval policy: the upstream's result as it gave it (isError included), its progress relayed.",
+			// Not audited per call: a table write would cost more than the
+			// upstream's round trip. Its log line records each call, and
+			// approvals are audited as they are decided.
+			Example: json.RawMessage(`{"name":"github__search","arguments":{"q":"switchboard"}}`),
+		}),
+		proxyTool(&Tool{
+			Name: ConnectorListingTool, Title: "List proxied capabilities",
+			Description: "Internal: what the caller's tenant's connected connectors offer under their proxied names (tools minus those denied, resources, prompts), from the capability cache, for the gateway's lists.",
+			Example:     json.RawMessage(`{}`),
+		}),
+		proxyTool(&Tool{
+			Name: ConnectorResourceTool, Title: "Read a proxied resource",
+			Description: "Internal: reads connector://<connector>/<uri> from its upstream, for the gateway's resources/read.",
+			Example:     json.RawMessage(`{"uri":"connector://github/file:///README.md"}`),
+		}),
+		proxyTool(&Tool{
+			Name: ConnectorPromptTool, Title: "Get a proxied prompt",
+			Description: "Internal: renders <connector>__<prompt> upstream, for the gateway's prompts/get.",
+			Example:     json.RawMessage(`{"name":"github__summary","arguments":{"topic":"mcp"}}`),
+		}),
+		proxyTool(&Tool{
+			Name: ApprovalGetTool, Title: "Read an approval",
+			KeyUse:      KeyNone,
+			Description: "Internal: a pending approval of a proxied call, for the gateway's approval page.",
+			Example:     approval,
+		}),
+		proxyTool(&Tool{
+			Name: ApprovalApproveTool, Title: "Grant an approval",
+			KeyUse:      KeyNone,
+			Description: "Internal: grants an approval of a proxied call (the approval page's Approve).",
+			Mutates:     true,
+			Example:     approval,
+		}),
+		proxyTool(&Tool{
+			Name: ApprovalDenyTool, Title: "Deny an approval",
+			KeyUse:      KeyNone,
+			Description: "Internal: denies an approval of a proxied call (the approval page's Deny).",
+			Mutates:     true,
+			Example:     approval,
+		}),
+	}
+}
+
 func connectorTools() []*Tool {
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
 	// A read that may refresh a stale capability cache from the upstreams.

@@ -182,6 +182,12 @@ type CallInput struct {
 	// ApprovalID carries the approval of the page flow, from the retry's
 	// _meta["switchboard.dev/approval_id"].
 	ApprovalID string `json:"approval_id,omitempty"`
+	// WantsProgress says the host asked for progress (it sent a progress
+	// token): the function then sets Progress.
+	WantsProgress bool `json:"progress,omitempty" jsonschema:"the host asked for progress notifications"`
+	// ReadOnly limits the call to tools the upstream marks readOnlyHint:
+	// the caller's access token allows the family's read-only tools only.
+	ReadOnly bool `json:"read_only,omitempty" jsonschema:"the caller may call read-only tools only"`
 	// Progress, if set, receives the upstream's progress notifications.
 	Progress ProgressFunc `json:"-"`
 }
@@ -258,6 +264,9 @@ func (s *Service) Call(ctx context.Context, c tenant.Caller, in CallInput) (*mcp
 	if err != nil {
 		return nil, err
 	}
+	if in.ReadOnly && (tool.Annotations == nil || !tool.Annotations.ReadOnlyHint) {
+		return nil, fault.Invalid("name", "%s may change state (its server does not mark it readOnlyHint), and this access token's scopes allow read-only tools only; nothing was called", in.Name)
+	}
 	if res, err := s.approve(ctx, c, r, tool.Name, in); res != nil || err != nil {
 		return res, err
 	}
@@ -320,8 +329,8 @@ func settle(delivered, done *atomic.Int64) {
 }
 
 const (
-	settleQuiet = 5 * time.Millisecond
-	settleMax   = 50 * time.Millisecond
+	settleQuiet = 20 * time.Millisecond
+	settleMax   = 250 * time.Millisecond
 )
 
 // ReadResourceInput reads a proxied resource.
@@ -388,6 +397,14 @@ type Listing struct {
 	Tools     []*mcp.Tool     `json:"tools"`
 	Resources []*mcp.Resource `json:"resources"`
 	Prompts   []*mcp.Prompt   `json:"prompts"`
+}
+
+// ListingInput is the input of connector_listing.
+type ListingInput struct{}
+
+// ListProxied serves connector_listing: [Service.Listing] for the gateway.
+func (s *Service) ListProxied(ctx context.Context, c tenant.Caller, _ ListingInput) (Listing, error) {
+	return s.Listing(ctx, c)
 }
 
 // Listing returns what c's tenant's connectors offer under their proxied names:

@@ -278,9 +278,22 @@ func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
 					t.Fatalf("%s calls %q, which the catalog lacks", call.Path, call.Name)
 				}
 				want := prefix + invoke.FunctionName(tl.Function)
-				if len(lam.calls) != 1 || lam.calls[0].Function != want ||
-					lam.calls[0].Request.Caller.Tenant != SampleTenant || lam.calls[0].Request.Tool != tl.Name {
-					t.Errorf("Lambda Invoke calls = %+v, want one to %s calling %s for tenant %s", lam.calls, want, tl.Name, SampleTenant)
+				// tools/list also asks the connectors' proxy function what
+				// the tenant's connectors offer.
+				var calls, listings []fakeCall
+				for _, c := range lam.calls {
+					if c.Request.Tool == catalog.ConnectorListingTool {
+						listings = append(listings, c)
+					} else {
+						calls = append(calls, c)
+					}
+				}
+				if len(calls) != 1 || calls[0].Function != want ||
+					calls[0].Request.Caller.Tenant != SampleTenant || calls[0].Request.Tool != tl.Name {
+					t.Errorf("Lambda Invoke calls = %+v, want one to %s calling %s for tenant %s", calls, want, tl.Name, SampleTenant)
+				}
+				if len(listings) != 1 || listings[0].Function != prefix+invoke.FunctionName(catalog.ConnectorProxyFunction) {
+					t.Errorf("Lambda Invoke calls of %s = %+v, want one, by tools/list", catalog.ConnectorListingTool, listings)
 				}
 			}
 		})

@@ -122,7 +122,13 @@ func seed(t *testing.T, table store.Table, blobs store.Blobs) {
 // upstreamEvents are the tools whose sample events reach the sample
 // connector's upstream, which does not exist: they must answer that it is
 // unavailable, naming the connector.
-var upstreamEvents = map[string]bool{"connector_verify": true, "connector_sync": true}
+var upstreamEvents = map[string]bool{"connector_verify": true, "connector_sync": true,
+	"connector_call": true, "connector_resource_read": true, "connector_prompt_get": true}
+
+// approvalEvents are the approval page's tools, whose sample id names no
+// approval (one exists only once a proxied call asked for it): they must
+// answer that it does not exist, naming the field.
+var approvalEvents = map[string]bool{"approval_get": true, "approval_approve": true, "approval_deny": true}
 
 // toolResult is the part of an MCP CallToolResult the checks read.
 type toolResult struct {
@@ -163,6 +169,12 @@ func checkAnswer(t *testing.T, ev Event, payload []byte) {
 	if upstreamEvents[ev.Name] {
 		if resp.Error == nil || string(resp.Error.Kind) != string(fault.KindUnavailable) || !strings.Contains(resp.Error.Message, SampleConnector) {
 			t.Fatalf("%s: answered %+v, want the sample connector's upstream unavailable", ev.Path, resp.Error)
+		}
+		return
+	}
+	if approvalEvents[ev.Name] {
+		if resp.Error == nil || string(resp.Error.Kind) != string(fault.KindNotFound) || resp.Error.Field != "approval_id" {
+			t.Fatalf("%s: answered %+v, want approval_id not found", ev.Path, resp.Error)
 		}
 		return
 	}

@@ -223,6 +223,9 @@ type toolCall struct {
 	version string // of the protocol
 	id      []byte // the JSON-RPC id, as the request wrote it
 	tool    *catalog.Tool
+	// proxied is the name of the connector's tool called, if it is one
+	// (connectors.go): tool is then connector_call's entry.
+	proxied string
 	args    []byte // the arguments, as the request wrote them; nil if none
 	token   []byte // the progress token, as the request wrote it; nil if none
 	// logLevel is the least level of log messages the client gets.
@@ -312,7 +315,10 @@ func (f *fastPath) parse(r *http.Request, version string, body []byte) (toolCall
 		return call, false
 	}
 	if call.tool, ok = f.tools[string(name)]; !ok {
-		return call, false // the go-sdk answers unknown tools
+		if call.tool, ok = f.g.proxiedTool(string(name)); !ok {
+			return call, false // the go-sdk answers unknown tools
+		}
+		call.proxied = string(name)
 	}
 	if sessionless {
 		// The checks of the go-sdk's servePOST, validateMcpHeaders and
@@ -413,14 +419,30 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 		f.next.ServeHTTP(w, r)
 		return
 	}
+	args, name := call.args, t.Name
+	if call.proxied != "" {
+		// A token limited by scopes is callProxied's to check.
+		if _, limited := accessOf(extra.TokenInfo); limited {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			f.next.ServeHTTP(w, r)
+			return
+		}
+		name = call.proxied
+		if args, err = (proxiedCall{Name: name, Arguments: call.args, Progress: call.token != nil}).encode(); err != nil {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			f.next.ServeHTTP(w, r)
+			return
+		}
+		call.tool = shownAs(t, name) // what its failures name; t is what it calls
+	}
 	env := &invoke.Request{
-		Method: invoke.MethodCallTool, Tool: t.Name, Arguments: call.args,
+		Method: invoke.MethodCallTool, Tool: t.Name, Arguments: args,
 		Caller: caller, RequestID: newID(), TraceID: traceID(r.Header), ProtocolVersion: call.version,
 	}
 	// What a client on 2026-07-28 can be asked, as callTool tells the
 	// function (with neither answers nor a request state: a call that
 	// carries them is the go-sdk's).
-	b := elicit.Binding{Caller: caller, Method: invoke.MethodCallTool, Name: t.Name, Arguments: call.args}
+	b := elicit.Binding{Caller: caller, Method: invoke.MethodCallTool, Name: name, Arguments: call.args}
 	if env.Input, err = g.openRound(call.version, call.caps, nil, "", b); err != nil {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		f.next.ServeHTTP(w, r)

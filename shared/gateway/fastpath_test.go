@@ -466,6 +466,9 @@ func testTheFastPathAnswersAsTheGoSDKDoes(t *testing.T, p *twoPaths, raw bool) {
 		{"Protocol20260728WithAnotherMcpMethod", map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list", "Mcp-Name": "memory_get_context"}, toolsCallMeta("memory_get_context", conv, caps(`{}`)), sdk},
 		{"Protocol20260728ToolError", v26, toolsCallMeta("memory_get_context", `{"conversation_id":"nope"}`, caps(`{}`)), fast},
 		{"Protocol20260728UnknownTool", sessionlessHeaders("nope"), toolsCallMeta("nope", conv, caps(`{}`)), sdk},
+		{"AProxiedTool", nil, toolsCall("8", "nosuch__echo", conv), fast},
+		{"AProxiedToolWithAnApprovalID", nil, toolsCallMeta("nosuch__echo", conv, `"switchboard.dev/approval_id":"x"`), sdk},
+		{"Protocol20260728ProxiedTool", sessionlessHeaders("nosuch__echo"), toolsCallMeta("nosuch__echo", conv, caps(`{"elicitation":{"form":{}}}`)), fast},
 
 		{"TextContentType", map[string]string{"Content-Type": "text/plain"}, toolsCall("1", "memory_get_context", conv), sdk},
 		{"AContentTypeWithParameters", map[string]string{"Content-Type": "Application/JSON; charset=utf-8"}, toolsCall("1", "memory_get_context", conv), fast},

@@ -4,7 +4,9 @@
 // client) and over stdio, alongside the memory server seed's compatibility
 // endpoints (/health, /servers, POST /jsonrpc). tools/list, prompts and
 // resource templates are answered from the catalog; tools/call and resource
-// reads go through the [invoke.Invoker] to the function that serves them. On
+// reads go through the [invoke.Invoker] to the function that serves them;
+// a tenant's connectors' tools, resources and prompts are listed and served
+// through the connectors' proxy function (connectors.go). On
 // protocol 2026-07-28 a tool or prompt may ask the client for input (package
 // elicit): the gateway seals and opens the request states (input.go).
 //
@@ -192,7 +194,7 @@ func (g *Gateway) buildServer() *mcp.Server {
 		Tools:     &mcp.ToolCapabilities{}, // stateless: the list never changes under a session
 		Resources: &mcp.ResourceCapabilities{Subscribe: true},
 	}
-	if len(cat.Prompts()) > 0 {
+	if _, proxies := g.proxy(catalog.ConnectorPromptTool); len(cat.Prompts()) > 0 || proxies {
 		caps.Prompts = &mcp.PromptCapabilities{}
 	}
 	s := mcp.NewServer(&implementation, &mcp.ServerOptions{
@@ -242,6 +244,7 @@ func (g *Gateway) buildServer() *mcp.Server {
 		s.AddPrompt(&mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Arguments: p.Arguments}, g.getPrompt(p))
 	}
 	s.AddReceivingMiddleware(g.listResourcesMiddleware, g.listToolsMiddleware)
+	s.AddReceivingMiddleware(g.connectorsMiddleware) // outermost: connectors.go
 	return s
 }
 

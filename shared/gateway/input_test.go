@@ -235,7 +235,7 @@ func TestAQuestionTheClientCannotAnswerIsMissingRequiredClientCapability(t *test
 
 // TestEveryListAndReadSaysHowToCacheIt checks ttlMs and cacheScope: what
 // comes from the catalog is public for CatalogTTL, a tenant's own data
-// private and immediately stale.
+// (its conversations, its connectors' tools) private and immediately stale.
 func TestEveryListAndReadSaysHowToCacheIt(t *testing.T) {
 	h := newHarness(t, nil)
 	cs := h.connect(t, "", nil)
@@ -263,7 +263,7 @@ func TestEveryListAndReadSaysHowToCacheIt(t *testing.T) {
 		name      string
 		got, want mcp.Cacheable
 	}{
-		{"tools/list", tools.Cacheable, public},
+		{"tools/list, which holds the tenant's connectors' tools", tools.Cacheable, private},
 		{"resources/templates/list", templates.Cacheable, public},
 		{"resources/list, which holds the tenant's conversations", resources.Cacheable, private},
 		{"resources/read of a conversation", read.Cacheable, private},

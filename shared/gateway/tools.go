@@ -38,31 +38,39 @@ func (g *Gateway) callTool(t *catalog.Tool) mcp.ToolHandler {
 		if env.Input, err = g.openRound(version, caps, req.Params.InputResponses, req.Params.RequestState, b); err != nil {
 			return nil, err
 		}
-		start := time.Now()
-		resp, err := g.invoke(ctx, t.Function, env)
-		g.log.InfoContext(ctx, "tools/call", "tool", t.Name, "tenant", caller.Tenant, "trace_id", env.TraceID,
-			"request_id", env.RequestID, "duration_ms", time.Since(start).Milliseconds(), "error", errString(err))
-		if err != nil {
+		return g.serveCall(ctx, req, t, env, b)
+	}
+}
+
+// serveCall invokes t's function with env, the call req made (bound to b),
+// relays the notifications the function produced and returns its result,
+// an input request whose state it seals, or a tool error saying what
+// failed.
+func (g *Gateway) serveCall(ctx context.Context, req *mcp.CallToolRequest, t *catalog.Tool, env *invoke.Request, b elicit.Binding) (*mcp.CallToolResult, error) {
+	start := time.Now()
+	resp, err := g.invoke(ctx, t.Function, env)
+	g.log.InfoContext(ctx, "tools/call", "tool", t.Name, "tenant", env.Caller.Tenant, "trace_id", env.TraceID,
+		"request_id", env.RequestID, "duration_ms", time.Since(start).Milliseconds(), "error", errString(err))
+	if err != nil {
+		return functionFailure(t, env, err), nil
+	}
+	g.relay(ctx, req.Session, req.Params.GetProgressToken(), resp.Notifications)
+	if ask := resp.InputRequired; ask != nil && env.Input != nil {
+		state, err := g.sealAsk(b, env.Input, ask)
+		var refusal *jsonrpc.Error
+		switch {
+		case errors.As(err, &refusal): // the client cannot answer what was asked
+			return nil, err
+		case err != nil:
 			return functionFailure(t, env, err), nil
 		}
-		g.relay(ctx, req.Session, req.Params.GetProgressToken(), resp.Notifications)
-		if ask := resp.InputRequired; ask != nil && env.Input != nil {
-			state, err := g.sealAsk(b, env.Input, ask)
-			var refusal *jsonrpc.Error
-			switch {
-			case errors.As(err, &refusal): // the client cannot answer what was asked
-				return nil, err
-			case err != nil:
-				return functionFailure(t, env, err), nil
-			}
-			return &mcp.CallToolResult{Meta: mcp.Meta{invoke.TraceMetaKey: env.TraceID}, InputRequests: ask.Requests, RequestState: state}, nil
-		}
-		res, err := decodeToolResult(resp.Result)
-		if err != nil {
-			return functionFailure(t, env, fmt.Errorf("undecodable result: %w", err)), nil
-		}
-		return res, nil
+		return &mcp.CallToolResult{Meta: mcp.Meta{invoke.TraceMetaKey: env.TraceID}, InputRequests: ask.Requests, RequestState: state}, nil
 	}
+	res, err := decodeToolResult(resp.Result)
+	if err != nil {
+		return functionFailure(t, env, fmt.Errorf("undecodable result: %w", err)), nil
+	}
+	return res, nil
 }
 
 // toolResultWire is a CallToolResult as functions write it. Decoding into it

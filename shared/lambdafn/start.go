@@ -55,12 +55,11 @@ func ToolFunction(name string, build func(t *catalog.Tool, d Deps) lambda.Handle
 // Method returns the function that serves the default catalog's tool named
 // name with method of the service that newService builds from the
 // function's Deps: lambdafn.Method("memory_add_message", service,
-// (*memory.Service).AddMessage). It panics as [ToolFunction] does.
+// (*memory.Service).AddMessage): a [Methods] function of one tool, so that
+// a service with a Close method is closed with it. It panics as
+// [ToolFunction] does.
 func Method[S, In, Out any](name string, newService func(Deps) S, method func(S, context.Context, tenant.Caller, In) (Out, error)) Function {
-	return ToolFunction(name, func(t *catalog.Tool, d Deps) lambda.Handler {
-		svc := newService(d)
-		return Tool(t, d, func(ctx context.Context, c tenant.Caller, in In) (Out, error) { return method(svc, ctx, c, in) })
-	})
+	return Methods(newService, Bind(name, method))
 }
 
 // Openers open what a function needs beyond the table. Each is the Open of a
@@ -194,10 +193,17 @@ func StartIn(cat *catalog.Catalog, f Function, o Openers) {
 		}
 	}
 	h := f.Build(d)
+	// On SIGTERM (Lambda's shutdown, sent since WithEnableSIGTERM registers
+	// an extension), a handler that holds connections closes them first:
+	// the connectors' upstream sessions.
+	shutdown := func() { closeFn() }
+	if c, ok := h.(interface{ Close() error }); ok {
+		shutdown = func() { c.Close(); closeFn() }
+	}
 	if d.Later != nil {
 		h = d.Later.Handler(h)
 	}
-	lambda.StartWithOptions(coldstart.ResumeAfterFirst(h, resume), lambda.WithEnableSIGTERM(func() { closeFn() }))
+	lambda.StartWithOptions(coldstart.ResumeAfterFirst(h, resume), lambda.WithEnableSIGTERM(shutdown))
 }
 
 // start opens the dependencies of f, a function of cat, as [Start] does.

@@ -124,7 +124,17 @@ func Tool[In, Out any](t *catalog.Tool, d Deps, fn Func[In, Out]) lambda.Handler
 // call and encodes the response, as aws-lambda-go does for a handler of a
 // context and an [invoke.Request], without its reflection and copies.
 func (h *toolHandler[In, Out]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	return serveEnvelope(ctx, payload, func(invoke.Request) (toolServer, error) { return h, nil })
+}
+
+// serveEnvelope decodes an envelope, serves it with the tool handler that
+// pick returns for it, and encodes the response.
+func serveEnvelope(ctx context.Context, payload []byte, pick func(invoke.Request) (toolServer, error)) ([]byte, error) {
 	req, err := invoke.Decode(payload)
+	if err != nil {
+		return nil, err
+	}
+	h, err := pick(req)
 	if err != nil {
 		return nil, err
 	}
@@ -367,6 +377,8 @@ func toolResponse(out any, err error, traceID string) invoke.Response {
 		writeString(buf, message)
 		buf.WriteString(`}],"isError":true}`)
 		resp.Error = &invoke.Error{Kind: string(kind), Field: field, Message: message}
+	} else if res, ok := out.(*mcp.CallToolResult); ok && res != nil {
+		return passThrough(res, traceID)
 	} else {
 		scratch := scratchBuffers.Get().(*bytes.Buffer)
 		scratch.Reset()
@@ -409,6 +421,26 @@ func contentResponse(content []mcp.Content, structured []byte, traceID string) i
 	b, err := res.MarshalJSON()
 	if err != nil {
 		return toolResponse(nil, fmt.Errorf("encoding content: %w", err), traceID)
+	}
+	return invoke.Response{Result: b}
+}
+
+// passThrough answers a tool whose output is an MCP result itself (a
+// proxied call's, as its upstream gave it: content, structured content,
+// isError), with the call's trace added to its _meta.
+func passThrough(res *mcp.CallToolResult, traceID string) invoke.Response {
+	cp := *res
+	cp.Meta = mcp.Meta{}
+	for k, v := range res.Meta {
+		cp.Meta[k] = v
+	}
+	cp.Meta[invoke.TraceMetaKey] = traceID
+	if cp.Content == nil {
+		cp.Content = []mcp.Content{}
+	}
+	b, err := cp.MarshalJSON()
+	if err != nil {
+		return toolResponse(nil, fmt.Errorf("encoding result: %w", err), traceID)
 	}
 	return invoke.Response{Result: b}
 }

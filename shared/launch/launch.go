@@ -133,6 +133,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 	if err != nil {
 		return err
 	}
+	defer closeStack(stack, stderr)
 	stopSync, err := syncConnectors(ctx, deps)
 	if err != nil {
 		return err
@@ -151,6 +152,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 		AllowLocalOrigins: true,
 		Logger:            logger,
 		RequestStates:     states,
+		Approvals:         gateway.ConnectorApprovals(cat, stack),
 	}
 	limits, limited, err := gateway.RateLimits(cfg.RateLimits, cat)
 	if err != nil {
@@ -206,6 +208,22 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 	err = srv.Shutdown(shutdown)
 	stack.Wait(shutdown) // the health records of the last pipeline calls
 	return err
+}
+
+// closeStack closes the functions' connections (the connectors' upstream
+// sessions, each ended gracefully), waiting 5 s at most: an upstream that
+// does not answer its session's end does not hold the process.
+func closeStack(stack *local.Stack, stderr io.Writer) {
+	done := make(chan struct{})
+	go func() {
+		stack.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		fmt.Fprintln(stderr, "WARNING: some connector sessions did not close within 5 s; leaving them")
+	}
 }
 
 // syncConnectors runs the connectors' scheduled sync every

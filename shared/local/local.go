@@ -17,6 +17,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -105,6 +106,20 @@ func (s *Stack) InvokeRaw(ctx context.Context, function string, req *invoke.Requ
 // Wait waits for the work the functions do after their answers, or for ctx
 // to end: before the process exits.
 func (s *Stack) Wait(ctx context.Context) error { return s.later.Wait(ctx) }
+
+// Close closes the functions that hold connections (those whose handler
+// has a Close method: the connectors' proxy function and its upstream
+// sessions), as Lambda's shutdown does a function's: before the process
+// exits.
+func (s *Stack) Close() error {
+	var errs []error
+	for _, h := range s.handlers {
+		if c, ok := h.(interface{ Close() error }); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
 
 // Pipeline returns the pipeline runner the functions were built with.
 func (s *Stack) Pipeline() pipeline.Runner { return s.pipeline }

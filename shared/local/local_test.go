@@ -132,3 +132,31 @@ func TestTheSixthConcurrentCallOfAPipelineIsThrottled(t *testing.T) {
 		t.Errorf("after the others finished: %v", err)
 	}
 }
+
+// closing is a handler that holds something to close.
+type closing struct {
+	lambda.Handler
+	closed int
+}
+
+func (c *closing) Close() error {
+	c.closed++
+	return nil
+}
+
+// Closing a stack closes the functions that hold connections (a handler
+// with a Close method, as the connectors' proxy function's is), once each,
+// and leaves the others alone.
+func TestClosingAStackClosesTheFunctionsThatHoldConnections(t *testing.T) {
+	holder := &closing{Handler: lambda.NewHandler(func() error { return nil })}
+	s, err := local.New(local.Options{Functions: []lambdafn.Function{
+		standIn("connectors/proxy", holder),
+		standIn("memory/add_message", lambda.NewHandler(func() error { return nil })),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil || holder.closed != 1 {
+		t.Fatalf("Close = %v, closing the holder %d times; want once", err, holder.closed)
+	}
+}

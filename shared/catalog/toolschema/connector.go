@@ -35,6 +35,8 @@ func connectorSchemas() map[string]pair {
 	named := schemaFor[connector.NameInput](func(p map[string]*jsonschema.Schema) { connectorName(p["name"]) })
 	one := schemaFor[connector.ConnectorOutput](nil)
 	policy := func(p map[string]*jsonschema.Schema) { connectorName(p["connector"]) }
+	approval := schemaFor[connector.ApprovalInput](func(p map[string]*jsonschema.Schema) { p["id"].MinLength, p["id"].MaxLength = ptr(1), ptr(128) })
+	approved := schemaFor[connector.ApprovalOutput](nil)
 	return map[string]pair{
 		"connector_create": {schemaFor[connector.CreateInput](func(p map[string]*jsonschema.Schema) {
 			connectorName(p["name"])
@@ -64,5 +66,20 @@ func connectorSchemas() map[string]pair {
 		"approval_policy_list":   {schemaFor[connector.PolicyListInput](policy), schemaFor[connector.PolicyListOutput](nil)},
 		"connector_tools_openai": {schemaFor[connector.OpenAIInput](nil), schemaFor[connector.OpenAIOutput](nil)},
 		"connector_health":       {schemaFor[connector.HealthInput](nil), schemaFor[connector.HealthOutput](nil)},
+		// The internal tools of the proxy function: their outputs are MCP
+		// results as the upstream gave them, objects of MCP's own schemas.
+		"connector_call": {schemaFor[connector.CallInput](func(p map[string]*jsonschema.Schema) {
+			p["name"].MinLength, p["name"].MaxLength = ptr(3), ptr(connector.MaxNameLen+2+128)
+			p["arguments"] = &jsonschema.Schema{Type: "object", Description: "the proxied tool's arguments, as the host gave them"}
+		}), anyObject},
+		"connector_listing":       {schemaFor[connector.ListingInput](nil), schemaFor[connector.Listing](nil)},
+		"connector_resource_read": {schemaFor[connector.ReadResourceInput](nil), anyObject},
+		"connector_prompt_get":    {schemaFor[connector.GetPromptInput](nil), anyObject},
+		"approval_get":            {approval, approved},
+		"approval_approve":        {approval, approved},
+		"approval_deny":           {approval, approved},
 	}
 }
+
+// anyObject is the output schema of a tool answering an MCP result.
+func anyObject() *jsonschema.Schema { return &jsonschema.Schema{Type: "object"} }

@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
 // service builds the connector service of a function from its Deps: the
@@ -38,6 +40,30 @@ var (
 	Health      = lambdafn.Method("connector_health", service, (*connector.Service).Health)
 )
 
+// Proxy is the function through which the gateway proxies connectors: the
+// internal tools of catalog.ConnectorProxyFunction over one service, whose
+// pooled upstream sessions its calls, resource reads and prompts share, and
+// which its Close ends.
+var Proxy = lambdafn.Methods(service,
+	lambdafn.Bind(catalog.ConnectorCallTool, call),
+	lambdafn.Bind(catalog.ConnectorListingTool, (*connector.Service).ListProxied),
+	lambdafn.Bind(catalog.ConnectorResourceTool, (*connector.Service).ReadResource),
+	lambdafn.Bind(catalog.ConnectorPromptTool, (*connector.Service).GetPrompt),
+	lambdafn.Bind(catalog.ApprovalGetTool, (*connector.Service).ApprovalGet),
+	lambdafn.Bind(catalog.ApprovalApproveTool, (*connector.Service).Approve),
+	lambdafn.Bind(catalog.ApprovalDenyTool, (*connector.Service).Deny),
+)
+
+// call serves connector_call: the upstream's progress, when the host asked
+// for it, becomes the function's progress notifications, which the gateway
+// relays with the host's token.
+func call(s *connector.Service, ctx context.Context, c tenant.Caller, in connector.CallInput) (*mcp.CallToolResult, error) {
+	if in.WantsProgress {
+		in.Progress = func(p *mcp.ProgressNotificationParams) { lambdafn.ReportProgress(ctx, p.Progress, p.Total, p.Message) }
+	}
+	return s.Call(ctx, c, in)
+}
+
 // ScheduledSync is the connectors/scheduled_sync function. It is not a
 // tool: EventBridge Scheduler invokes it every 5 minutes (the catalog's
 // trigger), and it syncs every tenant's connectors whose cache is older
@@ -46,8 +72,17 @@ var (
 // when the sync index cannot be read.
 var ScheduledSync = lambdafn.Function{Path: scheduledSyncPath, Build: func(d lambdafn.Deps) lambda.Handler {
 	svc, log := service(d), sweepLogger(d)
-	return lambda.NewHandler(func(ctx context.Context) (connector.SyncDueOutput, error) { return syncDue(ctx, svc, log) })
+	return closing{lambda.NewHandler(func(ctx context.Context) (connector.SyncDueOutput, error) { return syncDue(ctx, svc, log) }), svc}
 }}
+
+// closing is a handler whose Close closes its service's upstream sessions
+// (lambdafn.Start calls it on Lambda's SIGTERM).
+type closing struct {
+	lambda.Handler
+	svc *connector.Service
+}
+
+func (c closing) Close() error { return c.svc.Close() }
 
 const scheduledSyncPath = "connectors/scheduled_sync"
 
@@ -93,5 +128,5 @@ func syncDue(ctx context.Context, svc *connector.Service, log *slog.Logger) (con
 
 // Functions returns every function of the connectors family.
 func Functions() []lambdafn.Function {
-	return []lambdafn.Function{Create, Get, List, Update, Delete, Verify, Sync, PolicySet, PolicyList, ToolsOpenAI, Health, ScheduledSync}
+	return []lambdafn.Function{Create, Get, List, Update, Delete, Verify, Sync, PolicySet, PolicyList, ToolsOpenAI, Health, Proxy, ScheduledSync}
 }

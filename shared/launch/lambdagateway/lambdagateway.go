@@ -95,6 +95,7 @@ func Run(cat *catalog.Catalog) error {
 		Logger:         logger,
 		RequestStates:  states,
 		Metrics:        m,
+		Approvals:      gateway.ConnectorApprovals(cat, inv),
 	}
 	limits, limited, err := gateway.RateLimits(cfg.RateLimits, cat)
 	if err != nil {
