@@ -137,7 +137,8 @@ start_stack() {
 }
 
 # wait_stack waits until the stack start_stack started serves, and sets
-# STACK_URL (its MCP endpoint), STACK_KEY (the API key it made), STACK_S3 and
+# STACK_URL (its MCP endpoint, through the template's default front door, the
+# streaming REST API: http://127.0.0.1:PORT/v1/mcp), STACK_KEY (the API key it made), STACK_S3 and
 # STACK_BUCKET (its S3 stand-in and bucket).
 wait_stack() {
 	while ! grep -q '^Press Ctrl-C to stop' "$STACK_LOG"; do

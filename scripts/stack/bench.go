@@ -32,7 +32,7 @@ func (s *stack) bench(ctx context.Context, n int) error {
 	if gw == nil || fn == nil {
 		return fmt.Errorf("bench: the template has no GatewayFunction or %s", invoke.LogicalID(benchFunction))
 	}
-	stackSession, err := connect(ctx, s.frontURL+"/mcp", s.key)
+	stackSession, err := connect(ctx, s.mcpURL, s.key)
 	if err != nil {
 		return err
 	}

@@ -21,17 +21,23 @@ import (
 // maxRequestBytes is API Gateway's payload limit (10 MB).
 const maxRequestBytes = 10 << 20
 
-// invokeFunc invokes the function behind the front door.
-type invokeFunc func(ctx context.Context, payload []byte) (*lambdatest.Result, error)
+// invokeFunc invokes the function behind the front door; onChunk, if not
+// nil, gets each piece of the answer as it arrives (a streaming integration).
+type invokeFunc func(ctx context.Context, payload []byte, onChunk func(lambdatest.Chunk)) (*lambdatest.Result, error)
 
 // A frontDoor is the API Gateway stand-in for one kind of API event: it
 // serves a request to one of the function's routes by invoking the function
 // with the event that kind of API sends, and answers as that API answers.
 // Each event format the template's front door may use is one frontDoor
-// (frontDoorFor); a streaming REST API's would invoke with response
-// streaming and copy the stream as it arrives.
+// (frontDoorFor).
 type frontDoor interface {
+	// mount is the URL path at which the API serves e's path.
+	mount(e HTTPEvent) string
 	serve(w http.ResponseWriter, r *http.Request, e HTTPEvent, invoke invokeFunc)
+	// notFound answers a request no route matches (path or method).
+	notFound(w http.ResponseWriter)
+	// String names the API for the banner.
+	String() string
 }
 
 // frontDoorFor returns the stand-in of e's API and payload format.
@@ -39,42 +45,95 @@ func frontDoorFor(e HTTPEvent) (frontDoor, error) {
 	switch {
 	case e.Type == "HttpApi" && e.PayloadFormat == "2.0":
 		return httpAPI{}, nil
+	case e.Type == "Api" && e.Streaming && e.Stage != "":
+		return restStreaming{stage: e.Stage}, nil
 	}
-	if e.Streaming {
-		return nil, fmt.Errorf("route %s %s: this stack has no stand-in for a streaming REST API yet; run the HTTP API front door (--parameter FrontDoor=HttpApi, if the template has that parameter)", e.Method, e.Path)
-	}
-	return nil, fmt.Errorf("route %s %s: this stack has no stand-in for %s events of payload format %s", e.Method, e.Path, e.Type, e.PayloadFormat)
+	return nil, fmt.Errorf("route %s %s: this stack has no stand-in for %s events of payload format %s (streaming %v)", e.Method, e.Path, e.Type, e.PayloadFormat, e.Streaming)
 }
 
-// frontDoorHandler routes the functions' API events to their stand-ins, as
-// API Gateway routes them: ANY matches every method, {name} one path
-// segment, {name+} the rest of the path. Other requests are answered 404
-// {"message":"Not Found"}, as an HTTP API answers them.
-func frontDoorHandler(routes []route) (http.Handler, error) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		io.WriteString(w, `{"message":"Not Found"}`)
-	})
+// frontDoors routes the functions' API events to their stand-ins, as API
+// Gateway routes them: ANY matches every method, {name} one path segment,
+// {name+} the rest of the path. A request no route matches, by path or by
+// method, is answered as its API answers it (frontDoor.notFound).
+type frontDoors struct {
+	mux    *http.ServeMux
+	routes []mountedRoute
+}
+
+// mountedRoute is a route as its front door serves it.
+type mountedRoute struct {
+	door frontDoor
+	at   string // the URL path: mount of the event's path
+	e    HTTPEvent
+}
+
+// frontDoorHandler serves routes, each behind the stand-in of its API.
+func frontDoorHandler(routes []route) (*frontDoors, error) {
+	fd := &frontDoors{mux: http.NewServeMux()}
 	for _, rt := range routes {
 		e, invoke := rt.event, rt.invoke
 		door, err := frontDoorFor(e)
 		if err != nil {
 			return nil, err
 		}
-		pattern := strings.ReplaceAll(e.Path, "+}", "...}") // {proxy+}: the rest of the path
+		at := door.mount(e)
+		fd.routes = append(fd.routes, mountedRoute{door: door, at: at, e: e})
+		pattern := strings.ReplaceAll(at, "+}", "...}") // {proxy+}: the rest of the path
+		if strings.HasSuffix(pattern, "/") {
+			pattern += "{$}" // a resource's path, not every path under it
+		}
 		if e.Method != "ANY" {
 			pattern = e.Method + " " + pattern
 		}
-		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) { door.serve(w, r, e, invoke) })
+		fd.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) { door.serve(w, r, e, invoke) })
 	}
-	return mux, nil
+	return fd, nil
+}
+
+func (fd *frontDoors) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := fd.mux.Handler(r); pattern == "" {
+		fd.doorOf(r.URL.Path).notFound(w)
+		return
+	}
+	fd.mux.ServeHTTP(w, r)
+}
+
+// doorOf returns the front door that answers for path: a REST API for the
+// paths of its stage, else the HTTP API if there is one.
+func (fd *frontDoors) doorOf(path string) frontDoor {
+	var door frontDoor = httpAPI{}
+	for i, rt := range fd.routes {
+		if rest, ok := rt.door.(restStreaming); ok && (path == "/"+rest.stage || strings.HasPrefix(path, "/"+rest.stage+"/")) {
+			return rt.door
+		}
+		if _, ok := rt.door.(httpAPI); ok || i == 0 {
+			door = rt.door
+		}
+	}
+	return door
+}
+
+// endpoint returns the URL path at which the route of path is served, and
+// its front door; ok is false if no route has that path.
+func (fd *frontDoors) endpoint(path string) (at string, door frontDoor, ok bool) {
+	for _, rt := range fd.routes {
+		if rt.e.Path == path {
+			return rt.at, rt.door, true
+		}
+	}
+	return "", nil, false
 }
 
 // httpAPI is an API Gateway HTTP API with Lambda proxy integrations of
 // payload format 2.0: it buffers the function's answer.
 type httpAPI struct{}
+
+func (httpAPI) mount(e HTTPEvent) string { return e.Path }
+
+func (httpAPI) String() string { return "API Gateway HTTP API stand-in, payload format 2.0" }
+
+// notFound answers as an HTTP API answers a request no route matches.
+func (httpAPI) notFound(w http.ResponseWriter) { apiMessage(w, http.StatusNotFound, "Not Found") }
 
 func (httpAPI) serve(w http.ResponseWriter, r *http.Request, e HTTPEvent, invoke invokeFunc) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
@@ -87,7 +146,7 @@ func (httpAPI) serve(w http.ResponseWriter, r *http.Request, e HTTPEvent, invoke
 		apiMessage(w, http.StatusInternalServerError, "Internal Server Error")
 		return
 	}
-	res, err := invoke(r.Context(), payload)
+	res, err := invoke(r.Context(), payload, nil)
 	switch {
 	case err != nil:
 		slog.Error("front door: invoking the gateway", "error", err)

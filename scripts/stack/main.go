@@ -123,7 +123,8 @@ type stack struct {
 	sfn       *exec.Cmd
 	tmpl      *Template
 	meter     *meter
-	frontURL  string
+	mcpURL    string // the MCP endpoint, through the front door
+	frontDoor string // what the front door is, for the banner
 	key       string
 }
 
@@ -148,7 +149,7 @@ func run(o options) error {
 		return err
 	}
 	fmt.Printf("Switchboard stack %q: %d functions of %s, built for linux/%s, started in %.1fs\n", o.stackName, len(s.tmpl.Functions), o.template, runtime.GOARCH, time.Since(started).Seconds())
-	fmt.Printf("  MCP endpoint    %s/mcp (API Gateway HTTP API stand-in, payload format 2.0)\n", s.frontURL)
+	fmt.Printf("  MCP endpoint    %s (%s)\n", s.mcpURL, s.frontDoor)
 	fmt.Printf("  API key         %s (tenant %s, principal %s): Authorization: Bearer <key>\n", s.key, o.tenant, o.principal)
 	fmt.Printf("  Lambda API      %s\n", os.Getenv("AWS_ENDPOINT_URL_LAMBDA"))
 	fmt.Printf("  DynamoDB        %s, table %s\n", s.env["DYNAMODB_URL"], s.tmpl.Table)
@@ -334,9 +335,15 @@ func (s *stack) start(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	if s.frontURL, err = s.serve(front, o.addr); err != nil {
+	at, door, ok := front.endpoint("/mcp")
+	if !ok {
+		return errors.New("the template's front door has no /mcp route")
+	}
+	frontURL, err := s.serve(front, o.addr)
+	if err != nil {
 		return err
 	}
+	s.mcpURL, s.frontDoor = frontURL+at, door.String()
 	return s.createKey(ctx, o)
 }
 
@@ -415,8 +422,8 @@ type route struct {
 }
 
 func invoker(f *lambdatest.Function) invokeFunc {
-	return func(ctx context.Context, payload []byte) (*lambdatest.Result, error) {
-		res, _, err := f.Invoke(ctx, payload)
+	return func(ctx context.Context, payload []byte, onChunk func(lambdatest.Chunk)) (*lambdatest.Result, error) {
+		res, _, err := f.InvokeStreaming(ctx, payload, onChunk)
 		return res, err
 	}
 }

@@ -81,7 +81,7 @@ func scenarios() []scenario {
 // measure makes each scenario's call n times through the front door, warm
 // (one call first, not counted), and writes the usage per call to file.
 func (s *stack) measure(ctx context.Context, n int, file string) error {
-	cs, err := connect(ctx, s.frontURL+"/mcp", s.key)
+	cs, err := connect(ctx, s.mcpURL, s.key)
 	if err != nil {
 		return err
 	}

@@ -106,7 +106,7 @@ func (s *s3StandIn) notify(name, key string, size int64, etag string) {
 		}
 		payload, _ := json.Marshal(events.S3Event{Records: []events.S3EventRecord{rec}})
 		go func() {
-			res, err := sub.invoke(context.Background(), payload)
+			res, err := sub.invoke(context.Background(), payload, nil)
 			if err == nil && res.Error != nil {
 				err = res.Error
 			}

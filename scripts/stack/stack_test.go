@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -21,6 +23,7 @@ import (
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboard-dev/switchboard/shared/apigw"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
@@ -166,7 +169,7 @@ func TestBuildCommandIsTheMakefilesForThisMachine(t *testing.T) {
 
 func TestFrontDoorSendsTheHTTPAPIsEventsAndAnswers(t *testing.T) {
 	var got events.APIGatewayV2HTTPRequest
-	invoke := func(_ context.Context, payload []byte) (*lambdatest.Result, error) {
+	invoke := func(_ context.Context, payload []byte, _ func(lambdatest.Chunk)) (*lambdatest.Result, error) {
 		got = events.APIGatewayV2HTTPRequest{}
 		if err := json.Unmarshal(payload, &got); err != nil {
 			return nil, err
@@ -230,9 +233,146 @@ func TestFrontDoorSendsTheHTTPAPIsEventsAndAnswers(t *testing.T) {
 }
 
 func TestFrontDoorRefusesAnEventFormatItHasNoStandInFor(t *testing.T) {
-	_, err := frontDoorHandler([]route{{event: HTTPEvent{Type: "Api", Method: "ANY", Path: "/mcp", PayloadFormat: "1.0"}}})
+	_, err := frontDoorHandler([]route{{event: HTTPEvent{Type: "Api", Method: "ANY", Path: "/mcp", PayloadFormat: "1.0", Stage: "v1"}}})
 	if err == nil || !strings.Contains(err.Error(), "no stand-in for Api events") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// restRoute is a route of the streaming REST API at stage v1.
+func restRoute(method, path string, invoke invokeFunc) route {
+	return route{event: HTTPEvent{Type: "Api", Method: method, Path: path, PayloadFormat: "1.0", Streaming: true, Stage: "v1"}, invoke: invoke}
+}
+
+// TestRestFrontDoorRoutesAsAPIGatewayDoes: requests under the stage reach
+// the route of their resource and method with the REST API's event (the
+// path without the stage, the resource pattern, its path parameters, the
+// stage in the request context); any other request is answered 403
+// Missing Authentication Token, as a REST API answers a resource or method
+// it does not have; a function that fails is answered 502.
+func TestRestFrontDoorRoutesAsAPIGatewayDoes(t *testing.T) {
+	var mu sync.Mutex
+	var got events.APIGatewayProxyRequest
+	invoke := func(_ context.Context, payload []byte, onChunk func(lambdatest.Chunk)) (*lambdatest.Result, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = events.APIGatewayProxyRequest{}
+		if err := json.Unmarshal(payload, &got); err != nil {
+			return nil, err
+		}
+		if got.Path == "/boom" {
+			return &lambdatest.Result{Error: &lambdatest.FunctionError{Type: "Runtime.ExitError", Message: "boom"}}, nil
+		}
+		answer := append([]byte(`{"statusCode":202,"headers":{"Content-Type":"text/plain"}}`), apigw.StreamDelimiter...)
+		answer = append(answer, got.HTTPMethod+" "+got.Resource...)
+		onChunk(lambdatest.Chunk{Data: answer})
+		return &lambdatest.Result{Payload: answer}, nil
+	}
+	h, err := frontDoorHandler([]route{
+		restRoute("ANY", "/mcp", invoke),
+		restRoute("GET", "/servers/{name}/capabilities", invoke),
+		restRoute("ANY", "/oauth/{proxy+}", invoke),
+		restRoute("GET", "/boom", invoke),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	tests := []struct {
+		name, method, path string
+		wantStatus         int
+		wantBody           string
+		wantEvent          events.APIGatewayProxyRequest
+	}{
+		{"ANY takes every method", "DELETE", "/v1/mcp", 202, "DELETE /mcp", events.APIGatewayProxyRequest{Path: "/mcp", Resource: "/mcp"}},
+		{"a {name} is a path parameter", "GET", "/v1/servers/memory/capabilities", 202, "GET /servers/{name}/capabilities",
+			events.APIGatewayProxyRequest{Path: "/servers/memory/capabilities", Resource: "/servers/{name}/capabilities", PathParameters: map[string]string{"name": "memory"}}},
+		{"a {proxy+} takes the rest of the path", "POST", "/v1/oauth/a/b", 202, "POST /oauth/{proxy+}",
+			events.APIGatewayProxyRequest{Path: "/oauth/a/b", Resource: "/oauth/{proxy+}", PathParameters: map[string]string{"proxy": "a/b"}}},
+		{"a method the resource lacks is refused", "POST", "/v1/servers/memory/capabilities", 403, `{"message":"Missing Authentication Token"}`, events.APIGatewayProxyRequest{}},
+		{"an unknown resource is refused", "GET", "/v1/nowhere", 403, `{"message":"Missing Authentication Token"}`, events.APIGatewayProxyRequest{}},
+		{"a path outside the stage is refused", "POST", "/mcp", 403, `{"message":"Missing Authentication Token"}`, events.APIGatewayProxyRequest{}},
+		{"a function error is a 502", "GET", "/v1/boom", 502, `{"message":"Internal server error"}`, events.APIGatewayProxyRequest{Path: "/boom", Resource: "/boom"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mu.Lock()
+			got = events.APIGatewayProxyRequest{}
+			mu.Unlock()
+			req, _ := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader(`{}`))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.wantStatus || string(body) != tc.wantBody {
+				t.Errorf("answered %d %q, want %d %q", resp.StatusCode, body, tc.wantStatus, tc.wantBody)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if tc.wantEvent.Path == "" {
+				if got.Path != "" {
+					t.Errorf("the function was invoked for %s", got.Path)
+				}
+				return
+			}
+			ev := events.APIGatewayProxyRequest{Path: got.Path, Resource: got.Resource, PathParameters: got.PathParameters}
+			if diff := cmp.Diff(tc.wantEvent, ev); diff != "" {
+				t.Errorf("event mismatch (-want +got):\n%s", diff)
+			}
+			if got.RequestContext.Stage != "v1" || got.RequestContext.Path != "/v1"+got.Path || got.RequestContext.ResourcePath != got.Resource || got.HTTPMethod != tc.method {
+				t.Errorf("request context %+v, method %s", got.RequestContext, got.HTTPMethod)
+			}
+		})
+	}
+}
+
+// TestRestFrontDoorRelaysTheGatewaysStreamAsItArrives runs a function
+// built as the gateway answers the streaming REST API (apigw's streaming
+// handler) behind the front door: it sends its first event, then waits for
+// a file the test creates only once that event has reached the client,
+// before it sends the second. A front door that buffered the answer would
+// deliver nothing until the function gave up waiting.
+func TestRestFrontDoorRelaysTheGatewaysStreamAsItArrives(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a function")
+	}
+	bin := filepath.Join(t.TempDir(), "bootstrap")
+	if err := lambdatest.Build("./testdata/streamer", bin); err != nil {
+		t.Fatal(err)
+	}
+	fn := lambdatest.NewFunction(bin, nil, &lambdatest.FunctionOptions{Timeout: time.Minute})
+	defer fn.Close()
+	h, err := frontDoorHandler([]route{restRoute("GET", "/events/{name}", invoker(fn))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	release := filepath.Join(t.TempDir(), "release")
+	req, _ := http.NewRequest("GET", srv.URL+"/v1/events/x", nil)
+	req.Header.Set("X-Release", release)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("answered %d %v, want 200 and the function's event stream", resp.StatusCode, resp.Header)
+	}
+	lines := bufio.NewReader(resp.Body)
+	first, err := lines.ReadString('\n')
+	if err != nil || first != "data: /events/x\n" {
+		t.Fatalf("first event %q, %v; want the path without the stage", first, err)
+	}
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rest, err := io.ReadAll(lines)
+	if err != nil || string(rest) != "\ndata: released\n\n" {
+		t.Errorf("the rest of the stream %q, %v; want the second event, sent once the first had arrived", rest, err)
 	}
 }
 
@@ -240,7 +380,7 @@ func TestS3StandInNotifiesTheSubscribedFunctionsAsS3Does(t *testing.T) {
 	var mu sync.Mutex
 	var got []events.S3EventRecord
 	done := make(chan struct{}, 10)
-	invoke := func(_ context.Context, payload []byte) (*lambdatest.Result, error) {
+	invoke := func(_ context.Context, payload []byte, _ func(lambdatest.Chunk)) (*lambdatest.Result, error) {
 		var e events.S3Event
 		json.Unmarshal(payload, &e)
 		mu.Lock()
@@ -345,7 +485,7 @@ func TestReadTemplateFindsAFrontDoorDeclaredAsAPIGatewayResources(t *testing.T) 
 		frontDoor string
 		want      []HTTPEvent
 	}{
-		{"RestStreaming", []HTTPEvent{{Type: "Api", Method: "GET", Path: "/servers/{name}", PayloadFormat: "1.0", Streaming: true}}},
+		{"RestStreaming", []HTTPEvent{{Type: "Api", Method: "GET", Path: "/servers/{name}", PayloadFormat: "1.0", Streaming: true, Stage: "prod"}}},
 		{"HttpApi", []HTTPEvent{{Type: "HttpApi", Method: "ANY", Path: "/mcp", PayloadFormat: "2.0"}}},
 	}
 	for _, tc := range tests {

@@ -58,6 +58,9 @@ type HTTPEvent struct {
 	// Streaming marks a REST API integration whose ResponseTransferMode is
 	// STREAM (InvokeWithResponseStream).
 	Streaming bool
+	// Stage is a REST API's stage (AWS::ApiGateway::Stage), the first part
+	// of its URLs' paths.
+	Stage string
 }
 
 // S3Event is an S3 event source of a function: the bucket's notification.
@@ -290,6 +293,10 @@ func addRoutes(t *Template, resources map[string]apiResource) error {
 		paths[id] = parent + "/" + res.PathPart
 		return paths[id], nil
 	}
+	stage, err := restStage(resources)
+	if err != nil {
+		return err
+	}
 	for _, id := range slices.Sorted(maps.Keys(resources)) {
 		switch resources[id].Type {
 		case "AWS::ApiGatewayV2::Route":
@@ -323,11 +330,38 @@ func addRoutes(t *Template, resources map[string]apiResource) error {
 			if m.Integration.Type != "AWS_PROXY" || g == nil || byARN[g[1]] == nil {
 				return fmt.Errorf("method %s: this stack runs AWS_PROXY integrations of the template's functions, not %s %s", id, m.Integration.Type, m.Integration.Uri)
 			}
+			if stage == "" {
+				return fmt.Errorf("method %s: the template deploys its REST API to no stage (AWS::ApiGateway::Stage)", id)
+			}
 			f := byARN[g[1]]
-			f.HTTP = append(f.HTTP, HTTPEvent{Type: "Api", Method: m.HttpMethod, Path: cmp.Or(p, "/"), PayloadFormat: "1.0", Streaming: m.Integration.ResponseTransferMode == "STREAM"})
+			f.HTTP = append(f.HTTP, HTTPEvent{Type: "Api", Method: m.HttpMethod, Path: cmp.Or(p, "/"), PayloadFormat: "1.0",
+				Streaming: m.Integration.ResponseTransferMode == "STREAM", Stage: stage})
 		}
 	}
 	return nil
+}
+
+// restStage returns the StageName of the template's REST API stage, or ""
+// if it has none. This stack serves one REST API at one stage.
+func restStage(resources map[string]apiResource) (string, error) {
+	var stages []string
+	for _, id := range slices.Sorted(maps.Keys(resources)) {
+		if resources[id].Type != "AWS::ApiGateway::Stage" {
+			continue
+		}
+		var st struct{ StageName string }
+		if err := json.Unmarshal(resources[id].Properties, &st); err != nil || st.StageName == "" {
+			return "", fmt.Errorf("stage %s: want a StageName (%v)", id, err)
+		}
+		stages = append(stages, st.StageName)
+	}
+	if len(stages) > 1 {
+		return "", fmt.Errorf("the template has REST API stages %v: this stack serves one", stages)
+	}
+	if len(stages) == 0 {
+		return "", nil
+	}
+	return stages[0], nil
 }
 
 // restRoot is what Fn::GetAtt <RestApi>.RootResourceId resolves to.

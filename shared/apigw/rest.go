@@ -307,3 +307,44 @@ func DecodeStream(r io.Reader) (*StreamPrelude, io.Reader, error) {
 	}
 	return p, br, nil
 }
+
+// RelayStream answers w as API Gateway's streaming REST API answers a client
+// with a function's streamed Lambda proxy response: invoke runs on a
+// goroutine of its own and writes the response stream to the writer it is
+// given as the function sends it (returning the function's error, if any);
+// the prelude becomes the status and headers, and each piece of the body is
+// flushed to the client as it arrives. It reports whether it wrote the
+// header: if not, the function failed or sent no valid prelude, and the
+// caller answers for API Gateway; if so, an error means the stream broke
+// off midway. A client that goes away does not hold invoke up: the rest of
+// the stream is read and dropped.
+func RelayStream(w http.ResponseWriter, invoke func(io.Writer) error) (wroteHeader bool, err error) {
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(invoke(pw)) }()
+	defer func() { go io.Copy(io.Discard, pr) }()
+	prelude, body, err := DecodeStream(pr)
+	if err != nil {
+		return false, err
+	}
+	for k, vs := range prelude.Header() {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(prelude.StatusCode)
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return true, werr
+			}
+			rc.Flush()
+		}
+		if err == io.EOF {
+			return true, nil
+		}
+		if err != nil {
+			return true, err
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -260,5 +261,63 @@ func TestDecodeStreamRefusesWhatIsNotAPrelude(t *testing.T) {
 	b, _ := io.ReadAll(body)
 	if err != nil || p.StatusCode != 200 || p.Header().Get("A") != "1" || string(b) != "\x00body" {
 		t.Errorf("decoded %+v %q %v; want status 200 by default and the body after exactly eight NULs", p, b, err)
+	}
+}
+
+// TestRelayStreamSendsEachPieceAsItArrives: the function sends its prelude
+// and "a", then waits until the client has read "a" before it sends "b". A
+// relay that buffered would never let it.
+func TestRelayStreamSendsEachPieceAsItArrives(t *testing.T) {
+	got := make(chan string, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		wrote, err := apigw.RelayStream(w, func(out io.Writer) error {
+			io.WriteString(out, `{"statusCode":201,"headers":{"Content-Type":"text/event-stream"}}`)
+			out.Write(apigw.StreamDelimiter)
+			io.WriteString(out, "a")
+			select {
+			case <-got:
+			case <-time.After(10 * time.Second):
+				return errors.New("the client never read a")
+			}
+			io.WriteString(out, "b")
+			return nil
+		})
+		if err != nil || !wrote {
+			t.Errorf("RelayStream: wrote %v, %v", wrote, err)
+		}
+	}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 201 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("answered %d %v, want the prelude's 201 and event stream", resp.StatusCode, resp.Header)
+	}
+	b := make([]byte, 1)
+	if _, err := io.ReadFull(resp.Body, b); err != nil || string(b) != "a" {
+		t.Fatalf("first piece %q, %v", b, err)
+	}
+	got <- "a"
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil || string(rest) != "b" {
+		t.Errorf("the rest %q, %v; want b", rest, err)
+	}
+}
+
+func TestRelayStreamLeavesAnAnswerWithoutPreludeToTheCaller(t *testing.T) {
+	failed := errors.New("function failed")
+	for name, invoke := range map[string]func(io.Writer) error{
+		"a function error before any prelude": func(io.Writer) error { return failed },
+		"a buffered answer with no delimiter": func(out io.Writer) error { _, err := io.WriteString(out, `{"ok":true}`); return err },
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			wrote, err := apigw.RelayStream(rec, invoke)
+			if wrote || err == nil || rec.Code != 200 || rec.Body.Len() != 0 || len(rec.Header()) != 0 {
+				t.Errorf("wrote %v, err %v, recorded %d %v %q; want nothing written and the error", wrote, err, rec.Code, rec.Header(), rec.Body)
+			}
+		})
 	}
 }

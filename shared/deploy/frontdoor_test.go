@@ -239,36 +239,16 @@ func restStandIn(t *testing.T, p *lambdatest.Process) *httptest.Server {
 			return
 		}
 		payload, _ := json.Marshal(e)
-		pr, pw := io.Pipe()
-		defer func() { go io.Copy(io.Discard, pr) }() // a client gone does not hold the runtime
-		go func() {
-			res, err := p.InvokeStreaming(r.Context(), payload, func(c lambdatest.Chunk) { pw.Write(c.Data) })
+		wrote, err := apigw.RelayStream(w, func(out io.Writer) error {
+			res, err := p.InvokeStreaming(r.Context(), payload, func(c lambdatest.Chunk) { out.Write(c.Data) })
 			if err == nil && res.Error != nil {
 				err = res.Error
 			}
-			pw.CloseWithError(err)
-		}()
-		prelude, body, err := apigw.DecodeStream(pr)
-		if err != nil {
+			return err
+		})
+		if err != nil && !wrote {
 			t.Errorf("the gateway's answer to %s %s: %v", r.Method, r.URL.Path, err)
 			http.Error(w, `{"message":"Internal server error"}`, http.StatusBadGateway)
-			return
-		}
-		for k, vs := range prelude.Header() {
-			w.Header()[k] = vs
-		}
-		w.WriteHeader(prelude.StatusCode)
-		rc := http.NewResponseController(w)
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := body.Read(buf)
-			if n > 0 {
-				w.Write(buf[:n])
-				rc.Flush()
-			}
-			if err != nil {
-				return
-			}
 		}
 	}))
 }

@@ -94,13 +94,20 @@ var ErrClosed = errors.New("lambdatest: function closed")
 // Sandbox.Timedout; an instance that exits before answering is ended and
 // the error is returned.
 func (f *Function) Invoke(ctx context.Context, payload []byte) (res *Result, cold bool, err error) {
+	return f.InvokeStreaming(ctx, payload, nil)
+}
+
+// InvokeStreaming is [Function.Invoke] passing each piece of the response
+// body to onChunk as it arrives, as [Process.InvokeStreaming] does: what a
+// stand-in of a streaming front door (InvokeWithResponseStream) relays.
+func (f *Function) InvokeStreaming(ctx context.Context, payload []byte, onChunk func(Chunk)) (res *Result, cold bool, err error) {
 	in, cold, err := f.acquire(ctx)
 	if err != nil {
 		return nil, cold, err
 	}
 	tctx, cancel := context.WithTimeout(ctx, f.opts.Timeout+time.Second)
 	defer cancel()
-	res, err = in.p.Invoke(tctx, payload)
+	res, err = in.p.InvokeStreaming(tctx, payload, onChunk)
 	switch {
 	case err == nil:
 		f.release(in)

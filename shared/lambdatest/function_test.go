@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -64,6 +66,31 @@ func TestFunctionRunsConcurrentInvocationsInSeparateInstances(t *testing.T) {
 	f.mu.Unlock()
 	if n < 1 || n > 2 {
 		t.Errorf("%d instances, want 1 or 2 (the concurrency)", n)
+	}
+}
+
+// TestFunctionHandsOverAStreamedAnswerAsItArrives: the function streams
+// "a", then waits for a file the test creates only once "a" has been
+// handed over, before it streams "b".
+func TestFunctionHandsOverAStreamedAnswerAsItArrives(t *testing.T) {
+	f := NewFunction(buildEcho(t), nil, nil)
+	defer f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	release := filepath.Join(t.TempDir(), "release")
+	event, _ := json.Marshal(map[string]any{"stream": []string{"a", "b"}, "release": release})
+	var live []string
+	res, cold, err := f.InvokeStreaming(ctx, event, func(c Chunk) {
+		live = append(live, string(c.Data))
+		if string(c.Data) == "a" {
+			os.WriteFile(release, nil, 0o600)
+		}
+	})
+	if err != nil || !cold {
+		t.Fatalf("InvokeStreaming: %v, cold %v; want a cold answer", err, cold)
+	}
+	if res.Error != nil || string(res.Payload) != "ab" || !cmp.Equal(live, []string{"a", "b"}) {
+		t.Errorf("answer %q (handed over %q), error %v; want a then b", res.Payload, live, res.Error)
 	}
 }
 
