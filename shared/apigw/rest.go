@@ -162,7 +162,7 @@ func RESTRequest(ctx context.Context, e events.APIGatewayProxyRequest) (*http.Re
 	if len(query) > 0 {
 		target += "?" + query.Encode()
 	}
-	r, err := http.NewRequestWithContext(ctx, e.HTTPMethod, target, bytes.NewReader(body))
+	r, err := http.NewRequestWithContext(withPrefix(ctx, stagePrefix(e)), e.HTTPMethod, target, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("apigw: %w", err)
 	}
@@ -186,6 +186,19 @@ func RESTRequest(ctx context.Context, e events.APIGatewayProxyRequest) (*http.Re
 	r.RequestURI = target
 	r.ContentLength = int64(len(body))
 	return r, nil
+}
+
+// stagePrefix is the part of the path the client asked for that a REST
+// API's event leaves out of its path: "/<stage>" on the execute-api URL,
+// the base path of a custom domain's mapping, nothing at a custom domain's
+// root. It is "" unless the request context's path ends with the event's
+// path after a prefix of plain path segments.
+func stagePrefix(e events.APIGatewayProxyRequest) string {
+	prefix, ok := strings.CutSuffix(e.RequestContext.Path, e.Path)
+	if !ok || e.Path == "" || !validPrefix(prefix) {
+		return ""
+	}
+	return prefix
 }
 
 // RESTEvent is the Lambda proxy event an API Gateway REST API sends for r
