@@ -205,8 +205,11 @@ func stagePrefix(e events.APIGatewayProxyRequest) string {
 // (payload format 1.0), for stand-ins of API Gateway: the body travels
 // base64-encoded, headers and query parameters in both their single and
 // multi-value maps (the single one holds the last value, as API Gateway's
-// does). Its resource is the path itself: a stand-in knows no resource
-// patterns, and the gateway reads the path. The body is read whole.
+// does), X-Forwarded-Proto the scheme r came by. Its resource is the path
+// itself: a stand-in knows no resource patterns, and the gateway reads the
+// path. Its request context's path is the stage's and the path: a stand-in
+// of a custom domain at its root sets it to the path. The body is read
+// whole.
 func RESTEvent(r *http.Request, stage string) (events.APIGatewayProxyRequest, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -237,6 +240,13 @@ func RESTEvent(r *http.Request, stage string) (events.APIGatewayProxyRequest, er
 	if r.Host != "" {
 		e.Headers["Host"], e.MultiValueHeaders["Host"] = r.Host, []string{r.Host}
 	}
+	// API Gateway says which scheme its client used (https on AWS), so a
+	// stand-in serving HTTP says http: the links the gateway builds work.
+	proto := "http"
+	if r.TLS != nil {
+		proto = "https"
+	}
+	e.Headers["X-Forwarded-Proto"], e.MultiValueHeaders["X-Forwarded-Proto"] = proto, []string{proto}
 	if q := r.URL.Query(); len(q) > 0 {
 		e.QueryStringParameters, e.MultiValueQueryStringParameters = map[string]string{}, map[string][]string(q)
 		for k, vs := range q {

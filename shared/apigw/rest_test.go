@@ -352,3 +352,20 @@ func TestARESTRequestKnowsThePrefixItsFrontDoorTookOff(t *testing.T) {
 		t.Errorf("an HTTP API request's prefix is %q, %v; want none", apigw.Prefix(r.Context()), err)
 	}
 }
+
+func TestARESTEventSaysTheSchemeItsClientUsed(t *testing.T) {
+	for _, tc := range []struct{ url, want string }{
+		{"http://127.0.0.1:3000/mcp", "http"},
+		{"https://abc.execute-api.eu-west-1.amazonaws.com/mcp", "https"},
+	} {
+		r := httptest.NewRequest(http.MethodPost, tc.url, nil)
+		r.Header.Set("X-Forwarded-Proto", "gopher") // a client's own is API Gateway's to replace
+		e, err := apigw.RESTEvent(r, "v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.Headers["X-Forwarded-Proto"]; got != tc.want || len(e.MultiValueHeaders["X-Forwarded-Proto"]) != 1 {
+			t.Errorf("a request to %s says X-Forwarded-Proto %q (%v), want %q", tc.url, got, e.MultiValueHeaders["X-Forwarded-Proto"], tc.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"html"
 	"io"
@@ -65,6 +66,7 @@ func restDoor(stage, host string) func(http.Handler) http.Handler {
 			}
 			asked := r.URL.Path
 			r.URL.Path, r.Host = path, host
+			r.TLS = &tls.ConnectionState{} // clients reach API Gateway over HTTPS
 			e, err := apigw.RESTEvent(r, "v1")
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
