@@ -196,6 +196,10 @@ func httpAPIEvent(r *http.Request, body []byte, e HTTPEvent) events.APIGatewayV2
 		ev.Headers[strings.ToLower(k)] = strings.Join(v, ",")
 	}
 	ev.Headers["host"] = r.Host
+	ev.Headers["x-forwarded-proto"] = "http" // as API Gateway says which scheme its client used
+	if r.TLS != nil {
+		ev.Headers["x-forwarded-proto"] = "https"
+	}
 	if q := r.URL.Query(); len(q) > 0 {
 		ev.QueryStringParameters = map[string]string{}
 		for k, v := range q {

@@ -154,6 +154,48 @@ func Request(ctx context.Context, e events.APIGatewayV2HTTPRequest) (*http.Reque
 	return r, nil
 }
 
+// prefixKey is where the adapters put the path prefix the front door strips.
+type prefixKey struct{}
+
+func withPrefix(ctx context.Context, prefix string) context.Context {
+	if prefix == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, prefixKey{}, prefix)
+}
+
+// Prefix returns the path prefix the front door took off the path of the
+// request ctx serves, which a link to this server must put back: "/v1"
+// behind a REST API reached at its execute-api URL, whose stage "v1" leads
+// every path; "" behind a custom domain mapped at its root, behind an HTTP
+// API (stage $default) and for a request that no adapter of this package
+// built (the local server). Only the adapters set it, from the event,
+// never from a header a client could send.
+func Prefix(ctx context.Context) string {
+	p, _ := ctx.Value(prefixKey{}).(string)
+	return p
+}
+
+// validPrefix reports whether p is "" or "/"-led path segments of letters,
+// digits and "-._~", as stage names and base paths are: nothing a link could
+// be bent with.
+func validPrefix(p string) bool {
+	if p == "" {
+		return true
+	}
+	for _, seg := range strings.Split(p, "/")[1:] {
+		if seg == "" || seg == "." || seg == ".." || len(seg) > 128 {
+			return false
+		}
+		for _, c := range seg {
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.ContainsRune("-._~", c)) {
+				return false
+			}
+		}
+	}
+	return p[0] == '/'
+}
+
 // recorder collects a response in memory.
 type recorder struct {
 	header http.Header

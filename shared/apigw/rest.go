@@ -162,7 +162,7 @@ func RESTRequest(ctx context.Context, e events.APIGatewayProxyRequest) (*http.Re
 	if len(query) > 0 {
 		target += "?" + query.Encode()
 	}
-	r, err := http.NewRequestWithContext(ctx, e.HTTPMethod, target, bytes.NewReader(body))
+	r, err := http.NewRequestWithContext(withPrefix(ctx, stagePrefix(e)), e.HTTPMethod, target, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("apigw: %w", err)
 	}
@@ -188,12 +188,28 @@ func RESTRequest(ctx context.Context, e events.APIGatewayProxyRequest) (*http.Re
 	return r, nil
 }
 
+// stagePrefix is the part of the path the client asked for that a REST
+// API's event leaves out of its path: "/<stage>" on the execute-api URL,
+// the base path of a custom domain's mapping, nothing at a custom domain's
+// root. It is "" unless the request context's path ends with the event's
+// path after a prefix of plain path segments.
+func stagePrefix(e events.APIGatewayProxyRequest) string {
+	prefix, ok := strings.CutSuffix(e.RequestContext.Path, e.Path)
+	if !ok || e.Path == "" || !validPrefix(prefix) {
+		return ""
+	}
+	return prefix
+}
+
 // RESTEvent is the Lambda proxy event an API Gateway REST API sends for r
 // (payload format 1.0), for stand-ins of API Gateway: the body travels
 // base64-encoded, headers and query parameters in both their single and
 // multi-value maps (the single one holds the last value, as API Gateway's
-// does). Its resource is the path itself: a stand-in knows no resource
-// patterns, and the gateway reads the path. The body is read whole.
+// does), X-Forwarded-Proto the scheme r came by. Its resource is the path
+// itself: a stand-in knows no resource patterns, and the gateway reads the
+// path. Its request context's path is the stage's and the path: a stand-in
+// of a custom domain at its root sets it to the path. The body is read
+// whole.
 func RESTEvent(r *http.Request, stage string) (events.APIGatewayProxyRequest, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -224,6 +240,13 @@ func RESTEvent(r *http.Request, stage string) (events.APIGatewayProxyRequest, er
 	if r.Host != "" {
 		e.Headers["Host"], e.MultiValueHeaders["Host"] = r.Host, []string{r.Host}
 	}
+	// API Gateway says which scheme its client used (https on AWS), so a
+	// stand-in serving HTTP says http: the links the gateway builds work.
+	proto := "http"
+	if r.TLS != nil {
+		proto = "https"
+	}
+	e.Headers["X-Forwarded-Proto"], e.MultiValueHeaders["X-Forwarded-Proto"] = proto, []string{proto}
 	if q := r.URL.Query(); len(q) > 0 {
 		e.QueryStringParameters, e.MultiValueQueryStringParameters = map[string]string{}, map[string][]string(q)
 		for k, vs := range q {

@@ -321,3 +321,51 @@ func TestRelayStreamLeavesAnAnswerWithoutPreludeToTheCaller(t *testing.T) {
 		})
 	}
 }
+
+func TestARESTRequestKnowsThePrefixItsFrontDoorTookOff(t *testing.T) {
+	for _, tc := range []struct {
+		name, path, asked, want string
+	}{
+		{"the execute-api URL's stage is the prefix", "/mcp", "/v1/mcp", "/v1"},
+		{"a custom domain's root has none", "/mcp", "/mcp", ""},
+		{"a custom domain's base path is the prefix", "/approvals/abc", "/tools/approvals/abc", "/tools"},
+		{"a path that does not end the asked one gives none", "/mcp", "/v1/other", ""},
+		{"a prefix naming another host gives none", "/mcp", "//evil.example/mcp", ""},
+		{"a prefix climbing out gives none", "/mcp", "/v1/../mcp", ""},
+		{"a prefix with markup gives none", "/mcp", `/"><script>/mcp`, ""},
+		{"an event without a request context path gives none", "/mcp", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: tc.path, RequestContext: events.APIGatewayProxyRequestContext{Stage: "v1", Path: tc.asked}}
+			r, err := apigw.RESTRequest(context.Background(), e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := apigw.Prefix(r.Context()); got != tc.want || r.URL.Path != tc.path {
+				t.Errorf("prefix %q, path %q; want %q, %q", got, r.URL.Path, tc.want, tc.path)
+			}
+		})
+	}
+	r, err := apigw.Request(context.Background(), events.APIGatewayV2HTTPRequest{RawPath: "/mcp",
+		RequestContext: events.APIGatewayV2HTTPRequestContext{Stage: "$default", HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "GET", Path: "/mcp"}}})
+	if err != nil || apigw.Prefix(r.Context()) != "" {
+		t.Errorf("an HTTP API request's prefix is %q, %v; want none", apigw.Prefix(r.Context()), err)
+	}
+}
+
+func TestARESTEventSaysTheSchemeItsClientUsed(t *testing.T) {
+	for _, tc := range []struct{ url, want string }{
+		{"http://127.0.0.1:3000/mcp", "http"},
+		{"https://abc.execute-api.eu-west-1.amazonaws.com/mcp", "https"},
+	} {
+		r := httptest.NewRequest(http.MethodPost, tc.url, nil)
+		r.Header.Set("X-Forwarded-Proto", "gopher") // a client's own is API Gateway's to replace
+		e, err := apigw.RESTEvent(r, "v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.Headers["X-Forwarded-Proto"]; got != tc.want || len(e.MultiValueHeaders["X-Forwarded-Proto"]) != 1 {
+			t.Errorf("a request to %s says X-Forwarded-Proto %q (%v), want %q", tc.url, got, e.MultiValueHeaders["X-Forwarded-Proto"], tc.want)
+		}
+	}
+}

@@ -3,7 +3,9 @@
 // for clients that cannot show an elicitation form): GET /approvals/<id>
 // shows the call plainly (connector, tool, a summary of its arguments, who
 // asked, when the approval expires) with Approve and Deny buttons, which POST
-// to the same path; the answer is a page saying what was decided.
+// to the same page (a relative link, so that it holds under a path prefix a
+// front door adds, such as a REST API's stage); the answer is a page saying
+// what was decided.
 //
 //	h, err := approvalpage.New(approvalpage.Options{Approver: svc, Authenticate: gw.Authenticate, Tokens: keyring})
 //	mux.Handle("/approvals/", h)
@@ -224,7 +226,7 @@ func (h *handler) show(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	http.SetCookie(w, nonceCookie(r, nonce))
-	h.render(w, http.StatusOK, page{Title: "Approve this call?", Approval: &a, Token: token, Action: Prefix + id,
+	h.render(w, http.StatusOK, page{Title: "Approve this call?", Approval: &a, Token: token, Action: id,
 		Message: "A call is waiting for your approval. It runs only if you approve it and your MCP client then calls again with the approval id."})
 }
 
@@ -369,7 +371,9 @@ func ownOrigin(r *http.Request) string {
 }
 
 // cookieName is __Host- prefixed over HTTPS, where the browser then holds it
-// to this host, path / and Secure.
+// to this host, path / and Secure. Over HTTP the cookie names no path, so
+// the browser holds it to the page's folder: /approvals, or /<stage>/approvals
+// behind a stand-in of a REST API (see nonceCookie).
 func cookieName(r *http.Request) string {
 	if secure(r) {
 		return "__Host-switchboard-approval"
@@ -377,8 +381,12 @@ func cookieName(r *http.Request) string {
 	return "switchboard-approval"
 }
 
+// nonceCookie is the cookie holding nonce. Its path is the page's folder
+// as the browser sees it (RFC 6265's default path, the cookie naming none),
+// which a fixed /approvals/ would miss behind a front door that adds a
+// prefix; over HTTPS, / (see cookieName).
 func nonceCookie(r *http.Request, nonce string) *http.Cookie {
-	ck := &http.Cookie{Name: cookieName(r), Value: nonce, Path: Prefix, MaxAge: int(tokenTTL / time.Second),
+	ck := &http.Cookie{Name: cookieName(r), Value: nonce, MaxAge: int(tokenTTL / time.Second),
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure(r)}
 	if ck.Secure {
 		ck.Path = "/"

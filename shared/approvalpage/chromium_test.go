@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/approvalpage"
 	"github.com/switchboard-dev/switchboard/shared/connector"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
 // ChromiumEnv names the Chromium the browser test drives; without it the
@@ -52,6 +53,40 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
+// withKeyOf makes every request of a tab carry c's key, as /mcp requests do.
+func withKeyOf(c tenant.Caller) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+			return err
+		}
+		_, err := chromedp.Call(ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Authorization": bearer(c)}})
+		return err
+	})
+}
+
+// TestInChromiumUnderAStage approves on the page served under a path prefix
+// its server takes off, as a REST API's stage is (/v1/approvals/<id>, over
+// HTTP as the local stand-in serves it): the browser posts the form to that
+// page and sends the form's cookie with it.
+func TestInChromiumUnderAStage(t *testing.T) {
+	ctx := browser(t)
+	e := newEnv(t)
+	mux := http.NewServeMux()
+	mux.Handle(approvalpage.Prefix, e.page)
+	srv := httptest.NewServer(http.StripPrefix("/v1", mux))
+	t.Cleanup(srv.Close)
+	id := e.ask(t, e.alice, "10 EUR")
+	if err := chromedp.Do(ctx, withKeyOf(e.alice), chromedp.Navigate(srv.URL+"/v1"+connector.ApprovalURL(id)),
+		chromedp.Click(chromedp.CSS("#approve")), chromedp.WaitNotPresent(chromedp.CSS("#approve"))); err != nil {
+		t.Fatal(err)
+	}
+	title, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("h1")))
+	if err != nil || title != "Approved" || e.status(t, id) != connector.ApprovalGranted {
+		body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+		t.Fatalf("after Approve: title %q (%v), stored %s; the page says:\n%s", title, err, e.status(t, id), body)
+	}
+}
+
 // TestInChromium opens an approval's page in two tabs of a real browser,
 // with the caller's bearer key, approves in one and approves again in the
 // other: the first click grants the approval, the second is refused, and
@@ -65,14 +100,7 @@ func TestInChromium(t *testing.T) {
 	t.Cleanup(srv.Close)
 	id := e.ask(t, e.alice, `<b>10 EUR</b>`)
 	page := srv.URL + connector.ApprovalURL(id)
-	// Every request of a tab carries alice's key, as /mcp requests do.
-	withKey := chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
-		if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
-			return err
-		}
-		_, err := chromedp.Call(ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Authorization": bearer(e.alice)}})
-		return err
-	})
+	withKey := withKeyOf(e.alice)
 	text := func(ctx context.Context, sel string) string {
 		t.Helper()
 		rctx, cancel := context.WithTimeout(ctx, 20*time.Second)

@@ -161,7 +161,7 @@ func (e *env) ask(t *testing.T, c tenant.Caller, amount string) string {
 		t.Fatalf("Call = %+v, %v; want a tool error asking for approval", res, err)
 	}
 	id, _ := res.Meta[connector.ApprovalMetaKey].(string)
-	if res.Meta["switchboard.dev/approval_url"] != connector.ApprovalURL(id) || id == "" {
+	if res.Meta[connector.ApprovalURLMetaKey] != connector.ApprovalURL(id) || id == "" {
 		t.Fatalf("the result's _meta = %v; want the approval's id and url", res.Meta)
 	}
 	return id

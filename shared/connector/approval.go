@@ -41,6 +41,10 @@ const (
 // in, and a result asking for approval names it in.
 const ApprovalMetaKey = "switchboard.dev/approval_id"
 
+// ApprovalURLMetaKey is the _meta key a result asking for approval links
+// the approval page in: [ApprovalURL], which the gateway makes absolute.
+const ApprovalURLMetaKey = "switchboard.dev/approval_url"
+
 // approveField is the id of the elicitation asking for approval.
 const approveField = "approve"
 
@@ -306,7 +310,10 @@ type Approval struct {
 	URL       string    `json:"url"`
 }
 
-// ApprovalURL returns the path of the page that shows approval id.
+// ApprovalURL returns the path of the page that shows approval id. The
+// gateway puts the URL its client reached it at in front of it (scheme,
+// host, a REST API's stage) in the results that link it: this package
+// knows nothing of HTTP.
 func ApprovalURL(id string) string { return "/approvals/" + id }
 
 func newApprovalID() string {
@@ -346,7 +353,7 @@ func (s *Service) requestApproval(ctx context.Context, c tenant.Caller, b bindin
 		"(within %v), then call again with the same arguments and _meta {%q: %q}.",
 		b.Tool, b.Connector, ApprovalURL(id), s.opts.PageApprovalTTL, ApprovalMetaKey, id)
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}},
-		Meta: mcp.Meta{ApprovalMetaKey: id, "switchboard.dev/approval_url": ApprovalURL(id)}}, nil
+		Meta: mcp.Meta{ApprovalMetaKey: id, ApprovalURLMetaKey: ApprovalURL(id)}}, nil
 }
 
 // loadApproval reads approval id of c's tenant, refusing another principal's.

@@ -61,7 +61,8 @@ type Route struct {
 }
 
 // Routes are the gateway's routes, on either front door: MCP, the memory server seed's
-// compatibility endpoints, and the RFC 9728 protected-resource metadata.
+// compatibility endpoints, the RFC 9728 protected-resource metadata and the
+// approval page of connector calls (GET shows it, POST decides).
 // ANY /mcp lets CORS preflights (OPTIONS) and the 405 answers to GET and
 // DELETE come from the gateway itself.
 var Routes = []Route{
@@ -74,6 +75,7 @@ var Routes = []Route{
 	{"ResourceMetadataMcp", "GET", "/.well-known/oauth-protected-resource/mcp"},
 	{"AuthorizationServerMetadata", "GET", "/.well-known/oauth-authorization-server"},
 	{"OAuth", "ANY", "/oauth/{proxy+}"},
+	{"Approval", "ANY", "/approvals/{id}"},
 }
 
 // DefaultLogRetentionDays is the default of the LogRetentionDays parameter.

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
 // The gateway proxies a tenant's connectors (issue 12) when its catalog has
@@ -41,6 +42,10 @@ const proxiedResourceScheme = "connector://"
 // approvalMetaKey is the _meta key a host's retry carries a page approval's
 // id in (connector.ApprovalMetaKey).
 const approvalMetaKey = "switchboard.dev/approval_id"
+
+// approvalURLMetaKey is the _meta key a result asking for a page approval
+// links the page in (connector.ApprovalURLMetaKey).
+const approvalURLMetaKey = "switchboard.dev/approval_url"
 
 // proxy returns the catalog's tool named name if the gateway proxies
 // connectors (its catalog has the proxy function's tools).
@@ -248,7 +253,39 @@ func (g *Gateway) callProxied(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if env.Input, err = g.openRound(version, caps, req.Params.InputResponses, req.Params.RequestState, b); err != nil {
 		return nil, err
 	}
-	return g.serveCall(ctx, req, shownAs(t, name), env, b)
+	res, err := g.serveCall(ctx, req, shownAs(t, name), env, b)
+	if res != nil {
+		linkApproval(res, publicBase(ctx), in.ApprovalID)
+	}
+	return res, err
+}
+
+// linkApproval makes the links to the approval page in res absolute under
+// base, the URL the client reached the gateway at: the connectors function
+// links the page by its path (connector.ApprovalURL), which a host cannot
+// open and which misses a REST API's stage. The links rewritten are those
+// to the approval res asks for (its _meta names it) and to retried, the
+// approval the call carried; an upstream's own content that happens to hold
+// such a path is never touched otherwise.
+func linkApproval(res *mcp.CallToolResult, base, retried string) {
+	if base == "" {
+		return
+	}
+	asked, _ := res.Meta[approvalMetaKey].(string)
+	for i, id := range []string{asked, retried} {
+		if !tenant.IsKeyID(id) || i == 1 && id == asked {
+			continue
+		}
+		path := approvalpage.Prefix + id
+		if id == asked && res.Meta[approvalURLMetaKey] == path {
+			res.Meta[approvalURLMetaKey] = base + path
+		}
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				tc.Text = strings.ReplaceAll(tc.Text, path, base+path)
+			}
+		}
+	}
 }
 
 // proxiedCall is connector_call's input (connector.CallInput).

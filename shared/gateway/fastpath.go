@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-dev/switchboard/shared/approvalpage"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
@@ -461,7 +462,7 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 	if err == nil && raw != nil {
 		// Most answers are read from the function's payload in one pass;
 		// the rest after decoding it as the invoker would have.
-		if answered = f.appendPayload(buf, call, raw); answered {
+		if answered = !linksApproval(call, raw) && f.appendPayload(buf, call, raw); answered {
 			releasePayload(raw) // copied into the answer
 		} else {
 			buf.Reset()
@@ -470,8 +471,9 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 	}
 	if !answered {
 		// A function that asks the client for input is answered by callTool,
-		// which seals the request state.
-		if err == nil && resp.InputRequired != nil {
+		// which seals the request state; a proxied call's result that links
+		// the approval page by callProxied, which makes the link absolute.
+		if err == nil && (resp.InputRequired != nil || linksApproval(call, resp.Result)) {
 			f.handOff(w, r, body, env, t, resp, err)
 			return
 		}
@@ -497,6 +499,12 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 	// flushing sends the second at once rather than after the handlers
 	// return, which kept the client waiting for it (p50 +25 µs on loopback).
 	http.NewResponseController(w).Flush()
+}
+
+// linksApproval reports whether payload, a proxied call's answer, may link
+// the approval page, whose link callProxied completes.
+func linksApproval(call toolCall, payload []byte) bool {
+	return call.proxied != "" && bytes.Contains(payload, []byte(approvalpage.Prefix))
 }
 
 // The headers of an SSE answer, as the go-sdk sets them. Shared by every

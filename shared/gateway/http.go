@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/switchboard-dev/switchboard/shared/apigw"
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/approvalpage"
 	"github.com/switchboard-dev/switchboard/shared/oauth"
@@ -75,21 +76,23 @@ func (g *Gateway) guard(h http.Handler) http.Handler {
 // request's context.
 type requestKey struct{}
 
-// requestScope is the deadline and the end of an HTTP request.
+// requestScope is the deadline, the end and the public base URL of an HTTP
+// request.
 type requestScope struct {
 	deadline    time.Time
 	hasDeadline bool
 	done        <-chan struct{} // closed when the client goes away or the request ends
+	base        string          // baseURL of the request
 }
 
-// keepRequest carries the request's deadline (in Lambda, the gateway's own)
-// and its end to the tool handlers as a context value: the go-sdk serves
-// calls under a context that keeps the request's values but neither its
-// deadline nor its cancellation (a client that closed its connection left
-// its call running for nobody, issue 10).
+// keepRequest carries the request's deadline (in Lambda, the gateway's own),
+// its end and its public base URL to the tool handlers as a context value:
+// the go-sdk serves calls under a context that keeps the request's values
+// but neither its deadline nor its cancellation (a client that closed its
+// connection left its call running for nobody, issue 10), nor the request.
 func keepRequest(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rs := requestScope{done: r.Context().Done()}
+		rs := requestScope{done: r.Context().Done(), base: baseURL(r)}
 		rs.deadline, rs.hasDeadline = r.Context().Deadline()
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, rs)))
 	})
@@ -101,6 +104,13 @@ func deadline(ctx context.Context) (time.Time, bool) {
 		return rs.deadline, rs.hasDeadline
 	}
 	return ctx.Deadline()
+}
+
+// publicBase returns the base URL of the request ctx serves (see
+// [baseURL]), or "" if ctx serves none.
+func publicBase(ctx context.Context) string {
+	rs, _ := ctx.Value(requestKey{}).(requestScope)
+	return rs.base
 }
 
 // withRequestEnd returns ctx, cancelled also when the HTTP request it serves
@@ -260,7 +270,10 @@ func extraFrom(r *http.Request) *mcp.RequestExtra {
 	return &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header}
 }
 
-// baseURL returns the scheme and host the client used to reach this server.
+// baseURL returns the URL the client reached this server at, which the
+// server's paths follow: its scheme (API Gateway's X-Forwarded-Proto), host,
+// and the path prefix the front door took off (a REST API's stage, see
+// [apigw.Prefix]), e.g. https://abc.execute-api.eu-west-1.amazonaws.com/v1.
 func baseURL(r *http.Request) string {
 	scheme := "http"
 	if r.TLS != nil {
@@ -269,7 +282,7 @@ func baseURL(r *http.Request) string {
 	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
 		scheme = p
 	}
-	return scheme + "://" + r.Host
+	return scheme + "://" + r.Host + apigw.Prefix(r.Context())
 }
 
 func (g *Gateway) serveResourceMetadata(w http.ResponseWriter, r *http.Request) {
