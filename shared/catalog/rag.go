@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,7 +59,7 @@ func ragTools() []*Tool {
 			Example:     json.RawMessage(`{"query":"How often should I replace my toothbrush?","confidence_threshold":0.8,"correction_strategy":"rewrite"}`),
 		}),
 		{
-			Name: "rag_health_check", Title: "Check the RAG pipelines' health",
+			Name: HealthCheckTool, Title: "Check the RAG pipelines' health",
 			Description: "Reports whether the RAG pipelines are working for you: each pipeline's status (healthy below a 10% error rate or with no calls, degraded below 50%, else unavailable), error rate, last success and latency over your calls in the last hour; the table's reachability and latency; and an overall status (unavailable if the table is unreachable or every pipeline is; healthy if every pipeline is; else degraded).",
 			Family:      RAGFamily, Function: "rag/health_check",
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)},
@@ -66,6 +67,23 @@ func ragTools() []*Tool {
 			Example: json.RawMessage(`{}`),
 		},
 	}
+}
+
+// HealthCheckTool is the tool that reports the RAG pipelines' health.
+const HealthCheckTool = "rag_health_check"
+
+// RAGPipelines returns the pipeline name (seed 002's pipeline_name: the tool
+// name without "rag_") of every tool of the rag family but the health
+// check, in catalog order: the pipelines rag_health_check reports. A
+// pipeline added to the family is reported without another list to keep.
+func (c *Catalog) RAGPipelines() []string {
+	var out []string
+	for _, t := range c.tools {
+		if t.Family == RAGFamily && t.Name != HealthCheckTool {
+			out = append(out, strings.TrimPrefix(t.Name, "rag_"))
+		}
+	}
+	return out
 }
 
 // ragStepTools are the pipeline's internal steps that the rag stream

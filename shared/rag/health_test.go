@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -398,5 +399,19 @@ func TestACallAnswersBeforeItsOutcomeIsRecordedAndHealthCountsIt(t *testing.T) {
 	}
 	if n := h.PipelineStatuses[PipelineBasic].Queries; n != 1 {
 		t.Errorf("health counts %d calls of rag_basic, want 1", n)
+	}
+}
+
+func TestHealthReportsThePipelinesItIsGiven(t *testing.T) {
+	tbl := storetest.OpenEmbedded(t)
+	named := []string{PipelineBasic, "graphrag", "pylate_colbert"}
+	svc := New(tbl, Options{Generator: &testGen{}, Runner: &corpusRunner{}, Pipelines: named})
+	h, err := svc.Health(context.Background(), alice, HealthInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := slices.Sorted(maps.Keys(h.PipelineStatuses))
+	if want := slices.Sorted(slices.Values(named)); !slices.Equal(got, want) {
+		t.Errorf("pipeline_statuses name %v, want %v", got, want)
 	}
 }

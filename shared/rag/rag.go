@@ -55,7 +55,8 @@ const (
 	PipelineCRAG        = "crag"
 )
 
-// Pipelines lists every pipeline, in the order health reports them.
+// Pipelines lists the pipelines this package serves, in the order health
+// reports them when [Options.Pipelines] names none.
 var Pipelines = []string{PipelineBasic, PipelineBasicRerank, PipelineCRAG}
 
 // Seed 002's request limits and defaults.
@@ -116,6 +117,11 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives warnings (outcomes that could not be recorded). If nil, logs are discarded.
 	Logger *slog.Logger
+	// Pipelines are the pipelines [Service.Health] reports, in order: the
+	// function passes the catalog's (catalog.RAGPipelines), so that a
+	// pipeline served by another package is reported too. If nil, defaults
+	// to [Pipelines].
+	Pipelines []string
 	// After records each call's outcome after its answer, off the caller's
 	// path, and [Service.Health] waits for what it has queued. If nil, the
 	// outcome is recorded before the call answers.
@@ -130,9 +136,11 @@ type Service struct {
 	runner pipeline.Runner
 	limits Limits
 	health *recorder
-	after  *later.Queue
-	now    func() time.Time
-	log    *slog.Logger
+	// pipelines are the pipelines health reports.
+	pipelines []string
+	after     *later.Queue
+	now       func() time.Time
+	log       *slog.Logger
 }
 
 // New returns a Service recording pipeline outcomes in table.
@@ -144,6 +152,10 @@ func New(table store.Table, opts Options) *Service {
 	}
 	s.log = s.log.With("component", "rag")
 	s.health = &recorder{table: table, now: s.now}
+	s.pipelines = opts.Pipelines
+	if s.pipelines == nil {
+		s.pipelines = Pipelines
+	}
 	return s
 }
 

@@ -135,7 +135,7 @@ const (
 // HealthOutput is the output of rag_health_check (seed 002's Health Status).
 type HealthOutput struct {
 	OverallStatus      string                    `json:"overall_status" jsonschema:"healthy: every pipeline healthy and the table reachable; unavailable: the table unreachable or every pipeline unavailable; else degraded"`
-	PipelineStatuses   map[string]PipelineHealth `json:"pipeline_statuses" jsonschema:"basic, basic_rerank and crag, from the caller's own calls in the last hour"`
+	PipelineStatuses   map[string]PipelineHealth `json:"pipeline_statuses" jsonschema:"every pipeline of the rag family (basic, basic_rerank, crag, ...), from the caller's own calls in the last hour"`
 	DatabaseStatus     DatabaseHealth            `json:"database_status"`
 	PerformanceMetrics HealthMetrics             `json:"performance_metrics"`
 	LastUpdated        string                    `json:"last_updated" jsonschema:"when this check ran (RFC 3339)"`

@@ -6,6 +6,7 @@
 package ragfn
 
 import (
+	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/local"
@@ -59,7 +60,7 @@ func ownPipeline(d lambdafn.Deps) pipeline.Runner {
 // health builds the service of rag_health_check, which reads the recorded
 // outcomes and runs no pipeline.
 func health(d lambdafn.Deps) *rag.Service {
-	return rag.New(d.Table, rag.Options{Logger: d.Logger, After: d.Later})
+	return rag.New(d.Table, rag.Options{Logger: d.Logger, After: d.Later, Pipelines: catalog.Default().RAGPipelines()})
 }
 
 // recording marks a pipeline tool's function as recording its call's
