@@ -198,6 +198,6 @@ func (s *Service) DeleteDocument(ctx context.Context, c tenant.Caller, in Delete
 	if err != nil {
 		return DeleteDocumentOutput{}, err
 	}
-	s.removeObjects(ctx, dropped)
+	s.removeObjects(ctx, shardObjects(dropped)...)
 	return DeleteDocumentOutput{Status: "deleted", Store: in.Store, DocID: in.DocID, Removed: removed}, nil
 }

@@ -210,7 +210,7 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 		}
 		return out, err
 	}
-	s.removeObjects(ctx, dropped)
+	s.removeObjects(ctx, shardObjects(dropped)...)
 	out.Chunks = len(chunks)
 	if s.needsCompaction(m, r.Dims) {
 		if err := s.compact(ctx, c, in.Store); err != nil {
