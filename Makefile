@@ -76,6 +76,7 @@ FUNCTIONS = \
 	rag/basic_rerank \
 	rag/crag \
 	rag/health_check \
+	rag/pylate_colbert \
 	vector/document_delete \
 	vector/document_ingest \
 	vector/document_list \
@@ -221,6 +222,9 @@ build-RagCragFunction:
 
 build-RagHealthCheckFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/rag/health_check
+
+build-RagPylateColbertFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/rag/pylate_colbert
 
 build-VectorDocumentDeleteFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/document_delete

@@ -15,6 +15,11 @@ const (
 	EnvGenerationModel     = "SWITCHBOARD_GENERATION_MODEL"
 	EnvOpenAIBaseURL       = "SWITCHBOARD_OPENAI_BASE_URL"
 	EnvOpenAIAPIKey        = "SWITCHBOARD_OPENAI_API_KEY"
+	// The multi-vector embedder of late interaction (rag_pylate_colbert).
+	EnvMultiVector       = "SWITCHBOARD_MULTIVECTOR"
+	EnvMultiVectorModel  = "SWITCHBOARD_MULTIVECTOR_MODEL"
+	EnvMultiVectorURL    = "SWITCHBOARD_MULTIVECTOR_URL"
+	EnvMultiVectorAPIKey = "SWITCHBOARD_MULTIVECTOR_API_KEY"
 )
 
 // Providers chooses the embedder and the generator. Package config/providers
@@ -37,6 +42,11 @@ type Providers struct {
 	OpenAIBaseURL string
 	// OpenAIAPIKey is sent as a bearer token; empty for servers that need none.
 	OpenAIAPIKey string
+	// MultiVector is the multi-vector embedder of late interaction: offline
+	// (if empty: the hashing embedder's per-token vectors) or jina (an API
+	// speaking Jina's /v1/multi-vector at MultiVectorURL, with
+	// MultiVectorModel, authenticating with MultiVectorAPIKey).
+	MultiVector, MultiVectorModel, MultiVectorURL, MultiVectorAPIKey string
 }
 
 func providersFromEnv(getenv func(string) string) Providers {
@@ -47,6 +57,11 @@ func providersFromEnv(getenv func(string) string) Providers {
 		GenerationModel: strings.TrimSpace(getenv(EnvGenerationModel)),
 		OpenAIBaseURL:   strings.TrimSpace(getenv(EnvOpenAIBaseURL)),
 		OpenAIAPIKey:    strings.TrimSpace(getenv(EnvOpenAIAPIKey)),
+
+		MultiVector:       strings.ToLower(strings.TrimSpace(getenv(EnvMultiVector))),
+		MultiVectorModel:  strings.TrimSpace(getenv(EnvMultiVectorModel)),
+		MultiVectorURL:    strings.TrimSpace(getenv(EnvMultiVectorURL)),
+		MultiVectorAPIKey: strings.TrimSpace(getenv(EnvMultiVectorAPIKey)),
 	}
 	if v := strings.TrimSpace(getenv(EnvEmbeddingDimensions)); v != "" {
 		n, err := strconv.Atoi(v)

@@ -121,6 +121,7 @@ func TestHealthCountsTheLastHourOfCalls(t *testing.T) {
 		want := map[string]PipelineHealth{
 			PipelineBasic:       {Status: Healthy, ErrorRate: 1.0 / 21, Queries: 21, Degraded: 2, P50MS: 100, P95MS: 190},
 			PipelineBasicRerank: {Status: Healthy},
+			PipelineColbert:     {Status: Healthy},
 			PipelineCRAG:        {Status: Degraded, ErrorRate: 1.0 / 3, Queries: 3, P50MS: 50, P95MS: 70, LastSuccess: lastCRAG.Format(time.RFC3339Nano)},
 		}
 		got := h.PipelineStatuses

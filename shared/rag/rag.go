@@ -57,7 +57,7 @@ const (
 
 // Pipelines lists the pipelines this package serves, in the order health
 // reports them when [Options.Pipelines] names none.
-var Pipelines = []string{PipelineBasic, PipelineBasicRerank, PipelineCRAG}
+var Pipelines = []string{PipelineBasic, PipelineBasicRerank, PipelineCRAG, PipelineColbert}
 
 // Seed 002's request limits and defaults.
 const (
@@ -117,6 +117,8 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives warnings (outcomes that could not be recorded). If nil, logs are discarded.
 	Logger *slog.Logger
+	// Late searches by late interaction. Required for rag_pylate_colbert.
+	Late LateInteraction
 	// Pipelines are the pipelines [Service.Health] reports, in order: the
 	// function passes the catalog's (catalog.RAGPipelines), so that a
 	// pipeline served by another package is reported too. If nil, defaults
@@ -134,6 +136,7 @@ type Service struct {
 	table  store.Table
 	gen    provider.Generator
 	runner pipeline.Runner
+	late   LateInteraction
 	limits Limits
 	health *recorder
 	// pipelines are the pipelines health reports.
@@ -145,7 +148,7 @@ type Service struct {
 
 // New returns a Service recording pipeline outcomes in table.
 func New(table store.Table, opts Options) *Service {
-	s := &Service{table: table, gen: opts.Generator, runner: opts.Runner, limits: opts.Limits.withDefaults(),
+	s := &Service{table: table, gen: opts.Generator, runner: opts.Runner, late: opts.Late, limits: opts.Limits.withDefaults(),
 		after: opts.After, now: opts.Now, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))}
 	if s.now == nil {
 		s.now = time.Now

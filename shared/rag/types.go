@@ -65,6 +65,14 @@ type CRAGInput struct {
 	CorrectionStrategy  string   `json:"correction_strategy,omitempty" jsonschema:"how to correct a low-confidence retrieval: rewrite (default: the generator rewrites the query) or expand (terms from the retrieved documents are added to it)"`
 }
 
+// ColbertInput is the input of rag_pylate_colbert.
+type ColbertInput struct {
+	Request
+	CandidateSource      string   `json:"candidate_source,omitempty" jsonschema:"where the passages late interaction scores come from: hybrid (default: the retrieval's top candidate_pool, reranked by MaxSim) or centroid (found by centroid pruning over the searched stores' token vectors)"`
+	CandidatePool        *int     `json:"candidate_pool,omitempty" jsonschema:"hybrid source: how many retrieved passages to rerank down to top_k (default max(4*top_k, 20), capped at 50; at least top_k)"`
+	InteractionThreshold *float64 `json:"interaction_threshold,omitempty" jsonschema:"0..1 (default 0): a question token whose best similarity in a passage is below it adds nothing to the passage's score"`
+}
+
 // Response is what every RAG pipeline tool returns (seed 002's Tool Response).
 type Response struct {
 	Answer             string              `json:"answer" jsonschema:"the generated answer; empty when the generator had nothing to say"`
@@ -86,7 +94,7 @@ type RetrievedDocument struct {
 // Metadata describes how a pipeline produced a [Response]. The fields after
 // the common ones are set only by the pipelines they name.
 type Metadata struct {
-	PipelineName    string         `json:"pipeline_name" jsonschema:"basic, basic_rerank or crag"`
+	PipelineName    string         `json:"pipeline_name" jsonschema:"the pipeline: basic, basic_rerank, crag, pylate_colbert, ..."`
 	ExecutionTimeMS int64          `json:"execution_time_ms"`
 	TokensUsed      int            `json:"tokens_used" jsonschema:"tokens the answer (and crag's rewrite and grade) consumed, input plus output, as the generator reported them"`
 	Timestamp       string         `json:"timestamp" jsonschema:"when the request was received (RFC 3339)"`
@@ -103,7 +111,7 @@ type Metadata struct {
 
 	// rag_basic_rerank
 	Reranker   string `json:"reranker,omitempty" jsonschema:"basic_rerank: the reranking method"`
-	Candidates *int   `json:"candidates,omitempty" jsonschema:"basic_rerank: how many candidates were reranked"`
+	Candidates *int   `json:"candidates,omitempty" jsonschema:"basic_rerank and pylate_colbert: how many candidates were reranked (pylate_colbert: scored exactly)"`
 
 	// rag_crag
 	CorrectionApplied      *bool    `json:"correction_applied,omitempty" jsonschema:"crag: true if the answer comes from the retrieval for the corrected query, which is used only when more confident than the first"`
@@ -112,6 +120,12 @@ type Metadata struct {
 	ConfidenceThreshold    *float64 `json:"confidence_threshold,omitempty" jsonschema:"crag: the threshold applied"`
 	CorrectionStrategy     string   `json:"correction_strategy,omitempty" jsonschema:"crag: rewrite or expand"`
 	CorrectedQuery         string   `json:"corrected_query,omitempty" jsonschema:"crag: the query of the second retrieval, when one ran, whether its answer was used or not"`
+
+	// rag_pylate_colbert (and Candidates)
+	CandidateSource   string              `json:"candidate_source,omitempty" jsonschema:"pylate_colbert: hybrid or centroid"`
+	CompressionRatio  *float64            `json:"compression_ratio,omitempty" jsonschema:"pylate_colbert: the token vectors' float32 size over their compressed size (centroid id and 2-bit residuals); 0 when no store held tokens"`
+	TokenInteractions *int64              `json:"token_interactions,omitempty" jsonschema:"pylate_colbert: question-token x passage-token similarities computed exactly"`
+	TokenEmbedder     *pipeline.StepModel `json:"token_embedder,omitempty" jsonschema:"pylate_colbert: the multi-vector embedder of the token vectors"`
 }
 
 // PerformanceMetrics are a [Response]'s timings; all are non-negative.

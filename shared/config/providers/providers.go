@@ -8,6 +8,7 @@
 package providers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/bedrock"
+	"github.com/switchboard-dev/switchboard/shared/provider/jina"
+	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/provider/openai"
 )
@@ -80,6 +83,9 @@ func validate(p config.Providers) []error {
 	if generatorOf(p) == ProviderOffline && p.GenerationModel != "" {
 		errs = append(errs, fmt.Errorf("%s: the offline generator has no choice of model; set %s to %s or %s to use %q",
 			config.EnvGenerationModel, config.EnvGenerator, ProviderBedrock, ProviderOpenAI, p.GenerationModel))
+	}
+	if _, err := buildMultiVector(p); err != nil {
+		errs = append(errs, err)
 	}
 	if errs != nil {
 		return errs
@@ -181,6 +187,52 @@ func Open(ctx context.Context, c *config.Config, warn io.Writer) (provider.Embed
 			offline.Name, offline.GeneratorModel, config.EnvGenerator)
 	}
 	return emb, gen, nil
+}
+
+// The multi-vector embedders [config.Providers] accepts, and the model and
+// URL of Jina's API when none is named.
+const (
+	MultiVectorOffline = offline.Name
+	MultiVectorJina    = jina.Name
+	DefaultJinaModel   = "jina-colbert-v2"
+	DefaultJinaURL     = "https://api.jina.ai"
+)
+
+// buildMultiVector constructs the multi-vector embedder p names. Errors name
+// the variable at fault.
+func buildMultiVector(p config.Providers) (multivector.Embedder, error) {
+	switch orOffline(p.MultiVector) {
+	case MultiVectorOffline:
+		if p.MultiVectorModel != "" || p.MultiVectorURL != "" {
+			return nil, fmt.Errorf("%s, %s: the offline multi-vector embedder has no model or URL; set %s to %s to use them",
+				config.EnvMultiVectorModel, config.EnvMultiVectorURL, config.EnvMultiVector, MultiVectorJina)
+		}
+		return multivector.NewHashing(0), nil
+	case MultiVectorJina:
+		e, err := jina.NewEmbedder(cmp.Or(p.MultiVectorURL, DefaultJinaURL), p.MultiVectorAPIKey, cmp.Or(p.MultiVectorModel, DefaultJinaModel), nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s, %s: %w", config.EnvMultiVectorURL, config.EnvMultiVectorModel, err)
+		}
+		return e, nil
+	}
+	return nil, fmt.Errorf("%s: %q is not a multi-vector embedder: use %s (the default) or %s", config.EnvMultiVector, p.MultiVector, MultiVectorOffline, MultiVectorJina)
+}
+
+// OpenMultiVector checks ([Validate]) and builds the multi-vector embedder
+// c names, for late interaction. The offline choice is announced on warn.
+func OpenMultiVector(ctx context.Context, c *config.Config, warn io.Writer) (multivector.Embedder, error) {
+	if err := Validate(c.Providers); err != nil {
+		return nil, err
+	}
+	e, err := buildMultiVector(c.Providers)
+	if err != nil {
+		return nil, err
+	}
+	if orOffline(c.Providers.MultiVector) == MultiVectorOffline {
+		fmt.Fprintf(warn, "WARNING: late interaction's token vectors come from the offline hashing embedder (provider %q, model %q, %d dimensions): no multi-vector model is configured (set %s)\n",
+			e.Provider(), e.Model(), e.Dims(), config.EnvMultiVector)
+	}
+	return e, nil
 }
 
 // stubRuntime stands in for the Bedrock client while validating: the
