@@ -1,5 +1,6 @@
-// Command bench-rag measures rag_basic end to end on the local endpoint
-// (issue #3, "Speed": end-to-end rag_basic p50 on the local endpoint).
+// Command bench-rag measures a RAG pipeline tool (rag_basic unless -tool
+// names another) end to end on the local endpoint (issue #3, "Speed":
+// end-to-end rag_basic p50 on the local endpoint; issue 15: per-pipeline p50).
 //
 // It assembles Switchboard as `go run ./functions/gateway` does: an embedded
 // table and a local blob folder in a temporary directory, the configured
@@ -19,6 +20,11 @@
 // often a relevant document was among the retrieved ones.
 //
 //	go run ./scripts/bench-rag -data ../shared/eval/scifact   # -n 100 -docs 300
+//	go run ./scripts/bench-rag -tool rag_pylate_colbert -args '{"candidate_source":"centroid"}'
+//
+// -args adds arguments to every call (JSON object). The warm-up calls also
+// build what a pipeline builds on first use (rag_pylate_colbert's token
+// vectors), so the measured calls are warm.
 //
 // It is a benchmark, not a test: it prints figures and asserts nothing about
 // time. It exits 1 if any call failed.
@@ -34,6 +40,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -66,22 +73,25 @@ const (
 func main() {
 	data := flag.String("data", "../shared/eval/scifact", "a BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
 	split := flag.String("split", "test", "the qrels split whose queries are asked")
-	n := flag.Int("n", 100, "measured rag_basic calls (one per query)")
+	n := flag.Int("n", 100, "measured calls (one per query)")
 	warmup := flag.Int("warmup", 5, "unmeasured calls first")
 	docs := flag.Int("docs", 300, "corpus documents ingested besides the queries' relevant ones")
-	topK := flag.Int("top_k", 5, "rag_basic's top_k")
+	topK := flag.Int("top_k", 5, "the tool's top_k")
+	tool := flag.String("tool", "rag_basic", "the pipeline tool to call")
+	extra := flag.String("args", "{}", "more arguments of every call, a JSON object")
 	flag.Parse()
-	if *n < 1 || *warmup < 0 || *docs < 0 || *topK < 1 || *topK > rag.MaxTopK {
-		fmt.Fprintln(os.Stderr, "bench-rag: -n must be positive, -warmup and -docs not negative, -top_k within 1..50")
+	var more map[string]any
+	if *n < 1 || *warmup < 0 || *docs < 0 || *topK < 1 || *topK > rag.MaxTopK || json.Unmarshal([]byte(*extra), &more) != nil {
+		fmt.Fprintln(os.Stderr, "bench-rag: -n must be positive, -warmup and -docs not negative, -top_k within 1..50, -args a JSON object")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), *data, *split, *n, *warmup, *docs, *topK, os.Stdout); err != nil {
+	if err := run(context.Background(), *data, *split, *n, *warmup, *docs, *topK, *tool, more, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-rag:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, data, split string, n, warmup, extra, topK int, w io.Writer) error {
+func run(ctx context.Context, data, split string, n, warmup, extra, topK int, tool string, more map[string]any, w io.Writer) error {
 	queries, corpus, qrels, err := loadBEIR(data, split, n+warmup, extra)
 	if err != nil {
 		return err
@@ -103,7 +113,7 @@ func run(ctx context.Context, data, split string, n, warmup, extra, topK int, w 
 	defer stop()
 	client := &http.Client{Timeout: time.Minute}
 
-	fmt.Fprintf(w, "bench-rag: rag_basic through the local gateway on %s (in process: invoke.Local, pipeline.Local over rag_pipeline.asl.json)\n", url)
+	fmt.Fprintf(w, "bench-rag: %s %v through the local gateway on %s (in process: invoke.Local, pipeline.Local over rag_pipeline.asl.json)\n", tool, more, url)
 	fmt.Fprintf(w, "%s %s/%s, GOMAXPROCS=%d, NumCPU=%d\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())
 	t0 := time.Now()
 	if _, err := call(ctx, client, url, "vector_store_create", map[string]any{"alias": store, "description": "SciFact abstracts: biomedical research findings"}); err != nil {
@@ -122,15 +132,16 @@ func run(ctx context.Context, data, split string, n, warmup, extra, topK int, w 
 	hits := 0
 	for i, q := range queries {
 		args := map[string]any{"query": q.Text, "top_k": topK, "stores": []string{store}}
+		maps.Copy(args, more)
 		t := time.Now()
-		sc, err := call(ctx, client, url, "rag_basic", args)
+		sc, err := call(ctx, client, url, tool, args)
 		d := time.Since(t)
 		if err != nil {
-			return fmt.Errorf("rag_basic %q: %w", q.Text, err)
+			return fmt.Errorf("%s %q: %w", tool, q.Text, err)
 		}
 		var resp rag.Response
 		if err := json.Unmarshal(sc, &resp); err != nil {
-			return fmt.Errorf("rag_basic: decoding the response: %w", err)
+			return fmt.Errorf("%s: decoding the response: %w", tool, err)
 		}
 		if i < warmup {
 			continue
@@ -146,8 +157,8 @@ func run(ctx context.Context, data, split string, n, warmup, extra, topK int, w 
 		slices.Sort(s)
 	}
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
-	fmt.Fprintf(w, "rag_basic, %d sequential calls (top_k %d, after %d warm-up): p50 %s  p90 %s  max %s\n",
-		len(lat), topK, warmup, ms(percentile(lat, 50)), ms(percentile(lat, 90)), ms(lat[len(lat)-1]))
+	fmt.Fprintf(w, "%s, %d sequential calls (top_k %d, after %d warm-up): p50 %s  p90 %s  max %s\n",
+		tool, len(lat), topK, warmup, ms(percentile(lat, 50)), ms(percentile(lat, 90)), ms(lat[len(lat)-1]))
 	fmt.Fprintf(w, "  of which, p50: pipeline (rephrase, retrieve, grade) %s, answer generation %s\n", ms(percentile(retrieval, 50)), ms(percentile(generation, 50)))
 	fmt.Fprintf(w, "  a relevant document retrieved for %d of %d queries (graded relevant documents only)\n", hits, len(lat))
 	return nil
@@ -159,7 +170,7 @@ func run(ctx context.Context, data, split string, n, warmup, extra, topK int, w 
 func newGateway(ctx context.Context, dir string) (http.Handler, func() error, error) {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg := config.Local(filepath.Join(dir, "data"))
-	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open}, io.Discard)
+	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open, MultiVector: providers.OpenMultiVector}, io.Discard)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,25 +6,40 @@
 // nDCG@10 and recall@100:
 //
 //	go run ./scripts/retrieval-eval --data ../shared/eval/scifact --split test --run /tmp/scifact.trec [--mode bm25|vector|hybrid]
+//	go run ./scripts/retrieval-eval --data ../shared/eval/scifact --run /tmp/colbert.trec --pipeline pylate_colbert [--source hybrid|centroid]
 //
 // Each corpus document is ingested as its title, a blank line and its text,
 // with its _id as document id; the run is at document level (each document
 // scored by its best chunk), 100 documents per query.
+//
+// --pipeline names a RAG pipeline (the catalog's pipeline names, those
+// rag_health_check reports) and ranks with its retrieval instead: basic is
+// the retriever's (as without --pipeline); basic_rerank reranks the
+// retriever's top --pool documents with rag_basic_rerank's reranker;
+// pylate_colbert ranks by late interaction over token vectors of the offline
+// multi-vector embedder, reranking the retriever's top --pool (--source
+// hybrid) or over candidates from centroid pruning (--source centroid), and
+// prints the token index's size beside float32. A pipeline whose retrieval
+// this command does not run is refused, naming the ones it runs.
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/retrieval/beir"
 	"github.com/switchboard-dev/switchboard/shared/store/embedded"
@@ -41,19 +56,33 @@ func main() {
 	split := flag.String("split", "test", "qrels `split` to evaluate")
 	runPath := flag.String("run", "", "TREC run `file` to write")
 	mode := flag.String("mode", "", "search `mode`: bm25, vector or hybrid (default: the retriever's default, hybrid)")
+	pipe := flag.String("pipeline", "", "rank with this RAG `pipeline`'s retrieval: "+strings.Join(slices.Sorted(maps.Keys(rankers)), ", "))
+	source := flag.String("source", vector.LateFromHybrid, "pylate_colbert's candidate `source`: hybrid or centroid")
+	pool := flag.Int("pool", depth, "basic_rerank's and pylate_colbert's hybrid candidates: the retriever's top `n` documents")
 	flag.Parse()
-	if *data == "" || *runPath == "" {
-		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/retrieval-eval --data DIR --split test --run OUT.trec [--mode bm25|vector|hybrid]")
+	if *data == "" || *runPath == "" || *pool < 1 || *pool > vector.MaxRankDepth {
+		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/retrieval-eval --data DIR --split test --run OUT.trec [--mode bm25|vector|hybrid] [--pipeline NAME [--source hybrid|centroid] [--pool 100]]")
 		os.Exit(2)
 	}
-	if err := run(*data, *split, *runPath, *mode); err != nil {
+	if err := run(*data, *split, *runPath, *mode, evalOptions{pipeline: *pipe, source: *source, pool: *pool}); err != nil {
 		fmt.Fprintln(os.Stderr, "retrieval-eval:", err)
 		os.Exit(1)
 	}
 }
 
-func run(data, split, runPath, mode string) error {
+// evalOptions choose the ranking: a pipeline's retrieval, its candidate
+// source and pool.
+type evalOptions struct {
+	pipeline, source string
+	pool             int
+}
+
+func run(data, split, runPath, mode string, o evalOptions) error {
 	ctx := context.Background()
+	rank, err := rankerOf(o)
+	if err != nil {
+		return err
+	}
 	ds, err := beir.Load(data, split)
 	if err != nil {
 		return err
@@ -71,7 +100,7 @@ func run(data, split, runPath, mode string) error {
 	blobs := localfs.New(filepath.Join(tmp, "blobs"))
 	defer blobs.Close()
 	emb := offline.NewEmbedder(offline.DefaultDims)
-	svc := vector.New(tbl, blobs, emb, nil)
+	svc := vector.New(tbl, blobs, emb, &vector.Options{MultiVector: multivector.NewHashing(0), LateBytes: 1 << 30})
 	caller := tenant.Caller{Tenant: "eval", Principal: "retrieval-eval"}
 	const alias = "beir"
 	if _, err := svc.CreateStore(ctx, caller, vector.CreateStoreInput{Alias: alias, Description: "BEIR collection " + filepath.Base(data)}); err != nil {
@@ -126,24 +155,26 @@ func run(data, split, runPath, mode string) error {
 		return err
 	}
 	defer f.Close()
-	tag := "switchboard-" + mode
-	if mode == "" {
-		tag = "switchboard-default"
+	tag := "switchboard-" + cmp.Or(mode, "default")
+	if o.pipeline != "" {
+		tag = "switchboard-" + o.pipeline + "-" + o.source
 	}
 	run := beir.Run{}
 	var latencies []time.Duration
-	for _, q := range ds.Queries {
+	var late *vector.LateOutput
+	for i, q := range ds.Queries {
 		t0 := time.Now()
-		out, err := svc.RankDocuments(ctx, caller, vector.RetrieveInput{Question: q.Text, Stores: []string{alias}, Mode: mode}, depth)
+		ids, scores, lo, err := rank(ctx, svc, caller, vector.RetrieveInput{Question: q.Text, Stores: []string{alias}, Mode: mode}, o)
 		if err != nil {
 			return fmt.Errorf("query %s: %w", q.ID, err)
 		}
-		latencies = append(latencies, time.Since(t0))
-		ids := make([]string, len(out.Documents))
-		scores := make([]float64, len(out.Documents))
-		for i, d := range out.Documents {
-			ids[i], scores[i] = d.DocID, d.Score
+		took := time.Since(t0)
+		if i == 0 && lo != nil {
+			fmt.Printf("first query %v (builds the token vectors)\n", took.Round(time.Millisecond))
+		} else {
+			latencies = append(latencies, took)
 		}
+		late = cmp.Or(late, lo)
 		run[q.ID] = ids
 		if err := beir.WriteRun(f, q.ID, ids, scores, tag); err != nil {
 			return err
@@ -152,8 +183,17 @@ func run(data, split, runPath, mode string) error {
 	if err := f.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 		return err
 	}
+	if late != nil {
+		if err := printTokenIndex(ctx, blobs, caller, alias, late); err != nil {
+			return err
+		}
+	}
 	slices.Sort(latencies)
-	fmt.Printf("%d queries, mode %s, query p50 %v (warm, in process)\n", len(ds.Queries), modeName(mode), latencies[len(latencies)/2].Round(time.Microsecond))
+	what := "mode " + modeName(mode)
+	if o.pipeline != "" {
+		what = "pipeline " + o.pipeline + ", source " + o.source
+	}
+	fmt.Printf("%d queries, %s, query p50 %v (warm, in process)\n", len(ds.Queries), what, latencies[len(latencies)/2].Round(time.Microsecond))
 	fmt.Printf("ndcg@10=%.4f\nrecall@100=%.4f\n", beir.MeanNDCG(run, ds.Qrels, 10), beir.MeanRecall(run, ds.Qrels, depth))
 	fmt.Printf("run written to %s\n", runPath)
 	return nil
