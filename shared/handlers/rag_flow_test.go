@@ -165,3 +165,21 @@ func TestRAGPylateColbertAnswersByLateInteraction(t *testing.T) {
 		}
 	})
 }
+
+// A model override outside the allow-list fails the call naming the field:
+// llm_model in the pipeline tool, embedding_model in the retriever, whose
+// refusal the state machine carries back.
+func TestModelOverridesOutsideTheAllowListNameTheField(t *testing.T) {
+	inv := stack(t, nil)
+	ingest(t, inv, alice)
+	for _, tc := range []struct{ field, model string }{{"llm_model", "gpt-9"}, {"embedding_model", "text-embedding-9"}} {
+		for _, tool := range []string{"rag_basic", "rag_basic_rerank", "rag_crag", "rag_pylate_colbert"} {
+			t.Run(tool+" "+tc.field, func(t *testing.T) {
+				_, ierr := call(t, inv, alice, tool, map[string]any{"query": "How often should I replace my toothbrush?", tc.field: tc.model})
+				if ierr == nil || ierr.Field != tc.field || !strings.Contains(ierr.Message, tc.model) {
+					t.Errorf("error %+v, want one naming %s and %s", ierr, tc.field, tc.model)
+				}
+			})
+		}
+	}
+}

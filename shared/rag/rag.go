@@ -250,6 +250,7 @@ func newUUID() string {
 // call is one pipeline call in progress.
 type call struct {
 	pipeline   string
+	gen        provider.Generator // the configured generator, or the request's llm_model
 	caller     tenant.Caller
 	p          params
 	received   time.Time
@@ -287,7 +288,11 @@ func (s *Service) serve(ctx context.Context, c tenant.Caller, pipeline string, r
 	if s.runner == nil || s.gen == nil {
 		return Response{}, fault.Unavailable(nil, "pipeline %s is not configured: it needs the pipeline runner and a generator", pipeline)
 	}
-	cl := &call{pipeline: pipeline, caller: c, p: p, received: received}
+	gen, err := provider.GeneratorFor(s.gen, p.LLMModel)
+	if err != nil {
+		return Response{}, err
+	}
+	cl := &call{pipeline: pipeline, caller: c, p: p, received: received, gen: gen}
 	rec := s.health.begin(ctx, c, pipeline)
 	resp, err := s.run(ctx, cl, body)
 	elapsed := s.now().Sub(received)
@@ -388,6 +393,7 @@ func (s *Service) retrieve(ctx context.Context, cl *call, question, threadID str
 	out, err := s.runner.Run(ctx, pipeline.Input{
 		Request:  pipeline.Request{Caller: cl.caller, TraceID: info.TraceID, RequestID: cl.p.RequestID},
 		Question: question, ThreadID: threadID, Stores: cl.p.Stores, TopK: topK, Mode: cl.p.Mode, Filter: cl.p.Filter,
+		LLMModel: cl.p.LLMModel, EmbeddingModel: cl.p.EmbeddingModel,
 	})
 	cl.retrieval += s.now().Sub(t0)
 	switch {
@@ -412,7 +418,7 @@ func (s *Service) retrieve(ctx context.Context, cl *call, question, threadID str
 // generate calls the generator and accounts for its time and tokens.
 func (s *Service) generate(ctx context.Context, cl *call, req provider.GenerateRequest, doing string) (provider.Generation, error) {
 	t0 := s.now()
-	g, err := s.gen.Generate(ctx, req)
+	g, err := cl.gen.Generate(ctx, req)
 	cl.generation += s.now().Sub(t0)
 	if err != nil {
 		return provider.Generation{}, generatorFault(err, doing)

@@ -7,6 +7,7 @@ type RephraseInput struct {
 	Question       string `json:"question" jsonschema:"the question to make standalone"`
 	ThreadID       string `json:"thread_id,omitempty" jsonschema:"the conversation (a memory family conversation id) the question belongs to"`
 	ConversationID string `json:"conversation_id,omitempty" jsonschema:"the same as thread_id, under the memory family's name; give one of the two"`
+	LLMModel       string `json:"llm_model,omitempty" jsonschema:"the language model to rephrase with, among those the server allows; empty: the configured one"`
 }
 
 // RephraseOutput is the output of optimizer_vs-rephrase.
@@ -22,6 +23,7 @@ type RephraseOutput struct {
 type GradeInput struct {
 	Question  string              `json:"question" jsonschema:"the question the documents were retrieved for"`
 	Documents []pipeline.Document `json:"documents" jsonschema:"the retrieved documents, as optimizer_vs-retriever returns them"`
+	LLMModel  string              `json:"llm_model,omitempty" jsonschema:"the language model to grade with, among those the server allows; empty: the configured one"`
 }
 
 // GradeOutput is the output of optimizer_vs-grade.
@@ -45,6 +47,8 @@ type Request struct {
 	Stores          []string            `json:"stores,omitempty" jsonschema:"vector store aliases to search; absent: the stores that best fit the query. A store that does not exist fails the call"`
 	Mode            string              `json:"mode,omitempty" jsonschema:"retrieval mode: hybrid (default), bm25 or vector"`
 	Filter          map[string][]string `json:"filter,omitempty" jsonschema:"metadata filter: every key must have one of its listed values"`
+	EmbeddingModel  string              `json:"embedding_model,omitempty" jsonschema:"the embedding model to search with, among those the server allows (default: the configured one); a store built with another model is refused"`
+	LLMModel        string              `json:"llm_model,omitempty" jsonschema:"the language model that rephrases, grades and answers, among those the server allows (default: the configured one)"`
 }
 
 // BasicInput is the input of rag_basic.

@@ -135,27 +135,55 @@ func build(p config.Providers, rt bedrock.Runtime) (provider.Embedder, provider.
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s, %s: %w", config.EnvEmbeddingModel, config.EnvEmbeddingDimensions, err)
 	}
-	var gen provider.Generator
-	switch generatorOf(p) {
-	case ProviderOffline:
-		gen = offline.NewGenerator()
-	case ProviderBedrock:
-		model := p.GenerationModel
-		if model == "" {
-			model = DefaultBedrockGenerationModel
-		}
-		gen, err = bedrock.NewGenerator(rt, model)
-	case ProviderOpenAI:
-		model := p.GenerationModel
-		if model == "" {
-			model = DefaultOpenAIGenerationModel
-		}
-		gen, err = openai.NewGenerator(oa, model)
-	}
+	gen, genModel, err := buildGenerator(generatorOf(p), p.GenerationModel, rt, oa)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", config.EnvGenerationModel, err)
 	}
+	// The models a request may name instead (embedding_model, llm_model):
+	// the same providers', each built as the configured one is.
+	var embs []provider.Embedder
+	for _, m := range p.EmbeddingModels {
+		var e provider.Embedder
+		switch embedderOf(p) {
+		case ProviderOffline:
+			err = fmt.Errorf("the offline embedder has no other model than %s", emb.Model())
+		case ProviderBedrock:
+			e, err = bedrock.NewEmbedder(rt, &bedrock.EmbedderOptions{Model: m})
+		case ProviderOpenAI:
+			e, err = openai.NewEmbedder(oa, m, nil)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %s: %w", config.EnvEmbeddingModels, m, err)
+		}
+		embs = append(embs, e)
+	}
+	gens := map[string]provider.Generator{}
+	for _, m := range p.LLMModels {
+		if generatorOf(p) == ProviderOffline {
+			return nil, nil, fmt.Errorf("%s: %s: the offline generator has no other model than %s", config.EnvLLMModels, m, genModel)
+		}
+		if gens[m], _, err = buildGenerator(generatorOf(p), m, rt, oa); err != nil {
+			return nil, nil, fmt.Errorf("%s: %s: %w", config.EnvLLMModels, m, err)
+		}
+	}
+	emb, gen = provider.WithEmbedders(emb, embs...), provider.WithGenerators(gen, genModel, gens)
 	return emb, gen, nil
+}
+
+// buildGenerator constructs the generator of provider name and model (its
+// default when empty), and returns the model it answers with.
+func buildGenerator(name, model string, rt bedrock.Runtime, oa *openai.Client) (provider.Generator, string, error) {
+	switch name {
+	case ProviderBedrock:
+		model = cmp.Or(model, DefaultBedrockGenerationModel)
+		g, err := bedrock.NewGenerator(rt, model)
+		return g, model, err
+	case ProviderOpenAI:
+		model = cmp.Or(model, DefaultOpenAIGenerationModel)
+		g, err := openai.NewGenerator(oa, model)
+		return g, model, err
+	}
+	return offline.NewGenerator(), offline.GeneratorModel, nil
 }
 
 // Open checks ([Validate]) and builds the embedder and generator c names. A
