@@ -41,6 +41,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
+	"github.com/switchboard-dev/switchboard/shared/rag"
 	"github.com/switchboard-dev/switchboard/shared/retrieval/beir"
 	"github.com/switchboard-dev/switchboard/shared/store/embedded"
 	"github.com/switchboard-dev/switchboard/shared/store/localfs"
@@ -157,7 +158,7 @@ func run(data, split, runPath, mode string, o evalOptions) error {
 	defer f.Close()
 	tag := "switchboard-" + cmp.Or(mode, "default")
 	if o.pipeline != "" {
-		tag = "switchboard-" + o.pipeline + "-" + o.source
+		tag = "switchboard-" + o.pipeline
 	}
 	run := beir.Run{}
 	var latencies []time.Duration
@@ -191,7 +192,10 @@ func run(data, split, runPath, mode string, o evalOptions) error {
 	slices.Sort(latencies)
 	what := "mode " + modeName(mode)
 	if o.pipeline != "" {
-		what = "pipeline " + o.pipeline + ", source " + o.source
+		what = fmt.Sprintf("pipeline %s (pool %d)", o.pipeline, o.pool)
+	}
+	if o.pipeline == rag.PipelineColbert {
+		what += ", source " + o.source
 	}
 	fmt.Printf("%d queries, %s, query p50 %v (warm, in process)\n", len(ds.Queries), what, latencies[len(latencies)/2].Round(time.Microsecond))
 	fmt.Printf("ndcg@10=%.4f\nrecall@100=%.4f\n", beir.MeanNDCG(run, ds.Qrels, 10), beir.MeanRecall(run, ds.Qrels, depth))
