@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -39,22 +40,12 @@ func rankerOf(o evalOptions) (ranker, error) {
 	}
 	r, ok := rankers[o.pipeline]
 	if !ok {
-		return nil, fmt.Errorf("--pipeline %s: this command does not run its retrieval; it runs %s", o.pipeline, strings.Join(slices.Sorted(mapsKeys(rankers)), ", "))
+		return nil, fmt.Errorf("--pipeline %s: this command does not run its retrieval; it runs %s", o.pipeline, strings.Join(slices.Sorted(maps.Keys(rankers)), ", "))
 	}
 	if o.pipeline == rag.PipelineColbert && !slices.Contains(rag.CandidateSources, o.source) {
 		return nil, fmt.Errorf("--source %q: use %s", o.source, strings.Join(rag.CandidateSources, " or "))
 	}
 	return r, nil
-}
-
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func hybrid(ctx context.Context, svc *vector.Service, c tenant.Caller, in vector.RetrieveInput, _ evalOptions) ([]string, []float64, *vector.LateOutput, error) {
