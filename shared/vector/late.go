@@ -170,6 +170,9 @@ func (s *Service) LateInteraction(ctx context.Context, c tenant.Caller, in LateI
 	if in.Threshold < 0 || in.Threshold > 1 || math.IsNaN(in.Threshold) {
 		return LateOutput{}, fault.Invalid("interaction_threshold", "%v is outside 0..1", in.Threshold)
 	}
+	if len(in.Candidates) > MaxLateK {
+		return LateOutput{}, fault.Invalid("candidates", "names %d chunks, more than %d", len(in.Candidates), MaxLateK)
+	}
 	if len(in.Stores) == 0 || len(in.Stores) > MaxSearchStores {
 		return LateOutput{}, fault.Invalid("stores", "names %d stores: want 1..%d", len(in.Stores), MaxSearchStores)
 	}
@@ -196,7 +199,7 @@ func (s *Service) LateInteraction(ctx context.Context, c tenant.Caller, in LateI
 	if len(q.Tokens) != 1 || len(q.Tokens[0]) == 0 {
 		return out, nil // nothing in the question to match
 	}
-	var all []lateFound
+	var all []LateHit
 	var ratios []float64
 	for _, alias := range slices.Compact(slices.Sorted(slices.Values(in.Stores))) {
 		if out.Source == LateFromHybrid && len(byStore[alias]) == 0 {
@@ -227,23 +230,18 @@ func (s *Service) LateInteraction(ctx context.Context, c tenant.Caller, in LateI
 	for _, r := range ratios {
 		out.CompressionRatio = max(out.CompressionRatio, r) // one embedder and bit width: all equal
 	}
-	slices.SortStableFunc(all, func(a, b lateFound) int {
-		return cmp.Or(cmp.Compare(b.hit.Score, a.hit.Score), cmp.Compare(a.hit.Store, b.hit.Store), cmp.Compare(a.hit.ChunkID, b.hit.ChunkID))
+	slices.SortStableFunc(all, func(a, b LateHit) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Store, b.Store), cmp.Compare(a.ChunkID, b.ChunkID))
 	})
-	for _, f := range all[:min(len(all), in.K)] {
-		out.Hits = append(out.Hits, f.hit)
-	}
+	out.Hits = append(out.Hits, all[:min(len(all), in.K)]...)
 	return out, nil
 }
-
-// lateFound is a hit of one store's search.
-type lateFound struct{ hit LateHit }
 
 // lateSearch searches one store: its index at the current manifest version,
 // reranking ids or, without any, pruning by centroids; the hits read their
 // chunks and pass the filter. Errors wrap [store.ErrNotFound] when a shard
 // left meanwhile: search again. A store without chunks has a nil index.
-func (s *Service) lateSearch(ctx context.Context, c tenant.Caller, alias string, q [][]float32, ids []string, in LateInput) ([]lateFound, colbert.Result, *lateIndex, error) {
+func (s *Service) lateSearch(ctx context.Context, c tenant.Caller, alias string, q [][]float32, ids []string, in LateInput) ([]LateHit, colbert.Result, *lateIndex, error) {
 	x, err := s.buildLateIndex(ctx, c, alias)
 	if err != nil || x == nil {
 		return nil, colbert.Result{}, nil, err
@@ -263,7 +261,7 @@ func (s *Service) lateSearch(ctx context.Context, c tenant.Caller, alias string,
 	if err != nil {
 		return nil, colbert.Result{}, nil, err
 	}
-	var found []lateFound
+	var found []LateHit
 	for _, h := range res.Hits {
 		if len(found) == in.K {
 			break
@@ -277,7 +275,7 @@ func (s *Service) lateSearch(ctx context.Context, c tenant.Caller, alias string,
 		if !matchesFilter(ch.Metadata, in.Filter) {
 			continue
 		}
-		found = append(found, lateFound{LateHit{Store: alias, ChunkID: ch.ID, DocID: ch.DocID, Content: ch.Text, Metadata: ch.Metadata, Score: float64(h.Score)}})
+		found = append(found, LateHit{Store: alias, ChunkID: ch.ID, DocID: ch.DocID, Content: ch.Text, Metadata: ch.Metadata, Score: float64(h.Score)})
 	}
 	return found, res, x, nil
 }

@@ -195,6 +195,7 @@ func TestLateInteractionRefuses(t *testing.T) {
 		{"a bad alias", vector.LateInput{Question: "q", Stores: []string{"No Such"}, K: 1}, "stores"},
 		{"k of zero", vector.LateInput{Question: "q", Stores: []string{"notes"}}, "top_k"},
 		{"a threshold above 1", vector.LateInput{Question: "q", Stores: []string{"notes"}, K: 1, Threshold: 2}, "interaction_threshold"},
+		{"too many candidates", vector.LateInput{Question: "q", Stores: []string{"notes"}, K: 1, Candidates: make([]vector.LateCandidate, vector.MaxLateK+1)}, "candidates"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := svc.LateInteraction(ctx, acme, tc.in)
