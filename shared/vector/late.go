@@ -36,6 +36,7 @@ import (
 //
 //	tenants/<tenant>/vector/<alias>/colbert/<embedder, 16 hex>/<chunks, 12 digits>.codec  the codec, by the chunks it was trained on
 //	tenants/<tenant>/vector/<alias>/tokens/<shard id>.tv                                  the token vectors of shards/<shard id>.seg
+//	tenants/<tenant>/vector/<alias>/tokens/<shard id>.tv.part                             those encoded so far, when a call ran out of time
 //
 // A token shard holds exactly the chunks of its chunk shard, so it shares its
 // lifecycle: the manifest's dead list hides a deleted or replaced document's
@@ -152,7 +153,8 @@ type lateIndexes struct {
 // builds what the stores lack first (see the top of this file): the codec,
 // and the token shard of each chunk shard written since the last search.
 // That work is saved shard by shard, so a call whose deadline ends it is
-// continued by the next. A store whose token vectors would take the index
+// continued by the next (inside a shard too: the chunks encoded are saved
+// beside it). A store whose token vectors would take the index
 // past its memory bound is refused with quota_exceeded.
 func (s *Service) LateInteraction(ctx context.Context, c tenant.Caller, in LateInput) (LateOutput, error) {
 	if s.multi == nil {
@@ -397,7 +399,7 @@ func shardObjects(key string) []string {
 	if key == "" {
 		return nil
 	}
-	return []string{key, tokenKey(key)}
+	return []string{key, tokenKey(key), partKey(tokenKey(key))}
 }
 
 // codecPrefix returns the prefix of a store's codecs for the multi-vector
@@ -474,11 +476,15 @@ func (s *Service) tokenShard(ctx context.Context, c tenant.Caller, alias string,
 		return colbert.Shard{}, err
 	}
 	ts := colbert.Shard{IDs: make([]string, seg.Len()), Tokens: make([]colbert.Tokens, seg.Len())}
+	saved := s.partialTokens(ctx, codec, partKey(key))
+	done := make([]bool, seg.Len())
 	var todo []int
 	for i := range seg.Len() {
 		ts.IDs[i] = seg.ChunkID(i)
 		if t, ok := prev.tokensOf(ts.IDs[i]); ok {
-			ts.Tokens[i] = t
+			ts.Tokens[i], done[i] = t, true
+		} else if t, ok := saved[ts.IDs[i]]; ok {
+			ts.Tokens[i], done[i] = t, true
 		} else {
 			todo = append(todo, i)
 		}
@@ -493,7 +499,8 @@ func (s *Service) tokenShard(ctx context.Context, c tenant.Caller, alias string,
 		e, err := s.multi.EmbedTokens(ctx, multivector.Request{Texts: texts, Purpose: provider.ForDocument})
 		if err != nil {
 			if ctx.Err() != nil {
-				return colbert.Shard{}, fault.Unavailable(err, "building the token vectors of vector store %q ran out of time at shard %d of %d; what was built is kept: retry to continue", alias, n+1, of)
+				s.savePartialTokens(ctx, codec, partKey(key), ts, done)
+				return colbert.Shard{}, fault.Unavailable(err, "building the token vectors of vector store %q ran out of time in shard %d of %d; what was built is kept: retry to continue", alias, n+1, of)
 			}
 			return colbert.Shard{}, embedderFault(err, "embedding the tokens of vector store "+alias)
 		}
@@ -504,6 +511,7 @@ func (s *Service) tokenShard(ctx context.Context, c tenant.Caller, alias string,
 			if ts.Tokens[i], err = codec.Compress(e.Tokens[j]); err != nil {
 				return colbert.Shard{}, fmt.Errorf("compressing the tokens of chunk %s: %w", ts.IDs[i], err)
 			}
+			done[i] = true
 		}
 	}
 	data, err := codec.EncodeShard(ts)
@@ -515,7 +523,59 @@ func (s *Service) tokenShard(ctx context.Context, c tenant.Caller, alias string,
 		return colbert.Shard{}, fault.Unavailable(err, "writing the token vectors of vector store %q failed; retry", alias)
 	}
 	s.cache.add(&cacheEntry{key: key, etag: info.ETag, size: int64(len(data)) + int64(len(ts.IDs))*chunkBookkeeping, value: codedShard{codec.ID(), ts}, checked: time.Now()})
+	if saved != nil {
+		s.removeObjects(ctx, partKey(key))
+	}
 	return ts, nil
+}
+
+// partKey is where the chunks of a token shard encoded so far are kept
+// when a call runs out of time inside it, for the next call to go on from.
+func partKey(tokenKey string) string { return tokenKey + ".part" }
+
+// partialTokens returns the tokens saved at key by a call that ran out of
+// time, by chunk id; nil if there are none (or of another codec).
+func (s *Service) partialTokens(ctx context.Context, codec *colbert.Codec, key string) map[string]colbert.Tokens {
+	data, err := readAll(ctx, s.blobs, key)
+	if err != nil {
+		return nil
+	}
+	if id, ok := tokenShardCodec(data); !ok || id != codec.ID() {
+		return nil
+	}
+	part, err := codec.DecodeShard(data)
+	if err != nil {
+		return nil
+	}
+	out := make(map[string]colbert.Tokens, len(part.IDs))
+	for i, id := range part.IDs {
+		out[id] = part.Tokens[i]
+	}
+	return out
+}
+
+// savePartialTokens keeps the chunks of ts encoded so far at key, after
+// ctx has ended: the caller's deadline leaves time for it (a pipeline's
+// answer reserve). A failure only loses that progress.
+func (s *Service) savePartialTokens(ctx context.Context, codec *colbert.Codec, key string, ts colbert.Shard, done []bool) {
+	var part colbert.Shard
+	for i, ok := range done {
+		if ok {
+			part.IDs, part.Tokens = append(part.IDs, ts.IDs[i]), append(part.Tokens, ts.Tokens[i])
+		}
+	}
+	if len(part.IDs) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	data, err := codec.EncodeShard(part)
+	if err == nil {
+		_, err = s.blobs.Put(ctx, key, data, &store.PutOptions{})
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "saving partly built token vectors failed", "key", key, "error", err)
+	}
 }
 
 // tokensOf returns the tokens x holds for a chunk id; x may be nil.

@@ -278,3 +278,63 @@ func TestConcurrentLateSearchesAndIngestsLoseNothing(t *testing.T) {
 		}
 	}
 }
+
+// cancelling embeds document texts until its limit of calls, then ends the
+// call's context, as a deadline would, and fails.
+type cancelling struct {
+	multivector.Embedder
+	calls, limit int
+	cancel       context.CancelFunc
+}
+
+func (e *cancelling) EmbedTokens(ctx context.Context, req multivector.Request) (multivector.Embeddings, error) {
+	if req.Purpose == provider.ForDocument {
+		if e.calls++; e.calls > e.limit {
+			e.cancel()
+			return multivector.Embeddings{}, ctx.Err()
+		}
+	}
+	return e.Embedder.EmbedTokens(ctx, req)
+}
+
+// TestACallOutOfTimeInsideAShardLeavesItsWorkForTheNext ends a search while it
+// encodes a shard: the chunks encoded are kept, and the next call encodes
+// only the others.
+func TestACallOutOfTimeInsideAShardLeavesItsWorkForTheNext(t *testing.T) {
+	tbl, blobs := storetest.OpenEmbedded(t), storetest.OpenLocalFS(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	// The codec's sample takes 3 calls of 16 texts; the shard's first batch one more.
+	stop := &cancelling{Embedder: multivector.NewHashing(0), limit: 4, cancel: cancel}
+	svc := lateService(t, tbl, blobs, stop, nil)
+	if _, err := svc.CreateStore(ctx, acme, vector.CreateStoreInput{Alias: "long", ChunkSize: 200, ChunkOverlap: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, "Paragraph %d tells of the river zq%dword and the hills around it, the mills, the bridges and the boats on the water.\n\n", i, i)
+	}
+	out, err := svc.Ingest(ctx, acme, vector.IngestInput{Store: "long", DocID: "river", Content: b.String()})
+	if err != nil || out.Chunks <= 32 || out.Chunks > 48 {
+		t.Fatalf("ingest: %+v, %v; want 33 to 48 chunks", out, err)
+	}
+	_, err = svc.LateInteraction(ctx, acme, vector.LateInput{Question: "river mills", Stores: []string{"long"}, K: 3})
+	if fault.KindOf(err) != fault.KindUnavailable || !strings.Contains(err.Error(), "retry to continue") {
+		t.Fatalf("error %v, want unavailable asking to retry", err)
+	}
+	next := &countingTokens{Embedder: multivector.NewHashing(0)}
+	res, err := lateService(t, tbl, blobs, next, nil).LateInteraction(context.Background(), acme, vector.LateInput{Question: "zq7word", Stores: []string{"long"}, K: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := next.docs.Load(); n != int64(out.Chunks-16) {
+		t.Errorf("the next call encoded %d texts, want the %d the first left", n, out.Chunks-16)
+	}
+	if len(res.Hits) != 1 || !strings.Contains(res.Hits[0].Content, "zq7word") {
+		t.Errorf("found %+v", res.Hits)
+	}
+	for _, k := range listKeys(t, blobs, "tenants/"+acme.Tenant+"/vector/long/tokens/") {
+		if strings.HasSuffix(k, ".part") {
+			t.Errorf("%s is left after the shard was built", k)
+		}
+	}
+}
