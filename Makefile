@@ -56,6 +56,7 @@ FUNCTIONS = \
 	connectors/list \
 	connectors/policy_list \
 	connectors/policy_set \
+	connectors/scheduled_sync \
 	connectors/sync \
 	connectors/tools_openai \
 	connectors/update \
@@ -75,7 +76,9 @@ FUNCTIONS = \
 	rag/basic \
 	rag/basic_rerank \
 	rag/crag \
+	rag/graphrag \
 	rag/health_check \
+	rag/iris_global_graphrag \
 	rag/pylate_colbert \
 	vector/document_delete \
 	vector/document_ingest \
@@ -163,6 +166,9 @@ build-ConnectorsPolicyListFunction:
 build-ConnectorsPolicySetFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/policy_set
 
+build-ConnectorsScheduledSyncFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/scheduled_sync
+
 build-ConnectorsSyncFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/sync
 
@@ -220,8 +226,14 @@ build-RagBasicRerankFunction:
 build-RagCragFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/rag/crag
 
+build-RagGraphragFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/rag/graphrag
+
 build-RagHealthCheckFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/rag/health_check
+
+build-RagIrisGlobalGraphragFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/rag/iris_global_graphrag
 
 build-RagPylateColbertFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/rag/pylate_colbert

@@ -1,4 +1,4 @@
-//go:build lambda.norpc
+//go:build lambda.norpc && !conformance
 
 package main
 

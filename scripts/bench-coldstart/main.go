@@ -92,6 +92,7 @@ type bootstrap struct {
 	path     string
 	memoryMB int
 	pipeline bool // it runs the RAG pipeline (through stepFunctions)
+	connects bool // it reaches connectors' upstreams: it needs their credentials' key
 	event    []byte
 	times    []time.Duration
 }
@@ -139,7 +140,7 @@ func run(n int, only, table string, inittrace bool, baseline string) error {
 			if _, err := os.Stat(filepath.Join(tree.root, "functions", filepath.FromSlash(f.Path), "main.go")); err != nil {
 				continue // not a function of that tree
 			}
-			b := &bootstrap{tree: tree.name, function: f.Path, memoryMB: f.Limits.MemoryMB, pipeline: f.Pipeline, event: events[f.Path],
+			b := &bootstrap{tree: tree.name, function: f.Path, memoryMB: f.Limits.MemoryMB, pipeline: f.Pipeline, connects: f.Connects, event: events[f.Path],
 				path: filepath.Join(dir, host, strings.ReplaceAll(tree.name, " ", "-"), filepath.FromSlash(f.Path), "bootstrap")}
 			if err := build(tree.root, runtime.GOOS, runtime.GOARCH, b.path, "./functions/"+f.Path); err != nil {
 				return fmt.Errorf("%s: %w", tree.name, err)
@@ -344,6 +345,12 @@ func environment(b *bootstrap, dir, seed, table string) ([]string, error) {
 	data := filepath.Join(dir, strings.ReplaceAll(b.tree, " ", "-"), filepath.FromSlash(b.function))
 	if err := copyTree(seed, data); err != nil {
 		return nil, err
+	}
+	if b.connects {
+		// A local key file, as the bootstrap tests give them; the sample
+		// connector's host is allowed and never reached in time to count.
+		env = append(env, config.EnvConnectorKey+"="+config.FilePrefix+filepath.Join(data, "connector-keys.json"),
+			config.EnvConnectorAllowedHosts+"="+deploy.SampleConnectorHost)
 	}
 	return append(env, config.EnvTable+"="+config.FilePrefix+filepath.Join(data, "t.db"),
 		config.EnvBucket+"="+config.FilePrefix+filepath.Join(data, "blobs")), nil

@@ -1,6 +1,6 @@
 // Command bench-rag measures a RAG pipeline tool (rag_basic unless -tool
 // names another) end to end on the local endpoint (issue #3, "Speed":
-// end-to-end rag_basic p50 on the local endpoint; issue 15: per-pipeline p50).
+// end-to-end rag_basic p50 on the local endpoint; issue 15: every pipeline's).
 //
 // It assembles Switchboard as `go run ./functions/gateway` does: an embedded
 // table and a local blob folder in a temporary directory, the configured
@@ -13,18 +13,19 @@
 // It first creates a vector store and ingests a small corpus through
 // vector_document_ingest: the relevant documents of the first -n test queries
 // of a BEIR folder (SciFact by default) plus the first -docs documents of its
-// corpus. Then it sends the -n queries to rag_basic one after another (after
+// corpus. Then it sends the -n queries to the tool one after another (after
 // -warmup unmeasured ones), checks every answer is a successful result, and
 // prints the p50, p90 and max latency per call, the pipeline's own split
 // (retrieval_time_ms, generation_time_ms from performance_metrics), and how
 // often a relevant document was among the retrieved ones.
 //
-//	go run ./scripts/bench-rag -data ../shared/eval/scifact   # -n 100 -docs 300
+//	go run ./scripts/bench-rag -data ../shared/eval/scifact   # -n 100 -docs 300 -tool rag_basic
 //	go run ./scripts/bench-rag -tool rag_pylate_colbert -args '{"candidate_source":"centroid"}'
 //
 // -args adds arguments to every call (JSON object). The warm-up calls also
 // build what a pipeline builds on first use (rag_pylate_colbert's token
-// vectors), so the measured calls are warm.
+// vectors, rag_iris_global_graphrag's community reports), so the measured
+// calls are warm.
 //
 // It is a benchmark, not a test: it prints figures and asserts nothing about
 // time. It exits 1 if any call failed.
@@ -77,21 +78,25 @@ func main() {
 	warmup := flag.Int("warmup", 5, "unmeasured calls first")
 	docs := flag.Int("docs", 300, "corpus documents ingested besides the queries' relevant ones")
 	topK := flag.Int("top_k", 5, "the tool's top_k")
-	tool := flag.String("tool", "rag_basic", "the pipeline tool to call")
+	tool := flag.String("tool", "rag_basic", "the pipeline `tool` to call: any tool of the catalog's rag family but rag_health_check")
 	extra := flag.String("args", "{}", "more arguments of every call, a JSON object")
 	flag.Parse()
+	if t, ok := catalog.Default().Tool(*tool); !ok || t.Family != catalog.RAGFamily || *tool == "rag_health_check" {
+		fmt.Fprintf(os.Stderr, "bench-rag: %q is not a RAG pipeline tool\n", *tool)
+		os.Exit(2)
+	}
 	var more map[string]any
 	if *n < 1 || *warmup < 0 || *docs < 0 || *topK < 1 || *topK > rag.MaxTopK || json.Unmarshal([]byte(*extra), &more) != nil {
 		fmt.Fprintln(os.Stderr, "bench-rag: -n must be positive, -warmup and -docs not negative, -top_k within 1..50, -args a JSON object")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), *data, *split, *n, *warmup, *docs, *topK, *tool, more, os.Stdout); err != nil {
+	if err := run(context.Background(), *tool, more, *data, *split, *n, *warmup, *docs, *topK, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-rag:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, data, split string, n, warmup, extra, topK int, tool string, more map[string]any, w io.Writer) error {
+func run(ctx context.Context, tool string, more map[string]any, data, split string, n, warmup, extra, topK int, w io.Writer) error {
 	queries, corpus, qrels, err := loadBEIR(data, split, n+warmup, extra)
 	if err != nil {
 		return err

@@ -94,3 +94,37 @@ start_steps() {
 	tail -n 20 "$log" >&2
 	die "scripts/stepfunctions/serve did not start"
 }
+
+# start_stack BINARY starts scripts/stack (built) in the background with the
+# conformance fixtures, on a free port whose origin it allows (the suite's
+# DNS rebinding check sends it), anonymous requests acting for tenant
+# conformance (the suite sends no key) and an API key for tenant ci; it
+# reuses DynamoDB Local and the local KMS when SWITCHBOARD_TEST_DYNAMODB and
+# SWITCHBOARD_TEST_KMS name them. It sets STACK_PID and STACK_LOG; wait_stack
+# waits for it.
+start_stack() {
+	local bin=$1 port
+	port=$(free_port)
+	STACK_LOG=$WORK/stack.log
+	start_bg "$STACK_LOG" "$bin" --addr "127.0.0.1:$port" --conformance --tenant ci --principal scripts-test \
+		--parameter "AllowedOrigins=http://127.0.0.1:$port" --parameter AnonymousTenant=conformance \
+		--logs "$WORK/stack-logs"
+	STACK_PID=$BG_PID
+}
+
+# wait_stack waits until the stack start_stack started serves, and sets
+# STACK_URL (its MCP endpoint), STACK_KEY (the API key it made), STACK_S3 and
+# STACK_BUCKET (its S3 stand-in and bucket).
+wait_stack() {
+	while ! grep -q '^Press Ctrl-C to stop' "$STACK_LOG"; do
+		if ! kill -0 "$STACK_PID" 2>/dev/null; then
+			tail -n 40 "$STACK_LOG" >&2
+			die "scripts/stack did not start"
+		fi
+		sleep 1
+	done
+	STACK_URL=$(sed -n 's/^  MCP endpoint    \([^ ]*\).*/\1/p' "$STACK_LOG")
+	STACK_KEY=$(sed -n 's/^  API key         \([^ ]*\).*/\1/p' "$STACK_LOG")
+	STACK_S3=$(sed -n 's/^  S3 (gofakes3)   \([^,]*\),.*/\1/p' "$STACK_LOG")
+	STACK_BUCKET=$(sed -n 's/^  S3 (gofakes3)   .*, bucket \([^ ]*\)/\1/p' "$STACK_LOG")
+}

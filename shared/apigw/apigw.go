@@ -1,21 +1,32 @@
-// Package apigw serves an [http.Handler] behind an API Gateway HTTP API
-// (payload format 2.0): it turns each event into an *http.Request and the
-// handler's response into the event's answer. HTTP APIs buffer Lambda
-// responses, so a streamed (SSE) body arrives whole, after the handler returns.
+// Package apigw serves an [http.Handler] behind API Gateway: it turns each
+// event into an *http.Request and the handler's response into the event's
+// answer. Behind an HTTP API (payload format 2.0, [Handler]) the answer is
+// buffered, so a streamed (SSE) body arrives whole, after the handler
+// returns, within 29 s. Behind a REST API whose Lambda proxy integration
+// streams ([StreamingHandler]) it reaches the client as the handler flushes
+// it, for up to 15 minutes. [Serve] answers either, as its event says.
 //
-//	lambda.Start(apigw.Handler(gw.Handler()))
+//	lambda.Start(apigw.Serve(gw.Handler()))
+//
+// [RESTEvent] and [DecodeStream] are the other side, for a stand-in of API
+// Gateway's REST API: the event it sends for a request, and the reading of a
+// streamed answer.
 package apigw
 
 import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/switchboard-dev/switchboard/shared/rawjson"
 )
 
 // Handler returns the Lambda handler that serves h.
@@ -29,6 +40,75 @@ func Handler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPReques
 		h.ServeHTTP(w, r)
 		return w.response(), nil
 	}
+}
+
+// Serve returns the Lambda handler that serves h behind either front door:
+// an HTTP API event is answered buffered, as [Handler] answers it; a REST
+// API proxy event is answered streamed, as [StreamingHandler] answers it.
+func Serve(h http.Handler) func(context.Context, Event) (any, error) {
+	httpAPI, rest := Handler(h), StreamingHandler(h)
+	return func(ctx context.Context, e Event) (any, error) {
+		if e.HTTPAPI != nil {
+			return httpAPI(ctx, *e.HTTPAPI)
+		}
+		return rest(ctx, *e.REST)
+	}
+}
+
+// Event is an API Gateway event of either front door: exactly one of its
+// fields is set when it has been decoded.
+type Event struct {
+	// HTTPAPI is an HTTP API event (payload format 2.0, "version": "2.0").
+	HTTPAPI *events.APIGatewayV2HTTPRequest
+	// REST is a REST API proxy event (payload format 1.0, with "httpMethod").
+	REST *events.APIGatewayProxyRequest
+}
+
+// UnmarshalJSON decodes an event of either front door, as its top-level
+// members tell, and refuses anything else naming what was expected.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var probe struct {
+		Version    string `json:"version"`
+		HTTPMethod string `json:"httpMethod"`
+	}
+	// The top-level members are read without decoding the rest, which the
+	// typed decoding below reads; encoding/json reads what rawjson refuses.
+	s := &rawjson.Scanner{Data: b}
+	ok := s.Object(func(key []byte) bool {
+		var v []byte
+		var ok bool
+		switch string(key) {
+		case "version":
+			v, ok = s.PlainString()
+			probe.Version = string(v)
+		case "httpMethod":
+			v, ok = s.PlainString()
+			probe.HTTPMethod = string(v)
+		default:
+			ok = s.Value()
+		}
+		return ok
+	}) && s.AtEnd()
+	if !ok {
+		if err := json.Unmarshal(b, &probe); err != nil {
+			return fmt.Errorf("apigw: event is not a JSON object: %w", err)
+		}
+	}
+	switch {
+	case probe.Version == "2.0":
+		e.HTTPAPI = &events.APIGatewayV2HTTPRequest{}
+		if err := json.Unmarshal(b, e.HTTPAPI); err != nil {
+			return fmt.Errorf("apigw: HTTP API event: %w", err)
+		}
+	case probe.HTTPMethod != "":
+		e.REST = &events.APIGatewayProxyRequest{}
+		if err := json.Unmarshal(b, e.REST); err != nil {
+			return fmt.Errorf("apigw: REST API event: %w", err)
+		}
+	default:
+		return errors.New(`apigw: event is neither an HTTP API event ("version": "2.0") nor a REST API proxy event ("httpMethod")`)
+	}
+	return nil
 }
 
 // Request builds the *http.Request an API Gateway event describes.

@@ -124,11 +124,33 @@ type Tool struct {
 	// connectors family): the template gives its function the connector
 	// credentials' KMS key and the outbound host policy.
 	Connects bool
+	// KeyUse is what a tool that Connects does with that key: the key's
+	// policy lets its function do that alone.
+	KeyUse KeyUse
 }
 
+// KeyUse is what a function does with the connector credentials' KMS key.
+type KeyUse string
+
+// The uses of the connector credentials' key.
+const (
+	// KeySealOpen, the zero value, seals and opens credentials.
+	KeySealOpen KeyUse = ""
+	// KeySeal seals credentials only (KMS GenerateDataKey).
+	KeySeal KeyUse = "seal"
+	// KeyOpen opens credentials only (KMS Decrypt), to reach upstreams.
+	KeyOpen KeyUse = "open"
+	// KeyNone neither seals nor opens them.
+	KeyNone KeyUse = "none"
+)
+
+func (u KeyUse) seals() bool { return u == KeySealOpen || u == KeySeal }
+func (u KeyUse) opens() bool { return u == KeySealOpen || u == KeyOpen }
+
 // Trigger is a function that no host calls: an event source invokes it, as
-// S3 uploads invoke the vector indexer. Families list theirs next to their
-// tools; [Default] adds them with [Catalog.WithTriggers].
+// S3 uploads invoke the vector indexer and a schedule the connectors'
+// scheduled sync. Families list theirs next to their tools; [Default] adds
+// them with [Catalog.WithTriggers].
 type Trigger struct {
 	// Function is its path under functions/.
 	Function    string
@@ -138,8 +160,14 @@ type Trigger struct {
 	// Table and Blobs are its store access.
 	Table, Blobs      Access
 	Embeds, Generates bool
-	// S3 names the events of the template's bucket that invoke it.
-	S3 *S3Events
+	// Connects and KeyUse: see [Tool].
+	Connects bool
+	KeyUse   KeyUse
+	// S3 names the events of the template's bucket that invoke it; Schedule
+	// is the EventBridge Scheduler expression that invokes it instead, such
+	// as "rate(5 minutes)".
+	S3       *S3Events
+	Schedule string
 }
 
 // S3Events are object events of the template's bucket: Events (such as
@@ -213,6 +241,9 @@ type Function struct {
 	Resources []string
 	// Pipeline, Embeds, Generates and Connects: see [Tool]; true if any entry it serves says so.
 	Pipeline, Embeds, Generates, Connects bool
+	// Seals and Opens: some entry it serves that Connects seals, or opens,
+	// connector credentials ([Tool.KeyUse]).
+	Seals, Opens bool
 	// Trigger is set for a function an event source invokes.
 	Trigger *Trigger
 }
@@ -333,8 +364,8 @@ func (c *Catalog) WithTriggers(triggers ...*Trigger) (*Catalog, error) {
 			return nil, fmt.Errorf("catalog: trigger %q: the function also serves tools or another trigger", t.Function)
 		case t.Limits.Timeout <= 0 || t.Limits.MemoryMB <= 0:
 			return nil, fmt.Errorf("catalog: trigger %q needs a timeout and a memory size", t.Function)
-		case t.S3 == nil || len(t.S3.Events) == 0:
-			return nil, fmt.Errorf("catalog: trigger %q needs its events", t.Function)
+		case (t.S3 == nil || len(t.S3.Events) == 0) == (t.Schedule == ""):
+			return nil, fmt.Errorf("catalog: trigger %q needs its S3 events or a schedule, not both", t.Function)
 		}
 		used[t.Function] = true
 	}
@@ -413,13 +444,15 @@ func (c *Catalog) buildFunctions() []Function {
 		merge(f, t.Limits, t.Table, t.Blobs, t.BlobKeys)
 		f.Pipeline, f.Embeds, f.Generates = f.Pipeline || t.Pipeline, f.Embeds || t.Embeds, f.Generates || t.Generates
 		f.Connects = f.Connects || t.Connects
+		f.Seals, f.Opens = f.Seals || t.Connects && t.KeyUse.seals(), f.Opens || t.Connects && t.KeyUse.opens()
 		f.Invokes = append(f.Invokes, t.Invokes...)
 	}
 	for _, t := range c.triggers {
 		f := get(t.Function, t.Family)
 		f.Trigger = t
 		merge(f, t.Limits, t.Table, t.Blobs, nil)
-		f.Embeds, f.Generates = f.Embeds || t.Embeds, f.Generates || t.Generates
+		f.Embeds, f.Generates, f.Connects = f.Embeds || t.Embeds, f.Generates || t.Generates, f.Connects || t.Connects
+		f.Seals, f.Opens = f.Seals || t.Connects && t.KeyUse.seals(), f.Opens || t.Connects && t.KeyUse.opens()
 	}
 	for _, r := range c.resources {
 		f := get(r.Function, r.Family)
@@ -483,7 +516,7 @@ var Default = sync.OnceValue(func() *Catalog {
 		panic(err) // the entries above are fixed; TestDefaultCatalogIsValid catches this
 	}
 	// The functions event sources invoke, family by family.
-	triggers := slices.Concat(vectorTriggers())
+	triggers := slices.Concat(vectorTriggers(), connectorTriggers())
 	if c, err = c.WithTriggers(triggers...); err != nil {
 		panic(err)
 	}

@@ -58,6 +58,22 @@ func ragTools() []*Tool {
 			Description: "Corrective RAG: like rag_basic, but scores its confidence in what it retrieved (0..1: how much of the question's content the best passage covers, its rarer words counting more; 0 if graded irrelevant); below confidence_threshold (default 0.8) it corrects the query (correction_strategy rewrite: the generator rewrites it from the passages found and the conversation; expand: informative words of the best passages are added) and retrieves again, grading what it finds against your question; it answers from the correction only when that is more confident (from the first retrieval, when too little time is left for a second), so a question the documents cannot answer still gets no documents. Best when questions may be phrased unlike the documents." + ragReturns,
 			Example:     json.RawMessage(`{"query":"How often should I replace my toothbrush?","confidence_threshold":0.8,"correction_strategy":"rewrite"}`),
 		}),
+		ragTool(&Tool{
+			Name: "rag_graphrag", Function: "rag/graphrag", Title: "Answer from your documents, following entities",
+			Description: "GraphRAG (local search, as HippoRAG does it): like rag_basic, but retrieval also walks the entity graph built from your documents when they were ingested: the entities your question names (people, organisations, places, terms) are matched in the graph, expanded graph_traversal_depth relations (default 2, at most 5), the passages mentioning them scored by Personalized PageRank, and that ranking fused with hybrid search by reciprocal rank (each document's score is its rrf_score). Best for questions whose answer sits in a document linked to the one the question names (multi-hop: 'where was the founder of X born?'); for single-fact questions use rag_basic, which ranks them better. metadata names the entities matched, the depth and the documents only the graph found." + ragReturns,
+			Example:     json.RawMessage(`{"query":"Where did the founder of Quillfeather Labs study?","graph_traversal_depth":2}`),
+		}),
+		func() *Tool {
+			t := ragTool(&Tool{
+				Name: "rag_iris_global_graphrag", Function: "rag/iris_global_graphrag", Title: "Answer a broad question over your documents' communities",
+				Description: "GraphRAG global search: answers questions about a whole collection ('what are the main themes?') from community reports instead of single passages. The entity graph of your documents is partitioned into communities at several levels (Louvain with Leiden's refinement); each community has a report (its central entities and passages). The reports of one level (community_level, default the finest with at most max_communities) are mapped to points rated against your question, and the best points reduced to the answer, citing the communities' documents. Reports are rebuilt when the store has changed by more than about a tenth of its documents since (metadata reports_behind says how far behind those used were). The retrieved documents are the community reports used; metadata names the level and the communities mapped and used. filter and mode do not apply." + ragReturns,
+				Example:     json.RawMessage(`{"query":"What are the main themes of these documents?","max_communities":16}`),
+			})
+			// It reads the community reports (building and storing them when
+			// stale) in its own function rather than running the pipeline.
+			t.Pipeline, t.Blobs, t.Embeds = false, ReadWrite, true
+			return t
+		}(),
 		colbertTool(),
 		{
 			Name: HealthCheckTool, Title: "Check the RAG pipelines' health",

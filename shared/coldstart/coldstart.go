@@ -54,8 +54,25 @@ type firstAnswer struct {
 
 // Invoke implements [lambda.Handler].
 func (f *firstAnswer) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	f.begin()
+	return f.h.Invoke(ctx, payload)
+}
+
+// begin resumes collection if an invocation has begun before this one.
+func (f *firstAnswer) begin() {
 	if f.started.Swap(true) {
 		f.resume()
 	}
-	return f.h.Invoke(ctx, payload)
+}
+
+// ResumeAfterFirstFunc is [ResumeAfterFirst] for a handler function, which
+// lambda.Start calls through reflection. A function may answer an io.Reader
+// that the runtime streams (a response-streaming function, such as the
+// gateway behind a REST API); a [lambda.Handler] answers bytes only.
+func ResumeAfterFirstFunc[E, R any](f func(context.Context, E) (R, error), resume func()) func(context.Context, E) (R, error) {
+	first := &firstAnswer{resume: sync.OnceFunc(resume)}
+	return func(ctx context.Context, e E) (R, error) {
+		first.begin()
+		return f(ctx, e)
+	}
 }

@@ -63,6 +63,12 @@ const (
 	// EnvConnectorAllowedHosts exempts hosts from the connectors' address
 	// checks (shared/netguard), such as 127.0.0.1,localhost.
 	EnvConnectorAllowedHosts = "SWITCHBOARD_CONNECTOR_ALLOWED_HOSTS"
+	// EnvConnectorCacheTTL is how long connectors' cached capabilities stay
+	// fresh, a Go duration such as 5m (the default).
+	EnvConnectorCacheTTL = "SWITCHBOARD_CONNECTOR_CACHE_TTL"
+	// EnvConnectorSyncInterval is how often the local server runs the
+	// connectors' scheduled sync, a Go duration (default 5m; 0 turns it off).
+	EnvConnectorSyncInterval = "SWITCHBOARD_CONNECTOR_SYNC_INTERVAL"
 )
 
 // The gateway's OAuth settings (package config/authz builds them); README's
@@ -182,6 +188,9 @@ type Config struct {
 	// ConnectorAllowedHosts are the hosts connectors may reach whatever they
 	// resolve to ([EnvConnectorAllowedHosts]), comma-separated.
 	ConnectorAllowedHosts string
+	// ConnectorCacheTTL is how long connectors' cached capabilities stay
+	// fresh ([EnvConnectorCacheTTL]); package config/connectors parses it.
+	ConnectorCacheTTL string
 	// ConnectorHTTP allows connectors over plain http: set on a laptop
 	// ([Local]) only, never from the environment.
 	ConnectorHTTP bool
@@ -213,6 +222,7 @@ func FromEnv(getenv func(string) string) Config {
 		getenv:           getenv,
 
 		ConnectorAllowedHosts: getenv(EnvConnectorAllowedHosts),
+		ConnectorCacheTTL:     getenv(EnvConnectorCacheTTL),
 	}
 	for _, o := range strings.Split(getenv(EnvAllowedOrigins), ",") {
 		if o = strings.TrimSpace(o); o != "" {

@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -149,7 +150,8 @@ func TestApprovalByElicitation(t *testing.T) {
 func TestApprovalByPage(t *testing.T) {
 	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
 		ctx := context.Background()
-		e := newEnv(t, tbl, nil)
+		records := &syncBuffer{}
+		e := newEnv(t, tbl, func(o *connector.Options) { o.Metrics = metrics.New(records) })
 		c := newCaller(t, "alice")
 		up := newUpstream(t, connector.TransportSSE, "")
 		mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportSSE})
@@ -220,6 +222,24 @@ func TestApprovalByPage(t *testing.T) {
 		h, _ := e.svc.Health(ctx, c, connector.HealthInput{})
 		if a := h.Connectors[0].Approvals; a.Requested != 4 || a.Granted != 3 || a.Denied != 1 || a.Expired != 1 {
 			t.Fatalf("approval counts = %+v", a)
+		}
+		// The same figures, as metric records of the connector.
+		got := map[string]int64{}
+		for _, line := range strings.Split(records.String(), "\n") {
+			for _, m := range []string{metrics.ConnectorCalls, metrics.ConnectorErrors, metrics.CacheHits, metrics.CacheMisses,
+				metrics.ApprovalsRequested, metrics.ApprovalsGranted, metrics.ApprovalsDenied, metrics.ApprovalsExpired} {
+				if strings.Contains(line, `"`+m+`":1`) && strings.Contains(line, `"tenant":"`+c.Tenant+`","connector":"up"`) {
+					got[m]++
+				}
+			}
+		}
+		ch := h.Connectors[0]
+		want := map[string]int64{metrics.ConnectorCalls: ch.Calls, metrics.ConnectorErrors: ch.Errors, metrics.CacheHits: ch.CacheHits, metrics.CacheMisses: ch.CacheMiss,
+			metrics.ApprovalsRequested: 4, metrics.ApprovalsGranted: 3, metrics.ApprovalsDenied: 1, metrics.ApprovalsExpired: 1}
+		for m, n := range want {
+			if got[m] != n {
+				t.Errorf("%d records of %s, connector_health says %d", got[m], m, n)
+			}
 		}
 	})
 }

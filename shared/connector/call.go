@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -12,13 +14,15 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/audit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/netguard"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
-// transport returns a fresh transport to r with the credentials cr.
-func (s *Service) transport(t string, r *record, cr creds) mcp.Transport {
-	hc := s.httpClient(cr, cr.tokenKey(t, r))
+// transport returns a fresh transport to r with the credentials cr,
+// recording in cut the responses its client cuts.
+func (s *Service) transport(t string, r *record, cr creds, cut *cutResponses) mcp.Transport {
+	hc := s.httpClient(cr, cr.tokenKey(t, r), cut)
 	if r.Transport == TransportSSE {
 		return &mcp.SSEClientTransport{Endpoint: r.BaseURL, HTTPClient: hc, MaxEventSize: s.opts.MaxEventBytes}
 	}
@@ -26,6 +30,35 @@ func (s *Service) transport(t string, r *record, cr creds) mcp.Transport {
 	// progress) to its own requests, and each session would hold a GET open.
 	return &mcp.StreamableClientTransport{Endpoint: r.BaseURL, HTTPClient: hc, DisableStandaloneSSE: true,
 		MaxEventSize: s.opts.MaxEventBytes, MaxRetries: 2}
+}
+
+// cutResponses records the first response body of a session that its HTTP
+// client cut for being too large (shared/netguard's cap).
+type cutResponses struct{ err atomic.Pointer[error] }
+
+func (c *cutResponses) reason() error {
+	if p := c.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// watch returns body, recording in c why reading it was cut, if it was.
+func (c *cutResponses) watch(body io.ReadCloser) io.ReadCloser {
+	return &watchedBody{ReadCloser: body, cut: c}
+}
+
+type watchedBody struct {
+	io.ReadCloser
+	cut *cutResponses
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && errors.Is(err, netguard.ErrResponseTooLarge) {
+		b.cut.err.CompareAndSwap(nil, &err)
+	}
+	return n, err
 }
 
 // withSession runs fn on a pooled session of r for c, within the call
@@ -46,10 +79,19 @@ func (s *Service) withSession(ctx context.Context, c tenant.Caller, r *record, f
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
 	defer cancel()
-	dial := func() mcp.Transport { return s.transport(c.Tenant, r, cr) }
+	dial := func(cut *cutResponses) mcp.Transport { return s.transport(c.Tenant, r, cr, cut) }
+	var used *session
 	err = s.pool.do(callCtx, cr.sessionKey(c.Tenant, c.Principal, r), c.Tenant, r.Name, dial, func(sess *session) error {
+		used = sess
 		return fn(callCtx, sess, cr)
 	})
+	if err != nil && used != nil {
+		// The go-sdk ends a session whose response was cut with an error
+		// that does not say why (EOF): the cut says it.
+		if why := used.cut.reason(); why != nil && !strings.Contains(err.Error(), why.Error()) {
+			err = fmt.Errorf("%w (%v)", err, why)
+		}
+	}
 	if err == nil {
 		s.setStatus(ctx, c, r, StatusConnected, "")
 		return nil

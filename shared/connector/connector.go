@@ -8,6 +8,7 @@
 //	                                                ver, creds (kind, header names), sealed (tenant credentials), times
 //	t#<tenant>#conn#<name>        cred#<principal>  sealed (one principal's own credentials), ver
 //	                              cache#<kind>      tools | resources | prompts: JSON, refused, synced_at
+//	                              sync              at: the time its item in the sync index is keyed by
 //	                              policy#<tool>     policy, ver
 //	                              stats             approvals requested, granted, denied, expired, ver
 //	t#<tenant>#connapprovals      <id>              a pending approval of the page flow (TTL)
@@ -43,6 +44,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/audit"
 	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -126,8 +128,10 @@ type Options struct {
 	// error is shown to the caller. If nil, every URL is refused.
 	CheckURL func(ctx context.Context, raw string) (*url.URL, error)
 	// HTTPClient makes every upstream and token request; it is expected to
-	// check the dialed address, refuse cross-host redirects and cap bodies
-	// (shared/netguard). If nil, every URL is refused.
+	// check the dialed address, refuse cross-host redirects and cap bodies,
+	// an event stream's per event (shared/netguard with EventsCapped). A
+	// session's error says when a response was cut. If nil, every URL is
+	// refused.
 	HTTPClient *http.Client
 	// CacheTTL is how long cached capabilities stay fresh. If zero, defaults
 	// to [DefaultCacheTTL].
@@ -147,6 +151,10 @@ type Options struct {
 	// Logger receives warnings (failed audits, sessions that failed). If nil,
 	// logs are discarded.
 	Logger *slog.Logger
+	// Metrics receives a record of each connector call, cache lookup and
+	// approval, the figures connector_health shows (package metrics). If
+	// nil, none is written.
+	Metrics *metrics.Emitter
 }
 
 // Service implements the connector tools on a [store.Table]. It is safe for
@@ -187,7 +195,7 @@ func New(table store.Table, sealer Sealer, opts *Options) *Service {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{table: table, sealer: sealer, opts: o, now: o.Now, log: o.Logger.With("component", "connector"),
-		audit: audit.New(table, &audit.Options{Now: o.Now}), tokens: newTokenCache(), stats: newStats()}
+		audit: audit.New(table, &audit.Options{Now: o.Now}), tokens: newTokenCache(), stats: newStats(o.Metrics)}
 	s.pool = newPool(o.IdleTimeout, o.InitTimeout, o.RetryDelay, o.Now, s.log)
 	return s
 }
@@ -337,8 +345,9 @@ type DeleteOutput struct {
 type record struct {
 	Name, BaseURL, Transport, Status, SyncStatus, LastError string
 	SyncedAt, CreatedAt, UpdatedAt                          time.Time
-	// SyncAt is when a sync was last attempted: the key of the connector's
-	// item in the scheduled sync's index.
+	// SyncAt is when a sync was last attempted. The key of the
+	// connector's item in the scheduled sync's index is its sync pointer's
+	// (syncPointerSK), this only for connectors created before there was one.
 	SyncAt                       time.Time
 	Ver                          int64
 	CredKind, TokenURL, ClientID string
@@ -353,8 +362,36 @@ func approvalPK(t string) string     { return tenant.Key(t) + "connapprovals" }
 func credSK(principal string) string { return "cred#" + principal }
 
 // syncSK is the key of a connector's item in the scheduled sync's index.
-func syncSK(at time.Time, t, name string) string {
-	return fmt.Sprintf("%019d#%s#%s", at.UnixNano(), t, name)
+func syncSK(at time.Time, t, name string) string { return indexSK(at.UnixNano(), t, name) }
+
+// indexSK is the key of a connector's item in the scheduled sync's index,
+// from the time of its last sync attempt in Unix nanoseconds.
+func indexSK(at int64, t, name string) string { return fmt.Sprintf("%019d#%s#%s", at, t, name) }
+
+// syncPointerSK is the item, in a connector's own partition, that holds
+// the time its index item is keyed by ("at", Unix nanoseconds). Only a
+// recorded sync moves it, on the condition that it did not move since it was
+// read, so that concurrent syncs, edits and status writes never leave a
+// connector two index items, or none.
+const syncPointerSK = "sync"
+
+func syncPointer(t, name string, at int64) store.Item {
+	return store.Item{PK: subPK(t, name), SK: syncPointerSK, Attrs: store.Attrs{"at": at}}
+}
+
+// indexAt returns the time connector name's index item is keyed by, and the
+// condition that holds while its sync pointer has not moved: r's SyncAt for
+// a connector created before it had a pointer.
+func (s *Service) indexAt(ctx context.Context, t, name string, r *record) (int64, store.Condition, error) {
+	it, err := s.table.Get(ctx, subPK(t, name), syncPointerSK)
+	if errors.Is(err, store.ErrNotFound) {
+		return r.SyncAt.UnixNano(), store.IfAbsent(), nil
+	}
+	if err != nil {
+		return 0, store.Condition{}, err
+	}
+	at := it.Int("at")
+	return at, store.IfEquals("at", at), nil
 }
 
 func (r *record) item(t string) store.Item {
@@ -528,11 +565,20 @@ func (r *record) describe(sec *secrets) {
 // this purpose only.
 const CredentialsPurpose = "connector-credentials"
 
+// The keys of a credential's encryption context. The deployed key's policy
+// requires purpose, tenant and connector, and allows no other key.
+const (
+	ContextPurpose   = "purpose"
+	ContextTenant    = "tenant"
+	ContextConnector = "connector"
+	ContextPrincipal = "principal"
+)
+
 // encryptionContext names what a sealed credential belongs to.
 func encryptionContext(t, name, principal string) map[string]string {
-	ec := map[string]string{"tenant": t, "connector": name, "purpose": CredentialsPurpose}
+	ec := map[string]string{ContextTenant: t, ContextConnector: name, ContextPurpose: CredentialsPurpose}
 	if principal != "" {
-		ec["principal"] = principal
+		ec[ContextPrincipal] = principal
 	}
 	return ec
 }
@@ -661,7 +707,8 @@ func (s *Service) Create(ctx context.Context, c tenant.Caller, in CreateInput) (
 		return ConnectorOutput{}, err
 	}
 	writes = append(writes, store.Put(r.item(c.Tenant), store.IfAbsent()), aw,
-		store.Put(store.Item{PK: syncIndexPK, SK: syncSK(time.Time{}, c.Tenant, in.Name)}, store.Condition{}))
+		store.Put(store.Item{PK: syncIndexPK, SK: syncSK(r.SyncAt, c.Tenant, in.Name)}, store.Condition{}),
+		store.Put(syncPointer(c.Tenant, in.Name, r.SyncAt.UnixNano()), store.Condition{}))
 	err = s.table.Transact(ctx, writes...)
 	if errors.Is(err, store.ErrConditionFailed) {
 		return ConnectorOutput{}, fault.Conflict(err, "connector %q already exists; update it with connector_update or pick another name", in.Name)
@@ -858,14 +905,22 @@ func (s *Service) Delete(ctx context.Context, c tenant.Caller, in DeleteInput) (
 	if in.Version != 0 && in.Version != r.Ver {
 		return DeleteOutput{}, fault.Conflict(nil, "connector %q is at version %d, not %d: read it again and retry", in.Name, r.Ver, in.Version)
 	}
+	at, _, err := s.indexAt(ctx, c.Tenant, in.Name, r)
+	if err != nil {
+		return DeleteOutput{}, unavailable(err, "deleting connector %q failed; retry", in.Name)
+	}
 	// The cache, policies and credentials go first, so that a delete that
-	// fails half-way leaves the connector listed, to be deleted again.
+	// fails half-way leaves the connector listed, to be deleted again; its
+	// sync pointer goes last, with it.
 	for {
 		page, err := s.table.Query(ctx, subPK(c.Tenant, in.Name), store.Query{Limit: store.MaxQueryLimit})
 		if err != nil {
 			return DeleteOutput{}, unavailable(err, "removing the cache and policies of connector %q failed; delete again to finish", in.Name)
 		}
 		for _, it := range page.Items {
+			if it.SK == syncPointerSK {
+				continue
+			}
 			if err := s.table.Delete(ctx, it.PK, it.SK, store.Condition{}); err != nil {
 				return DeleteOutput{}, unavailable(err, "removing the cache and policies of connector %q failed; delete again to finish", in.Name)
 			}
@@ -879,7 +934,8 @@ func (s *Service) Delete(ctx context.Context, c tenant.Caller, in DeleteInput) (
 		return DeleteOutput{}, err
 	}
 	err = s.table.Transact(ctx, store.Delete(connPK(c.Tenant), in.Name, store.IfEquals("ver", r.Ver)), aw,
-		store.Delete(syncIndexPK, syncSK(r.SyncAt, c.Tenant, in.Name), store.Condition{}))
+		store.Delete(syncIndexPK, indexSK(at, c.Tenant, in.Name), store.Condition{}),
+		store.Delete(subPK(c.Tenant, in.Name), syncPointerSK, store.Condition{}))
 	if errors.Is(err, store.ErrConditionFailed) || errors.Is(err, store.ErrConflict) {
 		return DeleteOutput{}, fault.Conflict(err, "connector %q changed while you deleted it: read it again and retry", in.Name)
 	}

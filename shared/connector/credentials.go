@@ -71,6 +71,7 @@ type authTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
 	oauth   *tokenSource
+	cut     *cutResponses
 }
 
 // RoundTrip implements [http.RoundTripper].
@@ -82,7 +83,7 @@ func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := a.base.RoundTrip(first)
 	if err != nil || resp.StatusCode != http.StatusUnauthorized || a.oauth == nil || (req.Body != nil && req.GetBody == nil) {
-		return resp, err
+		return a.watch(resp), err
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
@@ -95,7 +96,16 @@ func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if _, err := a.apply(again, token); err != nil {
 		return nil, err
 	}
-	return a.base.RoundTrip(again)
+	resp, err = a.base.RoundTrip(again)
+	return a.watch(resp), err
+}
+
+// watch records in a.cut whether resp's body is cut.
+func (a *authTransport) watch(resp *http.Response) *http.Response {
+	if resp != nil && a.cut != nil {
+		resp.Body = a.cut.watch(resp.Body)
+	}
+	return resp
 }
 
 // apply sets the credentials on req; stale is a token the upstream refused.
@@ -115,14 +125,15 @@ func (a *authTransport) apply(req *http.Request, stale string) (string, error) {
 }
 
 // httpClient returns the client a session with cr uses: the configured one,
-// its transport wrapped to add cr's credentials.
-func (s *Service) httpClient(cr creds, tokenKey string) *http.Client {
+// its transport wrapped to add cr's credentials and record in cut the
+// responses it cuts.
+func (s *Service) httpClient(cr creds, tokenKey string, cut *cutResponses) *http.Client {
 	hc := *s.opts.HTTPClient
 	base := hc.Transport
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	at := &authTransport{base: base}
+	at := &authTransport{base: base, cut: cut}
 	if cr.sec != nil {
 		at.headers = cr.sec.Headers
 		if cr.sec.OAuth != nil {

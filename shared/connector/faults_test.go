@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/netguard"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
 )
 
@@ -147,5 +148,58 @@ func TestUpstreamGoneBetweenSyncAndCall(t *testing.T) {
 	g, _ := e.svc.Get(ctx, c, connector.NameInput{Name: "up"})
 	if g.Connector.LastSyncedAt == nil {
 		t.Fatal("the last good sync was forgotten")
+	}
+}
+
+// TestResponsesAreCappedPerEventOnStreamsAndWholeOtherwise: the legacy SSE
+// transport carries a session's every answer on one response, which must
+// not end after 6 MiB of small events; one event over the cap is refused
+// with an error saying so, as is a 20 MB body that is no event stream.
+func TestResponsesAreCappedPerEventOnStreamsAndWholeOtherwise(t *testing.T) {
+	const limit = netguard.DefaultMaxResponseBytes
+	// 20 MB answers take seconds to make and read under the race detector.
+	withCap := func(o *connector.Options) { o.HTTPClient, o.CallTimeout = guardedClient(limit), 30*time.Second }
+	ctx := context.Background()
+	t.Run("an SSE session lasts past the cap in small events", func(t *testing.T) {
+		e := newEnv(t, storetest.OpenEmbedded(t), withCap)
+		c := newCaller(t, "alice")
+		up := newUpstream(t, connector.TransportSSE, "")
+		mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportSSE})
+		mustSync(t, e, c, "up")
+		allow(t, e, c, "up", "echo")
+		chunk := strings.Repeat("x", 256<<10)
+		args, _ := json.Marshal(map[string]string{"text": chunk})
+		for i := range 2 * limit / len(chunk) { // 12 MiB of answers on one stream
+			res, err := e.svc.Call(ctx, c, connector.CallInput{Name: "up__echo", Arguments: args})
+			if err != nil || len(text(res)) != len(chunk)+len("echo: ") {
+				t.Fatalf("call %d: %d bytes, %v", i, len(text(res)), err)
+			}
+		}
+		if h, _ := e.svc.Health(ctx, c, connector.HealthInput{}); h.Connectors[0].Sessions[connector.SessionActive] != 1 {
+			t.Errorf("sessions = %v, want the one session still active", h.Connectors[0].Sessions)
+		}
+	})
+	for _, tc := range []struct{ name, transport, want string }{
+		{"one SSE event over the cap is refused", connector.TransportSSE, "an event of more than 6291456 bytes"},
+		{"one Streamable HTTP event over the cap is refused", connector.TransportStreamable, "an event of more than 6291456 bytes"},
+		{"a 20 MB body that is no event stream is refused", jsonResponses, "more than 6291456 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, storetest.OpenEmbedded(t), withCap)
+			c := newCaller(t, "alice")
+			up := newUpstream(t, tc.transport, "")
+			transport := tc.transport
+			if transport == jsonResponses {
+				transport = connector.TransportStreamable
+			}
+			mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: transport})
+			mustSync(t, e, c, "up")
+			allow(t, e, c, "up", "big")
+			_, err := e.svc.Call(ctx, c, connector.CallInput{Name: "up__big", Arguments: json.RawMessage(`{}`)})
+			wantKind(t, err, fault.KindUnavailable, "")
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `connector "up"`) {
+				t.Fatalf("error %q does not say %q and name the connector", err, tc.want)
+			}
+		})
 	}
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/netguard"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -84,37 +85,13 @@ func allowLoopback(_ context.Context, raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// cappedTransport refuses response bodies longer than limit, as netguard's
-// client does.
-type cappedTransport struct{ limit int64 }
-
-func (c cappedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	resp.Body = &cappedBody{rc: resp.Body, left: c.limit}
-	return resp, nil
+// guardedClient is the outbound client the connector functions use
+// (config/connectors), allowing the tests' upstreams on 127.0.0.1 over http,
+// with responses capped at limit (each event of an event stream).
+func guardedClient(limit int64) *http.Client {
+	p := &netguard.Policy{AllowHTTP: true, AllowedHosts: []string{"127.0.0.1"}, MaxResponseBytes: limit, EventsCapped: true}
+	return p.Client(0)
 }
-
-type cappedBody struct {
-	rc   io.ReadCloser
-	left int64
-}
-
-func (b *cappedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		return 0, errors.New("response body is larger than the cap")
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.rc.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
-
-func (b *cappedBody) Close() error { return b.rc.Close() }
 
 // responseCap is the body cap of the tests' client.
 const responseCap = 4 << 20
@@ -154,7 +131,7 @@ func newEnv(t *testing.T, tbl store.Table, mod func(*connector.Options)) *env {
 	clk := &clock{}
 	opts := &connector.Options{
 		CheckURL:    allowLoopback,
-		HTTPClient:  &http.Client{Transport: cappedTransport{limit: responseCap}},
+		HTTPClient:  guardedClient(responseCap),
 		CallTimeout: 5 * time.Second, InitTimeout: 3 * time.Second, RetryDelay: 50 * time.Millisecond,
 		Now:    clk.Now,
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -189,8 +166,12 @@ type echoIn struct {
 	Text string `json:"text,omitempty"`
 }
 
-// newUpstream starts a go-sdk server over transport ("streamable_http" or
-// "sse"), requiring the Authorization header auth when not empty.
+// jsonResponses is the transport of newUpstream that is Streamable HTTP
+// answering each request with a JSON body, not an event stream.
+const jsonResponses = "streamable_http_json"
+
+// newUpstream starts a go-sdk server over transport ("streamable_http",
+// jsonResponses or "sse"), requiring the Authorization header auth when not empty.
 func newUpstream(t *testing.T, transport, auth string) *upstream {
 	u := &upstream{release: make(chan struct{})}
 	u.auth.Store(&auth)
@@ -236,9 +217,12 @@ func newUpstream(t *testing.T, transport, auth string) *upstream {
 	})
 	u.srv = srv
 	var h http.Handler
-	if transport == connector.TransportSSE {
+	switch transport {
+	case connector.TransportSSE:
 		h = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	} else {
+	case jsonResponses:
+		h = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true})
+	default:
 		h = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	}
 	u.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -23,14 +24,15 @@ type counters struct {
 }
 
 // stats keeps figures per warm process: they start at zero with each
-// instance and are not summed across instances (CloudWatch, from the
-// functions' metric lines, is where they add up once wired).
+// instance and are not summed across instances. Each figure is also written
+// as a metric record, and CloudWatch sums those across instances.
 type stats struct {
 	mu sync.Mutex
 	by map[string]*counters
+	m  *metrics.Emitter
 }
 
-func newStats() *stats { return &stats{by: map[string]*counters{}} }
+func newStats(m *metrics.Emitter) *stats { return &stats{by: map[string]*counters{}, m: m} }
 
 func (st *stats) get(t, name string) *counters {
 	k := t + "\x00" + name
@@ -43,6 +45,7 @@ func (st *stats) get(t, name string) *counters {
 }
 
 func (st *stats) call(t, name string, d time.Duration, failed bool) {
+	st.m.ConnectorCall(t, name, d, failed)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	c := st.get(t, name)
@@ -63,8 +66,10 @@ func (st *stats) cache(t, name string, hit bool) {
 	defer st.mu.Unlock()
 	if hit {
 		st.get(t, name).cacheHits++
+		st.m.ConnectorCount(t, name, metrics.CacheHits)
 	} else {
 		st.get(t, name).cacheMisses++
+		st.m.ConnectorCount(t, name, metrics.CacheMisses)
 	}
 }
 
@@ -75,12 +80,16 @@ func (st *stats) approval(t, name, status string) {
 	switch status {
 	case ApprovalPending:
 		c.requested++
+		st.m.ConnectorCount(t, name, metrics.ApprovalsRequested)
 	case ApprovalGranted:
 		c.granted++
+		st.m.ConnectorCount(t, name, metrics.ApprovalsGranted)
 	case ApprovalDenied:
 		c.denied++
+		st.m.ConnectorCount(t, name, metrics.ApprovalsDenied)
 	case ApprovalExpired:
 		c.expired++
+		st.m.ConnectorCount(t, name, metrics.ApprovalsExpired)
 	}
 }
 

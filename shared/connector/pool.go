@@ -48,6 +48,8 @@ type session struct {
 
 	dead     atomic.Bool // the connection ended (cs.Wait returned)
 	progress sync.Map    // progress token -> func(*mcp.ProgressNotificationParams)
+	// cut is why the client cut one of the session's responses, if it did.
+	cut cutResponses
 }
 
 // pool holds the warm upstream sessions of one process.
@@ -66,8 +68,9 @@ func newPool(idle, initTimeout, retryDelay time.Duration, now func() time.Time, 
 	return &pool{idle: idle, initTimeout: initTimeout, retryDelay: retryDelay, now: now, log: log, sessions: map[string]*session{}}
 }
 
-// dialer connects a transport for one session.
-type dialer func() mcp.Transport
+// dialer connects a transport for one session, whose cut responses it
+// records in cut.
+type dialer func(cut *cutResponses) mcp.Transport
 
 // errPoolClosed is returned once the pool has been closed.
 var errPoolClosed = errors.New("the connector's sessions are closed: the process is shutting down")
@@ -143,7 +146,7 @@ func (p *pool) initialize(s *session, dial dialer) {
 		var err error
 		backoff := initBackoff
 		for attempt := 1; attempt <= initAttempts; attempt++ {
-			if cs, err = client.Connect(ctx, dial(), nil); err == nil || ctx.Err() != nil {
+			if cs, err = client.Connect(ctx, dial(&s.cut), nil); err == nil || ctx.Err() != nil {
 				break
 			}
 			if attempt < initAttempts {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -340,11 +341,17 @@ func (s *Service) recordSync(ctx context.Context, c tenant.Caller, name string, 
 			return err
 		}
 		r := recordFrom(it)
-		oldIndex := syncSK(r.SyncAt, c.Tenant, name)
+		// A concurrent sync that moved the pointer first fails this
+		// transaction, and Retry reads both again.
+		at, unmoved, err := s.indexAt(ctx, c.Tenant, name, r)
+		if err != nil {
+			return err
+		}
 		r.SyncAt = now
 		apply(r)
 		writes := []store.Write{store.Put(r.item(c.Tenant), store.IfEquals("ver", r.Ver)),
-			store.Delete(syncIndexPK, oldIndex, store.Condition{}),
+			store.Put(syncPointer(c.Tenant, name, now.UnixNano()), unmoved),
+			store.Delete(syncIndexPK, indexSK(at, c.Tenant, name), store.Condition{}),
 			store.Put(store.Item{PK: syncIndexPK, SK: syncSK(now, c.Tenant, name)}, store.Condition{})}
 		for _, ci := range items {
 			writes = append(writes, store.Put(ci, store.Condition{}))
@@ -361,84 +368,132 @@ func (s *Service) recordSync(ctx context.Context, c tenant.Caller, name string, 
 	return out, nil
 }
 
-// SchedulerPrincipal is the principal the scheduled sync acts as; it uses
-// the tenant's credentials.
+// SchedulerPrincipal is the principal the scheduled sync acts as in each
+// tenant (its audit events name it); it uses the tenant's credentials.
 const SchedulerPrincipal = "switchboard-scheduler"
 
-// SyncDueInput is the input of the scheduled sync.
-type SyncDueInput struct {
-	// Limit bounds the connectors synced in one run. If zero, defaults to 100.
-	Limit int `json:"limit,omitempty"`
-}
+// The scheduled sync's pace: connectors synced at once, index items read per
+// query, and the time kept after a sync's upstream exchange to record it.
+const (
+	syncConcurrency = 8
+	syncPage        = 100
+	syncRecordTime  = 5 * time.Second
+)
 
 // SyncDueOutput reports a scheduled sync.
 type SyncDueOutput struct {
 	Synced  int `json:"synced"`
 	Failed  int `json:"failed"`
-	Skipped int `json:"skipped" jsonschema:"connectors whose credentials are per principal and which hold none for the tenant"`
-	// More is true when more connectors were due than Limit.
+	Skipped int `json:"skipped" jsonschema:"connectors disabled, deleted, or whose credentials are per principal with none for the tenant"`
+	// More is true when connectors were still due as the deadline neared:
+	// the next run syncs them first, being the oldest.
 	More bool `json:"more"`
 }
 
-// SyncDue syncs the connectors of every tenant whose last sync is older than
-// the cache TTL: one bounded query of the sync index, oldest first, four at
-// a time. The scheduler (an EventBridge rule every 5 minutes) calls it.
-func (s *Service) SyncDue(ctx context.Context, in SyncDueInput) (SyncDueOutput, error) {
-	limit := in.Limit
-	if limit <= 0 || limit > store.MaxQueryLimit {
-		limit = 100
-	}
-	cutoff := s.now().Add(-s.opts.CacheTTL)
-	page, err := s.table.Query(ctx, syncIndexPK, store.Query{To: fmt.Sprintf("%019d#~", cutoff.UnixNano()), Limit: limit})
-	if err != nil {
-		return SyncDueOutput{}, unavailable(err, "reading the sync schedule failed; retry")
-	}
-	out := SyncDueOutput{More: page.Next != ""}
-	results := make([]string, len(page.Items))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(4)
-	for i, it := range page.Items {
-		parts := strings.SplitN(it.SK, "#", 3)
-		if len(parts) != 3 {
-			continue
+// SyncDue syncs the connectors of every tenant whose last sync attempt is
+// older than the cache TTL, oldest first: a query of the sync index up to
+// the TTL's cutoff, never a scan. It syncs [syncConcurrency] at a time, each
+// as [SchedulerPrincipal] of its tenant, and starts a sync only while ctx's
+// deadline leaves it a call's time and the time to record it. A failed sync
+// keeps the last good cache, records why on the connector and counts in
+// Failed; it never stops the others. The error is the index's, if it
+// cannot be read. The scheduler calls it every 5 minutes
+// (functions/connectors/scheduled_sync), the local server on a ticker.
+func (s *Service) SyncDue(ctx context.Context) (SyncDueOutput, error) {
+	to := fmt.Sprintf("%019d#~", s.now().Add(-s.opts.CacheTTL).UnixNano())
+	var synced, failed, skipped atomic.Int64
+	var g errgroup.Group
+	g.SetLimit(syncConcurrency)
+	out := SyncDueOutput{}
+	var err error
+	for cursor := ""; ; {
+		var page store.Page
+		if page, err = s.table.Query(ctx, syncIndexPK, store.Query{To: to, Cursor: cursor, Limit: syncPage}); err != nil {
+			err = unavailable(err, "reading the sync schedule failed; retry")
+			break
 		}
-		c := tenant.Caller{Tenant: parts[1], Principal: SchedulerPrincipal}
-		g.Go(func() error {
-			r, err := s.load(gctx, c, "name", parts[2])
-			if fault.KindOf(err) == fault.KindNotFound {
-				s.table.Delete(gctx, syncIndexPK, it.SK, store.Condition{})
-				results[i] = "skipped"
-				return nil
+		for _, it := range page.Items {
+			if !s.timeToSync(ctx) {
+				out.More = true
+				break
 			}
-			if err != nil {
-				results[i] = "failed"
+			g.Go(func() error {
+				switch s.syncScheduled(ctx, it.SK) {
+				case SyncOK:
+					synced.Add(1)
+				case SyncFailed:
+					failed.Add(1)
+				default:
+					skipped.Add(1)
+				}
 				return nil
-			}
-			if r.Status == StatusDisabled || (r.PrincipalScoped && len(r.Sealed) == 0) {
-				s.recordSkip(gctx, c, r)
-				results[i] = "skipped"
-				return nil
-			}
-			if _, _, err := s.sync(gctx, c, r); err != nil {
-				results[i] = "failed"
-				return nil
-			}
-			results[i] = "synced"
-			return nil
-		})
+			})
+		}
+		if out.More || page.Next == "" {
+			break
+		}
+		cursor = page.Next
 	}
 	g.Wait()
-	for _, r := range results {
-		switch r {
-		case "synced":
-			out.Synced++
-		case "failed":
-			out.Failed++
-		case "skipped":
-			out.Skipped++
-		}
+	out.Synced, out.Failed, out.Skipped = int(synced.Load()), int(failed.Load()), int(skipped.Load())
+	return out, err
+}
+
+// timeToSync reports whether ctx leaves a sync its call timeout and the
+// time to record the outcome.
+func (s *Service) timeToSync(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return false
 	}
-	return out, nil
+	deadline, ok := ctx.Deadline()
+	return !ok || time.Until(deadline) >= s.opts.CallTimeout+syncRecordTime
+}
+
+// syncScheduled syncs the connector of the sync index's item sk and returns
+// SyncOK, SyncFailed, or "" for a connector it skipped.
+func (s *Service) syncScheduled(ctx context.Context, sk string) string {
+	parts := strings.SplitN(sk, "#", 3)
+	if len(parts) != 3 {
+		s.log.ErrorContext(ctx, "the sync index holds a malformed key", "key", sk)
+		return ""
+	}
+	c := tenant.Caller{Tenant: parts[1], Principal: SchedulerPrincipal}
+	r, err := s.load(ctx, c, "name", parts[2])
+	switch {
+	case fault.KindOf(err) == fault.KindNotFound:
+		// Deleted between its index item's write and removal.
+		if err := s.table.Delete(ctx, syncIndexPK, sk, store.Condition{}); err != nil {
+			s.log.WarnContext(ctx, "removing a deleted connector from the sync index failed", "tenant", c.Tenant, "connector", parts[2], "error", err)
+		}
+		return ""
+	case err != nil:
+		s.log.ErrorContext(ctx, "reading a connector to sync failed", "tenant", c.Tenant, "connector", parts[2], "error", err)
+		return SyncFailed
+	case s.stray(ctx, c, r, sk):
+		return ""
+	case r.Status == StatusDisabled || (r.PrincipalScoped && len(r.Sealed) == 0):
+		s.recordSkip(ctx, c, r)
+		return ""
+	}
+	if _, _, err := s.sync(ctx, c, r); err != nil {
+		s.log.WarnContext(ctx, "a scheduled sync failed", "tenant", c.Tenant, "connector", r.Name, "error", err)
+		return SyncFailed
+	}
+	return SyncOK
+}
+
+// stray reports whether sk is not r's item in the sync index (left by a
+// delete that failed half-way, or by concurrent syncs before there were sync
+// pointers), and removes it if so: r has its own.
+func (s *Service) stray(ctx context.Context, c tenant.Caller, r *record, sk string) bool {
+	at, _, err := s.indexAt(ctx, c.Tenant, r.Name, r)
+	if err != nil || indexSK(at, c.Tenant, r.Name) == sk {
+		return false
+	}
+	if err := s.table.Delete(ctx, syncIndexPK, sk, store.Condition{}); err != nil {
+		s.log.WarnContext(ctx, "removing a stray item of the sync index failed", "tenant", c.Tenant, "connector", r.Name, "error", err)
+	}
+	return true
 }
 
 // recordSkip moves a connector the scheduler cannot sync to the end of the

@@ -246,7 +246,8 @@ func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
 				seed(t, tbl, openBlobs(t, dir))
 				tbl.Close() // the bootstrap opens it; the embedded store allows one process at a time
 			}
-			rt := lambdatest.NewRuntime(&lambdatest.Options{FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:" + prefix + f.Name})
+			// Each invocation's deadline is the function's timeout, as on Lambda.
+			rt := lambdatest.NewRuntime(&lambdatest.Options{FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:" + prefix + f.Name, Timeout: f.Limits.Timeout})
 			defer rt.Close()
 			p, err := lambdatest.Start(rt, bins[f.Path], env)
 			if err != nil {
@@ -330,7 +331,7 @@ var (
 	// configuration, whose SSO clients and credential chain Lambda never
 	// needs (config.lambdaAWS).
 	everyTool = []string{"infra", "shared/audit", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config",
-		"shared/elicit", "shared/fault", "shared/invoke", "shared/keyfile", "shared/lambdafn", "shared/later", "shared/pipeline", "shared/provider", "shared/provider/offline", "shared/provider/multivector", "shared/quota",
+		"shared/elicit", "shared/fault", "shared/invoke", "shared/keyfile", "shared/lambdafn", "shared/later", "shared/metrics", "shared/pipeline", "shared/provider", "shared/provider/offline", "shared/provider/multivector", "shared/quota",
 		"shared/rawjson", "shared/statemachine", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant", "shared/text",
 		// Every tool function reaches the table, and with a tenant role
 		// configured does so as each call's tenant: it assumes the role
@@ -348,10 +349,10 @@ var (
 		"shared/handlers/operationsfn": nil,
 		// The vector functions link late interaction's codec: compaction
 		// merges token shards beside chunk shards.
-		"shared/handlers/vectorfn": {"shared/vector", "shared/vector/remote", "shared/retrieval", "shared/document", "shared/colbert"},
-		"shared/handlers/ragfn": {"shared/rag", "shared/memory", "shared/vector", "shared/vector/remote", "shared/retrieval",
+		"shared/handlers/vectorfn": {"shared/vector", "shared/vector/remote", "shared/retrieval", "shared/binread", "shared/graph", "shared/document", "shared/colbert"},
+		"shared/handlers/ragfn": {"shared/rag", "shared/memory", "shared/vector", "shared/vector/remote", "shared/retrieval", "shared/binread", "shared/graph",
 			"shared/document", "shared/handlers/vectorfn", "shared/local", "shared/colbert"},
-		"shared/handlers/careerfn":    {"shared/career", "shared/retrieval", "shared/document"},
+		"shared/handlers/careerfn":    {"shared/career", "shared/retrieval", "shared/binread", "shared/document"},
 		"shared/handlers/connectorfn": {"shared/connector"},
 	}
 	// What the openers of package config link, and the catalog facts that
@@ -367,10 +368,11 @@ var (
 	// The deployed gateway: the catalog, the gateway (its tools/call fast
 	// path reads requests with rawjson), API keys and rate limits on the table, request
 	// states (elicit), and the Lambda Invoke API to invoke the tools
-	// (invoke/lambdaapi, which needs no SDK client); the approval page.
-	gatewayCode = []string{"shared/apigw", "shared/apikey", "shared/approvalpage", "shared/catalog", "shared/coldstart", "shared/config", "shared/config/invoker",
+	// (invoke/lambdaapi, which needs no SDK client, and callcontext, for the
+	// X-Ray trace it carries on); the approval page; its metric records.
+	gatewayCode = []string{"shared/apigw", "shared/apikey", "shared/approvalpage", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config", "shared/config/invoker",
 		"shared/config/authz", "shared/elicit", "shared/fault", "shared/gateway", "shared/netguard", "shared/oauth", "shared/invoke", "shared/invoke/lambdaapi", "shared/keyfile", "shared/launch/lambdagateway",
-		"shared/ratelimit", "shared/rawjson", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant"}
+		"shared/metrics", "shared/ratelimit", "shared/rawjson", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant"}
 )
 
 // allowed returns the packages of this module and the AWS clients the

@@ -32,6 +32,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/oauth"
 	"github.com/switchboard-dev/switchboard/shared/provider/bedrock"
 	"github.com/switchboard-dev/switchboard/shared/quota"
@@ -47,7 +48,8 @@ const GatewayPath = "gateway"
 
 // GatewayLimits are the gateway function's limits. The timeout stays under
 // the HTTP API's 30-second integration limit, so the function, not API
-// Gateway, decides what a slow call returns. The memory is generous because
+// Gateway, decides what a slow call returns; behind the streaming REST API
+// it is [StreamingGatewayTimeout] instead. The memory is generous because
 // Lambda allots CPU in proportion to it, and the gateway's cold start (building
 // the MCP server from the catalog) is CPU-bound.
 var GatewayLimits = catalog.Limits{Timeout: 29 * time.Second, MemoryMB: 1024}
@@ -58,7 +60,7 @@ type Route struct {
 	ID, Method, Path string
 }
 
-// Routes are the gateway's HTTP API routes: MCP, the memory server seed's
+// Routes are the gateway's routes, on either front door: MCP, the memory server seed's
 // compatibility endpoints, and the RFC 9728 protected-resource metadata.
 // ANY /mcp lets CORS preflights (OPTIONS) and the 405 answers to GET and
 // DELETE come from the gateway itself.
@@ -105,8 +107,9 @@ type Function struct {
 	// Serves names the tools and resources it serves; empty for the gateway
 	// and for triggers.
 	Serves []string
-	// Pipeline, Embeds, Generates, Connects and Trigger are the catalog's, see [catalog.Function].
+	// Pipeline, Embeds, Generates, Connects, Seals, Opens and Trigger are the catalog's, see [catalog.Function].
 	Pipeline, Embeds, Generates, Connects bool
+	Seals, Opens                          bool
 	Trigger                               *catalog.Trigger
 }
 
@@ -123,6 +126,7 @@ func Functions(cat *catalog.Catalog) []Function {
 			Limits: f.Limits, Table: f.Table, Blobs: f.Blobs, BlobKeys: f.BlobKeys, Invokes: f.Invokes,
 			Serves:   append(append([]string(nil), f.Tools...), f.Resources...),
 			Pipeline: f.Pipeline, Embeds: f.Embeds, Generates: f.Generates, Connects: f.Connects, Trigger: f.Trigger,
+			Seals: f.Seals, Opens: f.Opens,
 		})
 	}
 	return out
@@ -156,12 +160,28 @@ type statement struct {
 
 type templateFunction struct {
 	LogicalID, LogGroupID, Name, Comment, Description string
-	Timeout, MemoryMB, Reserved                       int
-	Env                                               []envVar
-	Statements                                        []statement
-	Routes                                            []Route
-	S3                                                *catalog.S3Events
+	// Timeout is in seconds, or the template's choice between two.
+	Timeout            string
+	MemoryMB, Reserved int
+	Env                []envVar
+	Statements         []statement
+	S3                 *catalog.S3Events
+	Schedule           *templateSchedule
+	// FailureQueue, for a function S3 invokes, is the logical ID of the
+	// queue its failed events go to.
+	FailureQueue string
 }
+
+// templateSchedule is the EventBridge Scheduler schedule that invokes a
+// trigger, with the role it invokes the function as: allowed to invoke that
+// function alone.
+type templateSchedule struct {
+	LogicalID, RoleLogicalID, Function, Expression string
+}
+
+// ScheduleLogicalID returns the logical ID of the schedule that invokes
+// the function whose logical ID is id; its role's is this with Role after it.
+func ScheduleLogicalID(id string) string { return strings.TrimSuffix(id, "Function") + "Schedule" }
 
 type templateData struct {
 	Functions                     []templateFunction
@@ -175,6 +195,15 @@ type templateData struct {
 	// The tenant role's documents (tenantRoleDocuments) and the stack's id
 	// for the bucket's name in them.
 	TenantRolePolicy, TenantBoundary, TenantTrust, StackUUID string
+	FrontDoor                                                templateFrontDoor
+	// What watches the stack (observability.go): the access log's format,
+	// the dashboard's body, the alarms, the failure queues.
+	AccessLogGroupID, AccessLogFormat string
+	DashboardID, Dashboard            string
+	Namespace, FamilyDimension        string
+	AlarmPeriod                       int
+	Alarms                            []templateAlarm
+	FailureQueues                     []templateFailureQueue
 }
 
 // The RAG pipeline's state machine in the template.
@@ -190,11 +219,35 @@ const (
 const ConnectorKeyLogicalID = "ConnectorKey"
 
 // templateConnectorKey is the KMS key of connector credentials: the roles of
-// the functions that reach upstreams (their logical IDs) may generate data
-// keys and decrypt with it, under the purpose of connector credentials only.
+// the functions that seal credentials (their logical IDs) may generate data
+// keys with it, those that open them decrypt, under the purpose of connector
+// credentials only, with an encryption context naming the tenant and the
+// connector.
 type templateConnectorKey struct {
-	LogicalID, Purpose string
-	Roles              []string
+	LogicalID, PurposeKey, Purpose string
+	// RequiredKeys must be in the encryption context, which may hold
+	// AllowedKeys only.
+	RequiredKeys, AllowedKeys []string
+	SealRoles, OpenRoles      []string
+}
+
+// keyStatement is one use of the connector key granted to some roles.
+type keyStatement struct {
+	Sid, Action string
+	Roles       []string
+}
+
+// Statements are the key policy's grants of its use: to seal, to open;
+// none for a use no function has.
+func (k *templateConnectorKey) Statements() []keyStatement {
+	var out []keyStatement
+	if len(k.SealRoles) > 0 {
+		out = append(out, keyStatement{Sid: "SealConnectorCredentials", Action: "kms:GenerateDataKey", Roles: k.SealRoles})
+	}
+	if len(k.OpenRoles) > 0 {
+		out = append(out, keyStatement{Sid: "OpenConnectorCredentials", Action: "kms:Decrypt", Roles: k.OpenRoles})
+	}
+	return out
 }
 
 type templatePipeline struct {
@@ -315,7 +368,7 @@ func logGroupID(id string) string { return strings.TrimSuffix(id, "Function") + 
 func templateFunctionOf(f Function, targets []Function) templateFunction {
 	tf := templateFunction{
 		LogicalID: f.LogicalID, LogGroupID: logGroupID(f.LogicalID), Name: f.Name,
-		Timeout: int(f.Limits.Timeout / time.Second), MemoryMB: f.Limits.MemoryMB, Reserved: f.Limits.ReservedConcurrency,
+		Timeout: fmt.Sprint(int(f.Limits.Timeout / time.Second)), MemoryMB: f.Limits.MemoryMB, Reserved: f.Limits.ReservedConcurrency,
 		Env: []envVar{{config.EnvTable, "!Ref Table"}},
 	}
 	if f.Path == GatewayPath {
@@ -348,7 +401,6 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 				LeadingKeys: []string{oauth.ClientPartition, oauth.ClientPartition + "#rate", oauth.SpentPartition}},
 			{Sid: "KeepRateLimits", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{"!GetAtt Table.Arn"}, LeadingKeyPatterns: []string{tenant.Key("*") + "limits"}},
 		}
-		tf.Routes = Routes
 		return tf
 	}
 	tf.Comment = fmt.Sprintf("functions/%s serves %s.", f.Path, strings.Join(f.Serves, ", "))
@@ -359,6 +411,16 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 		tf.Description = "Switchboard " + f.Path
 		tf.S3 = f.Trigger.S3
 		bucket, bucketARN = bucketName, bucketArn
+		if f.Trigger.Schedule != "" {
+			id := ScheduleLogicalID(f.LogicalID)
+			tf.Schedule = &templateSchedule{LogicalID: id, RoleLogicalID: id + "Role", Function: f.LogicalID, Expression: f.Trigger.Schedule}
+		}
+	}
+	if tf.S3 != nil {
+		// S3 invokes it asynchronously: what fails after Lambda's retries
+		// goes to its failure queue rather than being dropped.
+		tf.FailureQueue = failureQueueID(f.LogicalID)
+		tf.Statements = append(tf.Statements, statement{Sid: "SendFailedEvents", Actions: []string{"sqs:SendMessage"}, Resources: []string{"!GetAtt " + tf.FailureQueue + ".Arn"}})
 	}
 	// With tenant isolation on, the function reaches the table and the
 	// bucket only as each call's tenant, through the tenant role
@@ -427,7 +489,8 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 		// The key's policy, not the role's, grants its use (ConnectorKey in
 		// the template): a role policy naming the key would make a cycle,
 		// the key's policy naming the role.
-		tf.Env = append(tf.Env, envVar{config.EnvConnectorKey, "!GetAtt " + ConnectorKeyLogicalID + ".Arn"})
+		tf.Env = append(tf.Env, envVar{config.EnvConnectorKey, "!GetAtt " + ConnectorKeyLogicalID + ".Arn"},
+			envVar{config.EnvConnectorCacheTTL, "!Ref ConnectorCacheTtl"})
 	}
 	if f.Embeds || f.Generates {
 		tf.Env = append(tf.Env, envVar{envOpenAIBaseURL, ifSet("HasOpenAIBaseUrl", "OpenAIBaseUrl")}, envVar{envOpenAIAPIKey, ifSet("HasOpenAIApiKey", "OpenAIApiKey")})
@@ -557,12 +620,13 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 		DefaultRetention: DefaultLogRetentionDays, BucketName: bucketName, StackUUID: stackUUID,
 	}
 	data.TenantRolePolicy, data.TenantBoundary, data.TenantTrust = tenantRoleDocuments()
+	data.FrontDoor = frontDoorOf(cat)
 	for _, d := range logRetentionValues {
 		data.RetentionValues = append(data.RetentionValues, fmt.Sprint(d))
 	}
 	seen := map[string]string{}
 	all := Functions(cat)
-	for _, f := range all {
+	for i, f := range all {
 		for _, key := range []string{"logical ID " + f.LogicalID, "name " + f.Name} {
 			if other, ok := seen[key]; ok {
 				return nil, fmt.Errorf("deploy: functions %s and %s would both have the %s; rename one", other, f.Path, key)
@@ -570,18 +634,40 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 			seen[key] = f.Path
 		}
 		data.Functions = append(data.Functions, templateFunctionOf(f, all))
+		if f.Path == GatewayPath {
+			data.Functions[i].Timeout = fmt.Sprintf("!If [FrontDoorIsRest, %d, %d]", data.FrontDoor.StreamingTimeout, data.FrontDoor.HttpTimeout)
+		}
 		if f.Connects {
 			if data.ConnectorKey == nil {
-				data.ConnectorKey = &templateConnectorKey{LogicalID: ConnectorKeyLogicalID, Purpose: connector.CredentialsPurpose}
+				data.ConnectorKey = &templateConnectorKey{LogicalID: ConnectorKeyLogicalID, PurposeKey: connector.ContextPurpose, Purpose: connector.CredentialsPurpose,
+					RequiredKeys: []string{connector.ContextTenant, connector.ContextConnector},
+					AllowedKeys:  []string{connector.ContextPurpose, connector.ContextTenant, connector.ContextConnector, connector.ContextPrincipal}}
 			}
 			// SAM names a function's generated role <logical ID>Role.
-			data.ConnectorKey.Roles = append(data.ConnectorKey.Roles, f.LogicalID+"Role")
+			if f.Seals {
+				data.ConnectorKey.SealRoles = append(data.ConnectorKey.SealRoles, f.LogicalID+"Role")
+			}
+			if f.Opens {
+				data.ConnectorKey.OpenRoles = append(data.ConnectorKey.OpenRoles, f.LogicalID+"Role")
+			}
 		}
 	}
 	var err error
 	if data.Pipeline, err = pipelineOf(all, cat.PipelineTasks()); err != nil {
 		return nil, err
 	}
+	fams := families(cat)
+	data.AccessLogGroupID, data.AccessLogFormat = AccessLogGroupID, accessLogFormat()
+	data.DashboardID, data.Namespace, data.FamilyDimension, data.AlarmPeriod = DashboardLogicalID, metrics.Namespace, metrics.DimFamily, alarmPeriod
+	data.Alarms = familyAlarms(fams, cat)
+	for _, f := range data.Functions {
+		if f.FailureQueue != "" {
+			q := templateFailureQueue{LogicalID: f.FailureQueue, Function: f.Name}
+			data.FailureQueues = append(data.FailureQueues, q)
+			data.Alarms = append(data.Alarms, failureAlarm(q, f.Name))
+		}
+	}
+	data.Dashboard = dashboard(fams, data.FailureQueues, data.ConnectorKey != nil)
 	var b bytes.Buffer
 	if err := samTemplate.Execute(&b, data); err != nil {
 		return nil, fmt.Errorf("deploy: rendering template.yaml: %w", err)

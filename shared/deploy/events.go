@@ -64,6 +64,10 @@ func Events(cat *catalog.Catalog) ([]Event, error) {
 		return nil, err
 	}
 	for _, f := range cat.Functions() {
+		if f.Trigger != nil && f.Trigger.Schedule != "" {
+			evs = append(evs, Event{Path: EventsDir + "/" + f.Path + ".json", Function: f.Path, Method: MethodSchedule, Name: f.Trigger.Schedule, Payload: []byte("{}\n")})
+			continue
+		}
 		if f.Trigger != nil {
 			ev, err := s3Event(f)
 			if err != nil {
@@ -111,6 +115,10 @@ func Events(cat *catalog.Catalog) ([]Event, error) {
 	}
 	return evs, nil
 }
+
+// MethodSchedule is the Method of a scheduled trigger's sample event: the
+// input its schedule sends, {} (the template's Target.Input).
+const MethodSchedule = "schedule"
 
 // SampleS3Key is the object key of the sample S3 event of a trigger: a
 // document of the sample tenant, under its prefix.

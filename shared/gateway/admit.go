@@ -8,6 +8,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/ratelimit"
 	"github.com/switchboard-dev/switchboard/shared/rawjson"
 )
@@ -30,6 +31,8 @@ func (g *Gateway) admit(ctx context.Context, function string, env *invoke.Reques
 	if err != nil {
 		if fault.KindOf(err) != fault.KindRateLimited {
 			g.log.ErrorContext(ctx, "checking rate limits failed", "tool", env.Tool, "tenant", env.Caller.Tenant, "error", err)
+		} else if t, ok := g.opts.Catalog.Tool(env.Tool); ok {
+			g.opts.Metrics.Throttled(metrics.Call{Family: t.Family, Function: t.Name, Tenant: env.Caller.Tenant, TraceID: env.TraceID, RequestID: env.RequestID})
 		}
 		return nil, refusal(env, err)
 	}

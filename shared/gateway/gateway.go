@@ -35,6 +35,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/ratelimit"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -95,6 +96,10 @@ type Options struct {
 	// before a tool's function is invoked (admit.go). If nil, calls are not
 	// limited.
 	Limiter *ratelimit.Limiter
+	// Metrics receives a record of each call the Limiter refuses (a throttle
+	// of its tool's family: the function does not run to record it). If
+	// nil, none is written.
+	Metrics *metrics.Emitter
 	// OAuth, if set, also admits JWT access tokens, serves the protected
 	// resource metadata for them, and the authorization-server facade if
 	// it has one (oauth.go). If nil, API keys are the only bearer tokens.

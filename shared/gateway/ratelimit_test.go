@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/invoke/lambdaapi"
+	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/ratelimit"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
 )
@@ -92,6 +94,11 @@ func reservedLambda(t *testing.T, reserved int, took time.Duration) string {
 // invoked once per call (no retries, so a throttle shows), with limits if
 // not nil, and returns its URL and a way to create keys.
 func limitedGateway(t *testing.T, lambdaURL string, limits *ratelimit.Limits) (string, *apikey.Keys) {
+	return measuredGateway(t, lambdaURL, limits, nil)
+}
+
+// measuredGateway is limitedGateway writing its metric records to m.
+func measuredGateway(t *testing.T, lambdaURL string, limits *ratelimit.Limits, m *metrics.Emitter) (string, *apikey.Keys) {
 	tbl := storetest.OpenEmbedded(t)
 	keys := apikey.New(tbl, nil)
 	opts := gateway.Options{
@@ -100,7 +107,8 @@ func limitedGateway(t *testing.T, lambdaURL string, limits *ratelimit.Limits) (s
 			Region: "us-east-1", BaseEndpoint: aws.String(lambdaURL), RetryMaxAttempts: 1,
 			Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
 		}, "sb-"),
-		Keys: keys,
+		Keys:    keys,
+		Metrics: m,
 	}
 	if limits != nil {
 		opts.Limiter = ratelimit.New(tbl, &ratelimit.Options{Defaults: limits})
@@ -247,7 +255,8 @@ func TestARefusedCallSaysWhenToRetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url, keys := limitedGateway(t, lambda.URL, &limits)
+	var records lockedBuffer
+	url, keys := measuredGateway(t, lambda.URL, &limits, metrics.New(&records))
 	for _, tc := range []struct {
 		name    string
 		sdkPath bool
@@ -276,6 +285,34 @@ func TestARefusedCallSaysWhenToRetry(t *testing.T) {
 			if n := invoked.Load() - before; n != 0 {
 				t.Errorf("the refused call invoked its function %d times", n)
 			}
+			// The refusal is a throttle of the tool's family, recorded by the
+			// gateway since the function did not run.
+			last := records.lastLine()
+			for _, want := range []string{`"Family":"memory"`, `"Function":"memory_get_context"`, `"Throttles":1`, `"ErrorKind":"rate_limited"`, `"tenant":"t-` + strings.ToLower(tc.name)} {
+				if !strings.Contains(last, want) {
+					t.Errorf("metric record %s lacks %s", last, want)
+				}
+			}
 		})
 	}
+}
+
+// lockedBuffer is a writer safe for concurrent use.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// lastLine returns the last line written.
+func (b *lockedBuffer) lastLine() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(b.buf.String()), "\n")
+	return lines[len(lines)-1]
 }

@@ -8,7 +8,7 @@
 //	b, _ := s.MarshalBinary()                                               // stored beside its chunk shard
 //	g, _ := graph.Build(liveShards)                                         // the store's graph
 //	local, _ := g.Local(ctx, question, graph.DefaultLocalOptions)           // PPR ranking of chunks
-//	fused := graph.Fuse(k, hybridHits, local.Hits)                          // rrf_score
+//	fused := graph.Fuse(k, 1, hybridHits, local.Hits)                       // rrf_score
 //	comms := g.Communities(seed)                                            // levels, finest first
 //	reports, _ := g.Reports(ctx, comms, chunkTexts, nil)                    // stored with the manifest
 //	answer, _ := graph.Global(ctx, question, reports, graph.GlobalOptions{Level: -1})

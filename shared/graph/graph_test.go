@@ -356,7 +356,7 @@ func TestMatchFindsAMisspeltEntityByEmbeddingWhenTheGraphHasVectors(t *testing.T
 func TestFuseScoresEachChunkByReciprocalRanks(t *testing.T) {
 	hybrid := []retrieval.Hit{{ChunkID: "a", DocID: "A", Segment: 0, Index: 3}, {ChunkID: "b", DocID: "B", Segment: 0, Index: 1}}
 	graphHits := []retrieval.Hit{{ChunkID: "c", DocID: "C", Segment: -1, Index: -1}, {ChunkID: "b", DocID: "B", Segment: -1, Index: -1}}
-	got := graph.Fuse(10, hybrid, graphHits)
+	got := graph.Fuse(10, 1, hybrid, graphHits)
 	want := []retrieval.Hit{
 		{ChunkID: "b", DocID: "B", Score: 1.0/62 + 1.0/62, Segment: 0, Index: 1},
 		{ChunkID: "a", DocID: "A", Score: 1.0 / 61, Segment: 0, Index: 3},

@@ -373,11 +373,11 @@ func (w *walk) ranking(k int) []retrieval.Hit {
 const RRFConstant = 60
 
 // Fuse combines the hybrid ranking and the graph's ([LocalResult.Hits]) by
-// reciprocal rank fusion with constant [RRFConstant] and equal weights
-// ([retrieval.FuseWeighted]), returning at most k hits, best first; each
-// hit's Score is its rrf_score. A chunk the hybrid ranking holds keeps its
-// Segment and Index; one only the graph found has -1 for both, and its text
-// must be fetched by id.
-func Fuse(k int, hybrid, graph []retrieval.Hit) []retrieval.Hit {
-	return retrieval.FuseWeighted(k, RRFConstant, nil, hybrid, graph)
+// reciprocal rank fusion with constant [RRFConstant], the graph's ranks
+// weighted by graphWeight against hybrid's 1 ([retrieval.FuseWeighted]),
+// returning at most k hits, best first; each hit's Score is its rrf_score. A
+// chunk the hybrid ranking holds keeps its Segment and Index; one only the
+// graph found has -1 for both, and its text must be fetched by id.
+func Fuse(k int, graphWeight float64, hybrid, graph []retrieval.Hit) []retrieval.Hit {
+	return retrieval.FuseWeighted(k, RRFConstant, []float64{1, graphWeight}, hybrid, graph)
 }

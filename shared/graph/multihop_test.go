@@ -66,7 +66,7 @@ func measureHops(t *testing.T, world multihop.Corpus, k int) hopRecall {
 		}
 		r.bm25 += found(bm25, q.Second)
 		r.graph += found(local.Hits, q.Second)
-		r.fused += found(graph.Fuse(100, bm25, local.Hits), q.Second)
+		r.fused += found(graph.Fuse(100, 1, bm25, local.Hits), q.Second)
 	}
 	n := float64(len(world.Questions))
 	return hopRecall{r.bm25 / n, r.graph / n, r.fused / n}

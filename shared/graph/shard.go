@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/switchboard-dev/switchboard/shared/binread"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 )
 
@@ -198,62 +199,6 @@ func (s *Shard) validate() error {
 	return nil
 }
 
-// reader decodes a shard body, remembering the first error.
-type reader struct {
-	b   []byte
-	err error
-}
-
-func (r *reader) fail(format string, args ...any) {
-	if r.err == nil {
-		r.err = fmt.Errorf("graph: decode shard: %w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
-	}
-}
-
-func (r *reader) uvarint(what string) uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail("bad %s", what)
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-// int reads a uvarint that must be at most limit.
-func (r *reader) int(what string, limit int) int {
-	v := r.uvarint(what)
-	if r.err == nil && v > uint64(limit) {
-		r.fail("%s %d exceeds %d", what, v, limit)
-		return 0
-	}
-	return int(v)
-}
-
-// count reads a uvarint that counts items of at least minBytes bytes each, so
-// a corrupt count cannot make the decoder allocate more than the input holds.
-func (r *reader) count(what string, minBytes int) int {
-	v := r.uvarint(what)
-	if r.err == nil && v > uint64(len(r.b)/minBytes) { // len(r.b) after the count itself
-		r.fail("%s %d exceeds the data", what, v)
-		return 0
-	}
-	return int(v)
-}
-
-func (r *reader) string(what string) string {
-	n := r.count(what+" length", 1)
-	if r.err != nil {
-		return ""
-	}
-	v := string(r.b[:n])
-	r.b = r.b[n:]
-	return v
-}
-
 // DecodeShard decodes a shard written by [Shard.MarshalBinary]. Data that is
 // truncated, altered, of another version or breaking the format's invariants
 // is rejected with an error wrapping [ErrCorrupt]; DecodeShard never panics,
@@ -269,57 +214,57 @@ func DecodeShard(data []byte) (*Shard, error) {
 	if crc32.Checksum(body, castagnoli) != sum {
 		return nil, fmt.Errorf("graph: decode shard: %w: checksum mismatch", ErrCorrupt)
 	}
-	r := &reader{b: body[6:]}
-	s := &Shard{DocID: r.string("doc id"), Extractor: r.string("extractor"), Contexts: r.int("contexts", math.MaxInt32)}
-	s.Chunks = make([]string, r.count("chunk count", 1))
+	r := binread.New(body[6:], "graph: decode shard", ErrCorrupt)
+	s := &Shard{DocID: r.String("doc id"), Extractor: r.String("extractor"), Contexts: r.Int("contexts", math.MaxInt32)}
+	s.Chunks = make([]string, r.Count("chunk count", 1))
 	for i := range s.Chunks {
-		s.Chunks[i] = r.string("chunk id")
+		s.Chunks[i] = r.String("chunk id")
 	}
-	s.Entities = make([]Entity, r.count("entity count", 4))
+	s.Entities = make([]Entity, r.Count("entity count", 4))
 	for i := range s.Entities {
 		e := &s.Entities[i]
-		e.Key, e.Name = r.string("entity key"), r.string("entity name")
-		e.Contexts = r.int("entity contexts", s.Contexts)
-		e.Links = make([]Link, r.count("link count", 2))
+		e.Key, e.Name = r.String("entity key"), r.String("entity name")
+		e.Contexts = r.Int("entity contexts", s.Contexts)
+		e.Links = make([]Link, r.Count("link count", 2))
 		prev := -1
 		for j := range e.Links {
-			c := prev + 1 + r.int("link chunk", len(s.Chunks))
-			e.Links[j] = Link{Chunk: c, Count: r.int("link count", math.MaxInt32)}
+			c := prev + 1 + r.Int("link chunk", len(s.Chunks))
+			e.Links[j] = Link{Chunk: c, Count: r.Int("link count", math.MaxInt32)}
 			prev = c
 		}
-		if r.err != nil {
+		if r.Err() != nil {
 			break
 		}
 	}
-	s.Edges = make([]Edge, r.count("edge count", 3))
+	s.Edges = make([]Edge, r.Count("edge count", 3))
 	a := 0
 	for i := range s.Edges {
-		a += r.int("edge entity", len(s.Entities))
-		b := a + 1 + r.int("edge entity", len(s.Entities))
-		s.Edges[i] = Edge{A: a, B: b, Count: r.int("edge count", s.Contexts)}
-		if r.err != nil {
+		a += r.Int("edge entity", len(s.Entities))
+		b := a + 1 + r.Int("edge entity", len(s.Entities))
+		s.Edges[i] = Edge{A: a, B: b, Count: r.Int("edge count", s.Contexts)}
+		if r.Err() != nil {
 			break
 		}
 	}
-	s.Aliases = make([]Alias, r.count("alias count", 2))
+	s.Aliases = make([]Alias, r.Count("alias count", 2))
 	for i := range s.Aliases {
-		s.Aliases[i] = Alias{Short: r.string("alias"), Long: r.string("alias")}
+		s.Aliases[i] = Alias{Short: r.String("alias"), Long: r.String("alias")}
 	}
-	s.Embedder = r.string("embedder")
-	s.Dims = r.int("dims", maxDims)
-	if r.err == nil {
+	s.Embedder = r.String("embedder")
+	s.Dims = r.Int("dims", maxDims)
+	if r.Err() == nil {
 		want := uint64(s.Dims) * uint64(len(s.Entities)) * 4
-		if uint64(len(r.b)) != want {
-			r.fail("vector section holds %d bytes, want %d", len(r.b), want)
+		if uint64(len(r.Rest())) != want {
+			r.Fail("vector section holds %d bytes, want %d", len(r.Rest()), want)
 		} else if s.Dims > 0 {
 			s.Vectors = make([]float32, s.Dims*len(s.Entities))
 			for i := range s.Vectors {
-				s.Vectors[i] = math.Float32frombits(binary.LittleEndian.Uint32(r.b[4*i:]))
+				s.Vectors[i] = math.Float32frombits(binary.LittleEndian.Uint32(r.Rest()[4*i:]))
 			}
 		}
 	}
-	if r.err != nil {
-		return nil, r.err
+	if r.Err() != nil {
+		return nil, r.Err()
 	}
 	if err := s.validate(); err != nil {
 		return nil, fmt.Errorf("graph: decode shard: %w: %v", ErrCorrupt, strings.TrimPrefix(err.Error(), "graph: encode shard "))

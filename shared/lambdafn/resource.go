@@ -11,8 +11,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/callcontext"
+	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -26,14 +28,20 @@ type ResourceFuncs struct {
 }
 
 // Resources returns the Lambda handler of the resource function at path.
+// Each call writes a metric record (function: the path).
 func Resources(path string, d Deps, f ResourceFuncs) lambda.Handler {
 	log := d.logger().With("function", path)
+	family := ""
+	if fn, ok := catalog.Default().Function(path); ok {
+		family = fn.Family
+	}
 	return lambda.NewHandler(func(ctx context.Context, req invoke.Request) (io.Reader, error) {
 		if err := tenant.Validate(req.Caller.Tenant); err != nil {
 			return nil, fmt.Errorf("envelope has no valid caller: %w", err)
 		}
 		start := time.Now()
-		ctx = callcontext.NewContext(ctx, callcontext.Call{Caller: req.Caller, TraceID: req.TraceID, RequestID: req.RequestID})
+		xray := callcontext.LambdaTraceHeader(ctx)
+		ctx = callcontext.NewContext(ctx, callcontext.Call{Caller: req.Caller, TraceID: req.TraceID, RequestID: req.RequestID, XRay: xray})
 		var (
 			res any
 			err error
@@ -46,6 +54,8 @@ func Resources(path string, d Deps, f ResourceFuncs) lambda.Handler {
 		default:
 			return nil, fmt.Errorf("function %s does not serve %s", path, req.Method)
 		}
+		d.Metrics.Call(metrics.Call{Family: family, Function: path, Latency: time.Since(start), Kind: metrics.KindOf(err),
+			Tenant: req.Caller.Tenant, TraceID: req.TraceID, RequestID: req.RequestID, XRayTraceID: callcontext.XRayTraceID(xray)})
 		attrs := []any{"method", req.Method, "uri", req.URI, "tenant", req.Caller.Tenant, "trace_id", req.TraceID,
 			"request_id", req.RequestID, "duration_ms", time.Since(start).Milliseconds()}
 		if err != nil {

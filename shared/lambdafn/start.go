@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/later"
+	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
@@ -179,17 +180,21 @@ func (o Openers) open(ctx context.Context, c *config.Config, d *Deps, warn io.Wr
 // serves invocations until Lambda shuts it down. Garbage collection waits
 // until the first answer (package coldstart). A wrong configuration ends the
 // process with the error on stderr.
-func Start(f Function, o Openers) {
+func Start(f Function, o Openers) { StartIn(catalog.Default(), f, o) }
+
+// StartIn is [Start] for f, a function of cat: the conformance fixtures'
+// functions (scripts/stack --conformance) are not in the default catalog.
+func StartIn(cat *catalog.Catalog, f Function, o Openers) {
 	cfg := config.FromEnv(os.Getenv)
 	resume := coldstart.PauseGC(cfg.MemoryMB)
 	logger := lambdacontext.NewLogger()
 	slog.SetDefault(logger)
-	d, closeFn, err := start(context.Background(), catalog.Default(), f, o, &cfg, os.Stderr)
+	d, closeFn, err := start(context.Background(), cat, f, o, &cfg, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "switchboard: configuration:", err)
 		os.Exit(1)
 	}
-	d.Logger, d.Metrics = logger, true
+	d.Logger, d.Metrics = logger, metrics.New(os.Stdout)
 	if f.Later {
 		d.Later = later.New()
 		if err := d.Later.Hold(os.Getenv("AWS_LAMBDA_RUNTIME_API")); err != nil {

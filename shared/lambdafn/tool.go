@@ -2,10 +2,11 @@
 // resource functions, and starts them. A handler decodes the [invoke.Request]
 // envelope, validates the arguments against the catalog schema, calls the
 // domain method with the caller the gateway authenticated, appends an audit
-// event for calls that change state, logs one structured line with an
-// embedded CloudWatch metric, and answers an [invoke.Response]. A
-// [Function] is one deployable function built that way; [Start] runs it in
-// Lambda, and package local runs any set of them in one process.
+// event for calls that change state, logs one structured line, writes one
+// CloudWatch embedded-metric record (package metrics), and answers an
+// [invoke.Response]. A [Function] is one deployable function built that way;
+// [Start] runs it in Lambda, and package local runs any set of them in one
+// process.
 //
 //	var AddMessage = lambdafn.Method("memory_add_message", service, (*memory.Service).AddMessage)
 //	func main() { lambdafn.Start(AddMessage, lambdafn.Openers{}) } // functions/memory/add_message
@@ -36,6 +37,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/later"
+	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
@@ -68,10 +70,14 @@ type Deps struct {
 	Sealer     Sealer
 	CheckURL   func(ctx context.Context, raw string) (*url.URL, error)
 	HTTPClient *http.Client
+	// ConnectorCacheTTL is how long connectors' cached capabilities stay
+	// fresh (config/connectors); zero means package connector's default.
+	ConnectorCacheTTL time.Duration
 	// Logger receives one line per call. If nil, logs are discarded.
 	Logger *slog.Logger
-	// Metrics adds CloudWatch embedded-metric fields to each call's log line.
-	Metrics bool
+	// Metrics receives one record per call (package metrics); nil
+	// (locally) writes none.
+	Metrics *metrics.Emitter
 	// Later runs work after a call's answer (package later): the health
 	// record of a pipeline call. Nil where the work is done before answering.
 	Later *later.Queue
@@ -169,7 +175,7 @@ type toolHandler[In, Out any] struct {
 	table   store.Table
 	audit   *audit.Log
 	log     *slog.Logger
-	metrics bool
+	metrics *metrics.Emitter
 }
 
 func (h *toolHandler[In, Out]) handle(ctx context.Context, req invoke.Request) (invoke.Response, error) {
@@ -184,11 +190,12 @@ func (h *toolHandler[In, Out]) handle(ctx context.Context, req invoke.Request) (
 		req.TraceID = traceArgument(req.Arguments, req.TraceID)
 	}
 	ctx, notes := withNotifications(ctx)
-	ctx = callcontext.NewContext(ctx, callcontext.Call{Caller: req.Caller, TraceID: req.TraceID, RequestID: req.RequestID})
+	ctx = callcontext.NewContext(ctx, callcontext.Call{Caller: req.Caller, TraceID: req.TraceID, RequestID: req.RequestID, XRay: callcontext.LambdaTraceHeader(ctx)})
 	ctx = elicit.NewContext(ctx, req.Input)
 	out, err := h.call(ctx, req)
 	resp, outcome, err := h.respond(out, err, req)
 	resp.Notifications = notes.drain()
+	auditFailed := false
 	if h.tool.Mutates {
 		if aerr := h.audit.Append(ctx, audit.Event{
 			Tenant: req.Caller.Tenant, TraceID: req.TraceID, Type: audit.ToolCalled, Tool: h.tool.Name,
@@ -197,10 +204,16 @@ func (h *toolHandler[In, Out]) handle(ctx context.Context, req invoke.Request) (
 			// The call's effect stands; losing its audit record is an operational
 			// failure to alarm on (AuditFailures), not a reason to fail the call.
 			h.log.ErrorContext(ctx, "audit append failed", "trace_id", req.TraceID, "error", aerr)
-			defer h.emit(ctx, "AuditFailures", 1)
+			auditFailed = true
 		}
 	}
-	h.logCall(ctx, req, outcome, err, time.Since(start))
+	d := time.Since(start)
+	h.logCall(ctx, req, outcome, err, d)
+	if h.metrics != nil {
+		c, _ := callcontext.FromContext(ctx)
+		h.metrics.Call(metrics.Call{Family: h.tool.Family, Function: h.tool.Name, Latency: d, Kind: metrics.KindOf(err), AuditFailed: auditFailed,
+			Tenant: req.Caller.Tenant, TraceID: req.TraceID, RequestID: req.RequestID, XRayTraceID: callcontext.XRayTraceID(c.XRay)})
+	}
 	return resp, nil
 }
 
@@ -422,41 +435,7 @@ func (h *toolHandler[In, Out]) logCall(ctx context.Context, req invoke.Request, 
 	if err != nil {
 		attrs = append(attrs, "error", err.Error())
 	}
-	if h.metrics {
-		errors := 0
-		if err != nil {
-			errors = 1
-		}
-		attrs = append(attrs, emf(h.tool.Name, map[string]any{"Duration": d.Milliseconds(), "Errors": errors})...)
-	}
 	h.log.Log(ctx, level, "tool call", attrs...)
-}
-
-func (h *toolHandler[In, Out]) emit(ctx context.Context, metric string, value int) {
-	if h.metrics {
-		h.log.InfoContext(ctx, "metric", emf(h.tool.Name, map[string]any{metric: value})...)
-	}
-}
-
-// emf returns the log attributes of a CloudWatch embedded-metric record:
-// CloudWatch turns the line into metrics without an API call.
-func emf(tool string, values map[string]any) []any {
-	var defs []map[string]string
-	attrs := []any{"Tool", tool}
-	for name, v := range values {
-		unit := "Count"
-		if name == "Duration" {
-			unit = "Milliseconds"
-		}
-		defs = append(defs, map[string]string{"Name": name, "Unit": unit})
-		attrs = append(attrs, name, v)
-	}
-	return append(attrs, "_aws", map[string]any{
-		"Timestamp": time.Now().UnixMilli(),
-		"CloudWatchMetrics": []any{map[string]any{
-			"Namespace": "Switchboard", "Dimensions": [][]string{{"Tool"}}, "Metrics": defs,
-		}},
-	})
 }
 
 // notifications collects the log and progress messages a call produces.

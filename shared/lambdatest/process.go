@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"sync"
@@ -26,11 +27,22 @@ type Process struct {
 // a minimal environment: PATH and HOME) plus AWS_LAMBDA_RUNTIME_API pointing
 // at rt. The process's stdout and stderr are kept for [Process.Output].
 func Start(rt *Runtime, path string, env []string) (*Process, error) {
+	return start(rt, path, env, nil)
+}
+
+// start is [Start], also copying the process's output to log if not nil,
+// and then keeping only the last [tailBytes] of it for [Process.Output].
+func start(rt *Runtime, path string, env []string, log io.Writer) (*Process, error) {
 	cmd := exec.Command(path)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
 	cmd.Env = append(cmd.Env, "AWS_LAMBDA_RUNTIME_API="+rt.Addr())
 	p := &Process{rt: rt, cmd: cmd, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = &p.output, &p.output
+	if log != nil {
+		p.output.limit = tailBytes
+		cmd.Stdout = io.MultiWriter(log, &p.output)
+		cmd.Stderr = cmd.Stdout
+	}
 	p.started = time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("lambdatest: starting %s: %w", path, err)
@@ -55,6 +67,12 @@ func (p *Process) Output() string { return p.output.String() }
 // answer, as [Runtime.Invoke] does, but gives up, with the process's output in
 // the error, if the process exits first.
 func (p *Process) Invoke(ctx context.Context, payload []byte) (*Result, error) {
+	return p.InvokeStreaming(ctx, payload, nil)
+}
+
+// InvokeStreaming is [Process.Invoke] passing each piece of the response
+// body to onChunk as it arrives, as [Runtime.InvokeStreaming] does.
+func (p *Process) InvokeStreaming(ctx context.Context, payload []byte, onChunk func(Chunk)) (*Result, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go func() {
@@ -64,7 +82,7 @@ func (p *Process) Invoke(ctx context.Context, payload []byte) (*Result, error) {
 		case <-ctx.Done():
 		}
 	}()
-	res, err := p.rt.Invoke(ctx, payload)
+	res, err := p.rt.InvokeStreaming(ctx, payload, onChunk)
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 			return nil, fmt.Errorf("lambdatest: %w", cause)
@@ -93,16 +111,25 @@ func (p *Process) Stop() error {
 	return nil
 }
 
+// tailBytes is how much of its output a process started with a log keeps.
+const tailBytes = 64 << 10
+
 // lockedBuffer is a bytes.Buffer safe for the concurrent writes of a
-// process's stdout and stderr.
+// process's stdout and stderr; with a limit, it keeps about the last limit
+// bytes.
 type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	limit int
 }
 
 func (b *lockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.limit > 0 && b.buf.Len()+len(p) > 2*b.limit {
+		tail := b.buf.Bytes()[max(0, b.buf.Len()-b.limit):]
+		b.buf = *bytes.NewBuffer(append([]byte(nil), tail...))
+	}
 	return b.buf.Write(p)
 }
 

@@ -5,6 +5,14 @@
 // lambda.WithEnableSIGTERM performs it, and INVOKE events), and [Start] runs
 // a bootstrap against it.
 //
+// Responses may be streamed, as a response-streaming function sends them: a
+// chunked body (with the Lambda-Runtime-Function-Response-Mode: streaming
+// header the Runtime API documents, or without it, as aws-lambda-go sends an
+// io.Reader answer), ended by the error trailers
+// Lambda-Runtime-Function-Error-Type and -Body if the function failed midway.
+// [Result.Chunks] records each piece as it arrived, and
+// [Runtime.InvokeStreaming] hands each one over before the answer is complete.
+//
 // As Lambda does, the runtime hands out the next invocation only once the
 // previous one has settled: answered, and every extension registered for
 // INVOKE events has asked for its next event ([Result.Settled]).
@@ -22,6 +30,7 @@ package lambdatest
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,6 +52,13 @@ const (
 	pathInitError = "/2018-06-01/runtime/init/error"
 	pathRegister  = "/2020-01-01/extension/register"
 	pathExtNext   = "/2020-01-01/extension/event/next"
+)
+
+// The headers and trailers of a streamed response.
+const (
+	HeaderResponseMode = "Lambda-Runtime-Function-Response-Mode"
+	TrailerErrorType   = "Lambda-Runtime-Function-Error-Type"
+	TrailerErrorBody   = "Lambda-Runtime-Function-Error-Body"
 )
 
 // The headers of a next-invocation answer.
@@ -90,6 +106,15 @@ type Result struct {
 	// Received is when the runtime handed the event to the function; Answered
 	// is when the answer arrived.
 	Received, Answered time.Time
+	// ContentType is the response's Content-Type, and ResponseMode its
+	// Lambda-Runtime-Function-Response-Mode header ("streaming" or empty).
+	ContentType, ResponseMode string
+	// Streamed is set when the body came chunked, as a response-streaming
+	// function sends it.
+	Streamed bool
+	// Chunks are the pieces of the body as the runtime read them, each with
+	// the time it arrived; Payload is all of them. Empty for an error.
+	Chunks []Chunk
 
 	settled chan struct{}
 }
@@ -99,9 +124,16 @@ type Result struct {
 // event. Lambda may freeze the environment from then on.
 func (r *Result) Settled() <-chan struct{} { return r.settled }
 
+// Chunk is a piece of a response body and when it arrived.
+type Chunk struct {
+	Data []byte
+	At   time.Time
+}
+
 type invocation struct {
 	id       string
 	payload  []byte
+	onChunk  func(Chunk)
 	received time.Time
 	done     chan *Result
 	settled  chan struct{}
@@ -185,9 +217,18 @@ func (rt *Runtime) InitError() *FunctionError {
 // means no answer came: ctx ended, the runtime was closed, or the function
 // reported an init error (wrapping [ErrInit]).
 func (rt *Runtime) Invoke(ctx context.Context, payload []byte) (*Result, error) {
+	return rt.InvokeStreaming(ctx, payload, nil)
+}
+
+// InvokeStreaming is [Runtime.Invoke] passing each piece of the response
+// body to onChunk (if not nil) as it arrives, before the answer is complete:
+// what a stand-in for a streaming front door relays. It is called from the
+// runtime's server, one piece at a time; the Chunk's Data is its own.
+func (rt *Runtime) InvokeStreaming(ctx context.Context, payload []byte, onChunk func(Chunk)) (*Result, error) {
 	inv := &invocation{
 		id:      fmt.Sprintf("00000000-0000-4000-8000-%012d", rt.seq.Add(1)),
 		payload: payload,
+		onChunk: onChunk,
 		done:    make(chan *Result, 1),
 		settled: make(chan struct{}),
 	}
@@ -261,13 +302,9 @@ func (rt *Runtime) next(w http.ResponseWriter, r *http.Request) {
 	w.Write(inv.payload)
 }
 
-// answer records a function's response or error for one invocation.
+// answer records a function's response or error for one invocation, reading
+// a response body piece by piece as it arrives.
 func (rt *Runtime) answer(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
 	id := r.PathValue("id")
 	rt.mu.Lock()
 	inv := rt.pending[id]
@@ -280,15 +317,30 @@ func (rt *Runtime) answer(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"errorType":"InvalidRequestID","errorMessage":"unknown request id"}`, http.StatusBadRequest)
 		return
 	}
-	res := &Result{RequestID: id, Received: received, Answered: time.Now(), settled: inv.settled}
+	res := &Result{RequestID: id, Received: received, settled: inv.settled,
+		ContentType: r.Header.Get("Content-Type"), ResponseMode: r.Header.Get(HeaderResponseMode),
+		Streamed: slices.Contains(r.TransferEncoding, "chunked")}
 	if strings.HasSuffix(r.URL.Path, "/error") {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 		res.Error = decodeError(body, r)
-	} else if t := r.Trailer.Get("Lambda-Runtime-Function-Error-Type"); t != "" {
-		// aws-lambda-go reports a failure while streaming the body in a trailer.
-		res.Error = &FunctionError{Type: t, Message: r.Trailer.Get("Lambda-Runtime-Function-Error-Body")}
 	} else {
-		res.Payload = body
+		chunks, body, err := readChunks(r.Body, inv.onChunk)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if t := r.Trailer.Get(TrailerErrorType); t != "" {
+			// A streaming function reports a failure midway in trailers.
+			res.Error = trailerError(t, r.Trailer.Get(TrailerErrorBody))
+		} else {
+			res.Payload, res.Chunks = body, chunks
+		}
 	}
+	res.Answered = time.Now()
 	select {
 	case inv.done <- res:
 		rt.mu.Lock()
@@ -298,6 +350,45 @@ func (rt *Runtime) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusAccepted)
 	io.WriteString(w, `{"status":"OK"}`)
+}
+
+// readChunks reads body to its end, piece by piece, passing each to onChunk
+// (if not nil) as it arrives.
+func readChunks(body io.Reader, onChunk func(Chunk)) ([]Chunk, []byte, error) {
+	var chunks []Chunk
+	var all []byte
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := body.Read(buf)
+		if n > 0 {
+			c := Chunk{Data: slices.Clone(buf[:n]), At: time.Now()}
+			chunks = append(chunks, c)
+			all = append(all, c.Data...)
+			if onChunk != nil {
+				onChunk(c)
+			}
+		}
+		if err == io.EOF {
+			return chunks, all, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+}
+
+// trailerError reads the error trailers of a streamed response: the body is
+// the error as JSON, base64-encoded by aws-lambda-go; anything else is the
+// message itself.
+func trailerError(typ, body string) *FunctionError {
+	fe := &FunctionError{}
+	if b, err := base64.StdEncoding.DecodeString(body); err == nil && json.Unmarshal(b, fe) == nil && fe.Message != "" {
+		if fe.Type == "" {
+			fe.Type = typ
+		}
+		return fe
+	}
+	return &FunctionError{Type: typ, Message: body}
 }
 
 func (rt *Runtime) initError(w http.ResponseWriter, r *http.Request) {

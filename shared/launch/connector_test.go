@@ -8,8 +8,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/shared/config"
 )
 
 // upstreamToken is the bearer token the test upstreams demand; it must never
@@ -135,4 +138,32 @@ func TestTheLocalServerRefusesLoopbackUpstreamsItWasNotTold(t *testing.T) {
 	if out := callJSON(t, cs, "connector_create", map[string]any{"name": "local", "base_url": url, "transport": "streamable_http"}, true); !strings.Contains(out, "base_url") {
 		t.Errorf("connector_create answered %s, want a refusal naming base_url", out)
 	}
+}
+
+// TestTheLocalServerSyncsConnectorsOnItsSchedule verifies the local stand-in
+// for the EventBridge schedule: with the interval set, a connector nobody
+// syncs is synced.
+func TestTheLocalServerSyncsConnectorsOnItsSchedule(t *testing.T) {
+	t.Setenv(config.EnvConnectorSyncInterval, "1s")
+	base, _ := serveLocalAllowing(t, t.TempDir(), "127.0.0.1")
+	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base, HTTPClient: &http.Client{}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	callJSON(t, cs, "connector_create", map[string]any{"name": "up", "base_url": startUpstream(t, "streamable_http"),
+		"transport": "streamable_http", "headers": map[string]string{"Authorization": upstreamToken}}, false)
+	var got struct {
+		Connector struct {
+			SyncStatus string `json:"sync_status"`
+		}
+	}
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		json.Unmarshal([]byte(callJSON(t, cs, "connector_get", map[string]any{"name": "up"}, false)), &got)
+		if got.Connector.SyncStatus == "SYNCED" {
+			return
+		}
+	}
+	t.Fatalf("the connector is still %s; the schedule did not sync it", got.Connector.SyncStatus)
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config/providers"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/handlers/connectorfn"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/launch/lambdagateway"
 	"github.com/switchboard-dev/switchboard/shared/local"
@@ -48,7 +49,8 @@ type Extras struct {
 	Functions []lambdafn.Function
 }
 
-func (x Extras) catalog() (*catalog.Catalog, error) {
+// Catalog returns the default catalog with x's entries added.
+func (x Extras) Catalog() (*catalog.Catalog, error) {
 	def := catalog.Default()
 	if len(x.Tools)+len(x.Resources)+len(x.Prompts) == 0 {
 		return def, nil
@@ -62,7 +64,7 @@ func (x Extras) catalog() (*catalog.Catalog, error) {
 // --stdio, stdin and stdout) and runs every function in process.
 func Gateway(args []string, extras Extras) int {
 	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
-		cat, err := extras.catalog()
+		cat, err := extras.Catalog()
 		if err == nil {
 			err = lambdagateway.Run(cat)
 		}
@@ -113,7 +115,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	cfg.ConnectorAllowedHosts = connectorHosts
+	cfg.ConnectorAllowedHosts, cfg.ConnectorCacheTTL = connectorHosts, os.Getenv(config.EnvConnectorCacheTTL)
 	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open, MultiVector: providers.OpenMultiVector, Connectors: connectors.Open}, stderr)
 	if err != nil {
 		return err
@@ -121,7 +123,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 	defer closeFn()
 	fmt.Fprintln(stderr, lambdafn.OfflineSummariesWarning)
 	deps.Logger = logger
-	cat, err := extras.catalog()
+	cat, err := extras.Catalog()
 	if err != nil {
 		return err
 	}
@@ -131,6 +133,11 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 	if err != nil {
 		return err
 	}
+	stopSync, err := syncConnectors(ctx, deps)
+	if err != nil {
+		return err
+	}
+	defer stopSync()
 	keys := apikey.New(deps.Table, nil)
 	states, err := cfg.OpenKeyring()
 	if err != nil {
@@ -199,6 +206,28 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 	err = srv.Shutdown(shutdown)
 	stack.Wait(shutdown) // the health records of the last pipeline calls
 	return err
+}
+
+// syncConnectors runs the connectors' scheduled sync every
+// [config.EnvConnectorSyncInterval] (5 minutes unless set; 0 turns it off)
+// until stop is called, as EventBridge Scheduler does on AWS.
+func syncConnectors(ctx context.Context, deps lambdafn.Deps) (stop func(), err error) {
+	every := 5 * time.Minute
+	if raw, set := os.LookupEnv(config.EnvConnectorSyncInterval); set {
+		if every, err = connectors.ParseDuration(config.EnvConnectorSyncInterval, raw, time.Second); err != nil {
+			return nil, err
+		}
+	}
+	if every == 0 {
+		return func() {}, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		connectorfn.SyncEvery(ctx, deps, every)
+	}()
+	return func() { cancel(); <-done }, nil
 }
 
 // requireKeysOnceCreated returns the HTTP handler of the local server. One

@@ -1,10 +1,12 @@
 package netguard
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/netip"
@@ -32,10 +34,9 @@ const maxRedirects = 10
 //
 // timeout bounds each request as http.Client.Timeout does, reading the body
 // included; 0 means none, and the request's context bounds it. The byte cap
-// counts a whole body, so a long-lived event stream ends after
-// MaxResponseBytes: a caller holding one open caps its messages itself and
-// gives a Policy with a cap meant for the whole stream. Each client has its
-// own connection pool: build one and reuse it.
+// counts a whole body unless [Policy.EventsCapped] caps an event stream per
+// event, so that a long-lived stream of small events lasts. Each client has
+// its own connection pool: build one and reuse it.
 func (p *Policy) Client(timeout time.Duration) *http.Client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	transport := &http.Transport{
@@ -76,12 +77,22 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	max := g.p.maxResponseBytes()
+	if g.p.EventsCapped && isEventStream(resp.Header.Get("Content-Type")) {
+		resp.Body = &eventsCapped{r: resp.Body, host: host, max: max, lineStart: true}
+		return resp, nil
+	}
 	if resp.ContentLength > max {
 		resp.Body.Close()
 		return nil, fmt.Errorf("netguard: host %s: %w: it declares %d bytes, at most %d are read", host, ErrResponseTooLarge, resp.ContentLength, max)
 	}
 	resp.Body = &capped{r: resp.Body, left: max, host: host, max: max}
 	return resp, nil
+}
+
+// isEventStream reports whether a Content-Type names server-sent events.
+func isEventStream(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "text/event-stream"
 }
 
 func (p *Policy) maxResponseBytes() int64 {
@@ -121,6 +132,54 @@ func (c *capped) tooLarge() error {
 }
 
 func (c *capped) Close() error { return c.r.Close() }
+
+// eventsCapped is an event stream's body that fails once an event holds
+// more than max bytes. An event ends at a blank line; CR, LF and CRLF end
+// a line (the SSE format), and line ends do not count toward its size.
+type eventsCapped struct {
+	r         io.ReadCloser
+	host      string
+	max       int64
+	size      int64 // bytes of the event being read
+	lineStart bool  // the last byte ended a line
+	afterCR   bool  // the last byte was a CR, which an LF may complete
+	err       error
+}
+
+func (e *eventsCapped) Read(b []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.r.Read(b)
+	for i := 0; i < n; {
+		run := bytes.IndexAny(b[i:n], "\r\n")
+		if run < 0 {
+			run = n - i
+		}
+		if run > 0 { // bytes of a line
+			e.lineStart, e.afterCR = false, false
+			if e.size += int64(run); e.size > e.max {
+				e.err = fmt.Errorf("netguard: host %s: %w: an event of more than %d bytes", e.host, ErrResponseTooLarge, e.max)
+				return i + run - int(e.size-e.max), e.err
+			}
+			i += run
+			continue
+		}
+		switch c := b[i]; {
+		case c == '\n' && e.afterCR: // the LF of a CRLF
+			e.afterCR = false
+		default:
+			if e.lineStart {
+				e.size = 0 // a blank line ends the event
+			}
+			e.lineStart, e.afterCR = true, c == '\r'
+		}
+		i++
+	}
+	return n, err
+}
+
+func (e *eventsCapped) Close() error { return e.r.Close() }
 
 // checkRedirect is the client's CheckRedirect: a redirect stays on the
 // host and port it came from, under an allowed scheme.

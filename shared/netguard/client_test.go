@@ -163,6 +163,58 @@ func TestClientCapsResponseBodies(t *testing.T) {
 	}
 }
 
+func TestClientCapsEventStreamsPerEventOnlyWhenAsked(t *testing.T) {
+	const max = 1000
+	events := map[string]string{
+		// 50 events of 100 bytes, 5,000 bytes in all, with each line end SSE allows.
+		"small":   strings.Repeat("data: "+strings.Repeat("x", 92)+"\n\n", 20) + strings.Repeat("data: "+strings.Repeat("y", 92)+"\r\n\r\n", 20) + strings.Repeat("data: "+strings.Repeat("z", 92)+"\r\r", 10),
+		"lines":   strings.Repeat("data: "+strings.Repeat("x", 400)+"\n", 3) + "\n", // one event of three lines, 1,218 bytes
+		"crlf":    strings.Repeat("data: "+strings.Repeat("x", 400)+"\r\n", 3) + "\r\n",
+		"oneline": "data: " + strings.Repeat("x", 2000) + "\n\n",
+		"exact":   strings.Repeat("data: "+strings.Repeat("x", 994)+"\n\n", 3), // events of exactly the cap
+	}
+	url, _ := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("type") == "stream" {
+			w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+		}
+		w.(http.Flusher).Flush()
+		w.Write([]byte(events[r.URL.Query().Get("events")]))
+	})
+	for _, tc := range []struct {
+		name         string
+		eventsCapped bool
+		query        string
+		want         string // "" for the whole body, else what the error says
+	}{
+		{"a stream of small events longer than the cap is read whole", true, "type=stream&events=small", ""},
+		{"events of exactly the cap are read", true, "type=stream&events=exact", ""},
+		{"an event of several lines over the cap fails", true, "type=stream&events=lines", "an event of more than 1000 bytes"},
+		{"an event of CRLF lines over the cap fails", true, "type=stream&events=crlf", "an event of more than 1000 bytes"},
+		{"one long line over the cap fails", true, "type=stream&events=oneline", "an event of more than 1000 bytes"},
+		{"a body that is no event stream is still capped whole", true, "events=small", "more than 1000 bytes"},
+		{"without EventsCapped an event stream is capped whole", false, "type=stream&events=small", "more than 1000 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := local()
+			p.MaxResponseBytes, p.EventsCapped = max, tc.eventsCapped
+			body, err := get(t, p.Client(0), url+"/?"+tc.query)
+			if tc.want == "" {
+				whole := events[tc.query[strings.LastIndex(tc.query, "=")+1:]]
+				if err != nil || body != whole {
+					t.Fatalf("read %d bytes, %v; want the %d of the stream", len(body), err, len(whole))
+				}
+				return
+			}
+			if !errors.Is(err, netguard.ErrResponseTooLarge) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "host 127.0.0.1") {
+				t.Fatalf("err = %v, want ErrResponseTooLarge saying %q", err, tc.want)
+			}
+			if len(body) > 2*max {
+				t.Errorf("read %d bytes past the cap", len(body))
+			}
+		})
+	}
+}
+
 func TestRedactKeepsSchemeAndHostOnly(t *testing.T) {
 	p := &netguard.Policy{Resolver: newResolver(names)}
 	_, err := p.Client(0).Get("https://metadata.test:8443/latest/meta-data/iam?token=hunter2")

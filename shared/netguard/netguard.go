@@ -58,6 +58,12 @@ type Policy struct {
 	// MaxResponseBytes caps a response body read through [Policy.Client];
 	// 0 means [DefaultMaxResponseBytes].
 	MaxResponseBytes int64
+	// EventsCapped caps a text/event-stream response per event, not as a
+	// whole: each event (up to its blank line) at MaxResponseBytes, the
+	// stream as long as it lasts. Set it only for a caller that reads event
+	// streams event by event (the connectors' MCP transports): a caller
+	// that reads a body whole would read an endless stream.
+	EventsCapped bool
 	// Resolver looks up the addresses of a host; nil means
 	// net.DefaultResolver. Tests substitute their own.
 	Resolver Resolver

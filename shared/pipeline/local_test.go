@@ -48,6 +48,8 @@ type retrieveIn struct {
 	ThreadID string              `json:"thread_id,omitempty"`
 	// EmbeddingModel is the request's override.
 	EmbeddingModel string `json:"embedding_model,omitempty"`
+	// GraphTraversalDepth is rag_graphrag's.
+	GraphTraversalDepth *int `json:"graph_traversal_depth,omitempty"`
 }
 type retrieveOut struct {
 	Documents      []pipeline.Document `json:"documents"`
@@ -336,6 +338,7 @@ func TestLocalRunsThePipelineAndDegradesOnEveryFailure(t *testing.T) {
 }
 
 func TestLocalSendsEachStepTheEnvelopeAndOnlyTheArgumentsGiven(t *testing.T) {
+	depth := 2
 	tests := []struct {
 		name string
 		in   pipeline.Input
@@ -354,10 +357,10 @@ func TestLocalSendsEachStepTheEnvelopeAndOnlyTheArgumentsGiven(t *testing.T) {
 			name: "optional fields given",
 			in: pipeline.Input{Request: pipeline.Request{Caller: caller, TraceID: "t", RequestID: "r"}, Question: "q?", ThreadID: "chat_1",
 				Stores: []string{"kb", "faq"}, TopK: 7, Mode: "vector", Filter: map[string][]string{"lang": {"en"}},
-				LLMModel: "gpt-4o", EmbeddingModel: "text-embedding-3-large"},
+				LLMModel: "gpt-4o", EmbeddingModel: "text-embedding-3-large", GraphTraversalDepth: &depth},
 			want: map[string]string{
 				"optimizer_vs-rephrase":  `{"llm_model":"gpt-4o","question":"q?","thread_id":"chat_1"}`,
-				"optimizer_vs-retriever": `{"embedding_model":"text-embedding-3-large","filter":{"lang":["en"]},"mode":"vector","question":"q? (about key rotation)","stores":["kb","faq"],"top_k":7}`,
+				"optimizer_vs-retriever": `{"embedding_model":"text-embedding-3-large","filter":{"lang":["en"]},"graph_traversal_depth":2,"mode":"vector","question":"q? (about key rotation)","stores":["kb","faq"],"top_k":7}`,
 				"optimizer_vs-grade":     `{"documents":[{"chunk_id":"d1#0","content":"Rotate keys every 90 days.","doc_id":"d1","metadata":{"lang":"en"},"score":0.5,"store":"kb"}],"llm_model":"gpt-4o","question":"q? (about key rotation)"}`,
 			},
 		},

@@ -68,6 +68,9 @@ type Input struct {
 	// LLMModel, the retriever embeds with EmbeddingModel.
 	LLMModel       string `json:"llm_model,omitempty"`
 	EmbeddingModel string `json:"embedding_model,omitempty"`
+	// GraphTraversalDepth, if set, makes the retriever fuse the stores'
+	// entity graphs into its ranking (rag_graphrag).
+	GraphTraversalDepth *int `json:"graph_traversal_depth,omitempty"`
 }
 
 // The defaults of Input.TopK and Input.Mode, as the retriever's.
@@ -109,6 +112,9 @@ type Output struct {
 	Rephrased      bool       `json:"rephrased"`
 	Documents      []Document `json:"documents"`
 	SearchedStores []string   `json:"searched_stores"`
+	// Graph is what the entity graph contributed to the retrieval; empty
+	// unless the input set GraphTraversalDepth and the retrieval ran.
+	Graph Graph `json:"graph"`
 	// Relevant is "yes" or "no"; Graded is false when grading fell back.
 	Relevant string `json:"relevant"`
 	Graded   bool   `json:"graded"`
@@ -120,6 +126,16 @@ type Output struct {
 	// Refusal is the retriever's error when it refused the caller's
 	// arguments (kind invalid_argument or not_found).
 	Refusal *invoke.Error `json:"refusal,omitempty"`
+}
+
+// Graph is the retriever's account of a retrieval fused with the stores'
+// entity graphs (vector.GraphSearch, as the state machine passes it on).
+type Graph struct {
+	EntitiesMatched []string `json:"entities_matched,omitempty"`
+	Depth           *int     `json:"graph_traversal_depth,omitempty"`
+	EntitiesReached int      `json:"entities_reached,omitempty"`
+	GraphChunks     int      `json:"graph_chunks,omitempty"`
+	GraphOnly       int      `json:"graph_only_documents,omitempty"`
 }
 
 // Steps says which provider and model each step used: the generator that

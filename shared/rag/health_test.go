@@ -119,10 +119,12 @@ func TestHealthCountsTheLastHourOfCalls(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := map[string]PipelineHealth{
-			PipelineBasic:       {Status: Healthy, ErrorRate: 1.0 / 21, Queries: 21, Degraded: 2, P50MS: 100, P95MS: 190},
-			PipelineBasicRerank: {Status: Healthy},
-			PipelineColbert:     {Status: Healthy},
-			PipelineCRAG:        {Status: Degraded, ErrorRate: 1.0 / 3, Queries: 3, P50MS: 50, P95MS: 70, LastSuccess: lastCRAG.Format(time.RFC3339Nano)},
+			PipelineBasic:          {Status: Healthy, ErrorRate: 1.0 / 21, Queries: 21, Degraded: 2, P50MS: 100, P95MS: 190},
+			PipelineBasicRerank:    {Status: Healthy},
+			PipelineColbert:        {Status: Healthy},
+			PipelineCRAG:           {Status: Degraded, ErrorRate: 1.0 / 3, Queries: 3, P50MS: 50, P95MS: 70, LastSuccess: lastCRAG.Format(time.RFC3339Nano)},
+			PipelineGraphRAG:       {Status: Healthy},
+			PipelineGlobalGraphRAG: {Status: Healthy},
 		}
 		got := h.PipelineStatuses
 		if got[PipelineBasic].LastSuccess == "" {

@@ -1,16 +1,23 @@
 // Package rag answers questions from a tenant's vector stores: the RAG
-// pipeline tools rag_basic, rag_basic_rerank and rag_crag with seed 002's
-// request and response, the internal steps optimizer_vs-rephrase and
-// optimizer_vs-grade the pipeline invokes, and rag_health_check.
+// pipeline tools rag_basic, rag_basic_rerank, rag_crag, rag_graphrag,
+// rag_iris_global_graphrag and rag_pylate_colbert with seed 002's request
+// and response, the
+// internal steps optimizer_vs-rephrase and optimizer_vs-grade the pipeline
+// invokes, and rag_health_check.
 //
-// Every pipeline tool runs the rephrase -> retrieve -> grade pipeline through
+// Every pipeline tool but rag_iris_global_graphrag runs the rephrase ->
+// retrieve -> grade pipeline through
 // a [pipeline.Runner] (the Step Functions state machine on AWS, the same definition
 // interpreted locally), then writes the answer with the generator from the
 // documents graded relevant; documents graded not relevant are dropped and the
 // answer is written without them, as if retrieval had not happened (seed 000's
 // "transparent" completion). rag_basic_rerank retrieves a larger candidate
 // pool and reranks it; rag_crag scores its confidence in the retrieval and,
-// below a threshold, corrects the query and retrieves again.
+// below a threshold, corrects the query and retrieves again; rag_graphrag
+// fuses the stores' entity graphs into the retrieval; rag_iris_global_graphrag
+// answers from community reports, in its own function (graphrag.go);
+// rag_pylate_colbert ranks by late interaction over token vectors
+// (colbert.go).
 //
 //	svc := rag.New(table, rag.Options{Generator: gen, Runner: runner})
 //	resp, err := svc.Basic(ctx, caller, rag.BasicInput{Request: rag.Request{Query: "What are the symptoms of diabetes?"}})
@@ -50,14 +57,16 @@ import (
 
 // The pipelines, by seed 002's pipeline_name.
 const (
-	PipelineBasic       = "basic"
-	PipelineBasicRerank = "basic_rerank"
-	PipelineCRAG        = "crag"
+	PipelineBasic          = "basic"
+	PipelineBasicRerank    = "basic_rerank"
+	PipelineCRAG           = "crag"
+	PipelineGraphRAG       = "graphrag"
+	PipelineGlobalGraphRAG = "iris_global_graphrag"
 )
 
-// Pipelines lists the pipelines this package serves, in the order health
+// Pipelines lists every pipeline this package serves, in the order health
 // reports them when [Options.Pipelines] names none.
-var Pipelines = []string{PipelineBasic, PipelineBasicRerank, PipelineCRAG, PipelineColbert}
+var Pipelines = []string{PipelineBasic, PipelineBasicRerank, PipelineCRAG, PipelineGraphRAG, PipelineGlobalGraphRAG, PipelineColbert}
 
 // Seed 002's request limits and defaults.
 const (
@@ -124,6 +133,9 @@ type Options struct {
 	// pipeline served by another package is reported too. If nil, defaults
 	// to [Pipelines].
 	Pipelines []string
+	// Reports gives rag_iris_global_graphrag the stores' community reports.
+	// Required for that pipeline only.
+	Reports Reporter
 	// After records each call's outcome after its answer, off the caller's
 	// path, and [Service.Health] waits for what it has queued. If nil, the
 	// outcome is recorded before the call answers.
@@ -133,12 +145,13 @@ type Options struct {
 // Service implements the RAG pipeline tools and rag_health_check on a
 // [store.Table]. It is safe for concurrent use.
 type Service struct {
-	table  store.Table
-	gen    provider.Generator
-	runner pipeline.Runner
-	late   LateInteraction
-	limits Limits
-	health *recorder
+	table   store.Table
+	gen     provider.Generator
+	runner  pipeline.Runner
+	late    LateInteraction
+	reports Reporter
+	limits  Limits
+	health  *recorder
 	// pipelines are the pipelines health reports.
 	pipelines []string
 	after     *later.Queue
@@ -148,7 +161,7 @@ type Service struct {
 
 // New returns a Service recording pipeline outcomes in table.
 func New(table store.Table, opts Options) *Service {
-	s := &Service{table: table, gen: opts.Generator, runner: opts.Runner, late: opts.Late, limits: opts.Limits.withDefaults(),
+	s := &Service{table: table, gen: opts.Generator, runner: opts.Runner, late: opts.Late, reports: opts.Reports, limits: opts.Limits.withDefaults(),
 		after: opts.After, now: opts.Now, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))}
 	if s.now == nil {
 		s.now = time.Now
@@ -258,6 +271,8 @@ type call struct {
 	generation time.Duration
 	tokens     int
 	degraded   bool
+	// graphDepth, when set, makes retrievals fuse the entity graph (graphrag).
+	graphDepth *int
 	// answerBy is when every pipeline run must have ended, to leave time
 	// ([AnswerReserve]) for writing the answer.
 	answerBy time.Time
@@ -285,7 +300,7 @@ func (s *Service) serve(ctx context.Context, c tenant.Caller, pipeline string, r
 	if err != nil {
 		return Response{}, err
 	}
-	if s.runner == nil || s.gen == nil {
+	if s.gen == nil || s.runner == nil && pipeline != PipelineGlobalGraphRAG {
 		return Response{}, fault.Unavailable(nil, "pipeline %s is not configured: it needs the pipeline runner and a generator", pipeline)
 	}
 	gen, err := provider.GeneratorFor(s.gen, p.LLMModel)
@@ -393,7 +408,7 @@ func (s *Service) retrieve(ctx context.Context, cl *call, question, threadID str
 	out, err := s.runner.Run(ctx, pipeline.Input{
 		Request:  pipeline.Request{Caller: cl.caller, TraceID: info.TraceID, RequestID: cl.p.RequestID},
 		Question: question, ThreadID: threadID, Stores: cl.p.Stores, TopK: topK, Mode: cl.p.Mode, Filter: cl.p.Filter,
-		LLMModel: cl.p.LLMModel, EmbeddingModel: cl.p.EmbeddingModel,
+		LLMModel: cl.p.LLMModel, EmbeddingModel: cl.p.EmbeddingModel, GraphTraversalDepth: cl.graphDepth,
 	})
 	cl.retrieval += s.now().Sub(t0)
 	switch {

@@ -527,7 +527,7 @@ func TestRerankPutsDocumentsWithMoreQueryTermsCloserTogetherFirst(t *testing.T) 
 		{DocID: "c", Content: "nothing relevant here", Score: 0.7},
 		{DocID: "d", Content: "diabetes causes thirst", Score: 0.6},
 	}
-	got := Rerank("does diabetes cause thirst", docs)
+	got := rerank("does diabetes cause thirst", docs)
 	var ids []string
 	for i, d := range got {
 		ids = append(ids, d.DocID)

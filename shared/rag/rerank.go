@@ -10,15 +10,14 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
-// RerankerName names [Rerank] in responses.
+// RerankerName names [rerank] in responses.
 const RerankerName = "offline-lexical-rrf-v1"
 
 // rrfK is the reciprocal rank fusion constant (Cormack et al. 2009).
 const rrfK = 60
 
-// Rerank reorders candidates for query and returns them with their rerank
-// score as Score: rag_basic_rerank's reranker, exported for evaluation
-// (scripts/retrieval-eval). The offline reranker fuses three rankings by reciprocal
+// rerank reorders candidates for query and returns them with their rerank
+// score as Score. The offline reranker fuses three rankings by reciprocal
 // rank fusion, score = sum of 1/(60 + rank):
 //
 //   - the retriever's own order (its hybrid, BM25 or vector ranking);
@@ -31,7 +30,7 @@ const rrfK = 60
 // (BM25 rewards one frequent term; vectors reward topic over wording). Ties
 // share a rank, so an evidence signal with no spread leaves the retriever's
 // order in charge. The retriever's order breaks remaining ties.
-func Rerank(query string, docs []pipeline.Document) []pipeline.Document {
+func rerank(query string, docs []pipeline.Document) []pipeline.Document {
 	q := distinct(terms(query))
 	n := len(docs)
 	cover, prox := make([]float64, n), make([]float64, n)
@@ -81,7 +80,7 @@ func ranks(key []float64) []int {
 }
 
 // evidence returns the share of the query terms q that doc holds, and how
-// closely they cluster (see [Rerank]).
+// closely they cluster (see [rerank]).
 func evidence(q []string, doc []string) (coverage, proximity float64) {
 	if len(q) == 0 {
 		return 0, 0
@@ -140,7 +139,7 @@ func distinct(ts []string) []string {
 }
 
 // BasicRerank serves rag_basic_rerank: one pipeline run for a candidate pool
-// larger than top_k, reranked (see [Rerank]) and cut to top_k, then the answer.
+// larger than top_k, reranked (see [rerank]) and cut to top_k, then the answer.
 func (s *Service) BasicRerank(ctx context.Context, c tenant.Caller, in RerankInput) (Response, error) {
 	return s.serve(ctx, c, PipelineBasicRerank, in.Request, func(ctx context.Context, cl *call) (Response, error) {
 		pool := min(max(4*cl.p.topK, 20), MaxCandidatePool)
@@ -154,7 +153,7 @@ func (s *Service) BasicRerank(ctx context.Context, c tenant.Caller, in RerankInp
 		if err != nil {
 			return Response{}, err
 		}
-		ranked := Rerank(out.ContextInput, out.Documents)
+		ranked := rerank(out.ContextInput, out.Documents)
 		resp, err := s.respond(ctx, cl, out, ranked[:min(cl.p.topK, len(ranked))])
 		resp.Metadata.Reranker, resp.Metadata.Candidates = RerankerName, ptr(len(out.Documents))
 		return resp, err

@@ -77,6 +77,19 @@ type ColbertInput struct {
 	InteractionThreshold *float64 `json:"interaction_threshold,omitempty" jsonschema:"0..1 (default 0): a question token whose best similarity in a passage is below it adds nothing to the passage's score"`
 }
 
+// GraphRAGInput is the input of rag_graphrag.
+type GraphRAGInput struct {
+	Request
+	GraphTraversalDepth *int `json:"graph_traversal_depth,omitempty" jsonschema:"how many relations from the entities the query names the graph walk goes, 0-5 (default 2); deeper reaches documents linked through more intermediate entities"`
+}
+
+// GlobalInput is the input of rag_iris_global_graphrag.
+type GlobalInput struct {
+	Request
+	CommunityLevel *int `json:"community_level,omitempty" jsonschema:"the community level to search, 0 the finest (default: the finest level with at most max_communities reports, else the coarsest)"`
+	MaxCommunities *int `json:"max_communities,omitempty" jsonschema:"how many community reports to map, those whose text covers most of the query (default 32, at most 256)"`
+}
+
 // Response is what every RAG pipeline tool returns (seed 002's Tool Response).
 type Response struct {
 	Answer             string              `json:"answer" jsonschema:"the generated answer; empty when the generator had nothing to say"`
@@ -98,7 +111,7 @@ type RetrievedDocument struct {
 // Metadata describes how a pipeline produced a [Response]. The fields after
 // the common ones are set only by the pipelines they name.
 type Metadata struct {
-	PipelineName    string         `json:"pipeline_name" jsonschema:"the pipeline: basic, basic_rerank, crag, pylate_colbert, ..."`
+	PipelineName    string         `json:"pipeline_name" jsonschema:"basic, basic_rerank, crag, graphrag, iris_global_graphrag or pylate_colbert"`
 	ExecutionTimeMS int64          `json:"execution_time_ms"`
 	TokensUsed      int            `json:"tokens_used" jsonschema:"tokens the answer (and crag's rewrite and grade) consumed, input plus output, as the generator reported them"`
 	Timestamp       string         `json:"timestamp" jsonschema:"when the request was received (RFC 3339)"`
@@ -130,6 +143,20 @@ type Metadata struct {
 	CompressionRatio  *float64            `json:"compression_ratio,omitempty" jsonschema:"pylate_colbert: the token vectors' float32 size over their compressed size (centroid id and 2-bit residuals); 0 when no store held tokens"`
 	TokenInteractions *int64              `json:"token_interactions,omitempty" jsonschema:"pylate_colbert: question-token x passage-token similarities computed exactly"`
 	TokenEmbedder     *pipeline.StepModel `json:"token_embedder,omitempty" jsonschema:"pylate_colbert: the multi-vector embedder of the token vectors"`
+
+	// rag_graphrag
+	EntitiesMatched     []string  `json:"entities_matched,omitempty" jsonschema:"graphrag: the entities of the stores' graphs the query names, where the graph walk started"`
+	GraphTraversalDepth *int      `json:"graph_traversal_depth,omitempty" jsonschema:"graphrag: how many relations the walk went from them"`
+	EntitiesReached     *int      `json:"entities_reached,omitempty" jsonschema:"graphrag: entities the walk reached"`
+	GraphOnlyDocuments  *int      `json:"graph_only_documents,omitempty" jsonschema:"graphrag: retrieved documents only the graph found (not hybrid search)"`
+	RRFScores           []float64 `json:"rrf_scores,omitempty" jsonschema:"graphrag: each retrieved document's rrf_score (reciprocal rank fusion of hybrid search and the graph's Personalized PageRank), in order; also its score"`
+
+	// rag_iris_global_graphrag
+	CommunityLevel    *int     `json:"community_level,omitempty" jsonschema:"iris_global_graphrag: the community level searched (0 the finest)"`
+	CommunitiesMapped []string `json:"communities_mapped,omitempty" jsonschema:"iris_global_graphrag: the communities whose reports were mapped to rated points (community/<store>/<level>/<number>)"`
+	CommunitiesUsed   []string `json:"communities_used,omitempty" jsonschema:"iris_global_graphrag: the communities whose points reached the answer"`
+	ReportsBehind     *int64   `json:"reports_behind,omitempty" jsonschema:"iris_global_graphrag: how many versions of its store the oldest community reports used lag (0: current; reports are rebuilt past about a tenth of the store's documents changed)"`
+	MapFailures       *int     `json:"map_failures,omitempty" jsonschema:"iris_global_graphrag: reports whose rating by the generator was refused (not the JSON asked for)"`
 }
 
 // PerformanceMetrics are a [Response]'s timings; all are non-negative.
@@ -153,7 +180,7 @@ const (
 // HealthOutput is the output of rag_health_check (seed 002's Health Status).
 type HealthOutput struct {
 	OverallStatus      string                    `json:"overall_status" jsonschema:"healthy: every pipeline healthy and the table reachable; unavailable: the table unreachable or every pipeline unavailable; else degraded"`
-	PipelineStatuses   map[string]PipelineHealth `json:"pipeline_statuses" jsonschema:"every pipeline of the rag family (basic, basic_rerank, crag, ...), from the caller's own calls in the last hour"`
+	PipelineStatuses   map[string]PipelineHealth `json:"pipeline_statuses" jsonschema:"every pipeline (basic, basic_rerank, crag, graphrag, iris_global_graphrag, pylate_colbert), from the caller's own calls in the last hour"`
 	DatabaseStatus     DatabaseHealth            `json:"database_status"`
 	PerformanceMetrics HealthMetrics             `json:"performance_metrics"`
 	LastUpdated        string                    `json:"last_updated" jsonschema:"when this check ran (RFC 3339)"`

@@ -8,6 +8,8 @@ import (
 	"math"
 	"sort"
 	"unsafe"
+
+	"github.com/switchboard-dev/switchboard/shared/binread"
 )
 
 // The segment format, version 1 (all integers little-endian; uvarint and
@@ -117,56 +119,6 @@ func (s *Segment) MarshalBinary() ([]byte, error) {
 	return b, nil
 }
 
-// reader decodes a segment body, remembering the first error.
-type reader struct {
-	b   []byte
-	err error
-}
-
-func (r *reader) fail(format string, args ...any) {
-	if r.err == nil {
-		r.err = fmt.Errorf("retrieval: decode segment: %w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
-	}
-}
-
-func (r *reader) uvarint(what string) uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail("bad %s", what)
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-// count reads a uvarint that counts items of at least minBytes bytes each, so
-// a corrupt count cannot make the decoder allocate more than the input holds.
-func (r *reader) count(what string, minBytes int) int {
-	v := r.uvarint(what)
-	if v > uint64(len(r.b)/minBytes) {
-		r.fail("%s %d exceeds the data", what, v)
-		return 0
-	}
-	return int(v)
-}
-
-func (r *reader) string(what string) string {
-	n := r.uvarint(what + " length")
-	if r.err != nil {
-		return ""
-	}
-	if n > uint64(len(r.b)) {
-		r.fail("%s length %d exceeds the data", what, n)
-		return ""
-	}
-	s := string(r.b[:n])
-	r.b = r.b[n:]
-	return s
-}
-
 // DecodeSegment decodes a segment written by [Segment.MarshalBinary]. Data that
 // is truncated, altered or of another version is rejected with an error
 // wrapping [ErrCorrupt]; DecodeSegment never panics and keeps no reference to
@@ -185,11 +137,11 @@ func DecodeSegment(data []byte) (*Segment, error) {
 	if crc32.Checksum(body, castagnoli) != sum {
 		return nil, fmt.Errorf("retrieval: decode segment: %w: checksum mismatch", ErrCorrupt)
 	}
-	r := &reader{b: body[6:]}
-	n := r.count("chunk count", 4)
-	dims64 := r.uvarint("dims")
-	if r.err == nil && dims64 > 1<<20 {
-		r.fail("dims %d", dims64)
+	r := binread.New(body[6:], "retrieval: decode segment", ErrCorrupt)
+	n := r.Count("chunk count", 4)
+	dims64 := r.Uvarint("dims")
+	if r.Err() == nil && dims64 > 1<<20 {
+		r.Fail("dims %d", dims64)
 	}
 	dims := int(dims64)
 	s := &Segment{
@@ -197,51 +149,51 @@ func DecodeSegment(data []byte) (*Segment, error) {
 		meta: make([]map[string]string, n), chunkLen: make([]uint32, n), dims: dims,
 	}
 	seen := make(map[string]bool, n)
-	for i := 0; i < n && r.err == nil; i++ {
-		s.ids[i] = r.string("chunk id")
-		s.docIDs[i] = r.string("doc id")
-		s.texts[i] = r.string("text")
-		if r.err == nil && (s.ids[i] == "" || seen[s.ids[i]]) {
-			r.fail("chunk %d: empty or duplicate id", i)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		s.ids[i] = r.String("chunk id")
+		s.docIDs[i] = r.String("doc id")
+		s.texts[i] = r.String("text")
+		if r.Err() == nil && (s.ids[i] == "" || seen[s.ids[i]]) {
+			r.Fail("chunk %d: empty or duplicate id", i)
 		}
 		seen[s.ids[i]] = true
-		m := r.count("metadata count", 2)
+		m := r.Count("metadata count", 2)
 		if m > 0 {
 			s.meta[i] = make(map[string]string, m)
 		}
 		prev := ""
-		for j := 0; j < m && r.err == nil; j++ {
-			k := r.string("metadata key")
+		for j := 0; j < m && r.Err() == nil; j++ {
+			k := r.String("metadata key")
 			if j > 0 && k <= prev {
-				r.fail("chunk %d: metadata keys out of order", i)
+				r.Fail("chunk %d: metadata keys out of order", i)
 			}
 			prev = k
-			s.meta[i][k] = r.string("metadata value")
+			s.meta[i][k] = r.String("metadata value")
 		}
 	}
-	nt := r.count("term count", 3)
+	nt := r.Count("term count", 3)
 	s.terms = make([]string, 0, nt)
 	s.postStart = make([]uint32, 1, nt+1)
 	lens := make([]uint64, n)
-	for t := 0; t < nt && r.err == nil; t++ {
-		term := r.string("term")
+	for t := 0; t < nt && r.Err() == nil; t++ {
+		term := r.String("term")
 		if t > 0 && term <= s.terms[t-1] {
-			r.fail("terms out of order at %d", t)
+			r.Fail("terms out of order at %d", t)
 		}
 		s.terms = append(s.terms, term)
-		df := r.count("document frequency", 2)
-		if r.err == nil && (df == 0 || df > n) {
-			r.fail("term %q: document frequency %d of %d chunks", term, df, n)
+		df := r.Count("document frequency", 2)
+		if r.Err() == nil && (df == 0 || df > n) {
+			r.Fail("term %q: document frequency %d of %d chunks", term, df, n)
 		}
 		prev := -1
-		for p := 0; p < df && r.err == nil; p++ {
-			gap := r.uvarint("posting gap")
-			tf := r.uvarint("term frequency")
-			if r.err != nil {
+		for p := 0; p < df && r.Err() == nil; p++ {
+			gap := r.Uvarint("posting gap")
+			tf := r.Uvarint("term frequency")
+			if r.Err() != nil {
 				break
 			}
 			if gap >= uint64(n-prev-1) || tf == 0 || tf > math.MaxUint32 {
-				r.fail("term %q: bad posting", term)
+				r.Fail("term %q: bad posting", term)
 				break
 			}
 			c := prev + 1 + int(gap)
@@ -254,33 +206,33 @@ func DecodeSegment(data []byte) (*Segment, error) {
 	}
 	for i, l := range lens {
 		if l > math.MaxUint32 {
-			r.fail("chunk %d too long", i)
+			r.Fail("chunk %d too long", i)
 			break
 		}
 		s.chunkLen[i] = uint32(l)
 		s.totalLen += int64(l)
 	}
 	if data[5]&flagPartitioned != 0 {
-		r.partitions(s)
+		partitions(r, s)
 	}
-	if r.err == nil && dims > 0 {
+	if r.Err() == nil && dims > 0 {
 		want := uint64(n) * (uint64(dims)*5 + 4)
-		if uint64(len(r.b)) != want {
-			r.fail("vector section holds %d bytes, want %d", len(r.b), want)
+		if uint64(len(r.Rest())) != want {
+			r.Fail("vector section holds %d bytes, want %d", len(r.Rest()), want)
 		} else {
 			s.scales = make([]float32, n)
 			for i := range s.scales {
-				sc := math.Float32frombits(binary.LittleEndian.Uint32(r.b[4*i:]))
+				sc := math.Float32frombits(binary.LittleEndian.Uint32(r.Rest()[4*i:]))
 				if !(sc >= 0) || math.IsInf(float64(sc), 0) {
-					r.fail("chunk %d: bad scale", i)
+					r.Fail("chunk %d: bad scale", i)
 					break
 				}
 				s.scales[i] = sc
 			}
-			q := r.b[4*n : 4*n+n*dims]
+			q := r.Rest()[4*n : 4*n+n*dims]
 			s.qvecs = make([]int8, n*dims)
 			copy(int8Bytes(s.qvecs), q)
-			f := r.b[4*n+n*dims:]
+			f := r.Rest()[4*n+n*dims:]
 			s.vecs = make([]float32, n*dims)
 			if littleEndian {
 				copy(float32Bytes(s.vecs), f)
@@ -289,35 +241,35 @@ func DecodeSegment(data []byte) (*Segment, error) {
 					s.vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(f[4*i:]))
 				}
 			}
-			r.b = nil
+			r.Skip(len(r.Rest()))
 		}
 	}
-	if r.err == nil && len(r.b) != 0 {
-		r.fail("%d trailing bytes", len(r.b))
+	if r.Err() == nil && len(r.Rest()) != 0 {
+		r.Fail("%d trailing bytes", len(r.Rest()))
 	}
-	if r.err != nil {
-		return nil, r.err
+	if r.Err() != nil {
+		return nil, r.Err()
 	}
 	return s, nil
 }
 
 // partitions reads a partitioned segment's cluster runs into s.
-func (r *reader) partitions(s *Segment) {
-	s.index = r.string("centroids id")
-	p := r.count("cluster count", 2)
-	if r.err == nil && (s.index == "" || s.dims == 0 || p == 0 || p > MaxClusters) {
-		r.fail("partitions: %d clusters of centroids %q over %d dimensions", p, s.index, s.dims)
+func partitions(r *binread.Reader, s *Segment) {
+	s.index = r.String("centroids id")
+	p := r.Count("cluster count", 2)
+	if r.Err() == nil && (s.index == "" || s.dims == 0 || p == 0 || p > MaxClusters) {
+		r.Fail("partitions: %d clusters of centroids %q over %d dimensions", p, s.index, s.dims)
 		return
 	}
 	s.parts, s.starts = make([]uint32, 0, p), make([]uint32, 1, p+1)
 	prev, end := -1, 0
 	for range p {
-		gap, run := r.uvarint("cluster id gap"), r.uvarint("cluster run")
-		if r.err != nil {
+		gap, run := r.Uvarint("cluster id gap"), r.Uvarint("cluster run")
+		if r.Err() != nil {
 			return
 		}
 		if gap >= uint64(MaxClusters-prev-1) || run == 0 || run > uint64(s.Len()-end) {
-			r.fail("partitions: bad cluster run")
+			r.Fail("partitions: bad cluster run")
 			return
 		}
 		prev += 1 + int(gap)
@@ -325,7 +277,7 @@ func (r *reader) partitions(s *Segment) {
 		s.parts, s.starts = append(s.parts, uint32(prev)), append(s.starts, uint32(end))
 	}
 	if end != s.Len() {
-		r.fail("partitions cover %d of %d chunks", end, s.Len())
+		r.Fail("partitions cover %d of %d chunks", end, s.Len())
 	}
 }
 

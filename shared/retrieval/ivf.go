@@ -9,6 +9,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/switchboard-dev/switchboard/shared/binread"
 )
 
 // Inverted-file (IVF) partitioning. A large collection's vectors are
@@ -521,19 +523,19 @@ func DecodeCentroids(data []byte) (*Centroids, error) {
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
 		return nil, bad("checksum mismatch")
 	}
-	r := &reader{b: body[5:]}
-	id := r.string("id")
-	k := r.uvarint("k")
-	dims := r.uvarint("dims")
-	if r.err != nil {
-		return nil, r.err
+	r := binread.New(body[5:], "retrieval: decode centroids", ErrCorrupt)
+	id := r.String("id")
+	k := r.Uvarint("k")
+	dims := r.Uvarint("dims")
+	if r.Err() != nil {
+		return nil, r.Err()
 	}
-	if k == 0 || k > MaxClusters || dims == 0 || dims > 1<<20 || uint64(len(r.b)) != 4*k*dims {
-		return nil, bad(fmt.Sprintf("%d centroids of %d dimensions in %d bytes", k, dims, len(r.b)))
+	if k == 0 || k > MaxClusters || dims == 0 || dims > 1<<20 || uint64(len(r.Rest())) != 4*k*dims {
+		return nil, bad(fmt.Sprintf("%d centroids of %d dimensions in %d bytes", k, dims, len(r.Rest())))
 	}
 	vecs := make([]float32, k*dims)
 	for i := range vecs {
-		vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(r.b[4*i:]))
+		vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(r.Rest()[4*i:]))
 	}
 	c, err := NewCentroids(id, vecs, int(dims))
 	if err != nil {

@@ -176,8 +176,18 @@ func (s *Service) merge(ctx context.Context, c tenant.Caller, alias string, m *m
 	segs := make([]*retrieval.Segment, len(picked))
 	for i, sh := range picked {
 		if segs[i], err = s.segment(ctx, sh); err != nil {
+			if isNotFound(err) {
+				return nil // another change removed it meanwhile: the merge is stale
+			}
 			return err
 		}
+	}
+	packs, err := s.packs(ctx, picked)
+	if isNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -226,6 +236,14 @@ func (s *Service) merge(ctx context.Context, c tenant.Caller, alias string, m *m
 			return err
 		}
 		merged.Index, merged.Spread = seg.Index(), spread
+		kept := make(map[string]bool, seg.Len())
+		for i := range seg.Len() {
+			kept[seg.ChunkID(i)] = true
+		}
+		if merged.Graph, _, err = s.mergeGraphs(ctx, c, alias, merged.ID, packs, kept); err != nil {
+			s.removeObjects(ctx, merged.Key)
+			return err
+		}
 	}
 	pickedIDs := map[string]bool{}
 	for _, sh := range picked {
@@ -275,7 +293,7 @@ func (s *Service) merge(ctx context.Context, c tenant.Caller, alias string, m *m
 		return nil, nil
 	})
 	if err != nil && !errors.Is(err, errMaybeCommitted) {
-		s.removeObjects(ctx, merged.Key)
+		s.removeObjects(ctx, merged.Key, merged.Graph)
 	}
 	if errors.Is(err, errStale) {
 		return nil
@@ -285,7 +303,7 @@ func (s *Service) merge(ctx context.Context, c tenant.Caller, alias string, m *m
 	}
 	s.mergeTokens(ctx, c, alias, picked, seg, merged)
 	for _, sh := range picked {
-		s.removeObjects(ctx, shardObjects(sh.Key)...)
+		s.removeObjects(ctx, shardObjects(sh)...)
 	}
 	s.removeObjects(ctx, gone...)
 	return nil

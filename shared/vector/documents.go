@@ -177,7 +177,7 @@ func (s *Service) DeleteDocument(ctx context.Context, c tenant.Caller, in Delete
 		return DeleteDocumentOutput{}, err
 	}
 	var removed int
-	var dropped string
+	var dropped []string
 	_, _, err := s.commit(ctx, c, in.Store, func(r *storeRec, m *manifest) ([]store.Write, error) {
 		d, found, err := s.loadDoc(ctx, c, in.Store, in.DocID)
 		if err != nil {
@@ -198,6 +198,6 @@ func (s *Service) DeleteDocument(ctx context.Context, c tenant.Caller, in Delete
 	if err != nil {
 		return DeleteDocumentOutput{}, err
 	}
-	s.removeObjects(ctx, shardObjects(dropped)...)
+	s.removeObjects(ctx, dropped...)
 	return DeleteDocumentOutput{Status: "deleted", Store: in.Store, DocID: in.DocID, Removed: removed}, nil
 }

@@ -173,15 +173,21 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 	if err != nil {
 		return IngestOutput{}, err
 	}
-	rec := docRec{DocID: docID, Hash: hash, Nonce: nonce, Chunks: len(chunks), Bytes: ref.Size, Shard: ref.ID, Format: doc.Format, Title: doc.Title,
+	// The graph pack is stored with the shard and charged with it.
+	var graphBytes int64
+	if ref.Graph, graphBytes, err = s.writeGraph(ctx, c, in.Store, ref.ID, docID, chunks); err != nil {
+		s.removeObjects(ctx, ref.Key)
+		return IngestOutput{}, err
+	}
+	rec := docRec{DocID: docID, Hash: hash, Nonce: nonce, Chunks: len(chunks), Bytes: ref.Size + graphBytes, Shard: ref.ID, Format: doc.Format, Title: doc.Title,
 		Source: src.from, Metadata: in.Metadata, Ingested: s.now()}
-	var dropped string
+	var dropped []string
 	_, m, err := s.commit(ctx, c, in.Store, func(r *storeRec, m *manifest) ([]store.Write, error) {
 		cur, found, err := s.loadDoc(ctx, c, in.Store, docID)
 		if err != nil {
 			return nil, err
 		}
-		dropped, out.Removed, out.Status = "", 0, "added"
+		dropped, out.Removed, out.Status = nil, 0, "added"
 		delta := rec.usage()
 		switch {
 		case found && cur.Hash == hash && !m.hides(cur):
@@ -206,11 +212,11 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 	})
 	if err != nil || out.Status == "unchanged" {
 		if !errors.Is(err, errMaybeCommitted) {
-			s.removeObjects(ctx, ref.Key)
+			s.removeObjects(ctx, ref.Key, ref.Graph)
 		}
 		return out, err
 	}
-	s.removeObjects(ctx, shardObjects(dropped)...)
+	s.removeObjects(ctx, dropped...)
 	out.Chunks = len(chunks)
 	if s.needsCompaction(m, r.Dims) {
 		if err := s.compact(ctx, c, in.Store); err != nil {

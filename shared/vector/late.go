@@ -394,12 +394,13 @@ func tokenKey(shardKey string) string {
 	return dir + "/tokens/" + strings.TrimSuffix(file, ".seg") + ".tv"
 }
 
-// shardObjects returns the objects of the chunk shard at key: the shard and its token shard.
-func shardObjects(key string) []string {
-	if key == "" {
+// shardObjects returns the objects that live and die with a chunk shard:
+// the shard, its graph pack and its token shard (with a partial build).
+func shardObjects(sh shardRef) []string {
+	if sh.Key == "" {
 		return nil
 	}
-	return []string{key, tokenKey(key), partKey(tokenKey(key))}
+	return []string{sh.Key, sh.Graph, tokenKey(sh.Key), partKey(tokenKey(sh.Key))}
 }
 
 // codecPrefix returns the prefix of a store's codecs for the multi-vector

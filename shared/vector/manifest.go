@@ -48,6 +48,9 @@ type shardRef struct {
 	// centroids.
 	Index  string  `json:"index,omitempty"`
 	Spread float64 `json:"spread,omitempty"`
+	// Graph is the key of the shard's graph pack ("" for a shard written
+	// before graphs, or whose documents have none; see graph.go).
+	Graph string `json:"graph,omitempty"`
 }
 
 // deadDoc is one version of a document that left search, in shard Shard
@@ -126,16 +129,17 @@ func (m *manifest) shard(id string) int {
 
 // kill removes a document version from search. d.Shard is where the
 // version was written; if that shard has all its documents dead now, it is
-// dropped from the manifest and its key returned, so the caller can delete
-// the object once the manifest is committed.
-func (m *manifest) kill(d deadDoc) (droppedKey string) {
+// dropped from the manifest and its keys (the shard's and its graph pack's)
+// returned, so the caller can delete the objects once the manifest is
+// committed.
+func (m *manifest) kill(d deadDoc) (droppedKeys []string) {
 	i := m.shard(d.Shard)
 	if i < 0 {
 		// The document's record names a shard compaction has merged since:
 		// its chunks are in some live shard, which is not known here.
 		d.Shard = ""
 		m.Dead = append(m.Dead, d)
-		return ""
+		return nil
 	}
 	m.Dead = append(m.Dead, d)
 	deadDocs := 0
@@ -145,12 +149,12 @@ func (m *manifest) kill(d deadDoc) (droppedKey string) {
 		}
 	}
 	if deadDocs < m.Shards[i].Docs {
-		return ""
+		return nil
 	}
-	key := m.Shards[i].Key
+	keys := shardObjects(m.Shards[i])
 	m.Shards = slices.Delete(m.Shards, i, i+1)
 	m.Dead = slices.DeleteFunc(m.Dead, func(x deadDoc) bool { return x.Shard == d.Shard })
-	return key
+	return keys
 }
 
 // ProfileTerms bounds the term profile a store record keeps.

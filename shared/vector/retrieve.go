@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/graph"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/retrieval"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -95,6 +96,14 @@ func validateQuery(in RetrieveInput) (retrieval.Mode, error) {
 	if in.NProbe < 0 || in.NProbe > retrieval.MaxClusters {
 		return "", fault.Invalid("nprobe", "%d is outside 1..%d", in.NProbe, retrieval.MaxClusters)
 	}
+	if d := in.GraphTraversalDepth; d != nil {
+		if *d < 0 || *d > graph.MaxDepth {
+			return "", fault.Invalid("graph_traversal_depth", "%d is outside 0..%d", *d, graph.MaxDepth)
+		}
+		if mode != retrieval.ModeHybrid {
+			return "", fault.Invalid("mode", "must be hybrid (or omitted) with graph_traversal_depth: the graph's ranking is fused with hybrid search")
+		}
+	}
 	return mode, nil
 }
 
@@ -119,6 +128,9 @@ func (s *Service) retrieve(ctx context.Context, c tenant.Caller, in RetrieveInpu
 	// Ask for more than k so that dropping duplicates still leaves k: the
 	// best k+extra of a ranking begin with its best k.
 	q.K = min(2*k, k+20)
+	if in.GraphTraversalDepth != nil {
+		q.K = max(q.K, graphPool) // the depth fused with the graph's ranking
+	}
 	if mode != retrieval.ModeBM25 {
 		e, err := emb.Embed(ctx, provider.EmbedRequest{Texts: []string{in.Question}, Purpose: provider.ForQuery})
 		if err != nil {
@@ -151,6 +163,13 @@ func (s *Service) retrieve(ctx context.Context, c tenant.Caller, in RetrieveInpu
 	for _, r := range recs {
 		out.SearchedStores = append(out.SearchedStores, r.Alias)
 	}
+	if d := in.GraphTraversalDepth; d != nil {
+		var info GraphSearch
+		if hits, info, err = s.fuseGraph(ctx, recs, in.Question, *d, hits, in.Filter, perDoc, q.K); err != nil {
+			return RetrieveOutput{}, searchFailed(err)
+		}
+		out.Graph = &info
+	}
 	seen := map[string]bool{}
 	for _, h := range hits {
 		key := h.Text
@@ -167,6 +186,9 @@ func (s *Service) retrieve(ctx context.Context, c tenant.Caller, in RetrieveInpu
 		}
 		out.Documents = append(out.Documents, Document{DocID: h.DocID, ChunkID: h.ChunkID, Content: h.Text,
 			Score: h.Score, Metadata: md, Store: h.Store})
+		if out.Graph != nil && h.Segment == -1 {
+			out.Graph.GraphOnly++
+		}
 		if len(out.Documents) == k {
 			break
 		}

@@ -411,8 +411,8 @@ func TestDeleteStoreRemovesEverything(t *testing.T) {
 		svc.CreateStore(ctx, acme, vector.CreateStoreInput{Alias: "notes"})
 		ingestAll(t, svc, acme, "notes")
 		out, err := svc.DeleteStore(ctx, acme, vector.StoreInput{Alias: "notes"})
-		if err != nil || out.Documents != 4 || out.Objects != 5 {
-			t.Fatalf("%+v, %v; want 4 documents and 5 objects (4 shards, 1 manifest) removed", out, err)
+		if err != nil || out.Documents != 4 || out.Objects != 9 {
+			t.Fatalf("%+v, %v; want 4 documents and 9 objects (4 shards, their 4 graph packs, 1 manifest) removed", out, err)
 		}
 		if keys := listKeys(t, blobs, tenant.BlobPrefix(acme.Tenant)); len(keys) != 0 {
 			t.Errorf("objects left: %v", keys)

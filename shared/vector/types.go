@@ -51,7 +51,7 @@ type DeleteStoreOutput struct {
 	Status    string `json:"status" jsonschema:"deleted"`
 	Alias     string `json:"alias"`
 	Documents int    `json:"removed_documents" jsonschema:"document records removed"`
-	Objects   int    `json:"removed_objects" jsonschema:"shard and manifest objects removed"`
+	Objects   int    `json:"removed_objects" jsonschema:"shard, graph, report and manifest objects removed"`
 }
 
 // IngestInput is the input of vector_document_ingest. Exactly one of
@@ -135,6 +135,9 @@ type RetrieveInput struct {
 	ThreadID string              `json:"thread_id,omitempty" jsonschema:"the conversation this search serves; accepted and ignored by retrieval"`
 	// EmbeddingModel overrides the configured embedder for this search.
 	EmbeddingModel string `json:"embedding_model,omitempty" jsonschema:"the embedding model to search with, among those the server allows (default: the configured one); a store built with another model is refused"`
+	// GraphTraversalDepth, when set, fuses the stores' entity graphs into
+	// the ranking (rag_graphrag).
+	GraphTraversalDepth *int `json:"graph_traversal_depth,omitempty" jsonschema:"set to also rank chunks by the stores' entity graphs: entities the question names, expanded this many relations (0-5), chunks scored by Personalized PageRank and fused with hybrid search by reciprocal rank (each document's score is then its rrf_score); mode must be hybrid"`
 }
 
 // Document is one retrieved chunk.
@@ -149,12 +152,13 @@ type Document struct {
 
 // RetrieveOutput is the output of optimizer_vs-retriever and [Service.Retrieve].
 type RetrieveOutput struct {
-	Documents      []Document `json:"documents" jsonschema:"best first"`
-	SearchedStores []string   `json:"searched_stores" jsonschema:"aliases of the stores searched"`
-	ContextInput   string     `json:"context_input" jsonschema:"the question used for the search"`
-	Mode           string     `json:"mode"`
-	Provider       string     `json:"provider" jsonschema:"the embedding provider used for the question; empty when no embedding was needed (mode bm25)"`
-	Model          string     `json:"model" jsonschema:"the embedding model used; empty in mode bm25"`
+	Documents      []Document   `json:"documents" jsonschema:"best first"`
+	SearchedStores []string     `json:"searched_stores" jsonschema:"aliases of the stores searched"`
+	ContextInput   string       `json:"context_input" jsonschema:"the question used for the search"`
+	Mode           string       `json:"mode"`
+	Provider       string       `json:"provider" jsonschema:"the embedding provider used for the question; empty when no embedding was needed (mode bm25)"`
+	Model          string       `json:"model" jsonschema:"the embedding model used; empty in mode bm25"`
+	Graph          *GraphSearch `json:"graph,omitempty" jsonschema:"what the entity graph contributed, when graph_traversal_depth was set"`
 }
 
 // StorageInput is the input of optimizer_vs-storage.

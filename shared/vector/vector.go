@@ -75,6 +75,10 @@ type Options struct {
 	// of the total) while it runs; the tool functions pass
 	// lambdafn.ReportProgress, which relays it to the client.
 	Progress func(ctx context.Context, done, total float64, message string)
+	// GraphWeight weighs the entity graph's ranking against hybrid search's
+	// (1) when a retrieval fuses them (graph_traversal_depth). If zero,
+	// defaults to [DefaultGraphWeight].
+	GraphWeight float64
 	// Quotas bounds what each tenant stores, per store and in all; every
 	// ingest and delete charges its change in its manifest commit. If nil,
 	// defaults to [quota.DefaultLimits] kept in the service's table.
@@ -106,6 +110,7 @@ type Service struct {
 
 	ivfThreshold int64
 	nprobe       int
+	graphWeight  float64
 	compacting   sync.Map // tenant and alias of the stores this process is compacting
 
 	multi     multivector.Embedder
@@ -122,7 +127,7 @@ func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Opti
 	}
 	s := &Service{table: table, blobs: blobs, emb: emb, cache: sharedCache, now: time.Now, log: slog.New(slog.DiscardHandler),
 		progress: func(context.Context, float64, float64, string) {}, groupBytes: DefaultGroupBytes, maxShards: MaxShards,
-		revalidate: DefaultRevalidate, ivfThreshold: DefaultIVFThreshold, lateBytes: DefaultLateBytes,
+		revalidate: DefaultRevalidate, ivfThreshold: DefaultIVFThreshold, graphWeight: DefaultGraphWeight, lateBytes: DefaultLateBytes,
 		late: lateIndexes{byStore: map[string]*lateIndex{}}}
 	if opts != nil {
 		if opts.Cache != nil {
@@ -153,6 +158,9 @@ func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Opti
 			s.ivfThreshold = opts.IVFThreshold
 		}
 		s.nprobe = min(max(opts.NProbe, 0), retrieval.MaxClusters)
+		if opts.GraphWeight > 0 {
+			s.graphWeight = opts.GraphWeight
+		}
 		switch {
 		case opts.Revalidate < 0:
 			s.revalidate = 0

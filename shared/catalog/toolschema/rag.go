@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/switchboard-dev/switchboard/shared/graph"
 	"github.com/switchboard-dev/switchboard/shared/memory"
 	"github.com/switchboard-dev/switchboard/shared/rag"
 	"github.com/switchboard-dev/switchboard/shared/vector"
@@ -63,6 +64,17 @@ func ragSchemas() map[string]pair {
 			p["confidence_threshold"].Default = json.RawMessage(fmt.Sprint(rag.DefaultConfidenceThreshold))
 			p["correction_strategy"].Enum, p["correction_strategy"].Default = enum(rag.Strategies...), json.RawMessage(`"rewrite"`)
 		}), ragResponse(rag.PipelineCRAG)},
+		"rag_graphrag": {schemaFor[rag.GraphRAGInput](func(p map[string]*jsonschema.Schema) {
+			ragRequest(p)
+			p["graph_traversal_depth"].Minimum, p["graph_traversal_depth"].Maximum = ptr(0.0), ptr(float64(graph.MaxDepth))
+			p["graph_traversal_depth"].Default = json.RawMessage(fmt.Sprint(rag.DefaultGraphTraversalDepth))
+		}), ragResponse(rag.PipelineGraphRAG)},
+		"rag_iris_global_graphrag": {schemaFor[rag.GlobalInput](func(p map[string]*jsonschema.Schema) {
+			ragRequest(p)
+			p["community_level"].Minimum = ptr(0.0)
+			p["max_communities"].Minimum, p["max_communities"].Maximum = ptr(1.0), ptr(float64(rag.MaxCommunities))
+			p["max_communities"].Default = json.RawMessage(fmt.Sprint(rag.DefaultMaxCommunities))
+		}), ragResponse(rag.PipelineGlobalGraphRAG)},
 		"rag_pylate_colbert": {schemaFor[rag.ColbertInput](func(p map[string]*jsonschema.Schema) {
 			ragRequest(p)
 			p["candidate_source"].Enum, p["candidate_source"].Default = enum(rag.CandidateSources...), json.RawMessage(`"hybrid"`)

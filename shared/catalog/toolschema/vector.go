@@ -3,6 +3,7 @@ package toolschema
 import (
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/switchboard-dev/switchboard/shared/graph"
 	"github.com/switchboard-dev/switchboard/shared/retrieval"
 	"github.com/switchboard-dev/switchboard/shared/vector"
 )
@@ -34,6 +35,7 @@ func vectorSchemas() map[string]pair {
 			p["filter"].MaxProperties = ptr(vector.MaxFilterKeys)
 			p["filter"].AdditionalProperties.MaxItems = ptr(vector.MaxFilterValues)
 			p["thread_id"].MaxLength = ptr(128)
+			p["graph_traversal_depth"].Minimum, p["graph_traversal_depth"].Maximum = ptr(0.0), ptr(float64(graph.MaxDepth))
 		}), schemaFor[vector.RetrieveOutput](nil)},
 		"optimizer_vs-search-group": {schemaFor[vector.SearchGroupInput](func(p map[string]*jsonschema.Schema) {
 			p["op"].Enum = enum(vector.SearchGroupOps...)

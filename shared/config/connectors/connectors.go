@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	awskms "github.com/aws/aws-sdk-go-v2/service/kms"
 
@@ -22,14 +23,19 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/seal/localkey"
 )
 
-// Open sets d's Sealer from c.ConnectorKey and its CheckURL and HTTPClient
-// from c's connector host policy.
+// Open sets d's Sealer from c.ConnectorKey, its CheckURL and HTTPClient
+// from c's connector host policy, and its ConnectorCacheTTL.
 func Open(ctx context.Context, c *config.Config, d *lambdafn.Deps) error {
 	hosts, err := netguard.ParseHosts(c.ConnectorAllowedHosts)
 	if err != nil {
 		return fmt.Errorf("%s: %w", config.EnvConnectorAllowedHosts, err)
 	}
-	guard := &netguard.Policy{AllowHTTP: c.ConnectorHTTP, AllowedHosts: hosts}
+	if d.ConnectorCacheTTL, err = ParseDuration(config.EnvConnectorCacheTTL, c.ConnectorCacheTTL, time.Second); err != nil {
+		return err
+	}
+	// Event streams are capped per event: the legacy SSE transport carries
+	// a session's every answer on one response, which must outlast the cap.
+	guard := &netguard.Policy{AllowHTTP: c.ConnectorHTTP, AllowedHosts: hosts, EventsCapped: true}
 	// No client-wide timeout: a session's event stream outlives any one
 	// request, and package connector bounds each exchange by its context
 	// (10 s to initialise, 30 s a call).
@@ -54,4 +60,21 @@ func Open(ctx context.Context, c *config.Config, d *lambdafn.Deps) error {
 		}
 	}
 	return nil
+}
+
+// MaxDuration bounds the connectors' cache TTL and the local sync interval.
+const MaxDuration = 24 * time.Hour
+
+// ParseDuration parses raw, the value of variable name, as a Go duration
+// from least to [MaxDuration], or 0 if raw is "0" or empty (the caller's
+// default).
+func ParseDuration(name, raw string, least time.Duration) (time.Duration, error) {
+	if raw == "" || raw == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(raw)
+	if err != nil || d < least || d > MaxDuration {
+		return 0, fmt.Errorf("%s: %q is not a duration from %v to %v, such as 5m", name, raw, least, MaxDuration)
+	}
+	return d, nil
 }

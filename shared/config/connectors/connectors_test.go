@@ -2,13 +2,18 @@ package connectors_test
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/config/connectors"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/netguard"
 )
 
 func TestOpenRefusesWhatWouldLeaveConnectorsUnguardedOrUnsealed(t *testing.T) {
@@ -21,6 +26,9 @@ func TestOpenRefusesWhatWouldLeaveConnectorsUnguardedOrUnsealed(t *testing.T) {
 		{"no key is refused, naming the variable", config.Config{}, config.EnvConnectorKey},
 		{"an alias instead of a key ARN is refused", config.Config{ConnectorKey: "alias/connectors"}, config.EnvConnectorKey},
 		{"a host with a scheme is refused", config.Config{ConnectorKey: keyFile, ConnectorAllowedHosts: "http://127.0.0.1"}, config.EnvConnectorAllowedHosts},
+		{"a cache TTL that is no duration is refused", config.Config{ConnectorKey: keyFile, ConnectorCacheTTL: "five"}, config.EnvConnectorCacheTTL},
+		{"a cache TTL under a second is refused", config.Config{ConnectorKey: keyFile, ConnectorCacheTTL: "10ms"}, config.EnvConnectorCacheTTL},
+		{"a cache TTL over a day is refused", config.Config{ConnectorKey: keyFile, ConnectorCacheTTL: "25h"}, config.EnvConnectorCacheTTL},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var d lambdafn.Deps
@@ -59,6 +67,38 @@ func TestOpenAllowsHTTPAndTheListedHostsOnlyWhereConfigured(t *testing.T) {
 				t.Error("no HTTP client")
 			}
 		})
+	}
+}
+
+func TestOpenSetsTheCacheTTLOrLeavesTheDefault(t *testing.T) {
+	for raw, want := range map[string]time.Duration{"": 0, "0": 0, "90s": 90 * time.Second, "1h": time.Hour} {
+		cfg := config.Config{ConnectorKey: config.FilePrefix + filepath.Join(t.TempDir(), "k.json"), ConnectorCacheTTL: raw}
+		var d lambdafn.Deps
+		if err := connectors.Open(context.Background(), &cfg, &d); err != nil || d.ConnectorCacheTTL != want {
+			t.Errorf("%s=%q: TTL %v, %v; want %v", config.EnvConnectorCacheTTL, raw, d.ConnectorCacheTTL, err, want)
+		}
+	}
+}
+
+func TestTheClientReadsAnEventStreamPastTheBodyCap(t *testing.T) {
+	events := strings.Repeat("data: "+strings.Repeat("x", 1<<10)+"\n\n", (netguard.DefaultMaxResponseBytes>>10)+100)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte(events))
+	}))
+	defer srv.Close()
+	cfg := config.Config{ConnectorKey: config.FilePrefix + filepath.Join(t.TempDir(), "k.json"), ConnectorAllowedHosts: "127.0.0.1", ConnectorHTTP: true}
+	var d lambdafn.Deps
+	if err := connectors.Open(context.Background(), &cfg, &d); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := d.HTTPClient.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if b, err := io.ReadAll(resp.Body); err != nil || len(b) != len(events) {
+		t.Fatalf("read %d of %d bytes of small events, %v", len(b), len(events), err)
 	}
 }
 

@@ -4,6 +4,13 @@
 package connectorfn
 
 import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
@@ -12,7 +19,8 @@ import (
 // table, the credentials' sealer and the outbound guard that
 // config/connectors opened.
 func service(d lambdafn.Deps) *connector.Service {
-	return connector.New(d.Table, d.Sealer, &connector.Options{CheckURL: d.CheckURL, HTTPClient: d.HTTPClient, Logger: d.Logger})
+	return connector.New(d.Table, d.Sealer, &connector.Options{CheckURL: d.CheckURL, HTTPClient: d.HTTPClient,
+		CacheTTL: d.ConnectorCacheTTL, Logger: d.Logger, Metrics: d.Metrics})
 }
 
 // The functions of the connectors family, one per tool.
@@ -30,7 +38,60 @@ var (
 	Health      = lambdafn.Method("connector_health", service, (*connector.Service).Health)
 )
 
+// ScheduledSync is the connectors/scheduled_sync function. It is not a
+// tool: EventBridge Scheduler invokes it every 5 minutes (the catalog's
+// trigger), and it syncs every tenant's connectors whose cache is older
+// than the TTL ([connector.Service.SyncDue]), whatever the event holds. It
+// fails, which the schedule does not retry (the next run comes soon), only
+// when the sync index cannot be read.
+var ScheduledSync = lambdafn.Function{Path: scheduledSyncPath, Build: func(d lambdafn.Deps) lambda.Handler {
+	svc, log := service(d), sweepLogger(d)
+	return lambda.NewHandler(func(ctx context.Context) (connector.SyncDueOutput, error) { return syncDue(ctx, svc, log) })
+}}
+
+const scheduledSyncPath = "connectors/scheduled_sync"
+
+// SyncEvery runs the scheduled sync every period until ctx is done, each
+// run within the function's catalog timeout: the local server's schedule.
+// It closes its upstream sessions before returning.
+func SyncEvery(ctx context.Context, d lambdafn.Deps, period time.Duration) {
+	svc, log := service(d), sweepLogger(d)
+	defer svc.Close()
+	timeout := catalog.Default().Timeout(scheduledSyncPath)
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			run, cancel := context.WithTimeout(ctx, timeout)
+			syncDue(run, svc, log)
+			cancel()
+		}
+	}
+}
+
+func sweepLogger(d lambdafn.Deps) *slog.Logger {
+	log := d.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return log.With("function", scheduledSyncPath)
+}
+
+// syncDue runs one scheduled sync and logs what it did.
+func syncDue(ctx context.Context, svc *connector.Service, log *slog.Logger) (connector.SyncDueOutput, error) {
+	out, err := svc.SyncDue(ctx)
+	level := slog.LevelInfo
+	if err != nil || out.Failed > 0 {
+		level = slog.LevelWarn
+	}
+	log.Log(ctx, level, "scheduled sync", "synced", out.Synced, "failed", out.Failed, "skipped", out.Skipped, "more", out.More, "error", err)
+	return out, err
+}
+
 // Functions returns every function of the connectors family.
 func Functions() []lambdafn.Function {
-	return []lambdafn.Function{Create, Get, List, Update, Delete, Verify, Sync, PolicySet, PolicyList, ToolsOpenAI, Health}
+	return []lambdafn.Function{Create, Get, List, Update, Delete, Verify, Sync, PolicySet, PolicyList, ToolsOpenAI, Health, ScheduledSync}
 }

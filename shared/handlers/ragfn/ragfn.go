@@ -1,5 +1,6 @@
 // Package ragfn binds the RAG pipeline's functions to package rag: the
-// pipeline tools (rag/basic, rag/basic_rerank, rag/crag, rag/pylate_colbert), rag/health_check,
+// pipeline tools (rag/basic, rag/basic_rerank, rag/crag, rag/graphrag,
+// rag/iris_global_graphrag, rag/pylate_colbert), rag/health_check,
 // and the pipeline's rephrase and grade steps (vector/rephrase, vector/grade).
 // Each is a [lambdafn.Function], which its main starts and package handlers
 // lists.
@@ -85,6 +86,13 @@ func colbert(d lambdafn.Deps) *rag.Service {
 	return rag.New(d.Table, rag.Options{Generator: generator(d), Runner: runner, Late: late, Logger: d.Logger, After: d.Later})
 }
 
+// global builds rag_iris_global_graphrag's service: it runs no pipeline,
+// and reads the stores' community reports itself.
+func global(d lambdafn.Deps) *rag.Service {
+	reports := vector.New(d.Table, d.Blobs, d.Embedder, &vector.Options{Logger: d.Logger})
+	return rag.New(d.Table, rag.Options{Generator: generator(d), Reports: reports, Logger: d.Logger, After: d.Later})
+}
+
 // health builds the service of rag_health_check, which reads the recorded
 // outcomes and runs no pipeline.
 func health(d lambdafn.Deps) *rag.Service {
@@ -103,11 +111,13 @@ var (
 	Basic       = recording(lambdafn.Method("rag_basic", service, (*rag.Service).Basic))
 	BasicRerank = recording(lambdafn.Method("rag_basic_rerank", service, (*rag.Service).BasicRerank))
 	CRAG        = recording(lambdafn.Method("rag_crag", service, (*rag.Service).CRAG))
+	GraphRAG    = recording(lambdafn.Method("rag_graphrag", service, (*rag.Service).GraphRAG))
+	GlobalGraph = recording(lambdafn.Method("rag_iris_global_graphrag", global, (*rag.Service).GlobalGraphRAG))
 	Colbert     = recording(lambdafn.Method("rag_pylate_colbert", colbert, (*rag.Service).PylateColbert))
 	HealthCheck = lambdafn.Method("rag_health_check", health, (*rag.Service).Health)
 )
 
 // Functions returns every function package rag serves.
 func Functions() []lambdafn.Function {
-	return []lambdafn.Function{Basic, BasicRerank, CRAG, Colbert, HealthCheck, Rephrase, Grade}
+	return []lambdafn.Function{Basic, BasicRerank, CRAG, GraphRAG, GlobalGraph, Colbert, HealthCheck, Rephrase, Grade}
 }

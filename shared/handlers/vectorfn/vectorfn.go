@@ -9,13 +9,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 	"github.com/switchboard-dev/switchboard/shared/vector"
@@ -99,7 +102,10 @@ var Indexer = lambdafn.Function{Path: "vector/indexer", Build: func(d lambdafn.D
 	}
 	log = log.With("function", "vector/indexer")
 	return lambda.NewHandler(func(ctx context.Context, ev events.S3Event) (vector.IndexReport, error) {
+		start := time.Now()
 		rep, err := svc.Index(ctx, ev)
+		d.Metrics.Call(metrics.Call{Family: catalog.VectorFamily, Function: "vector/indexer", Latency: time.Since(start), Kind: metrics.KindOf(err),
+			XRayTraceID: callcontext.XRayTraceID(callcontext.LambdaTraceHeader(ctx))})
 		level := slog.LevelInfo
 		if err != nil {
 			level = slog.LevelError

@@ -7,7 +7,8 @@
 //
 // It makes the one call it needs, POST /2015-03-31/functions/{name}/invocations,
 // itself: signed with the SDK's Signature Version 4 signer, retried by the
-// SDK's standard retryer, its errors the SDK's API errors. The SDK's Lambda
+// SDK's standard retryer, its errors the SDK's API errors, carrying the
+// caller's X-Ray trace ([callcontext.TraceHeader]). The SDK's Lambda
 // client would cost every cold start of the gateway most of a millisecond to
 // initialise (its generated schemas and endpoint rules), for one operation of
 // hundreds (issue 11). Package invoke, which every function links for its
@@ -34,6 +35,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 )
 
@@ -123,7 +125,7 @@ func (l *Invoker) InvokeRaw(ctx context.Context, function string, req *invoke.Re
 		return nil, err
 	}
 	name := l.prefix + invoke.FunctionName(function)
-	out, functionError, err := l.call(ctx, name, payload)
+	out, functionError, err := l.call(ctx, name, payload, callcontext.TraceHeader(ctx, req.TraceID))
 	if err != nil {
 		return nil, fmt.Errorf("invoke: lambda %s: %w", name, err)
 	}
@@ -144,13 +146,14 @@ func (l *Invoker) InvokeRaw(ctx context.Context, function string, req *invoke.Re
 	return out, nil
 }
 
-// call invokes the function name with payload, retrying as the retryer
-// allows (its attempts, delays and retry quota), and returns its answer and
-// its X-Amz-Function-Error, if any.
-func (l *Invoker) call(ctx context.Context, name string, payload []byte) ([]byte, string, error) {
+// call invokes the function name with payload and the X-Ray trace header
+// trace (none if ""), retrying as the retryer allows (its attempts, delays
+// and retry quota), and returns its answer and its X-Amz-Function-Error, if
+// any.
+func (l *Invoker) call(ctx context.Context, name string, payload []byte, trace string) ([]byte, string, error) {
 	release := func(error) error { return nil }
 	for attempt := 1; ; attempt++ {
-		out, functionError, err := l.once(ctx, name, payload)
+		out, functionError, err := l.once(ctx, name, payload, trace)
 		release(err) // gives back the quota the retry took, if it succeeded
 		if err == nil || attempt >= l.retryer.MaxAttempts() || !l.retryer.IsErrorRetryable(err) {
 			return out, functionError, err
@@ -170,13 +173,18 @@ func (l *Invoker) call(ctx context.Context, name string, payload []byte) ([]byte
 	}
 }
 
-// once makes one signed Invoke request.
-func (l *Invoker) once(ctx context.Context, name string, payload []byte) ([]byte, string, error) {
+// once makes one signed Invoke request. Its X-Amzn-Trace-Id, the caller's
+// X-Ray trace, makes the invoked function's segment part of that trace
+// (with active tracing, Lambda continues the trace the header names).
+func (l *Invoker) once(ctx context.Context, name string, payload []byte, trace string) ([]byte, string, error) {
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, l.endpoint+"/2015-03-31/functions/"+url.PathEscape(name)+"/invocations", bytes.NewReader(payload))
 	if err != nil {
 		return nil, "", err
 	}
 	r.Header.Set("Content-Type", "application/octet-stream")
+	if trace != "" {
+		r.Header.Set("X-Amzn-Trace-Id", trace)
+	}
 	creds, err := l.cfg.Credentials.Retrieve(ctx)
 	if err != nil {
 		return nil, "", fmt.Errorf("retrieving credentials: %w", err)

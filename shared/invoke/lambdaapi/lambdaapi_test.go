@@ -165,3 +165,48 @@ func TestTheEndpointComesFromTheConfigurationThenTheRegion(t *testing.T) {
 		t.Errorf("Invoke: %v, reached the service's own endpoint: %v", err, hit.Load())
 	}
 }
+
+// An invocation carries the caller's X-Ray trace in X-Amzn-Trace-Id, so
+// that Lambda makes the invoked function part of it: the header of the
+// Lambda invocation making the call, else the trace the client's W3C trace
+// id maps to, else none. The request stays validly signed.
+func TestAnInvocationCarriesTheCallersXRayTrace(t *testing.T) {
+	const lambdaHeader = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+	//lint:ignore SA1029 the key aws-lambda-go puts the invocation's trace header under
+	inLambda := context.WithValue(context.Background(), "x-amzn-trace-id", lambdaHeader)
+	tests := []struct {
+		name    string
+		ctx     context.Context
+		traceID string
+		want    string
+	}{
+		{"from a Lambda invocation", inLambda, "4bf92f3577b34da6a3ce929d0e0e4736", lambdaHeader},
+		{"from a client's traceparent alone", context.Background(), "4bf92f3577b34da6a3ce929d0e0e4736", "Root=1-4bf92f35-77b34da6a3ce929d0e0e4736"},
+		{"from neither", context.Background(), "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				verify(t, r, body)
+				got = r.Header.Values("X-Amzn-Trace-Id")
+				w.Write([]byte(`{"result":{"content":[]}}`))
+			}))
+			defer srv.Close()
+			inv := lambdaapi.New(aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: creds}, "sb-")
+			req := request()
+			req.TraceID = tc.traceID
+			if _, err := inv.Invoke(tc.ctx, "memory/get_context", req); err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			if tc.want != "" {
+				want = []string{tc.want}
+			}
+			if strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Errorf("X-Amzn-Trace-Id %q, want %q", got, want)
+			}
+		})
+	}
+}

@@ -1,8 +1,11 @@
-// Package lambdagateway runs the gateway inside Lambda, behind API Gateway:
+// Package lambdagateway runs the gateway inside Lambda, behind API Gateway
+// (a streaming REST API or an HTTP API, package apigw):
 // it reads the configuration from the environment, opens the table (for API
 // keys) and the invoker of the stack's functions at cold start, and serves
-// API Gateway events until Lambda shuts it down. Garbage collection waits
-// until the first answer (package coldstart).
+// API Gateway events until Lambda shuts it down, writing a metric record of
+// each invocation, of each call its limits refuse and of each function that
+// fails outright (package metrics). Garbage collection waits until the
+// first answer (package coldstart).
 //
 //	func main() { os.Exit(lambdagateway.Main(catalog.Default())) }
 //
@@ -30,6 +33,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config/authz"
 	"github.com/switchboard-dev/switchboard/shared/config/invoker"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/ratelimit"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -73,6 +78,10 @@ func Run(cat *catalog.Catalog) error {
 	if err != nil {
 		return err
 	}
+	m := metrics.New(os.Stdout)
+	if raw, ok := inv.(invoke.RawInvoker); ok {
+		inv = &measuredInvoker{inv: raw, cat: cat, m: m}
+	}
 	states, err := cfg.OpenKeyring()
 	if err != nil {
 		return err
@@ -84,6 +93,7 @@ func Run(cat *catalog.Catalog) error {
 		AllowedOrigins: cfg.AllowedOrigins,
 		Logger:         logger,
 		RequestStates:  states,
+		Metrics:        m,
 	}
 	limits, limited, err := gateway.RateLimits(cfg.RateLimits, cat)
 	if err != nil {
@@ -103,6 +113,8 @@ func Run(cat *catalog.Catalog) error {
 	if err != nil {
 		return err
 	}
-	lambda.Start(coldstart.ResumeAfterFirst(lambda.NewHandler(apigw.Handler(gw.Handler())), resume))
+	// Either front door: an HTTP API's events are answered buffered, a
+	// streaming REST API's as a stream (the template's FrontDoor).
+	lambda.Start(coldstart.ResumeAfterFirstFunc(measure(apigw.Serve(gw.Handler()), m), resume))
 	return nil
 }

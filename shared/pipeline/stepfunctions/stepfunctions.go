@@ -22,6 +22,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 )
@@ -54,6 +55,11 @@ func (r *Runner) Run(ctx context.Context, in pipeline.Input) (pipeline.Output, e
 		return pipeline.Output{}, fmt.Errorf("pipeline: encoding input: %w", err)
 	}
 	start := &sfn.StartSyncExecutionInput{StateMachineArn: &r.arn, Input: aws.String(string(input))}
+	// The caller's X-Ray trace: with tracing on, the execution and the steps
+	// it invokes join it.
+	if h := callcontext.TraceHeader(ctx, in.Request.TraceID); h != "" {
+		start.TraceHeader = &h
+	}
 	out, err := r.client.StartSyncExecution(ctx, start)
 	if err != nil {
 		return pipeline.Output{}, fmt.Errorf("pipeline: starting %s: %w", r.arn, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/pipeline/stepfunctions"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -140,6 +141,35 @@ func TestRunReportsFailedExecutionsAndApiErrors(t *testing.T) {
 			srv, _ := sfnServer(t, tc.answer, tc.status)
 			_, err := stepfunctions.New(sfnClient(srv.URL), testARN).Run(context.Background(), pipeline.Input{Question: "q"})
 			tc.check(t, err)
+		})
+	}
+}
+
+// An execution joins its caller's X-Ray trace (StartSyncExecution's
+// traceHeader): the call's header from the function that runs the
+// pipeline, else the trace its W3C trace id maps to.
+func TestRunPassesTheCallersXRayTrace(t *testing.T) {
+	const header = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+	tests := []struct {
+		name    string
+		ctx     context.Context
+		traceID string
+		want    any
+	}{
+		{"the call's", callcontext.NewContext(context.Background(), callcontext.Call{XRay: header}), "4bf92f3577b34da6a3ce929d0e0e4736", header},
+		{"the client's, mapped", context.Background(), "4bf92f3577b34da6a3ce929d0e0e4736", "Root=1-4bf92f35-77b34da6a3ce929d0e0e4736"},
+		{"none", context.Background(), "t", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, seen := sfnServer(t, map[string]any{"executionArn": testARN + ":x", "status": "SUCCEEDED", "output": `{"question":"q?"}`, "startDate": 1.7e9, "stopDate": 1.7e9}, http.StatusOK)
+			in := pipeline.Input{Request: pipeline.Request{Caller: caller, TraceID: tc.traceID, RequestID: "r"}, Question: "q?"}
+			if _, err := stepfunctions.New(sfnClient(srv.URL), testARN).Run(tc.ctx, in); err != nil {
+				t.Fatal(err)
+			}
+			if got := (*seen)[0]["traceHeader"]; got != tc.want {
+				t.Errorf("traceHeader %v, want %v", got, tc.want)
+			}
 		})
 	}
 }

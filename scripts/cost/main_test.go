@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+)
+
+func TestPriceAddsEachServiceOfAMillionCalls(t *testing.T) {
+	u := Usage{
+		Invocations: map[string]float64{"gateway": 1, "memory-add-message": 1},
+		BilledMS:    map[string]float64{"gateway": 100, "memory-add-message": 50},
+		ReadUnits:   2, WriteUnits: 1.5, S3Tier1: 1, S3Tier2: 2, Executions: 1, ExecutionMBMS: 64 * 200, KMSRequests: 1,
+	}
+	memory := func(fn string) (int, error) {
+		return map[string]int{"gateway": 1024, "memory-add-message": 512}[fn], nil
+	}
+	got, err := Price(u, memory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// By hand, per million calls: 2 invocations at $0.20; 0.1 s at 1 GB and
+	// 0.05 s at 0.5 GB = 0.125 GB-s at $0.0000133334; 2 RRU at $0.125 and
+	// 1.5 WRU at $0.625; a PUT at $5 and two GETs at $0.40 a million; one
+	// execution at $1 plus 64 MB for 200 ms = 0.0125 GB-s at $0.06 a
+	// GB-hour; a KMS request at $3 a million.
+	want := Costs{
+		HTTPAPI: 1, RESTAPI: 3.5,
+		LambdaRequests: 0.40, LambdaDuration: 1.666675, DynamoDB: 1.1875, S3: 5.8,
+		StepFunctions: 1 + 0.0125*1e6*0.06/3600, KMS: 3,
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+		t.Errorf("costs mismatch (-want +got):\n%s", diff)
+	}
+	if b := got.Behind(); math.Abs(b-13.262508333) > 1e-6 {
+		t.Errorf("Behind = %v, want 13.262508333", b)
+	}
+}
+
+func TestPriceRefusesAFunctionWithoutAMemorySize(t *testing.T) {
+	_, err := Price(Usage{Invocations: map[string]float64{"nope": 1}, BilledMS: map[string]float64{"nope": 1}}, catalogMemory(catalog.Default()))
+	if err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("err = %v, want one naming the function", err)
+	}
+}
+
+func TestCatalogMemoryKnowsTheGatewayAndEveryFunction(t *testing.T) {
+	memory := catalogMemory(catalog.Default())
+	for _, fn := range []string{"gateway", "memory-add-message", "vector-retriever", "rag-basic"} {
+		if mb, err := memory(fn); err != nil || mb < 128 {
+			t.Errorf("memory(%s) = %d, %v", fn, mb, err)
+		}
+	}
+}
+
+func TestIdle(t *testing.T) {
+	tests := []struct {
+		name, file  string
+		wantMonthly float64
+		wantErr     []string
+	}{
+		{"a key, a secret and an alarm are the fixed costs", "testdata/idle.yaml", 1.00 + 0.40 + 0.10, nil},
+		{"provisioned capacity is refused", "testdata/provisioned.yaml", 0, []string{"Fn has provisioned concurrency", "Table is not on-demand"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := os.ReadFile(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Idle(data)
+			for _, w := range tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %v, want one with %q", err, w)
+				}
+			}
+			if tc.wantErr == nil && err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(got.Monthly-tc.wantMonthly) > 1e-9 {
+				t.Errorf("Monthly = %v, want %v (%s)", got.Monthly, tc.wantMonthly, fmt.Sprint(got.Fixed))
+			}
+		})
+	}
+}
+
+func TestIdleOfTheTemplate(t *testing.T) {
+	data, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Idle(data); err != nil {
+		t.Errorf("the template has a cost at idle this model cannot price: %v", err)
+	}
+}

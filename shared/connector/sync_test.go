@@ -1,0 +1,257 @@
+package connector_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/shared/connector"
+	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/store/storetest"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// cachedTools returns the raw cached tools of connector name and when they were synced.
+func cachedTools(t *testing.T, tbl store.Table, c tenant.Caller, name string) (string, int64) {
+	t.Helper()
+	it, err := tbl.Get(context.Background(), tenant.Key(c.Tenant)+"conn#"+name, "cache#"+connector.KindTools)
+	if err != nil {
+		t.Fatalf("reading the cached tools of %s: %v", name, err)
+	}
+	return it.String("list"), it.Int("synced_at")
+}
+
+// syncDue runs a scheduled sync. Its counts are the table's: on DynamoDB
+// Local the tests share one, so the tests that use them run embedded.
+func syncDue(t *testing.T, e *env) connector.SyncDueOutput {
+	t.Helper()
+	out, err := e.svc.SyncDue(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// syncStatus returns connector name's sync status and last sync.
+func syncStatus(t *testing.T, e *env, c tenant.Caller, name string) (string, time.Time) {
+	t.Helper()
+	g, err := e.svc.Get(context.Background(), c, connector.NameInput{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at time.Time
+	if g.Connector.LastSyncedAt != nil {
+		at = *g.Connector.LastSyncedAt
+	}
+	return g.Connector.SyncStatus, at
+}
+
+func toolNames(t *testing.T, e *env, c tenant.Caller) []string {
+	t.Helper()
+	l, err := e.svc.Listing(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range l.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+func TestAScheduledSyncThatFailsKeepsTheLastGoodCacheAndRecordsWhy(t *testing.T) {
+	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+		ctx := context.Background()
+		e := newEnv(t, tbl, func(o *connector.Options) { o.CacheTTL = time.Minute })
+		c := newCaller(t, "alice")
+		up := newUpstream(t, connector.TransportStreamable, "")
+		fine := newUpstream(t, connector.TransportSSE, "")
+		mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+		mustCreate(t, e, c, connector.CreateInput{Name: "fine", BaseURL: fine.url(), Transport: connector.TransportSSE})
+		syncDue(t, e)
+		for _, n := range []string{"up", "fine"} {
+			if st, _ := syncStatus(t, e, c, n); st != connector.SyncOK {
+				t.Fatalf("after the first run %s is %s", n, st)
+			}
+		}
+		_, fineAt := syncStatus(t, e, c, "fine")
+		list, at := cachedTools(t, tbl, c, "up")
+		if !strings.Contains(list, `"echo"`) {
+			t.Fatalf("cached tools = %s", list)
+		}
+		var tries atomic.Int64
+		up.setHook(func(w http.ResponseWriter, _ *http.Request, _ []byte) bool {
+			tries.Add(1)
+			http.Error(w, "the upstream is down", http.StatusInternalServerError)
+			return true
+		})
+		e.now.Advance(2 * time.Minute)
+		syncDue(t, e)
+		g, err := e.svc.Get(ctx, c, connector.NameInput{Name: "up"})
+		if err != nil || g.Connector.SyncStatus != connector.SyncFailed || !strings.Contains(g.Connector.LastError, `connector "up"`) {
+			t.Fatalf("the failed connector = %+v, %v; want FAILED with the reason", g.Connector, err)
+		}
+		if list2, at2 := cachedTools(t, tbl, c, "up"); list2 != list || at2 != at {
+			t.Errorf("the cache changed after a failed sync: synced_at %d -> %d", at, at2)
+		}
+		if st, at := syncStatus(t, e, c, "fine"); st != connector.SyncOK || !at.After(fineAt) {
+			t.Errorf("the other connector was not synced again: %s at %v", st, at)
+		}
+		before := tries.Load()
+		syncDue(t, e)
+		if tries.Load() != before {
+			t.Errorf("a third run at once tried the failed upstream again; it waits a TTL")
+		}
+	})
+}
+
+func TestTheScheduledSyncKeepsTenantsApart(t *testing.T) {
+	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+		e := newEnv(t, tbl, nil)
+		alice, bob := newCaller(t, "alice"), newCaller(t, "bob")
+		upA, upB := newUpstream(t, connector.TransportStreamable, ""), newUpstream(t, connector.TransportStreamable, "")
+		upB.srv.AddTool(&mcp.Tool{Name: "only_bob", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
+		// The same connector name in both tenants, each at its own upstream.
+		mustCreate(t, e, alice, connector.CreateInput{Name: "up", BaseURL: upA.url(), Transport: connector.TransportStreamable})
+		mustCreate(t, e, bob, connector.CreateInput{Name: "up", BaseURL: upB.url(), Transport: connector.TransportStreamable})
+		syncDue(t, e)
+		a, b := toolNames(t, e, alice), toolNames(t, e, bob)
+		if !slices.Contains(a, "up__echo") || slices.Contains(a, "up__only_bob") {
+			t.Errorf("alice lists %v", a)
+		}
+		if !slices.Contains(b, "up__only_bob") {
+			t.Errorf("bob lists %v", b)
+		}
+	})
+}
+
+func TestTheScheduledSyncReachesEveryDueConnectorPastOnePage(t *testing.T) {
+	e := newEnv(t, storetest.OpenEmbedded(t), nil)
+	up := newUpstream(t, connector.TransportStreamable, "")
+	const n = 105 // more than one page of the sync index
+	for i := range n {
+		c := newCaller(t, "alice")
+		mustCreate(t, e, c, connector.CreateInput{Name: fmt.Sprintf("c%d", i), BaseURL: up.url(), Transport: connector.TransportStreamable})
+	}
+	if out := syncDue(t, e); out.Synced != n || out.More {
+		t.Fatalf("run = %+v, want %d synced", out, n)
+	}
+}
+
+func TestTheScheduledSyncStartsNoSyncItCannotFinishBeforeTheDeadline(t *testing.T) {
+	e := newEnv(t, storetest.OpenEmbedded(t), nil) // calls time out after 5 s
+	c := newCaller(t, "alice")
+	up := newUpstream(t, connector.TransportStreamable, "")
+	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel()
+	out, err := e.svc.SyncDue(ctx)
+	if err != nil || out.Synced+out.Failed+out.Skipped != 0 || !out.More {
+		t.Fatalf("SyncDue with 8 s left = %+v, %v; want nothing started and more to do", out, err)
+	}
+	if out := syncDue(t, e); out.Synced != 1 {
+		t.Fatalf("the next run = %+v, want the connector synced", out)
+	}
+}
+
+func TestTheScheduledSyncSkipsWhatItCannotSyncUntilItsNextTurn(t *testing.T) {
+	e := newEnv(t, storetest.OpenEmbedded(t), nil)
+	c := newCaller(t, "alice")
+	up := newUpstream(t, connector.TransportStreamable, "")
+	mustCreate(t, e, c, connector.CreateInput{Name: "mine", BaseURL: up.url(), Transport: connector.TransportStreamable,
+		PrincipalScoped: true, Headers: map[string]string{"Authorization": "Bearer alice"}})
+	d := mustCreate(t, e, c, connector.CreateInput{Name: "off", BaseURL: up.url(), Transport: connector.TransportStreamable})
+	off := true
+	if _, err := e.svc.Update(context.Background(), c, connector.UpdateInput{Name: "off", Version: d.Version, Disabled: &off}); err != nil {
+		t.Fatal(err)
+	}
+	if out := syncDue(t, e); out.Skipped != 2 || out.Synced+out.Failed != 0 {
+		t.Fatalf("run = %+v, want both skipped", out)
+	}
+	if out := syncDue(t, e); out.Skipped != 0 {
+		t.Fatalf("a second run at once = %+v; skipped connectors wait their next turn", out)
+	}
+}
+
+func TestConcurrentSyncsLeaveAConnectorOneItemInTheSyncIndex(t *testing.T) {
+	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+		e := newEnv(t, tbl, nil)
+		c := newCaller(t, "alice")
+		up := newUpstream(t, connector.TransportStreamable, "")
+		mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				if _, err := e.svc.Sync(context.Background(), c, connector.NameInput{Name: "up"}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		mine := indexItems(t, tbl, c)
+		if len(mine) != 1 {
+			t.Fatalf("the sync index holds %v for the connector, want one item", mine)
+		}
+	})
+}
+
+// indexItems returns the keys of c's tenant's items in the sync index.
+func indexItems(t *testing.T, tbl store.Table, c tenant.Caller) []string {
+	t.Helper()
+	var mine []string
+	for cursor := ""; ; {
+		page, err := tbl.Query(context.Background(), "_conn#sync", store.Query{Cursor: cursor, Limit: store.MaxQueryLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			if strings.Contains(it.SK, "#"+c.Tenant+"#") {
+				mine = append(mine, it.SK)
+			}
+		}
+		if cursor = page.Next; cursor == "" {
+			return mine
+		}
+	}
+}
+
+func TestTheScheduledSyncRemovesStrayIndexItemsAndDeleteRemovesTheConnectorsOwn(t *testing.T) {
+	ctx := context.Background()
+	tbl := storetest.OpenEmbedded(t)
+	e := newEnv(t, tbl, nil)
+	c := newCaller(t, "alice")
+	up := newUpstream(t, connector.TransportStreamable, "")
+	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+	mustSync(t, e, c, "up")
+	stray := fmt.Sprintf("%019d#%s#up", 1, c.Tenant)
+	if err := tbl.Put(ctx, store.Item{PK: "_conn#sync", SK: stray}, store.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	if out := syncDue(t, e); out.Synced != 0 || out.Skipped != 1 {
+		t.Fatalf("run = %+v, want the stray item skipped, the fresh connector left", out)
+	}
+	if got := indexItems(t, tbl, c); len(got) != 1 || got[0] == stray {
+		t.Fatalf("index = %v, want the connector's own item alone", got)
+	}
+	if _, err := e.svc.Delete(ctx, c, connector.DeleteInput{Name: "up"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := indexItems(t, tbl, c); len(got) != 0 {
+		t.Fatalf("index after the delete = %v, want nothing", got)
+	}
+	if _, err := tbl.Get(ctx, tenant.Key(c.Tenant)+"conn#up", "sync"); err == nil {
+		t.Fatal("the sync pointer outlived the connector")
+	}
+}
