@@ -80,6 +80,7 @@ FUNCTIONS = \
 	rag/graphrag \
 	rag/health_check \
 	rag/iris_global_graphrag \
+	rag/pylate_colbert \
 	vector/document_delete \
 	vector/document_ingest \
 	vector/document_list \
@@ -237,6 +238,9 @@ build-RagHealthCheckFunction:
 
 build-RagIrisGlobalGraphragFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/rag/iris_global_graphrag
+
+build-RagPylateColbertFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/rag/pylate_colbert
 
 build-VectorDocumentDeleteFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/document_delete

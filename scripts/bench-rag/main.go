@@ -20,6 +20,12 @@
 // often a relevant document was among the retrieved ones.
 //
 //	go run ./scripts/bench-rag -data ../shared/eval/scifact   # -n 100 -docs 300 -tool rag_basic
+//	go run ./scripts/bench-rag -tool rag_pylate_colbert -args '{"candidate_source":"centroid"}'
+//
+// -args adds arguments to every call (JSON object). The warm-up calls also
+// build what a pipeline builds on first use (rag_pylate_colbert's token
+// vectors, rag_iris_global_graphrag's community reports), so the measured
+// calls are warm.
 //
 // It is a benchmark, not a test: it prints figures and asserts nothing about
 // time. It exits 1 if any call failed.
@@ -35,6 +41,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -72,22 +79,24 @@ func main() {
 	docs := flag.Int("docs", 300, "corpus documents ingested besides the queries' relevant ones")
 	topK := flag.Int("top_k", 5, "the tool's top_k")
 	tool := flag.String("tool", "rag_basic", "the pipeline `tool` to call: any tool of the catalog's rag family but rag_health_check")
+	extra := flag.String("args", "{}", "more arguments of every call, a JSON object")
 	flag.Parse()
 	if t, ok := catalog.Default().Tool(*tool); !ok || t.Family != catalog.RAGFamily || *tool == "rag_health_check" {
 		fmt.Fprintf(os.Stderr, "bench-rag: %q is not a RAG pipeline tool\n", *tool)
 		os.Exit(2)
 	}
-	if *n < 1 || *warmup < 0 || *docs < 0 || *topK < 1 || *topK > rag.MaxTopK {
-		fmt.Fprintln(os.Stderr, "bench-rag: -n must be positive, -warmup and -docs not negative, -top_k within 1..50")
+	var more map[string]any
+	if *n < 1 || *warmup < 0 || *docs < 0 || *topK < 1 || *topK > rag.MaxTopK || json.Unmarshal([]byte(*extra), &more) != nil {
+		fmt.Fprintln(os.Stderr, "bench-rag: -n must be positive, -warmup and -docs not negative, -top_k within 1..50, -args a JSON object")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), *tool, *data, *split, *n, *warmup, *docs, *topK, os.Stdout); err != nil {
+	if err := run(context.Background(), *tool, more, *data, *split, *n, *warmup, *docs, *topK, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-rag:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, tool, data, split string, n, warmup, extra, topK int, w io.Writer) error {
+func run(ctx context.Context, tool string, more map[string]any, data, split string, n, warmup, extra, topK int, w io.Writer) error {
 	queries, corpus, qrels, err := loadBEIR(data, split, n+warmup, extra)
 	if err != nil {
 		return err
@@ -109,7 +118,7 @@ func run(ctx context.Context, tool, data, split string, n, warmup, extra, topK i
 	defer stop()
 	client := &http.Client{Timeout: time.Minute}
 
-	fmt.Fprintf(w, "bench-rag: %s through the local gateway on %s (in process: invoke.Local, pipeline.Local over rag_pipeline.asl.json)\n", tool, url)
+	fmt.Fprintf(w, "bench-rag: %s %v through the local gateway on %s (in process: invoke.Local, pipeline.Local over rag_pipeline.asl.json)\n", tool, more, url)
 	fmt.Fprintf(w, "%s %s/%s, GOMAXPROCS=%d, NumCPU=%d\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())
 	t0 := time.Now()
 	if _, err := call(ctx, client, url, "vector_store_create", map[string]any{"alias": store, "description": "SciFact abstracts: biomedical research findings"}); err != nil {
@@ -128,6 +137,7 @@ func run(ctx context.Context, tool, data, split string, n, warmup, extra, topK i
 	hits := 0
 	for i, q := range queries {
 		args := map[string]any{"query": q.Text, "top_k": topK, "stores": []string{store}}
+		maps.Copy(args, more)
 		t := time.Now()
 		sc, err := call(ctx, client, url, tool, args)
 		d := time.Since(t)
@@ -165,7 +175,7 @@ func run(ctx context.Context, tool, data, split string, n, warmup, extra, topK i
 func newGateway(ctx context.Context, dir string) (http.Handler, func() error, error) {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg := config.Local(filepath.Join(dir, "data"))
-	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open}, io.Discard)
+	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open, MultiVector: providers.OpenMultiVector}, io.Discard)
 	if err != nil {
 		return nil, nil, err
 	}

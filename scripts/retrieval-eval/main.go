@@ -7,9 +7,16 @@
 //
 //	go run ./scripts/retrieval-eval --data ../shared/eval/scifact --split test --run /tmp/scifact.trec [--mode bm25|vector|hybrid | --pipeline NAME]
 //
+//	go run ./scripts/retrieval-eval --data ../shared/eval/scifact --run /tmp/colbert.trec --pipeline pylate_colbert [--source hybrid|centroid] [--pool N]
+//
 // With --pipeline, the run is what that RAG pipeline retrieves before
 // grading and answering (rag.Service.Rank: basic, basic_rerank, crag,
-// graphrag, iris_global_graphrag), with the offline generator.
+// graphrag, iris_global_graphrag, pylate_colbert), with the offline
+// generator and the offline multi-vector embedder. --pool sets the
+// candidate pool basic_rerank and pylate_colbert reorder (default the
+// tools', max(4*top_k, 20)); --source pylate_colbert's candidates (hybrid
+// or centroid); with pylate_colbert the token index's size is printed
+// beside float32's.
 //
 // Each corpus document is ingested as its title, a blank line and its text,
 // with its _id as document id; the run is at document level (each document
@@ -31,6 +38,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/rag"
 	"github.com/switchboard-dev/switchboard/shared/retrieval/beir"
@@ -51,9 +59,11 @@ func main() {
 	mode := flag.String("mode", "", "search `mode`: bm25, vector or hybrid (default: the retriever's default, hybrid)")
 	graphWeights := flag.String("graph-weights", "", "with --pipeline graphrag: comma-separated `weights` of the graph's ranking in the fusion (hybrid's is 1) to evaluate one after another on one store, for tuning")
 	pipe := flag.String("pipeline", "", "rank as RAG pipeline `NAME` retrieves: "+strings.Join(rag.Pipelines, ", "))
+	source := flag.String("source", "", "with --pipeline pylate_colbert: the candidate `source`, hybrid (default) or centroid")
+	pool := flag.Int("pool", 0, "with --pipeline basic_rerank or pylate_colbert: the hybrid search's top `n` documents to reorder, 1..100 (default the tools', 20)")
 	flag.Parse()
-	if *data == "" || *runPath == "" || *mode != "" && *pipe != "" {
-		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/retrieval-eval --data DIR --split test --run OUT.trec [--mode bm25|vector|hybrid | --pipeline NAME]")
+	if *data == "" || *runPath == "" || *mode != "" && *pipe != "" || *pool < 0 || *pool > depth {
+		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/retrieval-eval --data DIR --split test --run OUT.trec [--mode bm25|vector|hybrid | --pipeline NAME [--source hybrid|centroid] [--pool N]]")
 		os.Exit(2)
 	}
 	if *pipe != "" && !slices.Contains(rag.Pipelines, *pipe) {
@@ -72,14 +82,28 @@ func main() {
 		}
 		weights = append(weights, v)
 	}
-	if err := run(*data, *split, *runPath, *mode, *pipe, weights); err != nil {
+	if err := run(*data, *split, *runPath, *mode, evalOptions{pipeline: *pipe, source: *source, pool: *pool, weights: weights}); err != nil {
 		fmt.Fprintln(os.Stderr, "retrieval-eval:", err)
 		os.Exit(1)
 	}
 }
 
-func run(data, split, runPath, mode, pipe string, weights []float64) error {
+// evalOptions choose the ranking: a pipeline's retrieval, its candidate
+// source and pool, and the graph weights to evaluate graphrag with.
+type evalOptions struct {
+	pipeline, source string
+	pool             int
+	weights          []float64
+}
+
+func run(data, split, runPath, mode string, o evalOptions) error {
 	ctx := context.Background()
+	if o.pipeline != "" && !slices.Contains(rag.Pipelines, o.pipeline) {
+		return fmt.Errorf("no pipeline %q: use one of %s", o.pipeline, strings.Join(rag.Pipelines, ", "))
+	}
+	if o.source != "" && !slices.Contains(rag.CandidateSources, o.source) {
+		return fmt.Errorf("--source %q: use %s", o.source, strings.Join(rag.CandidateSources, " or "))
+	}
 	ds, err := beir.Load(data, split)
 	if err != nil {
 		return err
@@ -97,7 +121,8 @@ func run(data, split, runPath, mode, pipe string, weights []float64) error {
 	blobs := localfs.New(filepath.Join(tmp, "blobs"))
 	defer blobs.Close()
 	emb := offline.NewEmbedder(offline.DefaultDims)
-	svc := vector.New(tbl, blobs, emb, nil)
+	multi := multivector.NewHashing(0)
+	svc := vector.New(tbl, blobs, emb, &vector.Options{MultiVector: multi, LateBytes: 1 << 30})
 	caller := tenant.Caller{Tenant: "eval", Principal: "retrieval-eval"}
 	const alias = "beir"
 	if _, err := svc.CreateStore(ctx, caller, vector.CreateStoreInput{Alias: alias, Description: "BEIR collection " + filepath.Base(data)}); err != nil {
@@ -149,41 +174,48 @@ func run(data, split, runPath, mode, pipe string, weights []float64) error {
 
 	tag := "switchboard-" + mode
 	switch {
-	case pipe != "":
-		tag = "switchboard-" + pipe
+	case o.pipeline != "":
+		tag = "switchboard-" + o.pipeline
 	case mode == "":
 		tag = "switchboard-default"
 	}
-	if len(weights) == 0 {
-		return evaluate(ctx, ds, svc, tbl, caller, alias, mode, pipe, tag, runPath)
+	if len(o.weights) == 0 {
+		if err := evaluate(ctx, ds, svc, tbl, caller, alias, mode, o, tag, runPath); err != nil {
+			return err
+		}
+		if o.pipeline == rag.PipelineColbert {
+			return printTokenIndex(ctx, svc, blobs, caller, alias, ds.Queries[0].Text)
+		}
+		return nil
 	}
-	for _, w := range weights {
+	for _, w := range o.weights {
 		// The store is the same; only the fusion's weight changes.
-		ws := vector.New(tbl, blobs, emb, &vector.Options{GraphWeight: w})
+		ws := vector.New(tbl, blobs, emb, &vector.Options{GraphWeight: w, MultiVector: multi})
 		fmt.Printf("graph weight %g:\n", w)
-		if err := evaluate(ctx, ds, ws, tbl, caller, alias, mode, pipe, fmt.Sprintf("%s-w%g", tag, w), fmt.Sprintf("%s.w%g", runPath, w)); err != nil {
+		if err := evaluate(ctx, ds, ws, tbl, caller, alias, mode, o, fmt.Sprintf("%s-w%g", tag, w), fmt.Sprintf("%s.w%g", runPath, w)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// evaluate runs every query of ds through svc (or pipeline pipe over it),
+// evaluate runs every query of ds through svc (or pipeline o.pipeline over it),
 // writes the run to runPath and prints its figures.
-func evaluate(ctx context.Context, ds *beir.Dataset, svc *vector.Service, tbl store.Table, caller tenant.Caller, alias, mode, pipe, tag, runPath string) error {
+func evaluate(ctx context.Context, ds *beir.Dataset, svc *vector.Service, tbl store.Table, caller tenant.Caller, alias, mode string, o evalOptions, tag, runPath string) error {
 	f, err := os.Create(runPath)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	pipelines := rag.New(tbl, rag.Options{Generator: offline.NewGenerator(), Reports: svc})
+	pipelines := rag.New(tbl, rag.Options{Generator: offline.NewGenerator(), Reports: svc, Late: svc})
 	run := beir.Run{}
 	var latencies []time.Duration
 	for _, q := range ds.Queries {
 		t0 := time.Now()
 		var docs []vector.Document
-		if pipe != "" {
-			docs, err = pipelines.Rank(ctx, caller, svc, rag.RankInput{Pipeline: pipe, Query: q.Text, Stores: []string{alias}, Depth: depth})
+		if o.pipeline != "" {
+			docs, err = pipelines.Rank(ctx, caller, svc, rag.RankInput{Pipeline: o.pipeline, Query: q.Text, Stores: []string{alias}, Depth: depth,
+				Pool: o.pool, Source: o.source})
 		} else {
 			var out vector.RetrieveOutput
 			out, err = svc.RankDocuments(ctx, caller, vector.RetrieveInput{Question: q.Text, Stores: []string{alias}, Mode: mode}, depth)
@@ -208,10 +240,16 @@ func evaluate(ctx context.Context, ds *beir.Dataset, svc *vector.Service, tbl st
 	}
 	slices.Sort(latencies)
 	what := "mode " + modeName(mode)
-	if pipe != "" {
-		what = "pipeline " + pipe
+	if o.pipeline != "" {
+		what = "pipeline " + o.pipeline
 	}
-	fmt.Printf("%d queries, %s, query p50 %v (in process; the first query builds the store's graph)\n", len(ds.Queries), what, latencies[len(latencies)/2].Round(time.Microsecond))
+	if o.pool != 0 {
+		what += fmt.Sprintf(" (pool %d)", o.pool)
+	}
+	if o.source != "" {
+		what += ", source " + o.source
+	}
+	fmt.Printf("%d queries, %s, query p50 %v (in process; the first query builds the store's graph or token vectors)\n", len(ds.Queries), what, latencies[len(latencies)/2].Round(time.Microsecond))
 	fmt.Printf("ndcg@10=%.4f\nrecall@100=%.4f\n", beir.MeanNDCG(run, ds.Qrels, 10), beir.MeanRecall(run, ds.Qrels, depth))
 	fmt.Printf("run written to %s\n", runPath)
 	return nil

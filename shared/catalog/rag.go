@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -73,8 +74,9 @@ func ragTools() []*Tool {
 			t.Pipeline, t.Blobs, t.Embeds = false, ReadWrite, true
 			return t
 		}(),
+		colbertTool(),
 		{
-			Name: "rag_health_check", Title: "Check the RAG pipelines' health",
+			Name: HealthCheckTool, Title: "Check the RAG pipelines' health",
 			Description: "Reports whether the RAG pipelines are working for you: each pipeline's status (healthy below a 10% error rate or with no calls, degraded below 50%, else unavailable), error rate, last success and latency over your calls in the last hour; the table's reachability and latency; and an overall status (unavailable if the table is unreachable or every pipeline is; healthy if every pipeline is; else degraded).",
 			Family:      RAGFamily, Function: "rag/health_check",
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)},
@@ -82,6 +84,41 @@ func ragTools() []*Tool {
 			Example: json.RawMessage(`{}`),
 		},
 	}
+}
+
+// HealthCheckTool is the tool that reports the RAG pipelines' health.
+const HealthCheckTool = "rag_health_check"
+
+// RAGPipelines returns the pipeline name (seed 002's pipeline_name: the tool
+// name without "rag_") of every tool of the rag family but the health
+// check, in catalog order: the pipelines rag_health_check reports. A
+// pipeline added to the family is reported without another list to keep.
+func (c *Catalog) RAGPipelines() []string {
+	var out []string
+	for _, t := range c.tools {
+		if t.Family == RAGFamily && t.Name != HealthCheckTool {
+			out = append(out, strings.TrimPrefix(t.Name, "rag_"))
+		}
+	}
+	return out
+}
+
+// colbertLimits are rag_pylate_colbert's: seed 002's, with memory for the
+// searched stores' token vectors (vector.DefaultLateBytes, 256 MiB), the
+// chunk shards their passages are read from (a 256 MiB cache) and the
+// process.
+var colbertLimits = Limits{Timeout: ragLimits.Timeout, MemoryMB: 1024, ReservedConcurrency: ragLimits.ReservedConcurrency}
+
+// colbertTool is rag_pylate_colbert. It writes the token vectors and codec
+// it builds lazily beside the stores' shards, and reads those shards.
+func colbertTool() *Tool {
+	t := ragTool(&Tool{
+		Name: "rag_pylate_colbert", Function: "rag/pylate_colbert", Title: "Answer from your documents by late interaction",
+		Description: "Late-interaction RAG (ColBERT): like rag_basic, but ranks passages by MaxSim, each question token matched to its most similar token of the passage and the similarities summed, over per-token vectors stored compressed (a centroid id and 2 bits a dimension). candidate_source hybrid (default) reranks the retrieval's top candidate_pool; centroid finds candidates among all the searched stores' token vectors by centroid pruning. A store's token vectors are built on its first such call and kept up to date on later ones, so a first call on a large store is slow. metadata adds candidate_source, compression_ratio, token_interactions and token_embedder. With the offline token embedder the token vectors carry no context: quality is below rag_basic's; a ColBERT model (Jina's API) is configured for real use." + ragReturns,
+		Example:     json.RawMessage(`{"query":"How often should I replace my toothbrush?","top_k":5,"candidate_source":"hybrid"}`),
+	})
+	t.Limits, t.Blobs, t.BlobKeys = colbertLimits, ReadWrite, []string{"tenants/*/vector/*"}
+	return t
 }
 
 // ragStepTools are the pipeline's internal steps that the rag stream

@@ -3,6 +3,7 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,5 +101,30 @@ func TestRAGEntriesAreComplete(t *testing.T) {
 		if strings.HasPrefix(f.Path, "rag/") && f.Path != "rag/health_check" && (f.Limits.ReservedConcurrency != 5 || f.Limits.Timeout.Seconds() != 30) {
 			t.Errorf("%s has limits %+v, want seed 002's 5 concurrent queries and 30 s", f.Path, f.Limits)
 		}
+	}
+}
+
+// TestRAGPipelinesAreTheFamilysToolsButTheHealthCheck checks the list
+// rag_health_check reports: every pipeline tool of the family, by seed 002's
+// pipeline name, and not the health check itself.
+func TestRAGPipelinesAreTheFamilysToolsButTheHealthCheck(t *testing.T) {
+	cat := Default()
+	got := cat.RAGPipelines()
+	var want []string
+	for _, tool := range cat.Tools() {
+		if tool.Family == RAGFamily && tool.Name != HealthCheckTool {
+			if !tool.Generates || tool.Visibility != Public {
+				t.Errorf("%s is in the rag family but is not a public generating tool", tool.Name)
+			}
+			want = append(want, strings.TrimPrefix(tool.Name, "rag_"))
+		}
+	}
+	for _, p := range []string{"basic", "basic_rerank", "crag"} {
+		if !slices.Contains(got, p) {
+			t.Errorf("RAGPipelines() = %v, missing %s", got, p)
+		}
+	}
+	if slices.Contains(got, "health_check") || !slices.Equal(got, want) {
+		t.Errorf("RAGPipelines() = %v, want %v", got, want)
 	}
 }

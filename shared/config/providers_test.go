@@ -38,6 +38,11 @@ func TestFromEnvReadsTheProviderVariables(t *testing.T) {
 			Generator: "bedrock", GenerationModel: "eu.amazon.nova-lite-v1:0", OpenAIBaseURL: "https://api.openai.com", OpenAIAPIKey: "sk-1"}},
 		{"DimensionsThatAreNotANumber", map[string]string{config.EnvEmbeddingDimensions: "big"}, config.Providers{EmbeddingDims: -1}},
 		{"DimensionsBelowOne", map[string]string{config.EnvEmbeddingDimensions: "0"}, config.Providers{EmbeddingDims: -1}},
+		{"AllowListsAndTheMultiVectorEmbedder", map[string]string{
+			config.EnvEmbeddingModels: " text-embedding-3-large, ,text-embedding-3-small", config.EnvLLMModels: "gpt-4o",
+			config.EnvMultiVector: "Jina", config.EnvMultiVectorModel: "jina-colbert-v2", config.EnvMultiVectorURL: "https://api.jina.ai", config.EnvMultiVectorAPIKey: "jina_1",
+		}, config.Providers{EmbeddingModels: []string{"text-embedding-3-large", "text-embedding-3-small"}, LLMModels: []string{"gpt-4o"},
+			MultiVector: "jina", MultiVectorModel: "jina-colbert-v2", MultiVectorURL: "https://api.jina.ai", MultiVectorAPIKey: "jina_1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := config.FromEnv(func(k string) string { return tc.env[k] }).Providers
@@ -63,6 +68,9 @@ func TestValidateAcceptsEveryProviderCombination(t *testing.T) {
 		{"ALocalServerWithItsOwnModel", config.Providers{Embedder: "openai", EmbeddingModel: "nomic-embed-text", EmbeddingDims: 768,
 			Generator: "openai", GenerationModel: "llama3.2", OpenAIBaseURL: "http://localhost:11434/v1"}},
 		{"MixedProviders", config.Providers{Embedder: "bedrock", Generator: "openai", OpenAIBaseURL: openAI}},
+		{"OtherModelsAllowedPerRequest", config.Providers{Embedder: "openai", Generator: "openai", OpenAIBaseURL: openAI,
+			EmbeddingModels: []string{"text-embedding-3-large"}, LLMModels: []string{"gpt-4o", "gpt-4.1-mini"}}},
+		{"JinaMultiVector", config.Providers{MultiVector: "jina", MultiVectorAPIKey: "jina_1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := providers.Validate(tc.p); err != nil {
@@ -90,6 +98,12 @@ func TestValidateNamesTheProviderVariableAtFault(t *testing.T) {
 		{"BedrockDimensionsTitanCannotMake", config.Providers{Embedder: "bedrock", EmbeddingDims: 384}, config.EnvEmbeddingDimensions},
 		{"OpenAIModelOfUnknownLength", config.Providers{Embedder: "openai", EmbeddingModel: "my-embedder", OpenAIBaseURL: "https://x.example.com"}, config.EnvEmbeddingDimensions},
 		{"OpenAIDimensionsAboveTheModels", config.Providers{Embedder: "openai", EmbeddingDims: 4096, OpenAIBaseURL: "https://api.openai.com"}, config.EnvEmbeddingDimensions},
+		{"OfflineEmbedderWithOtherModelsAllowed", config.Providers{EmbeddingModels: []string{"hashing-v2"}}, config.EnvEmbeddingModels + ": hashing-v2"},
+		{"OfflineGeneratorWithOtherModelsAllowed", config.Providers{LLMModels: []string{"gpt-4o"}}, config.EnvLLMModels + ": gpt-4o"},
+		{"AnAllowedOpenAIModelOfUnknownLength", config.Providers{Embedder: "openai", EmbeddingModels: []string{"my-embedder"}, OpenAIBaseURL: "https://x.example.com"}, config.EnvEmbeddingModels + ": my-embedder"},
+		{"UnknownMultiVectorEmbedder", config.Providers{MultiVector: "cohere"}, config.EnvMultiVector + `: "cohere"`},
+		{"JinaWithABadURL", config.Providers{MultiVector: "jina", MultiVectorURL: "api.jina.ai"}, config.EnvMultiVectorURL},
+		{"OfflineMultiVectorWithAModel", config.Providers{MultiVectorModel: "jina-colbert-v2"}, config.EnvMultiVectorModel},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := providers.Validate(tc.p)

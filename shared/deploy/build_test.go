@@ -344,7 +344,7 @@ var (
 	// configuration, whose SSO clients and credential chain Lambda never
 	// needs (config.lambdaAWS).
 	everyTool = []string{"infra", "shared/audit", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config",
-		"shared/elicit", "shared/fault", "shared/invoke", "shared/keyfile", "shared/lambdafn", "shared/later", "shared/metrics", "shared/pipeline", "shared/provider", "shared/provider/offline", "shared/quota",
+		"shared/elicit", "shared/fault", "shared/invoke", "shared/keyfile", "shared/lambdafn", "shared/later", "shared/metrics", "shared/pipeline", "shared/provider", "shared/provider/offline", "shared/provider/multivector", "shared/quota",
 		"shared/rawjson", "shared/statemachine", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant", "shared/text",
 		// Every tool function reaches the table, and with a tenant role
 		// configured does so as each call's tenant: it assumes the role
@@ -362,9 +362,11 @@ var (
 	familyCode = map[string][]string{
 		"shared/handlers/memoryfn":     {"shared/memory"},
 		"shared/handlers/operationsfn": nil,
-		"shared/handlers/vectorfn":     {"shared/vector", "shared/vector/remote", "shared/retrieval", "shared/binread", "shared/graph", "shared/document"},
+		// The vector functions link late interaction's codec: compaction
+		// merges token shards beside chunk shards.
+		"shared/handlers/vectorfn": {"shared/vector", "shared/vector/remote", "shared/retrieval", "shared/binread", "shared/graph", "shared/document", "shared/colbert"},
 		"shared/handlers/ragfn": {"shared/rag", "shared/memory", "shared/vector", "shared/vector/remote", "shared/retrieval", "shared/binread", "shared/graph",
-			"shared/document", "shared/handlers/vectorfn", "shared/local"},
+			"shared/document", "shared/handlers/vectorfn", "shared/local", "shared/colbert"},
 		"shared/handlers/careerfn":    {"shared/career", "shared/retrieval", "shared/binread", "shared/document"},
 		"shared/handlers/connectorfn": {"shared/connector"},
 	}
@@ -373,7 +375,7 @@ var (
 	// invoke/lambdaapi makes the one call it needs itself.
 	blobsCode = []string{"shared/config/blobs", "shared/store/localfs", "shared/store/s3"}
 	// The providers' API keys come from Secrets Manager (config/secrets).
-	providersCode = []string{"shared/config/providers", "shared/config/secrets", "shared/provider/bedrock", "shared/provider/openai"}
+	providersCode = []string{"shared/config/providers", "shared/config/secrets", "shared/provider/bedrock", "shared/provider/openai", "shared/provider/jina"}
 	pipelineCode  = []string{"shared/config/stepfunctions", "shared/pipeline/stepfunctions"}
 	invokerCode   = []string{"shared/config/invoker", "shared/invoke/lambdaapi"}
 	// The connector functions' sealer (a KMS key or a local key file) and

@@ -23,7 +23,7 @@ const instructions = "Switchboard gives agents tools in these families. " +
 	"summarised automatically; memory_get_all_messages returns the full history. " +
 	"Vector search and RAG: create a store with vector_store_create, add text, Markdown, PDF or DOCX documents with " +
 	"vector_document_ingest, search them with optimizer_vs-retriever, or answer a question from them with rag_basic, " +
-	"rag_basic_rerank or rag_crag (rag_health_check reports whether the pipelines work). " +
+	"rag_basic_rerank or rag_crag (rag_health_check reports whether the pipelines work); rag_pylate_colbert ranks by late interaction. " +
 	"Career: ingest_resume turns a resume into experience atoms, opportunity_create stores a job's requirements, " +
 	"match_opportunity matches one against the atoms and validate_match_report checks a report; interactions " +
 	"(interaction_create, interaction_apply_event) track a contact from draft to closed. " +

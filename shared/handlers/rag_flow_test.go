@@ -137,3 +137,49 @@ func TestFailingRealStepFunctionsDegradeThePipeline(t *testing.T) {
 		})
 	}
 }
+
+// rag_pylate_colbert through the local stack: token vectors built from the
+// ingested store on the first call, both candidate sources, and the
+// late-interaction metadata.
+func TestRAGPylateColbertAnswersByLateInteraction(t *testing.T) {
+	inv := stack(t, nil)
+	ingest(t, inv, alice)
+	for _, source := range []string{"hybrid", "centroid"} {
+		t.Run(source, func(t *testing.T) {
+			r := decodeFlow(t, mustCall(t, inv, alice, "rag_pylate_colbert", map[string]any{"query": "How often should I replace my toothbrush?", "top_k": 2, "candidate_source": source}))
+			if len(r.RetrievedDocuments) == 0 || r.RetrievedDocuments[0].DocID != "dental-guide" || !strings.Contains(r.Answer, "three months") {
+				t.Errorf("documents %+v, answer %q", r.RetrievedDocuments, r.Answer)
+			}
+			m := r.Metadata
+			if m.PipelineName != "pylate_colbert" || m.CandidateSource != source || m.Candidates == nil || *m.Candidates == 0 ||
+				m.CompressionRatio == nil || *m.CompressionRatio < 10 || m.TokenInteractions == nil || *m.TokenInteractions == 0 ||
+				m.TokenEmbedder == nil || m.TokenEmbedder.Provider != offline.Name || m.Relevant != "yes" || !m.Graded || len(m.Degraded) != 0 {
+				t.Errorf("metadata %+v", m)
+			}
+		})
+	}
+	t.Run("ABadCandidateSourceNamesTheField", func(t *testing.T) {
+		_, ierr := call(t, inv, alice, "rag_pylate_colbert", map[string]any{"query": "toothbrush", "candidate_source": "magic"})
+		if ierr == nil || ierr.Field != "candidate_source" {
+			t.Errorf("error %+v, want one naming candidate_source", ierr)
+		}
+	})
+}
+
+// A model override outside the allow-list fails the call naming the field:
+// llm_model in the pipeline tool, embedding_model in the retriever, whose
+// refusal the state machine carries back.
+func TestModelOverridesOutsideTheAllowListNameTheField(t *testing.T) {
+	inv := stack(t, nil)
+	ingest(t, inv, alice)
+	for _, tc := range []struct{ field, model string }{{"llm_model", "gpt-9"}, {"embedding_model", "text-embedding-9"}} {
+		for _, tool := range []string{"rag_basic", "rag_basic_rerank", "rag_crag", "rag_pylate_colbert"} {
+			t.Run(tool+" "+tc.field, func(t *testing.T) {
+				_, ierr := call(t, inv, alice, tool, map[string]any{"query": "How often should I replace my toothbrush?", tc.field: tc.model})
+				if ierr == nil || ierr.Field != tc.field || !strings.Contains(ierr.Message, tc.model) {
+					t.Errorf("error %+v, want one naming %s and %s", ierr, tc.field, tc.model)
+				}
+			})
+		}
+	}
+}

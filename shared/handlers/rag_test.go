@@ -163,6 +163,11 @@ func TestRAGToolsRunTheStateMachineWithTheRealSteps(t *testing.T) {
 		if h.OverallStatus != rag.Healthy || h.PipelineStatuses["basic"].Queries != 1 || h.PipelineStatuses["crag"].Queries != 2 || !h.DatabaseStatus.Connected {
 			t.Errorf("health %+v", h)
 		}
+		for _, p := range catalog.Default().RAGPipelines() {
+			if _, ok := h.PipelineStatuses[p]; !ok {
+				t.Errorf("pipeline_statuses has no %s", p)
+			}
+		}
 	})
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/store"
@@ -73,6 +74,9 @@ type Openers struct {
 	Providers func(ctx context.Context, c *config.Config, warn io.Writer) (provider.Embedder, provider.Generator, error)
 	Pipeline  func(ctx context.Context, c *config.Config) (pipeline.Runner, error)
 	Invoker   func(ctx context.Context, c *config.Config) (invoke.Invoker, error)
+	// MultiVector opens late interaction's multi-vector embedder
+	// (config/providers' OpenMultiVector; [Deps.MultiVector]).
+	MultiVector func(ctx context.Context, c *config.Config, warn io.Writer) (multivector.Embedder, error)
 	// Credentials, if set, returns the credentials the function's table and
 	// bucket are reached with (config/tenantscoped: each call's tenant's,
 	// when a tenant role is configured), or nil for the process's own.
@@ -145,6 +149,11 @@ func (o Openers) open(ctx context.Context, c *config.Config, d *Deps, warn io.Wr
 	}
 	if o.Providers != nil {
 		if d.Embedder, d.Generator, err = o.Providers(ctx, c, warn); err != nil {
+			return err
+		}
+	}
+	if o.MultiVector != nil {
+		if d.MultiVector, err = o.MultiVector(ctx, c, warn); err != nil {
 			return err
 		}
 	}

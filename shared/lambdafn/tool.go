@@ -40,6 +40,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
 	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/rawjson"
 	"github.com/switchboard-dev/switchboard/shared/store"
@@ -54,6 +55,8 @@ type Deps struct {
 	Summarizer provider.Summarizer
 	Embedder   provider.Embedder
 	Generator  provider.Generator
+	// MultiVector embeds late interaction's token vectors; nil where none is configured.
+	MultiVector multivector.Embedder
 	// Pipeline runs the RAG pipeline state machine; nil where none is configured.
 	Pipeline pipeline.Runner
 	// Invoker calls the functions a function invokes itself (the catalog's

@@ -116,7 +116,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 		return err
 	}
 	cfg.ConnectorAllowedHosts, cfg.ConnectorCacheTTL = connectorHosts, os.Getenv(config.EnvConnectorCacheTTL)
-	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open, Connectors: connectors.Open}, stderr)
+	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open, MultiVector: providers.OpenMultiVector, Connectors: connectors.Open}, stderr)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,7 @@ import (
 type rephraseIn struct {
 	Question string `json:"question"`
 	ThreadID string `json:"thread_id,omitempty"`
+	LLMModel string `json:"llm_model,omitempty"`
 }
 type rephraseOut struct {
 	Question  string `json:"question"`
@@ -45,6 +46,10 @@ type retrieveIn struct {
 	Mode     string              `json:"mode,omitempty"`
 	Filter   map[string][]string `json:"filter,omitempty"`
 	ThreadID string              `json:"thread_id,omitempty"`
+	// EmbeddingModel is the request's override.
+	EmbeddingModel string `json:"embedding_model,omitempty"`
+	// GraphTraversalDepth is rag_graphrag's.
+	GraphTraversalDepth *int `json:"graph_traversal_depth,omitempty"`
 }
 type retrieveOut struct {
 	Documents      []pipeline.Document `json:"documents"`
@@ -56,6 +61,7 @@ type retrieveOut struct {
 type gradeIn struct {
 	Question  string              `json:"question"`
 	Documents []pipeline.Document `json:"documents"`
+	LLMModel  string              `json:"llm_model,omitempty"`
 }
 type gradeOut struct {
 	Relevant string `json:"relevant"`
@@ -332,6 +338,7 @@ func TestLocalRunsThePipelineAndDegradesOnEveryFailure(t *testing.T) {
 }
 
 func TestLocalSendsEachStepTheEnvelopeAndOnlyTheArgumentsGiven(t *testing.T) {
+	depth := 2
 	tests := []struct {
 		name string
 		in   pipeline.Input
@@ -349,11 +356,12 @@ func TestLocalSendsEachStepTheEnvelopeAndOnlyTheArgumentsGiven(t *testing.T) {
 		{
 			name: "optional fields given",
 			in: pipeline.Input{Request: pipeline.Request{Caller: caller, TraceID: "t", RequestID: "r"}, Question: "q?", ThreadID: "chat_1",
-				Stores: []string{"kb", "faq"}, TopK: 7, Mode: "vector", Filter: map[string][]string{"lang": {"en"}}},
+				Stores: []string{"kb", "faq"}, TopK: 7, Mode: "vector", Filter: map[string][]string{"lang": {"en"}},
+				LLMModel: "gpt-4o", EmbeddingModel: "text-embedding-3-large", GraphTraversalDepth: &depth},
 			want: map[string]string{
-				"optimizer_vs-rephrase":  `{"question":"q?","thread_id":"chat_1"}`,
-				"optimizer_vs-retriever": `{"filter":{"lang":["en"]},"mode":"vector","question":"q? (about key rotation)","stores":["kb","faq"],"top_k":7}`,
-				"optimizer_vs-grade":     `{"documents":[{"chunk_id":"d1#0","content":"Rotate keys every 90 days.","doc_id":"d1","metadata":{"lang":"en"},"score":0.5,"store":"kb"}],"question":"q? (about key rotation)"}`,
+				"optimizer_vs-rephrase":  `{"llm_model":"gpt-4o","question":"q?","thread_id":"chat_1"}`,
+				"optimizer_vs-retriever": `{"embedding_model":"text-embedding-3-large","filter":{"lang":["en"]},"graph_traversal_depth":2,"mode":"vector","question":"q? (about key rotation)","stores":["kb","faq"],"top_k":7}`,
+				"optimizer_vs-grade":     `{"documents":[{"chunk_id":"d1#0","content":"Rotate keys every 90 days.","doc_id":"d1","metadata":{"lang":"en"},"score":0.5,"store":"kb"}],"llm_model":"gpt-4o","question":"q? (about key rotation)"}`,
 			},
 		},
 	}

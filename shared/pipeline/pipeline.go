@@ -63,6 +63,11 @@ type Input struct {
 	TopK   int                 `json:"top_k"`
 	Mode   string              `json:"mode"`
 	Filter map[string][]string `json:"filter,omitempty"`
+	// LLMModel and EmbeddingModel are the request's model overrides, empty
+	// for the configured ones: the rephrase and grade steps generate with
+	// LLMModel, the retriever embeds with EmbeddingModel.
+	LLMModel       string `json:"llm_model,omitempty"`
+	EmbeddingModel string `json:"embedding_model,omitempty"`
 	// GraphTraversalDepth, if set, makes the retriever fuse the stores'
 	// entity graphs into its ranking (rag_graphrag).
 	GraphTraversalDepth *int `json:"graph_traversal_depth,omitempty"`

@@ -100,13 +100,13 @@ func (s *Service) GlobalGraphRAG(ctx context.Context, c tenant.Caller, in Global
 		if cl.p.Mode != "" && cl.p.Mode != "hybrid" {
 			return Response{}, fault.Invalid("mode", "global search reads community reports, which a retrieval mode does not apply to; omit it")
 		}
-		if _, offlineGen := s.gen.(offline.Generator); !offlineGen {
-			o.Generator = s.gen
+		if _, offlineGen := cl.gen.(offline.Generator); !offlineGen {
+			o.Generator = cl.gen
 		}
 
 		t0 := s.now()
 		question, steps, degraded := s.rephrase(ctx, cl)
-		stores, err := s.reports.CommunityReports(ctx, cl.caller, vector.ReportsInput{Question: question, Stores: cl.p.Stores})
+		stores, err := s.reports.CommunityReports(ctx, cl.caller, vector.ReportsInput{Question: question, Stores: cl.p.Stores, EmbeddingModel: cl.p.EmbeddingModel})
 		cl.retrieval += s.now().Sub(t0)
 		if err != nil {
 			if callerFault(err) || fault.KindOf(err) != fault.KindInternal {
@@ -184,7 +184,7 @@ func (s *Service) rephrase(ctx context.Context, cl *call) (string, pipeline.Step
 	}
 	ctx, cancel := cl.beforeAnswer(ctx)
 	defer cancel()
-	out, err := NewSteps(s.table, s.gen).Rephrase(ctx, cl.caller, RephraseInput{Question: cl.p.Query, ThreadID: cl.p.conversation})
+	out, err := NewSteps(s.table, s.gen).Rephrase(ctx, cl.caller, RephraseInput{Question: cl.p.Query, ThreadID: cl.p.conversation, LLMModel: cl.p.LLMModel})
 	if err != nil {
 		s.log.WarnContext(ctx, "rephrasing for global search failed; the query serves", "error", err)
 		return cl.p.Query, pipeline.Steps{}, true

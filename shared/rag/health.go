@@ -173,10 +173,10 @@ type sample struct {
 }
 
 // read returns each pipeline's counters over the window ending now.
-func (r *recorder) read(ctx context.Context, c tenant.Caller, now time.Time) (map[string]*stats, error) {
+func (r *recorder) read(ctx context.Context, c tenant.Caller, now time.Time, pipelines []string) (map[string]*stats, error) {
 	from := now.UTC().Add(-Window).Truncate(Bucket)
 	out := map[string]*stats{}
-	for _, p := range Pipelines {
+	for _, p := range pipelines {
 		out[p] = &stats{}
 	}
 	q := store.Query{Limit: store.MaxQueryLimit}
@@ -287,7 +287,7 @@ func (s *Service) Health(ctx context.Context, c tenant.Caller, _ HealthInput) (H
 	db.ResponseTimeMS = time.Since(t0).Milliseconds()
 	var byPipeline map[string]*stats
 	if err == nil || errors.Is(err, store.ErrNotFound) {
-		byPipeline, err = s.health.read(ctx, c, now)
+		byPipeline, err = s.health.read(ctx, c, now, s.pipelines)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -295,14 +295,14 @@ func (s *Service) Health(ctx context.Context, c tenant.Caller, _ HealthInput) (H
 		}
 		db.Error = "the table did not answer; the server log has the details"
 		s.log.ErrorContext(ctx, "health probe failed", "tenant", c.Tenant, "error", err)
-		for _, p := range Pipelines {
+		for _, p := range s.pipelines {
 			out.PipelineStatuses[p] = PipelineHealth{Status: Unavailable}
 		}
 	} else {
 		db.Connected = true
 		var all []sample
 		var calls, failed int64
-		for _, p := range Pipelines {
+		for _, p := range s.pipelines {
 			st := byPipeline[p]
 			n := st.ok + st.errors
 			status, rate := pipelineStatus(n, st.errors)

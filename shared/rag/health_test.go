@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -120,6 +121,7 @@ func TestHealthCountsTheLastHourOfCalls(t *testing.T) {
 		want := map[string]PipelineHealth{
 			PipelineBasic:          {Status: Healthy, ErrorRate: 1.0 / 21, Queries: 21, Degraded: 2, P50MS: 100, P95MS: 190},
 			PipelineBasicRerank:    {Status: Healthy},
+			PipelineColbert:        {Status: Healthy},
 			PipelineCRAG:           {Status: Degraded, ErrorRate: 1.0 / 3, Queries: 3, P50MS: 50, P95MS: 70, LastSuccess: lastCRAG.Format(time.RFC3339Nano)},
 			PipelineGraphRAG:       {Status: Healthy},
 			PipelineGlobalGraphRAG: {Status: Healthy},
@@ -400,5 +402,19 @@ func TestACallAnswersBeforeItsOutcomeIsRecordedAndHealthCountsIt(t *testing.T) {
 	}
 	if n := h.PipelineStatuses[PipelineBasic].Queries; n != 1 {
 		t.Errorf("health counts %d calls of rag_basic, want 1", n)
+	}
+}
+
+func TestHealthReportsThePipelinesItIsGiven(t *testing.T) {
+	tbl := storetest.OpenEmbedded(t)
+	named := []string{PipelineBasic, "graphrag", "pylate_colbert"}
+	svc := New(tbl, Options{Generator: &testGen{}, Runner: &corpusRunner{}, Pipelines: named})
+	h, err := svc.Health(context.Background(), alice, HealthInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := slices.Sorted(maps.Keys(h.PipelineStatuses))
+	if want := slices.Sorted(slices.Values(named)); !slices.Equal(got, want) {
+		t.Errorf("pipeline_statuses name %v, want %v", got, want)
 	}
 }

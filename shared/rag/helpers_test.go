@@ -99,7 +99,7 @@ func (r *corpusRunner) Run(ctx context.Context, in pipeline.Input) (pipeline.Out
 	r.mu.Unlock()
 	out := pipeline.Output{Question: in.Question, ContextInput: in.Question, Degraded: []string{}}
 	c := in.Request.Caller
-	reph, err := r.steps.Rephrase(ctx, c, RephraseInput{Question: in.Question, ThreadID: in.ThreadID})
+	reph, err := r.steps.Rephrase(ctx, c, RephraseInput{Question: in.Question, ThreadID: in.ThreadID, LLMModel: in.LLMModel})
 	if fail[StepRephrase] || err != nil {
 		out.Degraded = append(out.Degraded, StepRephrase)
 	} else {
@@ -123,7 +123,7 @@ func (r *corpusRunner) Run(ctx context.Context, in pipeline.Input) (pipeline.Out
 		out.Documents = byScore(out.Documents, in.TopK)
 		out.SearchedStores = []string{"docs"}
 	}
-	grade, err := r.steps.Grade(ctx, c, GradeInput{Question: out.ContextInput, Documents: out.Documents})
+	grade, err := r.steps.Grade(ctx, c, GradeInput{Question: out.ContextInput, Documents: out.Documents, LLMModel: in.LLMModel})
 	if fail[StepGrade] || err != nil {
 		out.Degraded = append(out.Degraded, StepGrade)
 		out.Relevant = "yes"

@@ -1,6 +1,7 @@
 // Package rag answers questions from a tenant's vector stores: the RAG
-// pipeline tools rag_basic, rag_basic_rerank, rag_crag, rag_graphrag and
-// rag_iris_global_graphrag with seed 002's request and response, the
+// pipeline tools rag_basic, rag_basic_rerank, rag_crag, rag_graphrag,
+// rag_iris_global_graphrag and rag_pylate_colbert with seed 002's request
+// and response, the
 // internal steps optimizer_vs-rephrase and optimizer_vs-grade the pipeline
 // invokes, and rag_health_check.
 //
@@ -14,7 +15,9 @@
 // pool and reranks it; rag_crag scores its confidence in the retrieval and,
 // below a threshold, corrects the query and retrieves again; rag_graphrag
 // fuses the stores' entity graphs into the retrieval; rag_iris_global_graphrag
-// answers from community reports, in its own function (graphrag.go).
+// answers from community reports, in its own function (graphrag.go);
+// rag_pylate_colbert ranks by late interaction over token vectors
+// (colbert.go).
 //
 //	svc := rag.New(table, rag.Options{Generator: gen, Runner: runner})
 //	resp, err := svc.Basic(ctx, caller, rag.BasicInput{Request: rag.Request{Query: "What are the symptoms of diabetes?"}})
@@ -61,8 +64,9 @@ const (
 	PipelineGlobalGraphRAG = "iris_global_graphrag"
 )
 
-// Pipelines lists every pipeline, in the order health reports them.
-var Pipelines = []string{PipelineBasic, PipelineBasicRerank, PipelineCRAG, PipelineGraphRAG, PipelineGlobalGraphRAG}
+// Pipelines lists every pipeline this package serves, in the order health
+// reports them when [Options.Pipelines] names none.
+var Pipelines = []string{PipelineBasic, PipelineBasicRerank, PipelineCRAG, PipelineGraphRAG, PipelineGlobalGraphRAG, PipelineColbert}
 
 // Seed 002's request limits and defaults.
 const (
@@ -122,6 +126,13 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives warnings (outcomes that could not be recorded). If nil, logs are discarded.
 	Logger *slog.Logger
+	// Late searches by late interaction. Required for rag_pylate_colbert.
+	Late LateInteraction
+	// Pipelines are the pipelines [Service.Health] reports, in order: the
+	// function passes the catalog's (catalog.RAGPipelines), so that a
+	// pipeline served by another package is reported too. If nil, defaults
+	// to [Pipelines].
+	Pipelines []string
 	// Reports gives rag_iris_global_graphrag the stores' community reports.
 	// Required for that pipeline only.
 	Reports Reporter
@@ -137,23 +148,30 @@ type Service struct {
 	table   store.Table
 	gen     provider.Generator
 	runner  pipeline.Runner
+	late    LateInteraction
 	reports Reporter
 	limits  Limits
 	health  *recorder
-	after   *later.Queue
-	now     func() time.Time
-	log     *slog.Logger
+	// pipelines are the pipelines health reports.
+	pipelines []string
+	after     *later.Queue
+	now       func() time.Time
+	log       *slog.Logger
 }
 
 // New returns a Service recording pipeline outcomes in table.
 func New(table store.Table, opts Options) *Service {
-	s := &Service{table: table, gen: opts.Generator, runner: opts.Runner, reports: opts.Reports, limits: opts.Limits.withDefaults(),
+	s := &Service{table: table, gen: opts.Generator, runner: opts.Runner, late: opts.Late, reports: opts.Reports, limits: opts.Limits.withDefaults(),
 		after: opts.After, now: opts.Now, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	s.log = s.log.With("component", "rag")
 	s.health = &recorder{table: table, now: s.now}
+	s.pipelines = opts.Pipelines
+	if s.pipelines == nil {
+		s.pipelines = Pipelines
+	}
 	return s
 }
 
@@ -245,6 +263,7 @@ func newUUID() string {
 // call is one pipeline call in progress.
 type call struct {
 	pipeline   string
+	gen        provider.Generator // the configured generator, or the request's llm_model
 	caller     tenant.Caller
 	p          params
 	received   time.Time
@@ -284,7 +303,11 @@ func (s *Service) serve(ctx context.Context, c tenant.Caller, pipeline string, r
 	if s.gen == nil || s.runner == nil && pipeline != PipelineGlobalGraphRAG {
 		return Response{}, fault.Unavailable(nil, "pipeline %s is not configured: it needs the pipeline runner and a generator", pipeline)
 	}
-	cl := &call{pipeline: pipeline, caller: c, p: p, received: received}
+	gen, err := provider.GeneratorFor(s.gen, p.LLMModel)
+	if err != nil {
+		return Response{}, err
+	}
+	cl := &call{pipeline: pipeline, caller: c, p: p, received: received, gen: gen}
 	rec := s.health.begin(ctx, c, pipeline)
 	resp, err := s.run(ctx, cl, body)
 	elapsed := s.now().Sub(received)
@@ -385,7 +408,7 @@ func (s *Service) retrieve(ctx context.Context, cl *call, question, threadID str
 	out, err := s.runner.Run(ctx, pipeline.Input{
 		Request:  pipeline.Request{Caller: cl.caller, TraceID: info.TraceID, RequestID: cl.p.RequestID},
 		Question: question, ThreadID: threadID, Stores: cl.p.Stores, TopK: topK, Mode: cl.p.Mode, Filter: cl.p.Filter,
-		GraphTraversalDepth: cl.graphDepth,
+		LLMModel: cl.p.LLMModel, EmbeddingModel: cl.p.EmbeddingModel, GraphTraversalDepth: cl.graphDepth,
 	})
 	cl.retrieval += s.now().Sub(t0)
 	switch {
@@ -410,7 +433,7 @@ func (s *Service) retrieve(ctx context.Context, cl *call, question, threadID str
 // generate calls the generator and accounts for its time and tokens.
 func (s *Service) generate(ctx context.Context, cl *call, req provider.GenerateRequest, doing string) (provider.Generation, error) {
 	t0 := s.now()
-	g, err := s.gen.Generate(ctx, req)
+	g, err := cl.gen.Generate(ctx, req)
 	cl.generation += s.now().Sub(t0)
 	if err != nil {
 		return provider.Generation{}, generatorFault(err, doing)

@@ -136,6 +136,30 @@ func TestInvalidRequestsNameTheField(t *testing.T) {
 			_, err := svc.BasicRerank(ctx, alice, RerankInput{Request: Request{Query: q}, CandidatePool: intp(51)})
 			return err
 		}, "candidate_pool"},
+		{"BasicWithALanguageModelOutsideTheAllowList", func() error {
+			_, err := svc.Basic(ctx, alice, BasicInput{Request{Query: q, LLMModel: "gpt-9"}})
+			return err
+		}, "llm_model"},
+		{"RerankWithALanguageModelOutsideTheAllowList", func() error {
+			_, err := svc.BasicRerank(ctx, alice, RerankInput{Request: Request{Query: q, LLMModel: "gpt-9"}})
+			return err
+		}, "llm_model"},
+		{"CRAGWithALanguageModelOutsideTheAllowList", func() error {
+			_, err := svc.CRAG(ctx, alice, CRAGInput{Request: Request{Query: q, LLMModel: "gpt-9"}})
+			return err
+		}, "llm_model"},
+		{"ColbertWithALanguageModelOutsideTheAllowList", func() error {
+			_, err := svc.PylateColbert(ctx, alice, ColbertInput{Request: Request{Query: q, LLMModel: "gpt-9"}})
+			return err
+		}, "llm_model"},
+		{"UnknownCandidateSource", func() error {
+			_, err := svc.PylateColbert(ctx, alice, ColbertInput{Request: Request{Query: q}, CandidateSource: "oracle"})
+			return err
+		}, "candidate_source"},
+		{"InteractionThresholdAboveOne", func() error {
+			_, err := svc.PylateColbert(ctx, alice, ColbertInput{Request: Request{Query: q}, InteractionThreshold: floatp(1.5)})
+			return err
+		}, "interaction_threshold"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.call()
@@ -735,5 +759,33 @@ func TestConfidence(t *testing.T) {
 				t.Errorf("confidence = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestAnAllowedLanguageModelServesTheWholeCall names another allowed model
+// per request: the pipeline's steps get it, and it writes the answer.
+func TestAnAllowedLanguageModelServesTheWholeCall(t *testing.T) {
+	large := &testGen{fn: map[provider.Task]func(provider.GenerateRequest) (provider.Generation, error){
+		provider.TaskAnswer: func(req provider.GenerateRequest) (provider.Generation, error) {
+			return provider.Generation{Text: "From the large model.", Provider: "test", Model: "large"}, nil
+		},
+	}}
+	tbl := storetest.OpenEmbedded(t)
+	gen := provider.WithGenerators(&testGen{}, "extractive", map[string]provider.Generator{"large": large})
+	runner := &corpusRunner{steps: NewSteps(tbl, gen)}
+	runner.add(alice.Tenant, medical...)
+	svc := New(tbl, Options{Generator: gen, Runner: runner})
+	resp, err := svc.Basic(context.Background(), alice, BasicInput{Request{Query: "What are the symptoms of diabetes?", LLMModel: "large"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Metadata.Model != "large" || resp.Answer != "From the large model." {
+		t.Errorf("answered by %s: %q", resp.Metadata.Model, resp.Answer)
+	}
+	if len(runner.runs) != 1 || runner.runs[0].LLMModel != "large" {
+		t.Errorf("the pipeline ran with %+v, want llm_model large", runner.runs)
+	}
+	if len(large.calls) < 2 { // the grade, then the answer
+		t.Errorf("the large model served %d generations, want the grade and the answer", len(large.calls))
 	}
 }

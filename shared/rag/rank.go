@@ -1,6 +1,7 @@
 package rag
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -27,6 +28,12 @@ type RankInput struct {
 	// tool would be called with (basic_rerank's pool and crag's confidence
 	// follow from it). If zero, TopK defaults to [DefaultTopK].
 	Depth, TopK int
+	// Pool, if set, is basic_rerank's and pylate_colbert's candidate pool
+	// (1..Depth): the hybrid search's top documents they reorder. If zero,
+	// the tool's default, max(4*top_k, 20) capped at [MaxCandidatePool].
+	Pool int
+	// Source is pylate_colbert's candidate_source (default hybrid).
+	Source string
 }
 
 // Rank returns the documents a pipeline retrieves for a query, best first,
@@ -43,6 +50,10 @@ type RankInput struct {
 //     without a conversation) and searched again, kept when more confident;
 //   - graphrag: hybrid search fused with the entity graph at the default
 //     graph_traversal_depth;
+//   - pylate_colbert: late interaction (MaxSim over token vectors) over the
+//     hybrid search's candidate pool (source hybrid; the rest after, as for
+//     basic_rerank) or over chunks found by centroid pruning (source
+//     centroid), each document scored by its best chunk;
 //   - iris_global_graphrag: the documents of the communities whose points
 //     reached the answer, in order of use (global search ranks no passages:
 //     this is what it cites).
@@ -55,6 +66,13 @@ func (s *Service) Rank(ctx context.Context, c tenant.Caller, ranker DocumentRank
 		out, err := ranker.RankDocuments(ctx, c, vector.RetrieveInput{Question: q, Stores: in.Stores, GraphTraversalDepth: depth}, in.Depth)
 		return out.Documents, err
 	}
+	pool := min(max(4*topK, 20), MaxCandidatePool)
+	if in.Pool != 0 {
+		if in.Pool < 1 || in.Pool > in.Depth {
+			return nil, fmt.Errorf("rag: rank: candidate pool %d is outside 1..%d", in.Pool, in.Depth)
+		}
+		pool = in.Pool
+	}
 	switch in.Pipeline {
 	case PipelineBasic:
 		return search(in.Query, nil)
@@ -63,7 +81,7 @@ func (s *Service) Rank(ctx context.Context, c tenant.Caller, ranker DocumentRank
 		if err != nil {
 			return nil, err
 		}
-		pool := min(max(4*topK, 20), MaxCandidatePool, len(docs))
+		pool := min(pool, len(docs))
 		reranked := rerank(in.Query, asPipeline(docs[:pool]))
 		out := make([]vector.Document, 0, len(docs))
 		for _, d := range reranked {
@@ -95,6 +113,8 @@ func (s *Service) Rank(ctx context.Context, c tenant.Caller, ranker DocumentRank
 		return again, nil
 	case PipelineGraphRAG:
 		return search(in.Query, ptr(DefaultGraphTraversalDepth))
+	case PipelineColbert:
+		return s.rankLate(ctx, c, in, pool, search)
 	case PipelineGlobalGraphRAG:
 		if s.reports == nil {
 			return nil, fmt.Errorf("rag: rank %s: no community reports configured", in.Pipeline)
@@ -134,4 +154,48 @@ func asPipeline(docs []vector.Document) []pipeline.Document {
 		out[i] = pipeline.Document{DocID: d.DocID, ChunkID: d.ChunkID, Content: d.Content, Score: d.Score, Metadata: d.Metadata, Store: d.Store}
 	}
 	return out
+}
+
+// rankLate is Rank for pylate_colbert.
+func (s *Service) rankLate(ctx context.Context, c tenant.Caller, in RankInput, pool int, search func(string, *int) ([]vector.Document, error)) ([]vector.Document, error) {
+	if s.late == nil {
+		return nil, fmt.Errorf("rag: rank %s: no late interaction configured", in.Pipeline)
+	}
+	source := cmp.Or(in.Source, vector.LateFromHybrid)
+	if !slices.Contains(CandidateSources, source) {
+		return nil, fmt.Errorf("rag: rank %s: candidate source %q: use %s", in.Pipeline, source, strings.Join(CandidateSources, " or "))
+	}
+	// Three chunks a document asked for from centroid pruning, so that Depth
+	// documents remain when chunks of one document are merged.
+	li := vector.LateInput{Question: in.Query, Stores: in.Stores, K: min(3*in.Depth, vector.MaxLateK)}
+	var rest []vector.Document
+	if source == vector.LateFromHybrid {
+		docs, err := search(in.Query, nil)
+		if err != nil {
+			return nil, err
+		}
+		pool = min(pool, len(docs))
+		if pool == 0 {
+			return docs, nil
+		}
+		for _, d := range docs[:pool] {
+			li.Candidates = append(li.Candidates, vector.LateCandidate{Store: d.Store, ChunkID: d.ChunkID})
+		}
+		li.K, rest = pool, docs[pool:]
+	}
+	lo, err := s.late.LateInteraction(ctx, c, li)
+	if err != nil {
+		return nil, err
+	}
+	var out []vector.Document
+	seen := map[[2]string]bool{}
+	for _, h := range lo.Hits {
+		key := [2]string{h.Store, h.DocID}
+		if seen[key] || len(out) == in.Depth {
+			continue
+		}
+		seen[key] = true
+		out = append(out, vector.Document{DocID: h.DocID, ChunkID: h.ChunkID, Content: h.Content, Score: h.Score, Metadata: h.Metadata, Store: h.Store})
+	}
+	return append(out, rest[:min(len(rest), in.Depth-len(out))]...), nil
 }

@@ -76,7 +76,11 @@ func (s *Steps) Rephrase(ctx context.Context, c tenant.Caller, in RephraseInput)
 	if s.gen == nil {
 		return RephraseOutput{}, fault.Unavailable(nil, "no generator is configured to rephrase with")
 	}
-	g, err := s.gen.Generate(ctx, provider.GenerateRequest{Task: provider.TaskRephrase, Question: in.Question, History: history, MaxTokens: rephraseTokens})
+	gen, err := provider.GeneratorFor(s.gen, in.LLMModel)
+	if err != nil {
+		return RephraseOutput{}, err
+	}
+	g, err := gen.Generate(ctx, provider.GenerateRequest{Task: provider.TaskRephrase, Question: in.Question, History: history, MaxTokens: rephraseTokens})
 	if err != nil {
 		return RephraseOutput{}, generatorFault(err, "rephrasing")
 	}
@@ -133,7 +137,11 @@ func (s *Steps) Grade(ctx context.Context, c tenant.Caller, in GradeInput) (Grad
 	if s.gen == nil {
 		return GradeOutput{}, fault.Unavailable(nil, "no generator is configured to grade with")
 	}
-	g, err := s.gen.Generate(ctx, provider.GenerateRequest{Task: provider.TaskGrade, Question: in.Question, Documents: docs, MaxTokens: gradeTokens})
+	gen, err := provider.GeneratorFor(s.gen, in.LLMModel)
+	if err != nil {
+		return GradeOutput{}, err
+	}
+	g, err := gen.Generate(ctx, provider.GenerateRequest{Task: provider.TaskGrade, Question: in.Question, Documents: docs, MaxTokens: gradeTokens})
 	if err != nil {
 		return GradeOutput{}, generatorFault(err, "grading")
 	}

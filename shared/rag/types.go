@@ -7,6 +7,7 @@ type RephraseInput struct {
 	Question       string `json:"question" jsonschema:"the question to make standalone"`
 	ThreadID       string `json:"thread_id,omitempty" jsonschema:"the conversation (a memory family conversation id) the question belongs to"`
 	ConversationID string `json:"conversation_id,omitempty" jsonschema:"the same as thread_id, under the memory family's name; give one of the two"`
+	LLMModel       string `json:"llm_model,omitempty" jsonschema:"the language model to rephrase with, among those the server allows; empty: the configured one"`
 }
 
 // RephraseOutput is the output of optimizer_vs-rephrase.
@@ -22,6 +23,7 @@ type RephraseOutput struct {
 type GradeInput struct {
 	Question  string              `json:"question" jsonschema:"the question the documents were retrieved for"`
 	Documents []pipeline.Document `json:"documents" jsonschema:"the retrieved documents, as optimizer_vs-retriever returns them"`
+	LLMModel  string              `json:"llm_model,omitempty" jsonschema:"the language model to grade with, among those the server allows; empty: the configured one"`
 }
 
 // GradeOutput is the output of optimizer_vs-grade.
@@ -45,6 +47,8 @@ type Request struct {
 	Stores          []string            `json:"stores,omitempty" jsonschema:"vector store aliases to search; absent: the stores that best fit the query. A store that does not exist fails the call"`
 	Mode            string              `json:"mode,omitempty" jsonschema:"retrieval mode: hybrid (default), bm25 or vector"`
 	Filter          map[string][]string `json:"filter,omitempty" jsonschema:"metadata filter: every key must have one of its listed values"`
+	EmbeddingModel  string              `json:"embedding_model,omitempty" jsonschema:"the embedding model to search with, among those the server allows (default: the configured one); a store built with another model is refused"`
+	LLMModel        string              `json:"llm_model,omitempty" jsonschema:"the language model that rephrases, grades and answers, among those the server allows (default: the configured one)"`
 }
 
 // BasicInput is the input of rag_basic.
@@ -63,6 +67,14 @@ type CRAGInput struct {
 	Request
 	ConfidenceThreshold *float64 `json:"confidence_threshold,omitempty" jsonschema:"below this retrieval confidence (0..1, default 0.8) the query is corrected and retrieved again"`
 	CorrectionStrategy  string   `json:"correction_strategy,omitempty" jsonschema:"how to correct a low-confidence retrieval: rewrite (default: the generator rewrites the query) or expand (terms from the retrieved documents are added to it)"`
+}
+
+// ColbertInput is the input of rag_pylate_colbert.
+type ColbertInput struct {
+	Request
+	CandidateSource      string   `json:"candidate_source,omitempty" jsonschema:"where the passages late interaction scores come from: hybrid (default: the retrieval's top candidate_pool, reranked by MaxSim) or centroid (found by centroid pruning over the searched stores' token vectors)"`
+	CandidatePool        *int     `json:"candidate_pool,omitempty" jsonschema:"hybrid source: how many retrieved passages to rerank down to top_k (default max(4*top_k, 20), capped at 50; at least top_k)"`
+	InteractionThreshold *float64 `json:"interaction_threshold,omitempty" jsonschema:"0..1 (default 0): a question token whose best similarity in a passage is below it adds nothing to the passage's score"`
 }
 
 // GraphRAGInput is the input of rag_graphrag.
@@ -99,7 +111,7 @@ type RetrievedDocument struct {
 // Metadata describes how a pipeline produced a [Response]. The fields after
 // the common ones are set only by the pipelines they name.
 type Metadata struct {
-	PipelineName    string         `json:"pipeline_name" jsonschema:"basic, basic_rerank, crag, graphrag or iris_global_graphrag"`
+	PipelineName    string         `json:"pipeline_name" jsonschema:"basic, basic_rerank, crag, graphrag, iris_global_graphrag or pylate_colbert"`
 	ExecutionTimeMS int64          `json:"execution_time_ms"`
 	TokensUsed      int            `json:"tokens_used" jsonschema:"tokens the answer (and crag's rewrite and grade) consumed, input plus output, as the generator reported them"`
 	Timestamp       string         `json:"timestamp" jsonschema:"when the request was received (RFC 3339)"`
@@ -116,7 +128,7 @@ type Metadata struct {
 
 	// rag_basic_rerank
 	Reranker   string `json:"reranker,omitempty" jsonschema:"basic_rerank: the reranking method"`
-	Candidates *int   `json:"candidates,omitempty" jsonschema:"basic_rerank: how many candidates were reranked"`
+	Candidates *int   `json:"candidates,omitempty" jsonschema:"basic_rerank and pylate_colbert: how many candidates were reranked (pylate_colbert: scored exactly)"`
 
 	// rag_crag
 	CorrectionApplied      *bool    `json:"correction_applied,omitempty" jsonschema:"crag: true if the answer comes from the retrieval for the corrected query, which is used only when more confident than the first"`
@@ -125,6 +137,12 @@ type Metadata struct {
 	ConfidenceThreshold    *float64 `json:"confidence_threshold,omitempty" jsonschema:"crag: the threshold applied"`
 	CorrectionStrategy     string   `json:"correction_strategy,omitempty" jsonschema:"crag: rewrite or expand"`
 	CorrectedQuery         string   `json:"corrected_query,omitempty" jsonschema:"crag: the query of the second retrieval, when one ran, whether its answer was used or not"`
+
+	// rag_pylate_colbert (and Candidates)
+	CandidateSource   string              `json:"candidate_source,omitempty" jsonschema:"pylate_colbert: hybrid or centroid"`
+	CompressionRatio  *float64            `json:"compression_ratio,omitempty" jsonschema:"pylate_colbert: the token vectors' float32 size over their compressed size (centroid id and 2-bit residuals); 0 when no store held tokens"`
+	TokenInteractions *int64              `json:"token_interactions,omitempty" jsonschema:"pylate_colbert: question-token x passage-token similarities computed exactly"`
+	TokenEmbedder     *pipeline.StepModel `json:"token_embedder,omitempty" jsonschema:"pylate_colbert: the multi-vector embedder of the token vectors"`
 
 	// rag_graphrag
 	EntitiesMatched     []string  `json:"entities_matched,omitempty" jsonschema:"graphrag: the entities of the stores' graphs the query names, where the graph walk started"`
@@ -162,7 +180,7 @@ const (
 // HealthOutput is the output of rag_health_check (seed 002's Health Status).
 type HealthOutput struct {
 	OverallStatus      string                    `json:"overall_status" jsonschema:"healthy: every pipeline healthy and the table reachable; unavailable: the table unreachable or every pipeline unavailable; else degraded"`
-	PipelineStatuses   map[string]PipelineHealth `json:"pipeline_statuses" jsonschema:"every pipeline (basic, basic_rerank, crag, graphrag, iris_global_graphrag), from the caller's own calls in the last hour"`
+	PipelineStatuses   map[string]PipelineHealth `json:"pipeline_statuses" jsonschema:"every pipeline (basic, basic_rerank, crag, graphrag, iris_global_graphrag, pylate_colbert), from the caller's own calls in the last hour"`
 	DatabaseStatus     DatabaseHealth            `json:"database_status"`
 	PerformanceMetrics HealthMetrics             `json:"performance_metrics"`
 	LastUpdated        string                    `json:"last_updated" jsonschema:"when this check ran (RFC 3339)"`

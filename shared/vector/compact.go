@@ -301,8 +301,9 @@ func (s *Service) merge(ctx context.Context, c tenant.Caller, alias string, m *m
 	if err != nil {
 		return err
 	}
+	s.mergeTokens(ctx, c, alias, picked, seg, merged)
 	for _, sh := range picked {
-		s.removeObjects(ctx, sh.Key, sh.Graph)
+		s.removeObjects(ctx, shardObjects(sh)...)
 	}
 	s.removeObjects(ctx, gone...)
 	return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/graph"
+	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/retrieval"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -373,6 +374,9 @@ type ReportsInput struct {
 	// Stores are the stores to read; if empty, store selection picks them
 	// for Question, as for a retrieval.
 	Stores []string
+	// EmbeddingModel, if set, picks the stores built with that embedding
+	// model (among those the server allows) instead of the configured one's.
+	EmbeddingModel string
 }
 
 // StoreReports are one store's community reports.
@@ -410,7 +414,11 @@ func (s *Service) CommunityReports(ctx context.Context, c tenant.Caller, in Repo
 	if _, err := validateQuery(RetrieveInput{Question: in.Question, Stores: in.Stores}); err != nil {
 		return nil, err
 	}
-	recs, err := s.searchStores(ctx, c, RetrieveInput{Question: in.Question, Stores: in.Stores})
+	emb, err := provider.EmbedderFor(s.emb, in.EmbeddingModel)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := s.searchStores(ctx, c, RetrieveInput{Question: in.Question, Stores: in.Stores}, emb)
 	if err != nil {
 		return nil, err
 	}

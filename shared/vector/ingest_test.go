@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/localfs"
@@ -463,5 +464,47 @@ func TestADocumentWithoutTextIsErrNoText(t *testing.T) {
 		if !errors.Is(err, vector.ErrNoText) || fault.KindOf(err) != fault.KindInvalid {
 			t.Errorf("Ingest(%+v) = %v; want invalid_argument wrapping ErrNoText", in, err)
 		}
+	}
+}
+
+// otherModel is the offline embedder under another model name, as an
+// allowed override would be.
+type otherModel struct{ provider.Embedder }
+
+func (otherModel) Model() string { return "hashing-v2" }
+
+// TestAnEmbeddingModelOverrideStillMeetsTheStoresEmbedder searches with a
+// per-request embedding_model: one outside the allow-list is refused naming
+// the field; an allowed one still cannot search a store built with another
+// model (the store records its embedder), and store selection leaves such
+// stores out.
+func TestAnEmbeddingModelOverrideStillMeetsTheStoresEmbedder(t *testing.T) {
+	ctx := context.Background()
+	tbl, blobs := storetest.OpenEmbedded(t), storetest.OpenLocalFS(t)
+	def := offline.NewEmbedder(testDims)
+	svc := vector.New(tbl, blobs, provider.WithEmbedders(def, otherModel{offline.NewEmbedder(testDims)}), &vector.Options{Cache: vector.NewCache(1 << 20)})
+	if _, err := svc.CreateStore(ctx, acme, vector.CreateStoreInput{Alias: "notes"}); err != nil {
+		t.Fatal(err)
+	}
+	ingestAll(t, svc, acme, "notes")
+	st, err := svc.GetStore(ctx, acme, vector.StoreInput{Alias: "notes"})
+	if err != nil || st.Provider != offline.Name || st.Model != def.Model() || st.Dims != testDims {
+		t.Fatalf("the store records %s/%s (%d), %v; want the embedder it was built with", st.Provider, st.Model, st.Dims, err)
+	}
+	if top := topDoc(t, svc, acme, vector.RetrieveInput{Question: "tides", Stores: []string{"notes"}, EmbeddingModel: def.Model()}); top != "tides.md" {
+		t.Errorf("the configured model named explicitly found %q", top)
+	}
+	_, err = svc.Retrieve(ctx, acme, vector.RetrieveInput{Question: "tides", EmbeddingModel: "text-embedding-3-large"})
+	if f, ok := err.(*fault.Error); !ok || f.Kind != fault.KindInvalid || f.Field != "embedding_model" {
+		t.Errorf("a model outside the allow-list: %v, want invalid_argument naming embedding_model", err)
+	}
+	_, err = svc.Retrieve(ctx, acme, vector.RetrieveInput{Question: "tides", Stores: []string{"notes"}, EmbeddingModel: "hashing-v2"})
+	wantKind(t, err, fault.KindInvalid)
+	if !strings.Contains(err.Error(), "hashing-v1") || !strings.Contains(err.Error(), "hashing-v2") {
+		t.Errorf("error %q does not name both embedders", err)
+	}
+	out, err := svc.Retrieve(ctx, acme, vector.RetrieveInput{Question: "tides", EmbeddingModel: "hashing-v2"})
+	if err != nil || len(out.SearchedStores) != 0 {
+		t.Errorf("store selection with another model searched %v, %v; want none", out.SearchedStores, err)
 	}
 }

@@ -151,7 +151,7 @@ func (m *manifest) kill(d deadDoc) (droppedKeys []string) {
 	if deadDocs < m.Shards[i].Docs {
 		return nil
 	}
-	keys := []string{m.Shards[i].Key, m.Shards[i].Graph}
+	keys := shardObjects(m.Shards[i])
 	m.Shards = slices.Delete(m.Shards, i, i+1)
 	m.Dead = slices.DeleteFunc(m.Dead, func(x deadDoc) bool { return x.Shard == d.Shard })
 	return keys

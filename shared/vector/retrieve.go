@@ -112,8 +112,12 @@ func (s *Service) retrieve(ctx context.Context, c tenant.Caller, in RetrieveInpu
 	if err != nil {
 		return RetrieveOutput{}, err
 	}
+	emb, err := provider.EmbedderFor(s.emb, in.EmbeddingModel)
+	if err != nil {
+		return RetrieveOutput{}, err
+	}
 	out := RetrieveOutput{Documents: []Document{}, SearchedStores: []string{}, ContextInput: in.Question, Mode: string(mode)}
-	recs, err := s.searchStores(ctx, c, in)
+	recs, err := s.searchStores(ctx, c, in, emb)
 	if err != nil || len(recs) == 0 {
 		return out, err
 	}
@@ -128,9 +132,9 @@ func (s *Service) retrieve(ctx context.Context, c tenant.Caller, in RetrieveInpu
 		q.K = max(q.K, graphPool) // the depth fused with the graph's ranking
 	}
 	if mode != retrieval.ModeBM25 {
-		e, err := s.emb.Embed(ctx, provider.EmbedRequest{Texts: []string{in.Question}, Purpose: provider.ForQuery})
+		e, err := emb.Embed(ctx, provider.EmbedRequest{Texts: []string{in.Question}, Purpose: provider.ForQuery})
 		if err != nil {
-			return RetrieveOutput{}, fault.Unavailable(err, "embedding the question with %s/%s failed; retry, or search with mode bm25", s.emb.Provider(), s.emb.Model())
+			return RetrieveOutput{}, fault.Unavailable(err, "embedding the question with %s/%s failed; retry, or search with mode bm25", emb.Provider(), emb.Model())
 		}
 		if len(e.Vectors) != 1 || len(e.Vectors[0]) != recs[0].Dims {
 			return RetrieveOutput{}, fault.Unavailable(nil, "embedder %s/%s returned no vector of %d dimensions for the question", e.Provider, e.Model, recs[0].Dims)
@@ -200,8 +204,9 @@ func searchFailed(err error) error {
 }
 
 // searchStores returns the stores a search covers: those named (each must
-// exist and match the configured embedder), or those store selection picks.
-func (s *Service) searchStores(ctx context.Context, c tenant.Caller, in RetrieveInput) ([]storeRec, error) {
+// exist and match the embedder emb), or those built with emb that store
+// selection picks.
+func (s *Service) searchStores(ctx context.Context, c tenant.Caller, in RetrieveInput, emb provider.Embedder) ([]storeRec, error) {
 	if len(in.Stores) > 0 {
 		var recs []storeRec
 		seen := map[string]bool{}
@@ -214,7 +219,7 @@ func (s *Service) searchStores(ctx context.Context, c tenant.Caller, in Retrieve
 			if err != nil {
 				return nil, err
 			}
-			if err := s.checkEmbedder(r); err != nil {
+			if err := embedderFits(r, emb); err != nil {
 				return nil, err
 			}
 			recs = append(recs, r)
@@ -227,7 +232,7 @@ func (s *Service) searchStores(ctx context.Context, c tenant.Caller, in Retrieve
 	}
 	var usable []storeRec
 	for _, r := range all {
-		if s.checkEmbedder(r) == nil && r.Chunks > 0 {
+		if embedderFits(r, emb) == nil && r.Chunks > 0 {
 			usable = append(usable, r)
 		}
 	}

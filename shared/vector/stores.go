@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 	"github.com/switchboard-dev/switchboard/shared/text"
@@ -164,8 +165,11 @@ func (s *Service) loadStore(ctx context.Context, c tenant.Caller, alias string, 
 
 // checkEmbedder refuses to use a store with an embedder other than the one it
 // was built with: vectors of different models are not comparable.
-func (s *Service) checkEmbedder(r storeRec) error {
-	p, m, d := s.embedderName()
+func (s *Service) checkEmbedder(r storeRec) error { return embedderFits(r, s.emb) }
+
+// embedderFits refuses a store built with another embedder than e.
+func embedderFits(r storeRec, e provider.Embedder) error {
+	p, m, d := e.Provider(), e.Model(), e.Dims()
 	if r.Provider != p || r.Model != m || r.Dims != d {
 		return fault.Invalid("store", "vector store %q was built with embedder %s/%s (%d dimensions), but this server embeds with %s/%s (%d dimensions); configure that embedder, or create a new store",
 			r.Alias, r.Provider, r.Model, r.Dims, p, m, d)

@@ -133,6 +133,8 @@ type RetrieveInput struct {
 	Filter   map[string][]string `json:"filter,omitempty" jsonschema:"metadata key -> accepted values; a chunk must match every key"`
 	NProbe   int                 `json:"nprobe,omitempty" jsonschema:"for stores large enough to have an inverted-file index: how many of its clusters the vector search scans, 1-2048 (default: a sixteenth of them, at least 8); more finds more of the exact nearest chunks, slower"`
 	ThreadID string              `json:"thread_id,omitempty" jsonschema:"the conversation this search serves; accepted and ignored by retrieval"`
+	// EmbeddingModel overrides the configured embedder for this search.
+	EmbeddingModel string `json:"embedding_model,omitempty" jsonschema:"the embedding model to search with, among those the server allows (default: the configured one); a store built with another model is refused"`
 	// GraphTraversalDepth, when set, fuses the stores' entity graphs into
 	// the ranking (rag_graphrag).
 	GraphTraversalDepth *int `json:"graph_traversal_depth,omitempty" jsonschema:"set to also rank chunks by the stores' entity graphs: entities the question names, expanded this many relations (0-5), chunks scored by Personalized PageRank and fused with hybrid search by reciprocal rank (each document's score is then its rrf_score); mode must be hybrid"`

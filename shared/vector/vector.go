@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/retrieval"
@@ -82,6 +83,12 @@ type Options struct {
 	// ingest and delete charges its change in its manifest commit. If nil,
 	// defaults to [quota.DefaultLimits] kept in the service's table.
 	Quotas *quota.Quotas
+	// MultiVector embeds the token vectors of late interaction
+	// ([Service.LateInteraction]). If nil, late interaction is not configured.
+	MultiVector multivector.Embedder
+	// LateBytes bounds the token vectors late interaction holds in memory,
+	// over all stores. If zero, defaults to [DefaultLateBytes].
+	LateBytes int64
 }
 
 // Service implements the vector store tools on a [store.Table] and a
@@ -105,6 +112,10 @@ type Service struct {
 	nprobe       int
 	graphWeight  float64
 	compacting   sync.Map // tenant and alias of the stores this process is compacting
+
+	multi     multivector.Embedder
+	lateBytes int64
+	late      lateIndexes
 }
 
 // New returns a Service keeping records in table and shards in blobs, and
@@ -116,7 +127,8 @@ func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Opti
 	}
 	s := &Service{table: table, blobs: blobs, emb: emb, cache: sharedCache, now: time.Now, log: slog.New(slog.DiscardHandler),
 		progress: func(context.Context, float64, float64, string) {}, groupBytes: DefaultGroupBytes, maxShards: MaxShards,
-		revalidate: DefaultRevalidate, ivfThreshold: DefaultIVFThreshold, graphWeight: DefaultGraphWeight}
+		revalidate: DefaultRevalidate, ivfThreshold: DefaultIVFThreshold, graphWeight: DefaultGraphWeight, lateBytes: DefaultLateBytes,
+		late: lateIndexes{byStore: map[string]*lateIndex{}}}
 	if opts != nil {
 		if opts.Cache != nil {
 			s.cache = opts.Cache
@@ -132,6 +144,10 @@ func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Opti
 		}
 		s.searcher = opts.Searcher
 		s.quotas = opts.Quotas
+		s.multi = opts.MultiVector
+		if opts.LateBytes > 0 {
+			s.lateBytes = opts.LateBytes
+		}
 		if opts.GroupBytes > 0 {
 			s.groupBytes = opts.GroupBytes
 		}

@@ -75,6 +75,13 @@ func ragSchemas() map[string]pair {
 			p["max_communities"].Minimum, p["max_communities"].Maximum = ptr(1.0), ptr(float64(rag.MaxCommunities))
 			p["max_communities"].Default = json.RawMessage(fmt.Sprint(rag.DefaultMaxCommunities))
 		}), ragResponse(rag.PipelineGlobalGraphRAG)},
+		"rag_pylate_colbert": {schemaFor[rag.ColbertInput](func(p map[string]*jsonschema.Schema) {
+			ragRequest(p)
+			p["candidate_source"].Enum, p["candidate_source"].Default = enum(rag.CandidateSources...), json.RawMessage(`"hybrid"`)
+			p["candidate_pool"].Minimum, p["candidate_pool"].Maximum = ptr(1.0), ptr(float64(rag.MaxCandidatePool))
+			p["interaction_threshold"].Minimum, p["interaction_threshold"].Maximum = ptr(0.0), ptr(1.0)
+			p["interaction_threshold"].Default = json.RawMessage("0")
+		}), ragResponse(rag.PipelineColbert)},
 		"rag_health_check": {schemaFor[rag.HealthInput](nil), schemaOf[rag.HealthOutput](func(s *jsonschema.Schema) {
 			statuses := []any{rag.Healthy, rag.Degraded, rag.Unavailable}
 			s.Properties["overall_status"].Enum = statuses

@@ -8,6 +8,7 @@
 package providers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config/secrets"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/bedrock"
+	"github.com/switchboard-dev/switchboard/shared/provider/jina"
+	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/provider/openai"
 )
@@ -82,6 +85,9 @@ func validate(p config.Providers) []error {
 		errs = append(errs, fmt.Errorf("%s: the offline generator has no choice of model; set %s to %s or %s to use %q",
 			config.EnvGenerationModel, config.EnvGenerator, ProviderBedrock, ProviderOpenAI, p.GenerationModel))
 	}
+	if _, err := buildMultiVector(p); err != nil {
+		errs = append(errs, err)
+	}
 	if errs != nil {
 		return errs
 	}
@@ -130,27 +136,55 @@ func build(p config.Providers, rt bedrock.Runtime) (provider.Embedder, provider.
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s, %s: %w", config.EnvEmbeddingModel, config.EnvEmbeddingDimensions, err)
 	}
-	var gen provider.Generator
-	switch generatorOf(p) {
-	case ProviderOffline:
-		gen = offline.NewGenerator()
-	case ProviderBedrock:
-		model := p.GenerationModel
-		if model == "" {
-			model = DefaultBedrockGenerationModel
-		}
-		gen, err = bedrock.NewGenerator(rt, model)
-	case ProviderOpenAI:
-		model := p.GenerationModel
-		if model == "" {
-			model = DefaultOpenAIGenerationModel
-		}
-		gen, err = openai.NewGenerator(oa, model)
-	}
+	gen, genModel, err := buildGenerator(generatorOf(p), p.GenerationModel, rt, oa)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", config.EnvGenerationModel, err)
 	}
+	// The models a request may name instead (embedding_model, llm_model):
+	// the same providers', each built as the configured one is.
+	var embs []provider.Embedder
+	for _, m := range p.EmbeddingModels {
+		var e provider.Embedder
+		switch embedderOf(p) {
+		case ProviderOffline:
+			err = fmt.Errorf("the offline embedder has no other model than %s", emb.Model())
+		case ProviderBedrock:
+			e, err = bedrock.NewEmbedder(rt, &bedrock.EmbedderOptions{Model: m})
+		case ProviderOpenAI:
+			e, err = openai.NewEmbedder(oa, m, nil)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %s: %w", config.EnvEmbeddingModels, m, err)
+		}
+		embs = append(embs, e)
+	}
+	gens := map[string]provider.Generator{}
+	for _, m := range p.LLMModels {
+		if generatorOf(p) == ProviderOffline {
+			return nil, nil, fmt.Errorf("%s: %s: the offline generator has no other model than %s", config.EnvLLMModels, m, genModel)
+		}
+		if gens[m], _, err = buildGenerator(generatorOf(p), m, rt, oa); err != nil {
+			return nil, nil, fmt.Errorf("%s: %s: %w", config.EnvLLMModels, m, err)
+		}
+	}
+	emb, gen = provider.WithEmbedders(emb, embs...), provider.WithGenerators(gen, genModel, gens)
 	return emb, gen, nil
+}
+
+// buildGenerator constructs the generator of provider name and model (its
+// default when empty), and returns the model it answers with.
+func buildGenerator(name, model string, rt bedrock.Runtime, oa *openai.Client) (provider.Generator, string, error) {
+	switch name {
+	case ProviderBedrock:
+		model = cmp.Or(model, DefaultBedrockGenerationModel)
+		g, err := bedrock.NewGenerator(rt, model)
+		return g, model, err
+	case ProviderOpenAI:
+		model = cmp.Or(model, DefaultOpenAIGenerationModel)
+		g, err := openai.NewGenerator(oa, model)
+		return g, model, err
+	}
+	return offline.NewGenerator(), offline.GeneratorModel, nil
 }
 
 // Open checks ([Validate]) and builds the embedder and generator c names,
@@ -188,6 +222,52 @@ func Open(ctx context.Context, c *config.Config, warn io.Writer) (provider.Embed
 			offline.Name, offline.GeneratorModel, config.EnvGenerator)
 	}
 	return emb, gen, nil
+}
+
+// The multi-vector embedders [config.Providers] accepts, and the model and
+// URL of Jina's API when none is named.
+const (
+	MultiVectorOffline = offline.Name
+	MultiVectorJina    = jina.Name
+	DefaultJinaModel   = "jina-colbert-v2"
+	DefaultJinaURL     = "https://api.jina.ai"
+)
+
+// buildMultiVector constructs the multi-vector embedder p names. Errors name
+// the variable at fault.
+func buildMultiVector(p config.Providers) (multivector.Embedder, error) {
+	switch orOffline(p.MultiVector) {
+	case MultiVectorOffline:
+		if p.MultiVectorModel != "" || p.MultiVectorURL != "" {
+			return nil, fmt.Errorf("%s, %s: the offline multi-vector embedder has no model or URL; set %s to %s to use them",
+				config.EnvMultiVectorModel, config.EnvMultiVectorURL, config.EnvMultiVector, MultiVectorJina)
+		}
+		return multivector.NewHashing(0), nil
+	case MultiVectorJina:
+		e, err := jina.NewEmbedder(cmp.Or(p.MultiVectorURL, DefaultJinaURL), p.MultiVectorAPIKey, cmp.Or(p.MultiVectorModel, DefaultJinaModel), nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s, %s: %w", config.EnvMultiVectorURL, config.EnvMultiVectorModel, err)
+		}
+		return e, nil
+	}
+	return nil, fmt.Errorf("%s: %q is not a multi-vector embedder: use %s (the default) or %s", config.EnvMultiVector, p.MultiVector, MultiVectorOffline, MultiVectorJina)
+}
+
+// OpenMultiVector checks ([Validate]) and builds the multi-vector embedder
+// c names, for late interaction. The offline choice is announced on warn.
+func OpenMultiVector(ctx context.Context, c *config.Config, warn io.Writer) (multivector.Embedder, error) {
+	if err := Validate(c.Providers); err != nil {
+		return nil, err
+	}
+	e, err := buildMultiVector(c.Providers)
+	if err != nil {
+		return nil, err
+	}
+	if orOffline(c.Providers.MultiVector) == MultiVectorOffline {
+		fmt.Fprintf(warn, "WARNING: late interaction's token vectors come from the offline hashing embedder (provider %q, model %q, %d dimensions): no multi-vector model is configured (set %s)\n",
+			e.Provider(), e.Model(), e.Dims(), config.EnvMultiVector)
+	}
+	return e, nil
 }
 
 // stubRuntime stands in for the Bedrock client while validating: the

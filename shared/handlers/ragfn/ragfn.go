@@ -1,17 +1,21 @@
 // Package ragfn binds the RAG pipeline's functions to package rag: the
 // pipeline tools (rag/basic, rag/basic_rerank, rag/crag, rag/graphrag,
-// rag/iris_global_graphrag), rag/health_check,
+// rag/iris_global_graphrag, rag/pylate_colbert), rag/health_check,
 // and the pipeline's rephrase and grade steps (vector/rephrase, vector/grade).
 // Each is a [lambdafn.Function], which its main starts and package handlers
 // lists.
 package ragfn
 
 import (
+	"sync"
+
+	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/rag"
 	"github.com/switchboard-dev/switchboard/shared/vector"
@@ -58,6 +62,30 @@ func ownPipeline(d lambdafn.Deps) pipeline.Runner {
 	return s.Pipeline()
 }
 
+// colbertCacheBytes bounds the chunk shards rag_pylate_colbert keeps
+// decoded, beside its token vectors (vector.DefaultLateBytes): its function
+// has 1024 MB (catalog.colbertLimits).
+const colbertCacheBytes = 256 << 20
+
+// colbertCache is the process's cache of rag_pylate_colbert's shards.
+var colbertCache = sync.OnceValue(func() *vector.Cache { return vector.NewCache(colbertCacheBytes) })
+
+// colbert builds rag_pylate_colbert's service: the pipeline tools', with
+// late interaction over d's stores with d's multi-vector embedder (the
+// offline one when none is configured).
+func colbert(d lambdafn.Deps) *rag.Service {
+	multi := d.MultiVector
+	if multi == nil {
+		multi = multivector.NewHashing(0)
+	}
+	late := vector.New(d.Table, d.Blobs, d.Embedder, &vector.Options{MultiVector: multi, Cache: colbertCache(), Logger: d.Logger})
+	runner := d.Pipeline
+	if runner == nil {
+		runner = ownPipeline(d)
+	}
+	return rag.New(d.Table, rag.Options{Generator: generator(d), Runner: runner, Late: late, Logger: d.Logger, After: d.Later})
+}
+
 // global builds rag_iris_global_graphrag's service: it runs no pipeline,
 // and reads the stores' community reports itself.
 func global(d lambdafn.Deps) *rag.Service {
@@ -68,7 +96,7 @@ func global(d lambdafn.Deps) *rag.Service {
 // health builds the service of rag_health_check, which reads the recorded
 // outcomes and runs no pipeline.
 func health(d lambdafn.Deps) *rag.Service {
-	return rag.New(d.Table, rag.Options{Logger: d.Logger, After: d.Later})
+	return rag.New(d.Table, rag.Options{Logger: d.Logger, After: d.Later, Pipelines: catalog.Default().RAGPipelines()})
 }
 
 // recording marks a pipeline tool's function as recording its call's
@@ -85,10 +113,11 @@ var (
 	CRAG        = recording(lambdafn.Method("rag_crag", service, (*rag.Service).CRAG))
 	GraphRAG    = recording(lambdafn.Method("rag_graphrag", service, (*rag.Service).GraphRAG))
 	GlobalGraph = recording(lambdafn.Method("rag_iris_global_graphrag", global, (*rag.Service).GlobalGraphRAG))
+	Colbert     = recording(lambdafn.Method("rag_pylate_colbert", colbert, (*rag.Service).PylateColbert))
 	HealthCheck = lambdafn.Method("rag_health_check", health, (*rag.Service).Health)
 )
 
 // Functions returns every function package rag serves.
 func Functions() []lambdafn.Function {
-	return []lambdafn.Function{Basic, BasicRerank, CRAG, GraphRAG, GlobalGraph, HealthCheck, Rephrase, Grade}
+	return []lambdafn.Function{Basic, BasicRerank, CRAG, GraphRAG, GlobalGraph, Colbert, HealthCheck, Rephrase, Grade}
 }
