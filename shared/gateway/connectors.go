@@ -363,7 +363,9 @@ func (g *Gateway) callProxy(ctx context.Context, extra *mcp.RequestExtra, tool s
 	t, _ := g.proxy(tool)
 	env := &invoke.Request{Method: invoke.MethodCallTool, Tool: tool, Arguments: args,
 		Caller: caller, RequestID: newID(), TraceID: traceID(headerOf(extra))}
-	resp, err := g.invoke(ctx, t.Function, env)
+	// Not admitted by the rate limits: these serve lists, resource reads
+	// and prompts, which the limits do not count for the catalog's either.
+	resp, err := g.invokeUnlimited(ctx, t.Function, env)
 	if err != nil {
 		g.log.ErrorContext(ctx, tool+" failed", "request_id", env.RequestID, "error", err)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s could not be served (request %s); retry", tool, env.RequestID)}

@@ -316,3 +316,46 @@ func (b *lockedBuffer) lastLine() string {
 	lines := strings.Split(strings.TrimSpace(b.buf.String()), "\n")
 	return lines[len(lines)-1]
 }
+
+// The lists a host reads, whose connectors' part the gateway asks the proxy
+// function for, are not calls the limits count: a tenant allowed one call a
+// minute lists three times and still makes its call.
+func TestListsDoNotSpendTheCallersRate(t *testing.T) {
+	var listings atomic.Int64
+	counting := reservedLambda(t, 100, 0)
+	lambda := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "proxy") {
+			listings.Add(1)
+		}
+		resp, err := http.Post(counting+r.URL.Path, "application/json", r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(lambda.Close)
+	limits, err := ratelimit.ParseLimits("tenant_rate=1/min tenant_burst=1", ratelimit.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, keys := limitedGateway(t, lambda.URL, &limits)
+	key, _, err := keys.Create(context.Background(), "lister", "p", nil, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		answer, err := rawCall(context.Background(), url, key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+		if err != nil || !strings.Contains(answer, `"memory_get_context"`) {
+			t.Fatalf("tools/list %d: %v %.300s", i+1, err, answer)
+		}
+	}
+	if listings.Load() == 0 {
+		t.Fatal("no list asked the proxy function for the connectors' tools: this test checks nothing")
+	}
+	if answer, err := rawCall(context.Background(), url, key, callBody("memory_get_context", false)); err != nil || isToolError(answer) {
+		t.Errorf("the one call the rate allows, after three lists: %v %s", err, answer)
+	}
+}

@@ -144,6 +144,13 @@ func (g *Gateway) invoke(ctx context.Context, function string, env *invoke.Reque
 		}
 		defer release()
 	}
+	return g.invokeUnlimited(ctx, function, env)
+}
+
+// invokeUnlimited is invoke without the admission: for the gateway's own
+// calls that serve a list, a resource read or a prompt, which the limits do
+// not count, as they do not count the catalog's.
+func (g *Gateway) invokeUnlimited(ctx context.Context, function string, env *invoke.Request) (*invoke.Response, error) {
 	ctx, cancel := withRequestEnd(ctx)
 	defer cancel()
 	return await(ctx, func(ctx context.Context) (*invoke.Response, error) { return g.opts.Invoker.Invoke(ctx, function, env) })
