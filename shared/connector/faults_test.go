@@ -72,10 +72,11 @@ func TestUpstreamFaults(t *testing.T) {
 					// the faulty call and the call after it run on a second
 					// instance whose timeout of 700 ms is under test, once its
 					// session is up, as initialising one under load can take
-					// longer.
+					// longer. The upstream starts first so that it stops last,
+					// once the instances have closed their sessions.
+					up := newUpstream(t, transport, "")
 					e := newEnv(t, storetest.OpenEmbedded(t), nil)
 					c := newCaller(t, "alice")
-					up := newUpstream(t, transport, "")
 					mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: transport})
 					mustSync(t, e, c, "up")
 					allow(t, e, c, "up", tc.tool)
