@@ -134,7 +134,7 @@ func newEnv(t *testing.T, tbl store.Table, mod func(*connector.Options)) *env {
 	opts := &connector.Options{
 		CheckURL:    allowLoopback,
 		HTTPClient:  guardedClient(responseCap),
-		CallTimeout: 5 * time.Second, InitTimeout: 3 * time.Second, RetryDelay: 50 * time.Millisecond,
+		CallTimeout: 30 * time.Second, InitTimeout: 30 * time.Second, RetryDelay: 50 * time.Millisecond,
 		Now:    clk.Now,
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
