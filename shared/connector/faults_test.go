@@ -2,6 +2,7 @@ package connector_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/netguard"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
 // TestUpstreamFaults: every way an upstream fails ends the call with an
@@ -30,7 +32,7 @@ func TestUpstreamFaults(t *testing.T) {
 			}{
 				{name: "an upstream that hangs is given up at the call timeout", tool: "hang", want: "did not answer within"},
 				{name: "an upstream that hangs is given up at the caller's deadline", tool: "hang", ctx: 300 * time.Millisecond, want: "ran out of time"},
-				{name: "an answer of 20 MB is cut at the client's cap", tool: "big", want: `connector "up"`},
+				{name: "an answer of 20 MB fails the call", tool: "big", want: `connector "up"`},
 				{name: "an upstream answering 500 fails the call", tool: "echo", want: `connector "up"`,
 					hook: func(w http.ResponseWriter, r *http.Request, body []byte) bool {
 						if bytes.Contains(body, []byte(`"fault"`)) {
@@ -66,22 +68,29 @@ func TestUpstreamFaults(t *testing.T) {
 			}
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
-					e := newEnv(t, storetest.OpenEmbedded(t), func(o *connector.Options) { o.CallTimeout = 700 * time.Millisecond })
-					c := newCaller(t, "alice")
+					// Setup runs within the harness's generous call timeout;
+					// the faulty call and the call after it run on a second
+					// instance whose timeout of 700 ms is under test, once its
+					// session is up, as initialising one under load can take
+					// longer. The upstream starts first so that it stops last,
+					// once the instances have closed their sessions.
 					up := newUpstream(t, transport, "")
+					e := newEnv(t, storetest.OpenEmbedded(t), nil)
+					c := newCaller(t, "alice")
 					mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: transport})
 					mustSync(t, e, c, "up")
 					allow(t, e, c, "up", tc.tool)
+					allow(t, e, c, "up", "echo")
+					svc := e.instance(t, func(o *connector.Options) { o.CallTimeout, o.InitTimeout = 700*time.Millisecond, time.Minute })
+					mustEcho(t, svc, c)
 					if tc.hook != nil {
 						up.setHook(tc.hook)
 					}
-					ctx := context.Background()
-					if tc.ctx > 0 {
-						var cancel context.CancelFunc
-						ctx, cancel = context.WithTimeout(ctx, tc.ctx)
-						defer cancel()
-					}
-					res, err := e.svc.Call(ctx, c, connector.CallInput{Name: "up__" + tc.tool, Arguments: json.RawMessage(`{"text":"fault"}`)})
+					// A call the timeouts do not end fails at this deadline
+					// rather than hanging the test.
+					ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(tc.ctx, time.Minute))
+					defer cancel()
+					res, err := svc.Call(ctx, c, connector.CallInput{Name: "up__" + tc.tool, Arguments: json.RawMessage(`{"text":"fault"}`)})
 					if err == nil {
 						t.Fatalf("Call = %q, want an error", text(res))
 					}
@@ -91,13 +100,27 @@ func TestUpstreamFaults(t *testing.T) {
 					}
 					// The connector still serves a healthy call afterwards.
 					up.setHook(func(http.ResponseWriter, *http.Request, []byte) bool { return false })
-					allow(t, e, c, "up", "echo")
-					if res, err := e.svc.Call(context.Background(), c, connector.CallInput{Name: "up__echo", Arguments: json.RawMessage(`{"text":"ok"}`)}); err != nil || text(res) != "echo: ok" {
-						t.Fatalf("a call after the fault = %q, %v", text(res), err)
-					}
+					mustEcho(t, svc, c)
 				})
 			}
 		})
+	}
+}
+
+// mustEcho calls up__echo on svc until it answers, failing on any error but
+// svc's call timeout, which under load can end a call before a session
+// (still initialising for the next call) is up, or before it answers.
+func mustEcho(t *testing.T, svc *connector.Service, c tenant.Caller) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		res, err := svc.Call(context.Background(), c, connector.CallInput{Name: "up__echo", Arguments: json.RawMessage(`{"text":"ok"}`)})
+		switch {
+		case err == nil && text(res) == "echo: ok":
+			return
+		case err == nil || !strings.Contains(err.Error(), "did not answer within") || time.Now().After(deadline):
+			t.Fatalf("a healthy call = %q, %v", text(res), err)
+		}
 	}
 }
 

@@ -98,10 +98,12 @@ const responseCap = 4 << 20
 
 // env is a Service on a table with a log buffer.
 type env struct {
-	svc   *connector.Service
-	table store.Table
-	logs  *syncBuffer
-	now   *clock
+	svc    *connector.Service
+	table  store.Table
+	logs   *syncBuffer
+	now    *clock
+	sealer *gcmSealer
+	opts   connector.Options
 }
 
 type syncBuffer struct {
@@ -132,16 +134,28 @@ func newEnv(t *testing.T, tbl store.Table, mod func(*connector.Options)) *env {
 	opts := &connector.Options{
 		CheckURL:    allowLoopback,
 		HTTPClient:  guardedClient(responseCap),
-		CallTimeout: 5 * time.Second, InitTimeout: 3 * time.Second, RetryDelay: 50 * time.Millisecond,
+		CallTimeout: 30 * time.Second, InitTimeout: 30 * time.Second, RetryDelay: 50 * time.Millisecond,
 		Now:    clk.Now,
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	if mod != nil {
 		mod(opts)
 	}
-	svc := connector.New(tbl, newSealer(t), opts)
+	e := &env{table: tbl, logs: logs, now: clk, sealer: newSealer(t), opts: *opts}
+	e.svc = e.instance(t, nil)
+	return e
+}
+
+// instance returns a Service on e's table and keys with e's options changed
+// by mod: another process of the same deployment, with a pool of its own.
+func (e *env) instance(t *testing.T, mod func(*connector.Options)) *connector.Service {
+	opts := e.opts
+	if mod != nil {
+		mod(&opts)
+	}
+	svc := connector.New(e.table, e.sealer, &opts)
 	t.Cleanup(func() { svc.Close() })
-	return &env{svc: svc, table: tbl, logs: logs, now: clk}
+	return svc
 }
 
 // newCaller returns a caller in a tenant of its own.

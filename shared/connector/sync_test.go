@@ -151,7 +151,7 @@ func TestTheScheduledSyncReachesEveryDueConnectorPastOnePage(t *testing.T) {
 }
 
 func TestTheScheduledSyncStartsNoSyncItCannotFinishBeforeTheDeadline(t *testing.T) {
-	e := newEnv(t, storetest.OpenEmbedded(t), nil) // calls time out after 5 s
+	e := newEnv(t, storetest.OpenEmbedded(t), nil) // calls time out after 30 s
 	c := newCaller(t, "alice")
 	up := newUpstream(t, connector.TransportStreamable, "")
 	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})

@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 )
@@ -62,15 +61,12 @@ func TestTheInspectorHintWorksOnceAKeyExists(t *testing.T) {
 	go func() { done <- localGateway(ctx, "127.0.0.1:0", data, false, "", Extras{}, stdout, stderr) }()
 	defer func() { cancel(); <-done }()
 	hint := regexp.MustCompile(`npx @modelcontextprotocol/inspector@` + regexp.QuoteMeta(gateway.InspectorVersion) + ` (--cli .*)`)
-	var args string
-	for deadline := time.Now().Add(10 * time.Second); args == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if m := hint.FindStringSubmatch(stdout.String()); m != nil {
-			args = m[1]
-		}
+	banner := awaitBanner(t, stdout, stderr)
+	m := hint.FindStringSubmatch(banner)
+	if m == nil || !strings.Contains(m[1], `--header "Authorization: Bearer $SWITCHBOARD_KEY"`) {
+		t.Fatalf("no Inspector hint with the key header in:\n%s", banner)
 	}
-	if args == "" || !strings.Contains(args, `--header "Authorization: Bearer $SWITCHBOARD_KEY"`) {
-		t.Fatalf("no Inspector hint with the key header in:\n%s", stdout.String())
-	}
+	args := m[1]
 	// The hint is a shell command line; run it as the shell would, with the
 	// installed Inspector in place of npx's.
 	cmd := exec.Command("bash", "-c", `"$NODE" "$INSPECTOR" `+args)

@@ -56,16 +56,35 @@ func serveLocalAllowing(t *testing.T, data, hosts string) (string, *syncBuffer) 
 			t.Errorf("localGateway: %v", err)
 		}
 	})
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if m := urlLine.FindStringSubmatch(stdout.String()); m != nil {
-			if !strings.Contains(stdout.String(), "claude mcp add --transport http switchboard "+m[1]) || !strings.Contains(stdout.String(), "inspector@"+gateway.InspectorVersion+" --cli "+m[1]) {
-				t.Errorf("the banner does not say how to connect:\n%s", stdout.String())
-			}
-			return m[1], stderr
+	out := awaitBanner(t, stdout, stderr)
+	m := urlLine.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no URL in the banner:\n%s", out)
+	}
+	if !strings.Contains(out, "claude mcp add --transport http switchboard "+m[1]) || !strings.Contains(out, "inspector@"+gateway.InspectorVersion+" --cli "+m[1]) {
+		t.Errorf("the banner does not say how to connect:\n%s", out)
+	}
+	return m[1], stderr
+}
+
+// bannerEnd is the last line of the banner the local server prints once it
+// listens.
+const bannerEnd = "Press Ctrl-C to stop.\n"
+
+// awaitBanner waits for the local server to have printed its whole banner
+// to stdout and returns what it printed: the banner is written a line at a
+// time, so a test that read it once its first line was there could find it
+// half-written.
+func awaitBanner(t *testing.T, stdout, stderr *syncBuffer) string {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if out := stdout.String(); strings.Contains(out, bannerEnd) {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server printed no whole banner; stdout %q, stderr %q", stdout.String(), stderr.String())
 		}
 	}
-	t.Fatalf("no URL printed; stdout %q, stderr %q", stdout.String(), stderr.String())
-	return "", nil
 }
 
 func initialize(t *testing.T, url, key string) int {

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/zitadel/oidc/v3/example/server/exampleop"
 	"github.com/zitadel/oidc/v3/example/server/storage"
@@ -80,11 +79,7 @@ func TestTheTypeScriptSDKSignsInWithOAuth(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- localGateway(ctx, addr, data, false, "", Extras{}, stdout, stderr) }()
 	defer func() { cancel(); <-done }()
-	for deadline := time.Now().Add(10 * time.Second); !urlLine.MatchString(stdout.String()); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not start; stderr:\n%s", stderr.String())
-		}
-	}
+	awaitBanner(t, stdout, stderr)
 
 	cmd := exec.Command(node, filepath.Join("..", "..", "scripts", "oauth", "client.mjs"))
 	cmd.Env = append(os.Environ(), "MCP_URL="+origin+"/mcp", "MCP_SDK="+sdk,

@@ -1,6 +1,7 @@
 package bedrock_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,14 +71,39 @@ func newRuntime(t *testing.T) *runtime {
 }
 
 // client is an SDK client pointed at the fake service, with static
-// credentials and retries that back off for at most a millisecond.
+// credentials and retries that back off for at most a millisecond. It reads
+// each answer whole before the SDK sees it: the SDK closes the request's
+// body once the answer's headers are in, and when that races the transport
+// still finishing the request (as with a stand-in answering at once), the
+// transport closes the connection under the answer's body and the SDK sends
+// the call again, so that the calls counted were one more than the
+// service's answers asked for.
 func (rt *runtime) client() *bedrockruntime.Client {
 	return bedrockruntime.New(bedrockruntime.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(rt.srv.URL),
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", ""),
 		Retryer:      retry.AddWithMaxBackoffDelay(retry.NewStandard(), time.Millisecond),
+		HTTPClient:   readWhole{rt.srv.Client()},
 	})
+}
+
+// readWhole is an HTTP client that has read each answer's body by the time
+// it returns the answer.
+type readWhole struct{ c *http.Client }
+
+func (r readWhole) Do(req *http.Request) (*http.Response, error) {
+	resp, err := r.c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return resp, nil
 }
 
 func (rt *runtime) recorded() []call {
