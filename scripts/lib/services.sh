@@ -122,8 +122,9 @@ start_steps() {
 # start_stack BINARY starts scripts/stack (built) in the background with the
 # conformance fixtures, on a free port whose origin it allows (the suite's
 # DNS rebinding check sends it), anonymous requests acting for tenant
-# conformance (the suite sends no key) and an API key for tenant ci; it
-# reuses DynamoDB Local and the local KMS when SWITCHBOARD_TEST_DYNAMODB and
+# conformance (the suite sends no key), rate limits raised for the suite,
+# which calls faster than a host (they stay on: each call is admitted), and
+# an API key for tenant ci; it reuses DynamoDB Local and the local KMS when SWITCHBOARD_TEST_DYNAMODB and
 # SWITCHBOARD_TEST_KMS name them. It sets STACK_PID and STACK_LOG; wait_stack
 # waits for it.
 start_stack() {
@@ -132,6 +133,7 @@ start_stack() {
 	STACK_LOG=$WORK/stack.log
 	start_bg "$STACK_LOG" "$bin" --addr "127.0.0.1:$port" --conformance --tenant ci --principal scripts-test \
 		--parameter "AllowedOrigins=http://127.0.0.1:$port" --parameter AnonymousTenant=conformance \
+		--parameter "RateLimits=tenant_rate=1000 tenant_burst=2000 principal_rate=1000 principal_burst=2000" \
 		--logs "$WORK/stack-logs"
 	STACK_PID=$BG_PID
 }

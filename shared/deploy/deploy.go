@@ -416,6 +416,7 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 			envVar{config.EnvFunctionPrefix, "!Sub ${AWS::StackName}-"},
 			envVar{config.EnvAllowedOrigins, "!Ref AllowedOrigins"},
 			envVar{config.EnvAnonymousTenant, "!Ref AnonymousTenant"},
+			envVar{config.EnvRateLimits, "!Ref RateLimits"},
 			envVar{config.EnvRequestStateKeys, requestStateKeys},
 			envVar{config.EnvOAuthResource, "!Ref OAuthResource"},
 			envVar{config.EnvOAuthIssuer, "!Ref OAuthIssuer"},
