@@ -113,13 +113,9 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 
 // Request builds the *http.Request an API Gateway event describes.
 func Request(ctx context.Context, e events.APIGatewayV2HTTPRequest) (*http.Request, error) {
-	body := []byte(e.Body)
-	if e.IsBase64Encoded {
-		b, err := base64.StdEncoding.DecodeString(e.Body)
-		if err != nil {
-			return nil, fmt.Errorf("apigw: request body is not valid base64: %w", err)
-		}
-		body = b
+	body, err := eventBody(e.Body, e.IsBase64Encoded)
+	if err != nil {
+		return nil, err
 	}
 	path := e.RawPath
 	if path == "" {
@@ -243,4 +239,17 @@ func (w *recorder) response() events.APIGatewayV2HTTPResponse {
 func textual(contentType string) bool {
 	mt, _, _ := mime.ParseMediaType(contentType)
 	return contentType == "" || strings.HasPrefix(mt, "text/") || mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+// eventBody returns an event's body, decoded when API Gateway sent it in
+// base64 (a binary body).
+func eventBody(body string, isBase64 bool) ([]byte, error) {
+	if !isBase64 {
+		return []byte(body), nil
+	}
+	b, err := base64.StdEncoding.DecodeString(body)
+	if err != nil {
+		return nil, fmt.Errorf("apigw: request body is not valid base64: %w", err)
+	}
+	return b, nil
 }

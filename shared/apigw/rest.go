@@ -140,13 +140,9 @@ func preludeHeaders(h http.Header) map[string][]string {
 // proxy, payload format 1.0) event describes. Repeated headers and query
 // parameters come from the event's multi-value maps when it has them.
 func RESTRequest(ctx context.Context, e events.APIGatewayProxyRequest) (*http.Request, error) {
-	body := []byte(e.Body)
-	if e.IsBase64Encoded {
-		b, err := base64.StdEncoding.DecodeString(e.Body)
-		if err != nil {
-			return nil, fmt.Errorf("apigw: request body is not valid base64: %w", err)
-		}
-		body = b
+	body, err := eventBody(e.Body, e.IsBase64Encoded)
+	if err != nil {
+		return nil, err
 	}
 	query := url.Values{}
 	for k, v := range e.QueryStringParameters {
