@@ -90,6 +90,25 @@ func reservedLambda(t *testing.T, reserved int, took time.Duration) string {
 	return srv.URL
 }
 
+// countingLambda is a reservedLambda without a limit that tells seen the
+// path of each invocation before answering it.
+func countingLambda(t *testing.T, seen func(path string)) *httptest.Server {
+	answering := reservedLambda(t, 100, 0)
+	lambda := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen(r.URL.Path)
+		resp, err := http.Post(answering+r.URL.Path, "application/json", r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(lambda.Close)
+	return lambda
+}
+
 // limitedGateway serves the catalog through a Lambda API at lambdaURL,
 // invoked once per call (no retries, so a throttle shows), with limits if
 // not nil, and returns its URL and a way to create keys.
@@ -238,19 +257,7 @@ func TestAFloodingTenantCannotMakeAnothersCallsFailThroughTheGateway(t *testing.
 // limit it met and when to retry.
 func TestARefusedCallSaysWhenToRetry(t *testing.T) {
 	var invoked atomic.Int64
-	counting := reservedLambda(t, 100, 0)
-	lambda := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		invoked.Add(1)
-		resp, err := http.Post(counting+r.URL.Path, "application/json", r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		w.WriteHeader(resp.StatusCode)
-		io.Copy(w, resp.Body)
-	}))
-	t.Cleanup(lambda.Close)
+	lambda := countingLambda(t, func(string) { invoked.Add(1) })
 	limits, err := ratelimit.ParseLimits("tenant_rate=1/min tenant_burst=1", ratelimit.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
@@ -322,21 +329,11 @@ func (b *lockedBuffer) lastLine() string {
 // minute lists three times and still makes its call.
 func TestListsDoNotSpendTheCallersRate(t *testing.T) {
 	var listings atomic.Int64
-	counting := reservedLambda(t, 100, 0)
-	lambda := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.Contains(r.URL.Path, "proxy") {
+	lambda := countingLambda(t, func(path string) {
+		if strings.Contains(path, "proxy") {
 			listings.Add(1)
 		}
-		resp, err := http.Post(counting+r.URL.Path, "application/json", r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		w.WriteHeader(resp.StatusCode)
-		io.Copy(w, resp.Body)
-	}))
-	t.Cleanup(lambda.Close)
+	})
 	limits, err := ratelimit.ParseLimits("tenant_rate=1/min tenant_burst=1", ratelimit.DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
