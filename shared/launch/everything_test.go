@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -80,15 +79,7 @@ func TestServerEverythingIsProxiedThroughTheLocalServer(t *testing.T) {
 			if err != nil || res.IsError || !strings.Contains(textOf(res), "completed") {
 				t.Fatalf("everything__trigger-long-running-operation answered %+v, %v", res, err)
 			}
-			var got []float64
-			for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-				mu.Lock()
-				got = slices.Clone(progress)
-				mu.Unlock()
-				if len(got) >= 3 {
-					break
-				}
-			}
+			got := awaitProgress(&mu, &progress, 3)
 			if !slices.Equal(got, []float64{1, 2, 3}) {
 				t.Errorf("progress received %v, want the operation's 1, 2, 3", got)
 			}

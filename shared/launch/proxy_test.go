@@ -199,17 +199,7 @@ func TestConnectorsAreProxiedThroughTheLocalServer(t *testing.T) {
 			if res, err = cs.CallTool(ctx, params); err != nil || res.IsError || textOf(res) != "counted" {
 				t.Fatalf("calling %s__count answered %+v, %v", name, res, err)
 			}
-			// The client's handler receives notifications from a queue of
-			// its own, which may lag the result.
-			var got []float64
-			for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-				mu.Lock()
-				got = slices.Clone(progress)
-				mu.Unlock()
-				if len(got) >= 3 {
-					break
-				}
-			}
+			got := awaitProgress(&mu, &progress, 3)
 			if !slices.Equal(got, []float64{1, 2, 3}) {
 				t.Errorf("progress received %v, want the upstream's 1, 2, 3", got)
 			}
@@ -358,4 +348,20 @@ func TestAnAskUserCallIsApprovedByElicitation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// awaitProgress returns the progress values received so far once there are
+// n, or after 2 s: the client's handler receives notifications from a queue
+// of its own, which may lag the result.
+func awaitProgress(mu *sync.Mutex, progress *[]float64, n int) []float64 {
+	var got []float64
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		got = slices.Clone(*progress)
+		mu.Unlock()
+		if len(got) >= n {
+			break
+		}
+	}
+	return got
 }
