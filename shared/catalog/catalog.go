@@ -80,6 +80,10 @@ type Tool struct {
 	InputSchema, OutputSchema json.RawMessage
 	Annotations               *mcp.ToolAnnotations
 	Visibility                Visibility
+	// GatewayCalls marks an internal tool the gateway itself calls (the
+	// connectors' proxy, which serves proxied calls, lists and approvals):
+	// no host lists it, but its function is one the gateway may invoke.
+	GatewayCalls bool
 	// Mutates marks a tool that changes state: each call appends an audit event.
 	Mutates bool
 	// Deletes marks a tool whose function deletes table items (a delete or
@@ -251,8 +255,9 @@ type Function struct {
 	// Seals and Opens: some entry it serves that Connects seals, or opens,
 	// connector credentials ([Tool.KeyUse]).
 	Seals, Opens bool
-	// Public reports that it serves a public tool or a resource: one the
-	// gateway may invoke. Internal steps and triggers are not.
+	// Public reports that it serves a public tool, a resource or a tool the
+	// gateway calls ([Tool.GatewayCalls]): one the gateway may invoke.
+	// Internal steps and triggers are not.
 	Public bool
 	// Trigger is set for a function an event source invokes.
 	Trigger *Trigger
@@ -457,7 +462,7 @@ func (c *Catalog) buildFunctions() []Function {
 		f.Pipeline, f.Embeds, f.Generates = f.Pipeline || t.Pipeline, f.Embeds || t.Embeds, f.Generates || t.Generates
 		f.Connects = f.Connects || t.Connects
 		f.Seals, f.Opens = f.Seals || t.Connects && t.KeyUse.seals(), f.Opens || t.Connects && t.KeyUse.opens()
-		f.Deletes, f.Public = f.Deletes || t.Deletes, f.Public || t.Visibility == Public
+		f.Deletes, f.Public = f.Deletes || t.Deletes, f.Public || t.Visibility == Public || t.GatewayCalls
 		f.Invokes = append(f.Invokes, t.Invokes...)
 	}
 	for _, t := range c.triggers {

@@ -55,7 +55,7 @@ func proxyTool(t *Tool) *Tool {
 	}
 	t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: !t.Mutates, OpenWorldHint: ptr(true)}
 	connectorTool(t)
-	t.Visibility = Internal
+	t.Visibility, t.GatewayCalls = Internal, true
 	return t
 }
 

@@ -1058,14 +1058,15 @@ func TestFunctionNamesLeaveRoomForTheStackName(t *testing.T) {
 }
 
 // invokeTargets is what the gateway may invoke: every catalog function that
-// serves a public tool or a resource, by its exact name, and nothing else
-// (not itself, not a trigger, not an internal step such as the pipeline's
-// or the search workers, not another stack's).
+// serves a public tool, a resource or a tool the gateway itself calls (the
+// connectors' proxy), by its exact name, and nothing else (not itself, not a
+// trigger, not an internal step such as the pipeline's or the search
+// workers, not another stack's).
 func invokeTargets() []any {
 	cat := catalog.Default()
 	public := map[string]bool{}
 	for _, t := range cat.Tools() {
-		if t.Visibility == catalog.Public {
+		if t.Visibility == catalog.Public || t.GatewayCalls {
 			public[t.Function] = true
 		}
 	}
