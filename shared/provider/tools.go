@@ -79,3 +79,14 @@ type ToolCaller interface {
 
 // DefaultChatMaxTokens is a chat reply's bound when a request sets none.
 const DefaultChatMaxTokens = 1024
+
+// ToolCallerOf returns g as a [ToolCaller], looking through the wrapper
+// [WithGenerators] makes, or false when g cannot call tools (the offline
+// generator).
+func ToolCallerOf(g Generator) (ToolCaller, bool) {
+	if w, ok := g.(*generators); ok {
+		g = w.Generator
+	}
+	tc, ok := g.(ToolCaller)
+	return tc, ok
+}
