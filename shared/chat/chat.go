@@ -157,9 +157,9 @@ type Settings struct {
 	// ToolsEnabled are the tool groups on; nil means all.
 	ToolsEnabled []string
 	// Vector search options.
-	Stores    []string
-	Mode      string
-	TopK      int
+	Stores              []string
+	Mode                string
+	TopK                int
 	NoRephrase, NoGrade bool
 	// Model options.
 	Model       string
