@@ -157,10 +157,9 @@ type Settings struct {
 	// ToolsEnabled are the tool groups on; nil means all.
 	ToolsEnabled []string
 	// Vector search options.
-	Stores              []string
-	Mode                string
-	TopK                int
-	NoRephrase, NoGrade bool
+	Stores []string
+	Mode   string
+	TopK   int
 	// Model options.
 	Model       string
 	Temperature *float64
