@@ -30,9 +30,9 @@ var vectorSearchSpec = provider.ToolSpec{
 	InputSchema: json.RawMessage(`{"type":"object","properties":{"question":{"type":"string","description":"what to search for"}},"required":["question"]}`),
 }
 
-// initialise validates in and reads what the turn needs: the thread's
-// settings, its system prompt, its history (internal messages filtered
-// out), and the tools the settings enable.
+// initialise validates in and reads what every turn needs: the thread's
+// settings and its history (internal messages filtered out). The tools and
+// the system prompt are read when a model will get them.
 func (s *Service) initialise(ctx context.Context, c tenant.Caller, in Input) (*turn, error) {
 	if err := validate(in); err != nil {
 		return nil, err
@@ -65,25 +65,27 @@ func (s *Service) initialise(ctx context.Context, c tenant.Caller, in Input) (*t
 			}
 		}
 	}
-	if s.opts.Tools != nil {
-		all, err := s.opts.Tools.List(ctx, c)
-		if err != nil {
-			s.log.WarnContext(ctx, "listing tools failed; answering without them", "error", err, "trace_id", traceOf(ctx))
-		}
-		for _, tool := range all {
-			if t.settings.enabled(tool.Group) {
-				t.tools = append(t.tools, tool)
-			}
-		}
-	}
-	system, err := s.systemPrompt(ctx, c, t)
-	if err != nil {
-		return nil, err
-	}
-	t.system = system + t.system
 	t.messages = []provider.Message{{Role: provider.RoleUser, Content: in.Message}}
 	t.record = []memory.Turn{{Role: provider.RoleUser, Content: in.Message}}
 	return t, nil
+}
+
+// listTools reads the tools the thread's settings enable. A failure leaves
+// the turn without them (logged): the answer can still come from the model
+// and the documents.
+func (s *Service) listTools(ctx context.Context, t *turn) {
+	if s.opts.Tools == nil {
+		return
+	}
+	all, err := s.opts.Tools.List(ctx, t.caller)
+	if err != nil {
+		s.log.WarnContext(ctx, "listing tools failed; answering without them", "error", err, "trace_id", traceOf(ctx))
+	}
+	for _, tool := range all {
+		if t.settings.enabled(tool.Group) {
+			t.tools = append(t.tools, tool)
+		}
+	}
 }
 
 // modelContext is a thread's stored messages as the model sees them: the
@@ -163,6 +165,12 @@ func (s *Service) run(ctx context.Context, t *turn) error {
 	if !ok {
 		return s.offline(ctx, t, gen)
 	}
+	s.listTools(ctx, t)
+	system, err := s.systemPrompt(ctx, t.caller, t)
+	if err != nil {
+		return err
+	}
+	t.system = system + t.system
 	if t.in.Tool != "" {
 		// A tool the request names is called first, by code; the model answers from its result.
 		args, err := t.argumentsFor(t.in.Tool)

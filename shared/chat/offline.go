@@ -59,7 +59,11 @@ func isLetter(s string, i int) bool {
 func (s *Service) offline(ctx context.Context, t *turn, gen provider.Generator) error {
 	t.out.Offline, t.out.FinishReason = true, FinishStop
 	tool := t.in.Tool
-	if tool == "" && wantsWebSearch(t.in.Message) {
+	web := tool == "" && wantsWebSearch(t.in.Message)
+	if tool != "" && tool != VectorSearchTool || web {
+		s.listTools(ctx, t) // only a route that calls a tool needs them
+	}
+	if web {
 		for _, name := range WebSearchTools {
 			if t.offers(name) {
 				tool = name
