@@ -8,9 +8,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
@@ -18,7 +21,10 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/local"
+	"github.com/switchboard-dev/switchboard/shared/netguard"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
+	"github.com/switchboard-dev/switchboard/shared/provider/openai"
+	"github.com/switchboard-dev/switchboard/shared/seal/localkey"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -254,4 +260,100 @@ func TestChatCompletionsRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The tools path with a connector's tool: the model calls pay__charge, the
+// chat calls it through the connectors' proxy function with its approval
+// policy, and the model answers from its result.
+func TestChatCallsConnectorToolsUnderTheirApprovalPolicy(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "charge", Description: "Charge the card."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"charged":12345678901234567890,"fee":0.1}`}}}, nil, nil
+	})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(up.Close)
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		msg := map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": "call_pay", "type": "function",
+			"function": map[string]any{"name": "pay__charge", "arguments": "{}"}}}}
+		if last := req.Messages[len(req.Messages)-1]; last.Role == "tool" {
+			msg = map[string]any{"role": "assistant", "content": "The upstream said: " + last.Content}
+		}
+		json.NewEncoder(w).Encode(map[string]any{"model": "gpt-4o-mini", "choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}},
+			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+	}))
+	t.Cleanup(model.Close)
+	client, _ := openai.NewClient(model.URL, "", nil)
+	gen, _ := openai.NewGenerator(client, "gpt-4o-mini")
+
+	tbl := storetest.OpenEmbedded(t)
+	sealer, err := localkey.LoadKeyFile(filepath.Join(t.TempDir(), "connector-keys.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard := &netguard.Policy{AllowHTTP: true, AllowedHosts: []string{"127.0.0.1"}}
+	deps := lambdafn.Deps{Table: tbl, Blobs: storetest.OpenLocalFS(t), Summarizer: offline.Summarizer{}, Embedder: offline.NewEmbedder(offline.DefaultDims),
+		Generator: gen, Sealer: sealer, CheckURL: guard.CheckURL, HTTPClient: guard.Client(10 * time.Second)}
+	s := stack(t, deps)
+	t.Cleanup(func() { s.Close() })
+	keys := apikey.New(tbl, nil)
+	gw, err := gateway.New(gateway.Options{Catalog: catalog.Default(), Invoker: s, Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(gw.Handler())
+	t.Cleanup(hs.Close)
+	key, _, _ := keys.Create(context.Background(), "acme", "alice", nil, time.Time{})
+	c := &chatServer{url: hs.URL, key: key, stack: s}
+	acme := tenant.Caller{Tenant: "acme", Principal: "alice"}
+	for _, call := range []struct{ tool, args string }{
+		{"connector_create", `{"name":"pay","base_url":"` + up.URL + `","transport":"streamable_http"}`},
+		{"connector_sync", `{"name":"pay"}`},
+	} {
+		tl, _ := catalog.Default().Tool(call.tool)
+		resp, err := s.Invoke(context.Background(), tl.Function, &invoke.Request{Method: invoke.MethodCallTool, Tool: call.tool, Arguments: json.RawMessage(call.args), Caller: acme,
+			TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", RequestID: "setup"})
+		if err != nil || resp.Error != nil {
+			t.Fatalf("%s: %v %+v", call.tool, err, resp)
+		}
+	}
+	answer := func(t *testing.T, thread string) string {
+		t.Helper()
+		resp := c.post(t, c.key, `{"model":"switchboard","thread_id":"`+thread+`","messages":[{"role":"user","content":"Charge my card."}]}`)
+		body, _ := io.ReadAll(resp.Body)
+		var got struct {
+			Choices []struct {
+				Message struct {
+					Content string `json:"content"`
+				} `json:"message"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal(body, &got); err != nil || resp.StatusCode != http.StatusOK || len(got.Choices) != 1 {
+			t.Fatalf("status %d: %s", resp.StatusCode, body)
+		}
+		return got.Choices[0].Message.Content
+	}
+
+	t.Run("AskUserAnswersWithTheApprovalPage", func(t *testing.T) {
+		if got := answer(t, "pay-1"); !strings.Contains(got, "/approvals/") {
+			t.Errorf("answer %q, want the approval page's path", got)
+		}
+	})
+	t.Run("AlwaysAllowRunsTheToolAndKeepsItsNumbers", func(t *testing.T) {
+		tl, _ := catalog.Default().Tool("approval_policy_set")
+		resp, err := s.Invoke(context.Background(), tl.Function, &invoke.Request{Method: invoke.MethodCallTool, Tool: tl.Name,
+			Arguments: json.RawMessage(`{"connector":"pay","tool":"charge","policy":"ALWAYS_ALLOW"}`), Caller: acme, TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", RequestID: "policy"})
+		if err != nil || resp.Error != nil {
+			t.Fatalf("approval_policy_set: %v %+v", err, resp)
+		}
+		if got, want := answer(t, "pay-2"), `The upstream said: {"charged":12345678901234567890,"fee":0.1}`; got != want {
+			t.Errorf("answer %q, want %q", got, want)
+		}
+	})
 }
