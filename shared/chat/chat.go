@@ -66,7 +66,8 @@ const (
 // than calling it as a tool.
 const VectorSearchTool = "optimizer_vs-retriever"
 
-// The tool groups of [Settings.ToolsEnabled], seed 000's names.
+// The tool groups of [Settings.ToolsEnabled], seed 000's names, and
+// Switchboard's own tools, always on.
 const (
 	ToolsVectorSearch = "Vector Search"
 	ToolsConnectors   = "Connectors"
@@ -168,8 +169,11 @@ type Settings struct {
 	System string
 }
 
+// enabled reports whether s enables a tool group. Switchboard's own tools
+// are no group of seed 000's tools_enabled: they are always on (tool
+// profiles narrow them).
 func (s Settings) enabled(group string) bool {
-	return s.ToolsEnabled == nil || slices.Contains(s.ToolsEnabled, group)
+	return s.ToolsEnabled == nil || group == ToolsSwitchboard || slices.Contains(s.ToolsEnabled, group)
 }
 
 // SettingsSource gives a thread's settings (package settings, once merged).
