@@ -70,7 +70,9 @@ func TestAnOfflineTurnWithTriggerWordsSearchesTheWeb(t *testing.T) {
 // threadSettings gives one thread's settings; other threads get the defaults.
 type threadSettings map[string]Settings
 
-func (s threadSettings) Get(_ context.Context, _, thread string) (Settings, error) { return s[thread], nil }
+func (s threadSettings) Get(_ context.Context, _, thread string) (Settings, error) {
+	return s[thread], nil
+}
 
 // overrides gives the prompts a tenant overrode; others are not found.
 type overrides map[string]string
