@@ -357,3 +357,18 @@ func TestChatCallsConnectorToolsUnderTheirApprovalPolicy(t *testing.T) {
 		}
 	})
 }
+
+// The MCP tool chat serves the same turn as the endpoint, and
+// memory_get_all_messages shows the documents it recorded as internal.
+func TestTheChatToolOverMCP(t *testing.T) {
+	c := newChatServer(t)
+	cs := (&harness{url: c.url}).connect(t, c.key, nil)
+	out := mustCall(t, cs, "chat", map[string]any{"thread_id": "mcp-1", "message": "How often should I replace my toothbrush?"})
+	if answer, _ := out["answer"].(string); !strings.Contains(answer, "three months") || out["offline"] != true {
+		t.Errorf("chat = %v", out)
+	}
+	msgs := mustCall(t, cs, "memory_get_all_messages", map[string]any{"conversation_id": "mcp-1"})["messages"].([]any)
+	if len(msgs) != 3 || msgs[1].(map[string]any)["internal"] != true || msgs[1].(map[string]any)["role"] != "tool" {
+		t.Errorf("messages %v, want the user's, the internal documents, the answer", msgs)
+	}
+}
