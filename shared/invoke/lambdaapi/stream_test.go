@@ -33,7 +33,9 @@ func message(messageType, name, payload string) eventstream.Message {
 
 func chunk(s string) eventstream.Message { return message("event", lambdaapi.EventPayloadChunk, s) }
 
-func complete(s string) eventstream.Message { return message("event", lambdaapi.EventInvokeComplete, s) }
+func complete(s string) eventstream.Message {
+	return message("event", lambdaapi.EventInvokeComplete, s)
+}
 
 func TestAStreamedInvocationReadsTheEventStream(t *testing.T) {
 	p1 := 1.0
