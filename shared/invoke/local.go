@@ -109,7 +109,11 @@ func (l *Local) InvokeStream(ctx context.Context, function string, req *Request,
 			return nil, err
 		}
 		if c, ok := r.(io.Closer); ok {
+			// Reading stops at the deadline, or when the caller goes, as an
+			// InvokeWithResponseStream call's would, whether or not the
+			// function heeds its context.
 			defer c.Close()
+			defer context.AfterFunc(ctx, func() { c.Close() })()
 		}
 		return ReadStream(r, onNote)
 	})

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambda/messages"
@@ -153,5 +154,19 @@ func TestTheLocalInvokerStreamsOnlyFromHandlersThatCan(t *testing.T) {
 	}
 	if called || string(out) != `{"result":{},"notifications":[{"level":"info"}]}` {
 		t.Errorf("a handler that cannot stream answered %s (notified: %v); want its answer whole", out, called)
+	}
+}
+
+// A function that streams and then runs on past its deadline, heeding no
+// context, times out as Lambda would stop it.
+func TestTheLocalInvokerStopsReadingAStreamAtTheDeadline(t *testing.T) {
+	h := &pacedHandler{proceed: make(chan struct{})}
+	t.Cleanup(func() { close(h.proceed) })
+	l := invoke.NewLocal(map[string]lambda.Handler{"f": h}, &invoke.LocalOptions{Timeout: func(string) time.Duration { return 10 * time.Millisecond }})
+	notes := 0
+	_, err := l.InvokeStream(context.Background(), "f", sampleRequest(), func(invoke.Notification) { notes++ })
+	var fe *invoke.FunctionError
+	if !errors.As(err, &fe) || fe.Type != "Sandbox.Timedout" || notes != 1 {
+		t.Errorf("InvokeStream: %v after %d notifications; want Sandbox.Timedout after 1", err, notes)
 	}
 }
