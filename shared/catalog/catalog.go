@@ -136,6 +136,12 @@ type Tool struct {
 	// KeyUse is what a tool that Connects does with that key: the key's
 	// policy lets its function do that alone.
 	KeyUse KeyUse
+	// Progress marks a tool that reports progress while it runs
+	// (lambdafn.ReportProgress): the gateway asks its function for a
+	// streamed answer when the client gave a progress token, and relays
+	// each notification as it arrives; its function is started able to
+	// answer so (a response stream).
+	Progress bool
 }
 
 // KeyUse is what a function does with the connector credentials' KMS key.
@@ -250,8 +256,8 @@ type Function struct {
 	// Tools and Resources are what it serves; both are empty for a trigger.
 	Tools     []string
 	Resources []string
-	// Pipeline, Embeds, Generates, Connects and Deletes: see [Tool]; true if any entry it serves says so.
-	Pipeline, Embeds, Generates, Connects, Deletes bool
+	// Pipeline, Embeds, Generates, Connects, Deletes and Progress: see [Tool]; true if any entry it serves says so.
+	Pipeline, Embeds, Generates, Connects, Deletes, Progress bool
 	// Seals and Opens: some entry it serves that Connects seals, or opens,
 	// connector credentials ([Tool.KeyUse]).
 	Seals, Opens bool
@@ -460,7 +466,7 @@ func (c *Catalog) buildFunctions() []Function {
 		f.Tools = append(f.Tools, t.Name)
 		merge(f, t.Limits, t.Table, t.Blobs, t.BlobKeys)
 		f.Pipeline, f.Embeds, f.Generates = f.Pipeline || t.Pipeline, f.Embeds || t.Embeds, f.Generates || t.Generates
-		f.Connects = f.Connects || t.Connects
+		f.Connects, f.Progress = f.Connects || t.Connects, f.Progress || t.Progress
 		f.Seals, f.Opens = f.Seals || t.Connects && t.KeyUse.seals(), f.Opens || t.Connects && t.KeyUse.opens()
 		f.Deletes, f.Public = f.Deletes || t.Deletes, f.Public || t.Visibility == Public || t.GatewayCalls
 		f.Invokes = append(f.Invokes, t.Invokes...)
