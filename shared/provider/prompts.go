@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -237,4 +238,47 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
+}
+
+// Prompted returns req with the prompts of tenant t in force: its System
+// (and, for [TaskRephrase], its Template) read through lookup, unless the
+// caller set them (a pipeline's own prompt, such as CRAG's rewrite). This
+// is how every task a tenant runs honours the tenant's prompt overrides.
+func Prompted(ctx context.Context, lookup prompt.Lookup, t string, req GenerateRequest) (GenerateRequest, error) {
+	var err error
+	if req.System == "" {
+		if name := PromptName(req.Task); name != "" {
+			if req.System, err = lookup.Text(ctx, t, name); err != nil {
+				return req, fmt.Errorf("provider: prompt %s: %w", name, err)
+			}
+		}
+	}
+	if req.Task == TaskRephrase && req.Template == "" {
+		if req.Template, err = lookup.Text(ctx, t, prompt.Rephrase); err != nil {
+			return req, fmt.Errorf("provider: prompt %s: %w", prompt.Rephrase, err)
+		}
+	}
+	return req, nil
+}
+
+// WithPrompts returns g generating with tenant t's prompts in force
+// ([Prompted]), for code that generates through a [Generator] it is handed
+// (GraphRAG's global search).
+func WithPrompts(g Generator, lookup prompt.Lookup, t string) Generator {
+	return prompted{g: g, lookup: lookup, tenant: t}
+}
+
+type prompted struct {
+	g      Generator
+	lookup prompt.Lookup
+	tenant string
+}
+
+// Generate implements the [Generator] interface.
+func (p prompted) Generate(ctx context.Context, req GenerateRequest) (Generation, error) {
+	req, err := Prompted(ctx, p.lookup, p.tenant, req)
+	if err != nil {
+		return Generation{}, err
+	}
+	return p.g.Generate(ctx, req)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/memory"
+	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -33,14 +34,16 @@ const (
 // generator: optimizer_vs-rephrase and optimizer_vs-grade. It is safe for
 // concurrent use.
 type Steps struct {
-	memory *memory.Service
-	gen    provider.Generator
+	memory  *memory.Service
+	gen     provider.Generator
+	prompts prompt.Lookup
 }
 
 // NewSteps returns the steps, reading conversations from table through the
-// memory family and generating with gen.
+// memory family, their prompts with the tenant's overrides from table
+// (package prompt), and generating with gen.
 func NewSteps(table store.Table, gen provider.Generator) *Steps {
-	return &Steps{memory: memory.New(table, nil), gen: gen}
+	return &Steps{memory: memory.New(table, nil), gen: gen, prompts: prompt.NewStore(table, nil)}
 }
 
 // Rephrase turns a question asked inside a conversation into a standalone
@@ -80,7 +83,11 @@ func (s *Steps) Rephrase(ctx context.Context, c tenant.Caller, in RephraseInput)
 	if err != nil {
 		return RephraseOutput{}, err
 	}
-	g, err := gen.Generate(ctx, provider.GenerateRequest{Task: provider.TaskRephrase, Question: in.Question, History: history, MaxTokens: rephraseTokens})
+	req, err := provider.Prompted(ctx, s.prompts, c.Tenant, provider.GenerateRequest{Task: provider.TaskRephrase, Question: in.Question, History: history, MaxTokens: rephraseTokens})
+	if err != nil {
+		return RephraseOutput{}, err
+	}
+	g, err := gen.Generate(ctx, req)
 	if err != nil {
 		return RephraseOutput{}, generatorFault(err, "rephrasing")
 	}
@@ -141,7 +148,11 @@ func (s *Steps) Grade(ctx context.Context, c tenant.Caller, in GradeInput) (Grad
 	if err != nil {
 		return GradeOutput{}, err
 	}
-	g, err := gen.Generate(ctx, provider.GenerateRequest{Task: provider.TaskGrade, Question: in.Question, Documents: docs, MaxTokens: gradeTokens})
+	req, err := provider.Prompted(ctx, s.prompts, c.Tenant, provider.GenerateRequest{Task: provider.TaskGrade, Question: in.Question, Documents: docs, MaxTokens: gradeTokens})
+	if err != nil {
+		return GradeOutput{}, err
+	}
+	g, err := gen.Generate(ctx, req)
 	if err != nil {
 		return GradeOutput{}, generatorFault(err, "grading")
 	}
