@@ -17,6 +17,7 @@ package settings
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"regexp"
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
@@ -41,8 +42,21 @@ var SystemPrompts = []string{prompt.Basic, prompt.Tools}
 // a thread_id argument.
 const MetaThreadID = "switchboard.dev/thread_id"
 
+// The vector search options a thread may choose: the retriever's (package
+// vector's Modes, MaxTopK and AliasPattern, which a test holds these to;
+// settings does not link the vector family's code).
+var (
+	// Modes are the search modes.
+	Modes = []string{"bm25", "vector", "hybrid"}
+	// AliasPattern is what a store alias matches.
+	AliasPattern = `^[a-z0-9][a-z0-9_-]{0,63}$`
+	aliasRE      = regexp.MustCompile(AliasPattern)
+)
+
 // Bounds of the settings.
 const (
+	// MaxTopK bounds vector_search.top_k.
+	MaxTopK = 50
 	// MaxStores bounds vector_search.stores.
 	MaxStores = 32
 	// MaxTemperature bounds model.temperature (OpenAI's and Bedrock's range).

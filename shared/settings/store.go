@@ -12,7 +12,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
-	"github.com/switchboard-dev/switchboard/shared/vector"
 )
 
 // Store keeps thread settings in a [store.Table]: one item per tenant and
@@ -204,14 +203,14 @@ func (s *Store) apply(cur Settings, in UpdateInput) (Settings, error) {
 			next.VectorSearch.Stores = stores
 		}
 		if v.Mode != nil {
-			if !slices.Contains(vector.Modes, *v.Mode) {
-				return Settings{}, fault.Invalid("vector_search.mode", "%q is not a mode: use %s", clip(*v.Mode, 40), quoted(vector.Modes))
+			if !slices.Contains(Modes, *v.Mode) {
+				return Settings{}, fault.Invalid("vector_search.mode", "%q is not a mode: use %s", clip(*v.Mode, 40), quoted(Modes))
 			}
 			next.VectorSearch.Mode = *v.Mode
 		}
 		if v.TopK != nil {
-			if *v.TopK < 1 || *v.TopK > vector.MaxTopK {
-				return Settings{}, fault.Invalid("vector_search.top_k", "%d is outside 1..%d", *v.TopK, vector.MaxTopK)
+			if *v.TopK < 1 || *v.TopK > MaxTopK {
+				return Settings{}, fault.Invalid("vector_search.top_k", "%d is outside 1..%d", *v.TopK, MaxTopK)
 			}
 			next.VectorSearch.TopK = *v.TopK
 		}
@@ -281,8 +280,8 @@ func checkStores(stores []string) ([]string, error) {
 	seen := map[string]bool{}
 	for i, a := range stores {
 		field := fmt.Sprintf("vector_search.stores[%d]", i)
-		if err := vector.ValidateAlias(field, a); err != nil {
-			return nil, err
+		if !aliasRE.MatchString(a) {
+			return nil, fault.Invalid(field, "%q is not a store alias: use 1-64 lowercase letters, digits, '_' or '-', starting with a letter or digit", clip(a, 80))
 		}
 		if seen[a] {
 			return nil, fault.Invalid(field, "%q is listed twice", a)

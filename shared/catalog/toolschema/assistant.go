@@ -6,7 +6,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/settings"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
-	"github.com/switchboard-dev/switchboard/shared/vector"
 )
 
 func promptName(p map[string]*jsonschema.Schema) {
@@ -40,9 +39,9 @@ func assistantSchemas() map[string]pair {
 			p["tools_enabled"].Items.Enum = enum(settings.ToolNames...)
 			v := p["vector_search"].Properties
 			v["stores"].MaxItems = ptr(settings.MaxStores)
-			v["stores"].Items.Pattern = vector.AliasPattern
-			v["mode"].Enum = enum(vector.Modes...)
-			v["top_k"].Minimum, v["top_k"].Maximum = ptr(1.0), ptr(float64(vector.MaxTopK))
+			v["stores"].Items.Pattern = settings.AliasPattern
+			v["mode"].Enum = enum(settings.Modes...)
+			v["top_k"].Minimum, v["top_k"].Maximum = ptr(1.0), ptr(float64(settings.MaxTopK))
 			m := p["model"].Properties
 			m["generator"].MaxLength = ptr(256)
 			m["temperature"].Minimum, m["temperature"].Maximum = ptr(0.0), ptr(settings.MaxTemperature)
