@@ -1,6 +1,7 @@
 package provider_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -117,5 +118,42 @@ func TestEveryTaskHasADefaultPromptAndTokenBound(t *testing.T) {
 		if provider.DefaultMaxTokens(task) <= 0 {
 			t.Errorf("task %s has no default token bound", task)
 		}
+	}
+}
+
+// lookupOf is a prompt.Lookup over a map, falling back to the defaults.
+type lookupOf map[string]string
+
+func (l lookupOf) Text(ctx context.Context, tenant, name string) (string, error) {
+	if text, ok := l[tenant+"/"+name]; ok {
+		return text, nil
+	}
+	return prompt.Defaults.Text(ctx, tenant, name)
+}
+
+func TestPromptedPutsTheTenantsPromptsInForceUnlessTheCallerSetThem(t *testing.T) {
+	l := lookupOf{"acme/" + prompt.Grade: "Grade it.", "acme/" + prompt.Context: "Ctx.", "acme/" + prompt.Rephrase: "R {question}"}
+	for _, tc := range []struct {
+		name         string
+		tenant       string
+		req          provider.GenerateRequest
+		wantSystem   string
+		wantTemplate string
+	}{
+		{"a grade gets the tenant's grade prompt", "acme", provider.GenerateRequest{Task: provider.TaskGrade}, "Grade it.", ""},
+		{"a rephrase gets its system prompt and template", "acme", provider.GenerateRequest{Task: provider.TaskRephrase}, "Ctx.", "R {question}"},
+		{"another tenant gets the defaults", "globex", provider.GenerateRequest{Task: provider.TaskGrade}, defaultText(prompt.Grade), ""},
+		{"a caller's own system prompt stays", "acme", provider.GenerateRequest{Task: provider.TaskGrade, System: "Mine."}, "Mine.", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := provider.Prompted(context.Background(), l, tc.tenant, tc.req)
+			if err != nil || got.System != tc.wantSystem || got.Template != tc.wantTemplate {
+				t.Errorf("got system %q template %q, %v; want %q, %q", got.System, got.Template, err, tc.wantSystem, tc.wantTemplate)
+			}
+		})
+	}
+	p, err := provider.Render(provider.GenerateRequest{Task: provider.TaskRephrase, Question: "why?", Template: "Q={question}"})
+	if err != nil || p.Messages[0].Content != "Q=why?" {
+		t.Errorf("a rephrase template renders %+v, %v", p, err)
 	}
 }
