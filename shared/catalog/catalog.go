@@ -238,6 +238,11 @@ type Prompt struct {
 	// a tool does, returning an *elicit.InputRequired; ctx carries the round
 	// (elicit.FromContext).
 	Render func(ctx context.Context, args map[string]string) (*mcp.GetPromptResult, error)
+	// Tool, if set instead of Render, is the catalog tool whose function
+	// renders the prompt for the caller (a tenant may override its text):
+	// the gateway calls it with {"name", "arguments"} and answers its
+	// structured content.
+	Tool string
 	// Complete, if set, suggests values for an argument given its prefix.
 	Complete func(arg, prefix string) []string
 }
@@ -314,8 +319,11 @@ func New(tools []*Tool, resources []*Resource, prompts []*Prompt) (*Catalog, err
 		seen[key] = true
 	}
 	for _, p := range prompts {
-		if p.Name == "" || p.Render == nil || seen["prompt:"+p.Name] {
-			return nil, fmt.Errorf("catalog: prompt %q: needs a name and a renderer, once", p.Name)
+		if p.Name == "" || (p.Render == nil) == (p.Tool == "") || seen["prompt:"+p.Name] {
+			return nil, fmt.Errorf("catalog: prompt %q: needs a name and a renderer or a tool, once", p.Name)
+		}
+		if t, ok := c.byName[p.Tool]; p.Tool != "" && (!ok || !t.GatewayCalls) {
+			return nil, fmt.Errorf("catalog: prompt %q: its tool %q is not a tool of the catalog the gateway calls", p.Name, p.Tool)
 		}
 		seen["prompt:"+p.Name] = true
 	}
@@ -535,10 +543,10 @@ func ptr[T any](v T) *T { return &v }
 // Default returns the catalog of everything Switchboard ships, family by
 // family. It is built once; the catalog is immutable.
 var Default = sync.OnceValue(func() *Catalog {
-	tools := slices.Concat(memoryTools(), operationsTools(), vectorTools(), careerTools(), ragTools(), ragStepTools(), connectorTools(), connectorProxyTools(), chatTools())
+	tools := slices.Concat(memoryTools(), operationsTools(), vectorTools(), careerTools(), ragTools(), ragStepTools(), connectorTools(), connectorProxyTools(), assistantTools(), chatTools())
 	withChatInvokes(tools)
 	withSnapshot(tools, schemasJSON)
-	c, err := New(tools, memoryResources(), nil)
+	c, err := New(tools, memoryResources(), assistantPrompts())
 	if err != nil {
 		panic(err) // the entries above are fixed; TestDefaultCatalogIsValid catches this
 	}

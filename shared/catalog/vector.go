@@ -26,7 +26,7 @@ func vectorTools() []*Tool {
 	return []*Tool{
 		vectorTool(&Tool{
 			Name: "optimizer_vs-retriever", Function: "vector/retriever", Title: "Search vector stores",
-			Description: "Retrieves the passages of your vector stores that best answer a question: BM25 keyword search, exact vector search, or both fused by reciprocal rank (hybrid, the default), with optional metadata filters. Without stores, picks the stores whose description and content best fit the question and merges their results; each document names its store.",
+			Description: "Retrieves the passages of your vector stores that best answer a question: BM25 keyword search, exact vector search, or both fused by reciprocal rank (hybrid, the default), with optional metadata filters. Without stores, picks the stores whose description and content best fit the question and merges their results; each document names its store. Stores, top_k and mode left out come from the thread's settings (thread_id, else your default thread; settings_update).",
 			Annotations: readOnly, Limits: Limits{Timeout: 30 * time.Second, MemoryMB: 2048}, Table: Read, Blobs: Read, Embeds: true,
 			PipelineTask: "RetrieverFunctionArn",
 			// A search of more shards than one group fans out to search_group.
