@@ -65,9 +65,9 @@ func connectorProxyTools() []*Tool {
 		proxyTool(&Tool{
 			Name: ConnectorCallTool, Title: "Call a proxied tool",
 			Description: "Internal: calls a connector's tool for the gateway, named <connector>__<tool> as listed, after its approval policy: the upstream's result as it gave it (isError included), its progress relayed.",
-			// Not audited per call: a table write would cost more than the
-			// upstream's round trip. Its log line records each call, and
-			// approvals are audited as they are decided.
+			// Not Mutates: the connector service appends each call's own
+			// ToolCalled event (proxied name, outcome, arguments' digest),
+			// after the answer, so the table write is off the call's path.
 			Example: json.RawMessage(`{"name":"github__search","arguments":{"q":"switchboard"}}`),
 		}),
 		proxyTool(&Tool{

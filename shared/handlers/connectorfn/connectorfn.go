@@ -19,10 +19,11 @@ import (
 
 // service builds the connector service of a function from its Deps: the
 // table, the credentials' sealer and the outbound guard that
-// config/connectors opened.
+// config/connectors opened, and the queue that appends proxied calls' audit
+// events after their answers (the proxy function's).
 func service(d lambdafn.Deps) *connector.Service {
 	return connector.New(d.Table, d.Sealer, &connector.Options{CheckURL: d.CheckURL, HTTPClient: d.HTTPClient,
-		CacheTTL: d.ConnectorCacheTTL, Logger: d.Logger, Metrics: d.Metrics})
+		CacheTTL: d.ConnectorCacheTTL, Logger: d.Logger, Metrics: d.Metrics, After: d.Later})
 }
 
 // The functions of the connectors family, one per tool.
@@ -43,8 +44,9 @@ var (
 // Proxy is the function through which the gateway proxies connectors: the
 // internal tools of catalog.ConnectorProxyFunction over one service, whose
 // pooled upstream sessions its calls, resource reads and prompts share, and
-// which its Close ends.
-var Proxy = lambdafn.Methods(service,
+// which its Close ends. It appends each proxied call's audit event after
+// the call's answer (Later), within the invocation.
+var Proxy = later(lambdafn.Methods(service,
 	lambdafn.Bind(catalog.ConnectorCallTool, call),
 	lambdafn.Bind(catalog.ConnectorListingTool, (*connector.Service).ListProxied),
 	lambdafn.Bind(catalog.ConnectorResourceTool, (*connector.Service).ReadResource),
@@ -52,7 +54,13 @@ var Proxy = lambdafn.Methods(service,
 	lambdafn.Bind(catalog.ApprovalGetTool, (*connector.Service).ApprovalGet),
 	lambdafn.Bind(catalog.ApprovalApproveTool, (*connector.Service).Approve),
 	lambdafn.Bind(catalog.ApprovalDenyTool, (*connector.Service).Deny),
-)
+))
+
+// later marks f as doing work after its answers (lambdafn.Function.Later).
+func later(f lambdafn.Function) lambdafn.Function {
+	f.Later = true
+	return f
+}
 
 // call serves connector_call: the upstream's progress, when the host asked
 // for it, becomes the function's progress notifications, which the gateway
