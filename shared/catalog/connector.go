@@ -174,8 +174,8 @@ func connectorTools() []*Tool {
 		}),
 		connectorTool(&Tool{
 			Name: "connector_tools_openai", Function: "connectors/tools_openai", Title: "Export tools in OpenAI format",
-			Description: "Returns the tools your connectors offer that can be called now (connected, cache valid, not denied) in OpenAI's function format, {\"type\":\"function\",\"function\":{\"name\",\"description\",\"parameters\"}}, for a chat backend's context.",
-			Table:       ReadWrite, Deletes: true, Annotations: refreshing, Example: json.RawMessage(`{}`),
+			Description: "Returns the tools your connectors offer that can be called now (connected, cache valid, not denied) in OpenAI's function format, {\"type\":\"function\",\"function\":{\"name\",\"description\",\"parameters\"}}, for a chat backend's context; with include_switchboard, Switchboard's own public tools first.",
+			Table:       ReadWrite, Deletes: true, Annotations: refreshing, Example: json.RawMessage(`{"include_switchboard":true}`),
 			KeyUse: KeyOpen,
 		}),
 		connectorTool(&Tool{

@@ -157,6 +157,11 @@ type Options struct {
 	// of each proxied call whose audit event was lost. If nil, none is
 	// written.
 	Metrics *metrics.Emitter
+	// OwnTools returns Switchboard's own public tools in OpenAI's function
+	// format, which connector_tools_openai returns first when asked
+	// (include_switchboard): the catalog is the binding's to read. If nil,
+	// none are returned.
+	OwnTools func() []OpenAITool
 	// After appends each proxied call's audit event after the call's answer
 	// (package later), so that the table write is not on the caller's path.
 	// If nil, the event is appended before the call returns.

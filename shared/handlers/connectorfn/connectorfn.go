@@ -6,6 +6,7 @@ package connectorfn
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -23,8 +24,22 @@ import (
 // events after their answers (the proxy function's).
 func service(d lambdafn.Deps) *connector.Service {
 	return connector.New(d.Table, d.Sealer, &connector.Options{CheckURL: d.CheckURL, HTTPClient: d.HTTPClient,
-		CacheTTL: d.ConnectorCacheTTL, Logger: d.Logger, Metrics: d.Metrics, After: d.Later})
+		CacheTTL: d.ConnectorCacheTTL, Logger: d.Logger, Metrics: d.Metrics, After: d.Later, OwnTools: ownTools})
 }
+
+// ownTools returns the catalog's public tools in OpenAI's function format,
+// for connector_tools_openai's include_switchboard (seed 001's context
+// builder listed its own tools beside the upstreams').
+var ownTools = sync.OnceValue(func() []connector.OpenAITool {
+	var out []connector.OpenAITool
+	for _, t := range catalog.Default().Tools() {
+		if t.Visibility == catalog.Public {
+			out = append(out, connector.OpenAITool{Type: "function",
+				Function: connector.OpenAIFunction{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}})
+		}
+	}
+	return out
+})
 
 // The functions of the connectors family, one per tool.
 var (
