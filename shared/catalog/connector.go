@@ -179,7 +179,9 @@ func connectorTools() []*Tool {
 			KeyUse: KeyOpen,
 		}),
 		connectorTool(&Tool{
-			Name: "connector_health", Function: "connectors/health", Title: "Connector health",
+			// Served by the proxy function: its figures are those of the
+			// instance that made the calls, cache lookups and approvals.
+			Name: "connector_health", Function: ConnectorProxyFunction, Title: "Connector health",
 			Description: "Reports each connector's status with its calls, errors, p50 and p95 latency, cache hits and misses and approvals requested, granted, denied and expired (counted per warm function instance), and overall down when every connector is in error.",
 			Annotations: readOnly, Example: json.RawMessage(`{}`),
 			KeyUse: KeyNone,

@@ -139,7 +139,7 @@ func (s *Service) Health(ctx context.Context, c tenant.Caller, _ HealthInput) (H
 		return HealthOutput{}, err
 	}
 	out := HealthOutput{Status: "up", Connectors: []ConnectorHealth{},
-		Scope: "statuses are stored; calls, errors, latencies, cache and approval counts are this instance's since it started"}
+		Scope: "statuses are stored; calls, errors, latencies, cache and approval counts are those of this instance of the proxy function since it started (CloudWatch has every instance's)"}
 	for cursor := ""; ; {
 		page, err := s.table.Query(ctx, connPK(c.Tenant), store.Query{Cursor: cursor, Limit: store.MaxQueryLimit})
 		if err != nil {

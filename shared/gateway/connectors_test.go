@@ -124,8 +124,9 @@ func TestAReadScopeListsAndCallsOnlyReadOnlyProxiedTools(t *testing.T) {
 
 // A proxied call lands in the audit log beside Switchboard's own calls: the
 // host reads its ToolCalled event with get_audit_trace under the trace its
-// result names, once the proxy function's work after the answer is done.
-func TestAProxiedCallIsReadableWithTheAuditTool(t *testing.T) {
+// result names, once the proxy function's work after the answer is done;
+// and connector_health counts it (its function is the one that called).
+func TestAProxiedCallIsAuditedAndCounted(t *testing.T) {
 	up := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
 	mcp.AddTool(up, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
 		Text string `json:"text"`
@@ -179,6 +180,11 @@ func TestAProxiedCallIsReadableWithTheAuditTool(t *testing.T) {
 		}
 		if b, _ := json.Marshal(out); strings.Contains(string(b), "a private argument") {
 			t.Errorf("the audit trail holds the call's arguments: %s", b)
+		}
+		health := mustCall(t, cs, "connector_health", map[string]any{})
+		conns, _ := health["connectors"].([]any)
+		if len(conns) != 1 || conns[0].(map[string]any)["calls"] != float64(1) || conns[0].(map[string]any)["cache_hits"] == float64(0) {
+			t.Errorf("connector_health after one proxied call: %v, want it counted", health)
 		}
 	})
 }

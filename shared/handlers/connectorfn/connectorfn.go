@@ -53,13 +53,13 @@ var (
 	PolicySet   = lambdafn.Method("approval_policy_set", service, (*connector.Service).PolicySet)
 	PolicyList  = lambdafn.Method("approval_policy_list", service, (*connector.Service).PolicyList)
 	ToolsOpenAI = lambdafn.Method("connector_tools_openai", service, (*connector.Service).ToolsOpenAI)
-	Health      = lambdafn.Method("connector_health", service, (*connector.Service).Health)
 )
 
 // Proxy is the function through which the gateway proxies connectors: the
 // internal tools of catalog.ConnectorProxyFunction over one service, whose
 // pooled upstream sessions its calls, resource reads and prompts share, and
-// which its Close ends. It appends each proxied call's audit event after
+// which its Close ends; and connector_health, whose figures are that
+// service's. It appends each proxied call's audit event after
 // the call's answer (Later), within the invocation.
 var Proxy = later(lambdafn.Methods(service,
 	lambdafn.Bind(catalog.ConnectorCallTool, call),
@@ -69,6 +69,7 @@ var Proxy = later(lambdafn.Methods(service,
 	lambdafn.Bind(catalog.ApprovalGetTool, (*connector.Service).ApprovalGet),
 	lambdafn.Bind(catalog.ApprovalApproveTool, (*connector.Service).Approve),
 	lambdafn.Bind(catalog.ApprovalDenyTool, (*connector.Service).Deny),
+	lambdafn.Bind("connector_health", (*connector.Service).Health),
 ))
 
 // later marks f as doing work after its answers (lambdafn.Function.Later).
@@ -151,5 +152,5 @@ func syncDue(ctx context.Context, svc *connector.Service, log *slog.Logger) (con
 
 // Functions returns every function of the connectors family.
 func Functions() []lambdafn.Function {
-	return []lambdafn.Function{Create, Get, List, Update, Delete, Verify, Sync, PolicySet, PolicyList, ToolsOpenAI, Health, Proxy, ScheduledSync}
+	return []lambdafn.Function{Create, Get, List, Update, Delete, Verify, Sync, PolicySet, PolicyList, ToolsOpenAI, Proxy, ScheduledSync}
 }
