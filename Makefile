@@ -59,7 +59,6 @@ FUNCTIONS = \
 	connectors/create \
 	connectors/delete \
 	connectors/get \
-	connectors/health \
 	connectors/list \
 	connectors/policy_list \
 	connectors/policy_set \
@@ -182,9 +181,6 @@ build-ConnectorsDeleteFunction:
 
 build-ConnectorsGetFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/get
-
-build-ConnectorsHealthFunction:
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/health
 
 build-ConnectorsListFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/list

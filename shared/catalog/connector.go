@@ -65,9 +65,9 @@ func connectorProxyTools() []*Tool {
 		proxyTool(&Tool{
 			Name: ConnectorCallTool, Title: "Call a proxied tool",
 			Description: "Internal: calls a connector's tool for the gateway, named <connector>__<tool> as listed, after its approval policy: the upstream's result as it gave it (isError included), its progress relayed.",
-			// Not audited per call: a table write would cost more than the
-			// upstream's round trip. Its log line records each call, and
-			// approvals are audited as they are decided.
+			// Not Mutates: the connector service appends each call's own
+			// ToolCalled event (proxied name, outcome, arguments' digest),
+			// after the answer, so the table write is off the call's path.
 			Progress: true, // the upstream's, relayed as it reports it
 			Example:  json.RawMessage(`{"name":"github__search","arguments":{"q":"switchboard"}}`),
 		}),
@@ -175,12 +175,14 @@ func connectorTools() []*Tool {
 		}),
 		connectorTool(&Tool{
 			Name: "connector_tools_openai", Function: "connectors/tools_openai", Title: "Export tools in OpenAI format",
-			Description: "Returns the tools your connectors offer that can be called now (connected, cache valid, not denied) in OpenAI's function format, {\"type\":\"function\",\"function\":{\"name\",\"description\",\"parameters\"}}, for a chat backend's context.",
-			Table:       ReadWrite, Deletes: true, Annotations: refreshing, Example: json.RawMessage(`{}`),
+			Description: "Returns the tools your connectors offer that can be called now (connected, cache valid, not denied) in OpenAI's function format, {\"type\":\"function\",\"function\":{\"name\",\"description\",\"parameters\"}}, for a chat backend's context; with include_switchboard, Switchboard's own public tools first.",
+			Table:       ReadWrite, Deletes: true, Annotations: refreshing, Example: json.RawMessage(`{"include_switchboard":true}`),
 			KeyUse: KeyOpen,
 		}),
 		connectorTool(&Tool{
-			Name: "connector_health", Function: "connectors/health", Title: "Connector health",
+			// Served by the proxy function: its figures are those of the
+			// instance that made the calls, cache lookups and approvals.
+			Name: "connector_health", Function: ConnectorProxyFunction, Title: "Connector health",
 			Description: "Reports each connector's status with its calls, errors, p50 and p95 latency, cache hits and misses and approvals requested, granted, denied and expired (counted per warm function instance), and overall down when every connector is in error.",
 			Annotations: readOnly, Example: json.RawMessage(`{}`),
 			KeyUse: KeyNone,

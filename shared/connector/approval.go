@@ -212,11 +212,15 @@ func summary(args json.RawMessage) string {
 		return "{}"
 	}
 	b, _ := json.Marshal(v)
-	out := string(b)
-	if utf8.RuneCountInString(out) > 500 {
-		out = string([]rune(out)[:500]) + "…"
+	return truncate(string(b), 500)
+}
+
+// truncate cuts s to n characters, marking the cut with an ellipsis.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) > n {
+		return string([]rune(s)[:n]) + "…"
 	}
-	return out
+	return s
 }
 
 // refuse returns the error of a call its approval does not cover.

@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +14,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/audit"
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/netguard"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -253,7 +257,12 @@ func (s *Service) cached(ctx context.Context, c tenant.Caller, r *record) (*cach
 // unavailable error naming the connector and what failed. A call that
 // needs approval answers an *elicit.InputRequired (clients that can answer
 // forms) or a tool error with the approval page's link.
-func (s *Service) Call(ctx context.Context, c tenant.Caller, in CallInput) (*mcp.CallToolResult, error) {
+//
+// Every call, whatever its outcome, appends a ToolCalled audit event
+// ([Service.auditCall]), after the answer when [Options].After is set.
+func (s *Service) Call(ctx context.Context, c tenant.Caller, in CallInput) (res *mcp.CallToolResult, err error) {
+	start, forwarded := time.Now(), false
+	defer func() { s.auditCall(ctx, c, in, forwarded, res, err, time.Since(start)) }()
 	if len(in.Arguments) > MaxArgumentsBytes {
 		return nil, fault.Invalid("arguments", "are %d bytes; at most %d are allowed", len(in.Arguments), MaxArgumentsBytes)
 	}
@@ -267,10 +276,86 @@ func (s *Service) Call(ctx context.Context, c tenant.Caller, in CallInput) (*mcp
 	if in.ReadOnly && (tool.Annotations == nil || !tool.Annotations.ReadOnlyHint) {
 		return nil, fault.Invalid("name", "%s may change state (its server does not mark it readOnlyHint), and this access token's scopes allow read-only tools only; nothing was called", in.Name)
 	}
-	if res, err := s.approve(ctx, c, r, tool.Name, in); res != nil || err != nil {
+	if res, err = s.approve(ctx, c, r, tool.Name, in); res != nil || err != nil {
 		return res, err
 	}
+	forwarded = true
 	return s.forward(ctx, c, r, tool.Name, in)
+}
+
+// CallTool is the tool through which the gateway calls [Service.Call]
+// (catalog.ConnectorCallTool): the function its lost audit events are
+// counted under.
+const CallTool = "connector_call"
+
+// callAuditTimeout bounds appending a proxied call's audit event.
+const callAuditTimeout = 5 * time.Second
+
+// maxAuditError bounds the error message a proxied call's audit event keeps.
+const maxAuditError = 500
+
+// auditCall appends the ToolCalled event of a proxied call to the audit log
+// Switchboard's own tools write to, under the call's trace: the caller, the
+// proxied name, its outcome, and in its detail the connector, the upstream
+// tool, the duration, whether the upstream answered isError, the approval
+// it carried and the SHA-256 of its canonical arguments (never the
+// arguments: they may hold what the audit log must not). With
+// [Options].After the table write happens after the answer (a write per call
+// cost more than the upstream's round trip on the call's path), yet within
+// the invocation; otherwise before Call returns. A lost event is logged and
+// counted (metrics.AuditFailures), never failing the call, as for the
+// catalog's tools.
+func (s *Service) auditCall(ctx context.Context, c tenant.Caller, in CallInput, forwarded bool, res *mcp.CallToolResult, err error, d time.Duration) {
+	cc, _ := callcontext.FromContext(ctx)
+	e := audit.Event{Tenant: c.Tenant, TraceID: traceOf(ctx), Type: audit.ToolCalled, Tool: in.Name,
+		Principal: c.Principal, RequestID: cc.RequestID, Outcome: callOutcome(forwarded, res, err)}
+	name, tool, _ := SplitName(in.Name)
+	detail := map[string]any{"connector": name, "tool": tool, "duration_ms": float64(d.Microseconds()) / 1000,
+		"is_error": forwarded && res != nil && res.IsError}
+	if tenant.IsKeyID(in.ApprovalID) {
+		detail["approval_id"] = in.ApprovalID
+	}
+	if err != nil {
+		_, _, msg := fault.Public(err)
+		detail["error"] = truncate(msg, maxAuditError)
+	}
+	args := in.Arguments
+	write := func(ctx context.Context) {
+		digest := elicit.ArgumentsDigest(args) // off the call's path: it decodes the arguments
+		detail["arguments_sha256"] = hex.EncodeToString(digest[:])
+		e.Detail = detail
+		if aerr := s.audit.Append(ctx, e); aerr != nil {
+			s.log.ErrorContext(ctx, "audit append failed", "type", e.Type, "tool", e.Tool, "trace_id", e.TraceID, "error", aerr)
+			s.stats.m.AuditFailed(metrics.Call{Family: metrics.ConnectorsFamily, Function: CallTool,
+				Tenant: c.Tenant, TraceID: e.TraceID, RequestID: e.RequestID})
+		}
+	}
+	if s.opts.After != nil {
+		s.opts.After.Go(ctx, callAuditTimeout, write)
+		return
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callAuditTimeout)
+	defer cancel()
+	write(wctx)
+}
+
+// callOutcome names a proxied call's outcome in its audit event: "ok",
+// "tool error" (the upstream answered isError), "approval required" (a
+// link to the approval page was answered), "input required" (the client
+// was asked to approve), or "error: <kind>".
+func callOutcome(forwarded bool, res *mcp.CallToolResult, err error) string {
+	var ask *elicit.InputRequired
+	switch {
+	case errors.As(err, &ask):
+		return "input required"
+	case err != nil:
+		return "error: " + string(fault.KindOf(err))
+	case !forwarded:
+		return "approval required"
+	case res != nil && res.IsError:
+		return "tool error"
+	}
+	return "ok"
 }
 
 // forward sends an approved call upstream.

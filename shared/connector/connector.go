@@ -44,6 +44,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/audit"
 	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/later"
 	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -152,9 +153,19 @@ type Options struct {
 	// logs are discarded.
 	Logger *slog.Logger
 	// Metrics receives a record of each connector call, cache lookup and
-	// approval, the figures connector_health shows (package metrics). If
-	// nil, none is written.
+	// approval, the figures connector_health shows (package metrics), and
+	// of each proxied call whose audit event was lost. If nil, none is
+	// written.
 	Metrics *metrics.Emitter
+	// OwnTools returns Switchboard's own public tools in OpenAI's function
+	// format, which connector_tools_openai returns first when asked
+	// (include_switchboard): the catalog is the binding's to read. If nil,
+	// none are returned.
+	OwnTools func() []OpenAITool
+	// After appends each proxied call's audit event after the call's answer
+	// (package later), so that the table write is not on the caller's path.
+	// If nil, the event is appended before the call returns.
+	After *later.Queue
 }
 
 // Service implements the connector tools on a [store.Table]. It is safe for

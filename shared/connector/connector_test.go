@@ -3,6 +3,7 @@ package connector_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -187,6 +188,18 @@ func TestProxy(t *testing.T) {
 				}
 				_, err := e.svc.Call(ctx, c, connector.CallInput{Name: "up__whoami"})
 				wantKind(t, err, fault.KindInvalid, "name")
+			})
+			t.Run("the OpenAI export adds Switchboard's own tools first when asked", func(t *testing.T) {
+				own := connector.OpenAITool{Type: "function", Function: connector.OpenAIFunction{Name: "memory_add_message", Parameters: json.RawMessage(`{"type":"object"}`)}}
+				svc := e.instance(t, func(o *connector.Options) {
+					o.OwnTools = func() []connector.OpenAITool { return []connector.OpenAITool{own} }
+				})
+				without, err1 := svc.ToolsOpenAI(ctx, c, connector.OpenAIInput{})
+				with, err2 := svc.ToolsOpenAI(ctx, c, connector.OpenAIInput{IncludeSwitchboard: true})
+				if err1 != nil || err2 != nil || len(with.Tools) != len(without.Tools)+1 || with.Tools[0].Function.Name != own.Function.Name ||
+					slices.ContainsFunc(without.Tools, func(tl connector.OpenAITool) bool { return tl.Function.Name == own.Function.Name }) {
+					t.Fatalf("export without own tools %+v (%v), with %+v (%v)", without, err1, with, err2)
+				}
 			})
 			t.Run("health counts the calls", func(t *testing.T) {
 				h, err := e.svc.Health(ctx, c, connector.HealthInput{})

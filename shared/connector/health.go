@@ -139,7 +139,7 @@ func (s *Service) Health(ctx context.Context, c tenant.Caller, _ HealthInput) (H
 		return HealthOutput{}, err
 	}
 	out := HealthOutput{Status: "up", Connectors: []ConnectorHealth{},
-		Scope: "statuses are stored; calls, errors, latencies, cache and approval counts are this instance's since it started"}
+		Scope: "statuses are stored; calls, errors, latencies, cache and approval counts are those of this instance of the proxy function since it started (CloudWatch has every instance's)"}
 	for cursor := ""; ; {
 		page, err := s.table.Query(ctx, connPK(c.Tenant), store.Query{Cursor: cursor, Limit: store.MaxQueryLimit})
 		if err != nil {
@@ -188,7 +188,9 @@ func percentile(ds []time.Duration, q float64) float64 {
 }
 
 // OpenAIInput is the input of connector_tools_openai.
-type OpenAIInput struct{}
+type OpenAIInput struct {
+	IncludeSwitchboard bool `json:"include_switchboard,omitempty" jsonschema:"also return Switchboard's own public tools, first"`
+}
 
 // OpenAITool is a tool in OpenAI's function format.
 type OpenAITool struct {
@@ -210,10 +212,13 @@ type OpenAIOutput struct {
 
 // ToolsOpenAI serves connector_tools_openai: the usable proxied tools
 // (connected, cache valid, not denied) in OpenAI's function format, as seed
-// 001's context builder made them. Switchboard's own tools are added by the
-// caller, which knows the catalog.
-func (s *Service) ToolsOpenAI(ctx context.Context, c tenant.Caller, _ OpenAIInput) (OpenAIOutput, error) {
+// 001's context builder made them, after Switchboard's own public tools
+// ([Options].OwnTools) when in asks for them.
+func (s *Service) ToolsOpenAI(ctx context.Context, c tenant.Caller, in OpenAIInput) (OpenAIOutput, error) {
 	out := OpenAIOutput{Tools: []OpenAITool{}}
+	if in.IncludeSwitchboard && s.opts.OwnTools != nil {
+		out.Tools = append(out.Tools, s.opts.OwnTools()...)
+	}
 	err := s.eachUsable(ctx, c, func(r *record, ch *cache, denied map[string]bool) {
 		for _, t := range ch.Tools {
 			if denied[t.Name] {

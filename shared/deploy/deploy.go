@@ -692,6 +692,7 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 		data.RetentionValues = append(data.RetentionValues, fmt.Sprint(d))
 	}
 	seen := map[string]string{}
+	var connectorFunctions []string // the functions that reach connectors: their log groups hold its records
 	all := Functions(cat)
 	for i, f := range all {
 		for _, key := range []string{"logical ID " + f.LogicalID, "name " + f.Name} {
@@ -705,6 +706,7 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 			data.Functions[i].Timeout = fmt.Sprintf("!If [FrontDoorIsRest, %d, %d]", data.FrontDoor.StreamingTimeout, data.FrontDoor.HttpTimeout)
 		}
 		if f.Connects {
+			connectorFunctions = append(connectorFunctions, f.Name)
 			if data.ConnectorKey == nil {
 				data.ConnectorKey = &templateConnectorKey{LogicalID: ConnectorKeyLogicalID, PurposeKey: connector.ContextPurpose, Purpose: connector.CredentialsPurpose,
 					RequiredKeys: []string{connector.ContextTenant, connector.ContextConnector},
@@ -734,7 +736,7 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 			data.Alarms = append(data.Alarms, failureAlarm(q, f.Name))
 		}
 	}
-	data.Dashboard = dashboard(fams, data.FailureQueues, data.ConnectorKey != nil)
+	data.Dashboard = dashboard(fams, data.FailureQueues, connectorFunctions)
 	var b bytes.Buffer
 	if err := samTemplate.Execute(&b, data); err != nil {
 		return nil, fmt.Errorf("deploy: rendering template.yaml: %w", err)

@@ -165,9 +165,11 @@ func failureAlarm(q templateFailureQueue, function string) templateAlarm {
 
 // dashboard returns the dashboard's body, JSON for !Sub: per family, its
 // calls, errors, faults, throttles, cold starts and p99 latency; the
-// connectors' figures if the catalog has connectors; the depth of each
-// failure queue.
-func dashboard(fams []string, queues []templateFailureQueue, connectors bool) string {
+// connectors' figures if the catalog has connectors (connectorFunctions,
+// the names of the functions that reach them), as metrics for the family
+// and per tenant and connector from their records (a Logs Insights table);
+// the depth of each failure queue.
+func dashboard(fams []string, queues []templateFailureQueue, connectorFunctions []string) string {
 	type widget struct {
 		Type       string         `json:"type"`
 		X          int            `json:"x"`
@@ -196,7 +198,7 @@ func dashboard(fams []string, queues []templateFailureQueue, connectors bool) st
 	add("p99 latency by family (ms)", "p99", byFamily(metrics.Latency))
 	add("Throttles by family", "Sum", byFamily(metrics.Throttles))
 	add("Cold starts by family", "Sum", byFamily(metrics.ColdStarts))
-	if connectors {
+	if len(connectorFunctions) > 0 {
 		var counts [][]any
 		for _, m := range []string{metrics.ConnectorCalls, metrics.ConnectorErrors, metrics.CacheHits, metrics.CacheMisses,
 			metrics.ApprovalsRequested, metrics.ApprovalsGranted, metrics.ApprovalsDenied, metrics.ApprovalsExpired} {
@@ -208,9 +210,37 @@ func dashboard(fams []string, queues []templateFailureQueue, connectors bool) st
 	for _, q := range queues {
 		add("Failed events waiting: "+q.Function, "Maximum", [][]any{{"AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", "${" + q.LogicalID + ".QueueName}"}})
 	}
+	if len(connectorFunctions) > 0 { // last, the width of the dashboard
+		widgets = append(widgets, widget{Type: "log", X: 0, Y: (len(widgets) + 1) / 2 * 6, Width: 24, Height: 8, Properties: map[string]any{
+			"title": "Connectors by tenant and connector (connector_health's figures, every instance)", "region": "${AWS::Region}",
+			"view": "table", "query": ConnectorsQuery(connectorFunctions),
+		}})
+	}
 	b, err := json.Marshal(map[string]any{"widgets": widgets})
 	if err != nil {
 		panic(err) // maps of strings and numbers always encode
 	}
 	return string(b)
+}
+
+// ConnectorsQuery returns the CloudWatch Logs Insights query that sums the
+// connector records (package metrics) of the functions named, from their log
+// groups, by tenant and connector: calls, errors, p50 and p95 latency, cache
+// hits and misses, approvals by outcome, as connector_health shows them for
+// one instance. Connector names are the tenants' own, unbounded, so they are
+// properties of the records, not dimensions (a metric per connector would be
+// billed monthly): this is how their per-connector figures are read. It is
+// the dashboard's table (a log widget, whose query names its log groups
+// with SOURCE, ${AWS::StackName} substituted by the template).
+func ConnectorsQuery(functions []string) string {
+	var b strings.Builder
+	for _, f := range functions {
+		fmt.Fprintf(&b, "SOURCE '/aws/lambda/${AWS::StackName}-%s' | ", f)
+	}
+	fmt.Fprintf(&b, "filter ispresent(connector) | stats sum(%s) as calls, sum(%s) as errors, pct(%s, 50) as p50_ms, pct(%s, 95) as p95_ms, "+
+		"sum(%s) as cache_hits, sum(%s) as cache_misses, sum(%s) as approvals_requested, sum(%s) as approvals_granted, "+
+		"sum(%s) as approvals_denied, sum(%s) as approvals_expired by tenant, connector | sort calls desc | limit 100",
+		metrics.ConnectorCalls, metrics.ConnectorErrors, metrics.ConnectorLatency, metrics.ConnectorLatency,
+		metrics.CacheHits, metrics.CacheMisses, metrics.ApprovalsRequested, metrics.ApprovalsGranted, metrics.ApprovalsDenied, metrics.ApprovalsExpired)
+	return b.String()
 }

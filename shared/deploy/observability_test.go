@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -354,5 +355,50 @@ func TestTheIndexerHasAnAlarmedFailureQueue(t *testing.T) {
 	}
 	if triggers == 0 {
 		t.Fatal("the catalog has no function S3 invokes; this test checks nothing")
+	}
+}
+
+// The dashboard shows connector_health's figures per tenant and connector,
+// which are properties of the connector records rather than dimensions: a
+// Logs Insights table over the log group of every function that reaches
+// connectors, summing each connector metric, grouped by the properties the
+// records carry.
+func TestTheDashboardTablesConnectorFiguresByTenantAndConnector(t *testing.T) {
+	p := readTemplate(t)
+	body, _ := props(p.resource(t, DashboardLogicalID))["DashboardBody"].(map[string]any)["Fn::Sub"].(string)
+	var dash struct {
+		Widgets []struct {
+			Type       string
+			Properties struct{ Query string }
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &dash); err != nil {
+		t.Fatalf("DashboardBody is not JSON: %v", err)
+	}
+	var query string
+	for _, w := range dash.Widgets {
+		if w.Type == "log" {
+			query = w.Properties.Query
+		}
+	}
+	var record bytes.Buffer
+	metrics.New(&record).ConnectorCall("acme", "github", time.Millisecond, false)
+	var rec map[string]any
+	if err := json.Unmarshal(record.Bytes(), &rec); err != nil || rec["tenant"] != "acme" || rec["connector"] != "github" {
+		t.Fatalf("a connector record %s lacks the tenant and connector the table groups by", record.String())
+	}
+	if !strings.Contains(query, "by tenant, connector") {
+		t.Errorf("no dashboard table groups connector figures by tenant and connector: %q", query)
+	}
+	for _, f := range Functions(catalog.Default()) {
+		if source := "SOURCE '/aws/lambda/${AWS::StackName}-" + f.Name + "'"; f.Connects != strings.Contains(query, source) {
+			t.Errorf("the connectors table reads %s: %v; want it exactly when the function reaches connectors (%v)", f.Name, !f.Connects, f.Connects)
+		}
+	}
+	for _, m := range []string{metrics.ConnectorCalls, metrics.ConnectorErrors, metrics.ConnectorLatency, metrics.CacheHits, metrics.CacheMisses,
+		metrics.ApprovalsRequested, metrics.ApprovalsGranted, metrics.ApprovalsDenied, metrics.ApprovalsExpired} {
+		if !strings.Contains(query, "("+m+",") && !strings.Contains(query, "("+m+")") {
+			t.Errorf("the connectors table does not show %s", m)
+		}
 	}
 }

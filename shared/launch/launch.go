@@ -206,7 +206,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err = srv.Shutdown(shutdown)
-	stack.Wait(shutdown) // the health records of the last pipeline calls
+	stack.Wait(shutdown) // the health records of the last pipeline calls, the audit events of the last proxied calls
 	return err
 }
 

@@ -148,6 +148,18 @@ func (e *Emitter) Throttled(c Call) {
 	e.finish(appendCount(e.begin(throttleDirective, c), Throttles, true), c)
 }
 
+// AuditFailed writes the record of a call whose audit event was lost after
+// the call's own record was written (an event appended after the answer,
+// package later): AuditFailures under the call's dimension sets, and nothing
+// else, since the call itself was counted.
+func (e *Emitter) AuditFailed(c Call) {
+	if e == nil {
+		return
+	}
+	c.Kind = ""
+	e.finish(appendCount(e.begin(auditDirective, c), AuditFailures, true), c)
+}
+
 // outcome classifies a failure's kind: any failure, the server's, a throttle.
 func outcome(k fault.Kind) (failed, serverFault, throttled bool) {
 	switch k {
@@ -164,6 +176,7 @@ func outcome(k fault.Kind) (failed, serverFault, throttled bool) {
 var (
 	callDirective     = directive([][]string{{DimFamily}, {DimFamily, DimFunction}}, CallMetrics...)
 	throttleDirective = directive([][]string{{DimFamily}, {DimFamily, DimFunction}}, Throttles)
+	auditDirective    = directive([][]string{{DimFamily}, {DimFamily, DimFunction}}, AuditFailures)
 	kindDirective     = directive([][]string{{DimFamily, DimErrorKind}}, ErrorsByKind)
 )
 

@@ -140,8 +140,13 @@ func TestRecordsWrittenForAFunctionTakeNoColdStart(t *testing.T) {
 	m := metrics.New(&out)
 	m.Throttled(metrics.Call{Family: "rag", Function: "rag_basic", Tenant: "acme"})
 	m.Failed(metrics.Call{Family: "rag", Function: "rag_basic", Kind: fault.KindInternal})
+	m.AuditFailed(metrics.Call{Family: "connectors", Function: "connector_call", Tenant: "acme", TraceID: "t1"})
 	m.Call(metrics.Call{Family: "rag", Function: "rag_basic"})
 	got := parse(t, out.String())
+	if diff := cmp.Diff(extracted{"AuditFailures": {"Count", 1, []string{"Family=connectors", "Family=connectors,Function=connector_call"}}}, got[2]); diff != "" {
+		t.Errorf("a lost audit event's record mismatch (-want +got):\n%s", diff)
+	}
+	got = append(got[:2], got[3:]...)
 	if len(got[0]) != 2 || got[0]["Throttles"].Value != 1 || got[0]["ErrorsByKind"].Dims[0] != "Family=rag,ErrorKind=rate_limited" {
 		t.Errorf("throttle record %+v, want Throttles and ErrorsByKind alone", got[0])
 	}
@@ -184,6 +189,7 @@ func TestANilEmitterWritesNothing(t *testing.T) {
 	var m *metrics.Emitter
 	m.Call(metrics.Call{Family: "memory"})
 	m.Throttled(metrics.Call{Family: "memory"})
+	m.AuditFailed(metrics.Call{Family: "memory"})
 	m.ConnectorCall("acme", "x", 0, false)
 	m.ConnectorCount("acme", "x", metrics.CacheHits)
 }

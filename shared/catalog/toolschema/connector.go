@@ -63,9 +63,13 @@ func connectorSchemas() map[string]pair {
 			p["tool"].MinLength, p["tool"].MaxLength = ptr(1), ptr(128)
 			p["policy"].Enum = []any{connector.PolicyAllow, connector.PolicyDeny, connector.PolicyAsk}
 		}), schemaFor[connector.PolicyOutput](nil)},
-		"approval_policy_list":   {schemaFor[connector.PolicyListInput](policy), schemaFor[connector.PolicyListOutput](nil)},
-		"connector_tools_openai": {schemaFor[connector.OpenAIInput](nil), schemaFor[connector.OpenAIOutput](nil)},
-		"connector_health":       {schemaFor[connector.HealthInput](nil), schemaFor[connector.HealthOutput](nil)},
+		"approval_policy_list": {schemaFor[connector.PolicyListInput](policy), schemaFor[connector.PolicyListOutput](nil)},
+		"connector_tools_openai": {schemaFor[connector.OpenAIInput](nil), schemaFor[connector.OpenAIOutput](func(p map[string]*jsonschema.Schema) {
+			// A JSON Schema as the tool gave it (raw JSON, which inference
+			// would take for an array of bytes).
+			p["tools"].Items.Properties["function"].Properties["parameters"] = &jsonschema.Schema{Type: "object", Description: "the tool's input schema (JSON Schema)"}
+		})},
+		"connector_health": {schemaFor[connector.HealthInput](nil), schemaFor[connector.HealthOutput](nil)},
 		// The internal tools of the proxy function: their outputs are MCP
 		// results as the upstream gave them, objects of MCP's own schemas.
 		"connector_call": {schemaFor[connector.CallInput](func(p map[string]*jsonschema.Schema) {

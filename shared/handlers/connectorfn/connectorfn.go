@@ -6,6 +6,7 @@ package connectorfn
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -19,11 +20,26 @@ import (
 
 // service builds the connector service of a function from its Deps: the
 // table, the credentials' sealer and the outbound guard that
-// config/connectors opened.
+// config/connectors opened, and the queue that appends proxied calls' audit
+// events after their answers (the proxy function's).
 func service(d lambdafn.Deps) *connector.Service {
 	return connector.New(d.Table, d.Sealer, &connector.Options{CheckURL: d.CheckURL, HTTPClient: d.HTTPClient,
-		CacheTTL: d.ConnectorCacheTTL, Logger: d.Logger, Metrics: d.Metrics})
+		CacheTTL: d.ConnectorCacheTTL, Logger: d.Logger, Metrics: d.Metrics, After: d.Later, OwnTools: ownTools})
 }
+
+// ownTools returns the catalog's public tools in OpenAI's function format,
+// for connector_tools_openai's include_switchboard (seed 001's context
+// builder listed its own tools beside the upstreams').
+var ownTools = sync.OnceValue(func() []connector.OpenAITool {
+	var out []connector.OpenAITool
+	for _, t := range catalog.Default().Tools() {
+		if t.Visibility == catalog.Public {
+			out = append(out, connector.OpenAITool{Type: "function",
+				Function: connector.OpenAIFunction{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}})
+		}
+	}
+	return out
+})
 
 // The functions of the connectors family, one per tool.
 var (
@@ -37,14 +53,15 @@ var (
 	PolicySet   = lambdafn.Method("approval_policy_set", service, (*connector.Service).PolicySet)
 	PolicyList  = lambdafn.Method("approval_policy_list", service, (*connector.Service).PolicyList)
 	ToolsOpenAI = lambdafn.Method("connector_tools_openai", service, (*connector.Service).ToolsOpenAI)
-	Health      = lambdafn.Method("connector_health", service, (*connector.Service).Health)
 )
 
 // Proxy is the function through which the gateway proxies connectors: the
 // internal tools of catalog.ConnectorProxyFunction over one service, whose
 // pooled upstream sessions its calls, resource reads and prompts share, and
-// which its Close ends.
-var Proxy = lambdafn.Methods(service,
+// which its Close ends; and connector_health, whose figures are that
+// service's. It appends each proxied call's audit event after
+// the call's answer (Later), within the invocation.
+var Proxy = later(lambdafn.Methods(service,
 	lambdafn.Bind(catalog.ConnectorCallTool, call),
 	lambdafn.Bind(catalog.ConnectorListingTool, (*connector.Service).ListProxied),
 	lambdafn.Bind(catalog.ConnectorResourceTool, (*connector.Service).ReadResource),
@@ -52,7 +69,14 @@ var Proxy = lambdafn.Methods(service,
 	lambdafn.Bind(catalog.ApprovalGetTool, (*connector.Service).ApprovalGet),
 	lambdafn.Bind(catalog.ApprovalApproveTool, (*connector.Service).Approve),
 	lambdafn.Bind(catalog.ApprovalDenyTool, (*connector.Service).Deny),
-)
+	lambdafn.Bind("connector_health", (*connector.Service).Health),
+))
+
+// later marks f as doing work after its answers (lambdafn.Function.Later).
+func later(f lambdafn.Function) lambdafn.Function {
+	f.Later = true
+	return f
+}
 
 // call serves connector_call: the upstream's progress, when the host asked
 // for it, becomes the function's progress notifications, which the gateway
@@ -128,5 +152,5 @@ func syncDue(ctx context.Context, svc *connector.Service, log *slog.Logger) (con
 
 // Functions returns every function of the connectors family.
 func Functions() []lambdafn.Function {
-	return []lambdafn.Function{Create, Get, List, Update, Delete, Verify, Sync, PolicySet, PolicyList, ToolsOpenAI, Health, Proxy, ScheduledSync}
+	return []lambdafn.Function{Create, Get, List, Update, Delete, Verify, Sync, PolicySet, PolicyList, ToolsOpenAI, Proxy, ScheduledSync}
 }
