@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/switchboard-dev/switchboard/shared/rawjson"
 )
 
@@ -47,14 +45,11 @@ type argsCheck struct {
 	maxProps  int // -1 for none
 }
 
-// compileCheck compiles s, or returns nil if it uses what a check does not follow.
-func compileCheck(s *jsonschema.Schema) *argsCheck {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil
-	}
+// compileCheck compiles the JSON schema s, or returns nil if it uses what a
+// check does not follow (or is not a JSON object).
+func compileCheck(s json.RawMessage) *argsCheck {
 	var m map[string]any
-	if json.Unmarshal(b, &m) != nil {
+	if json.Unmarshal(s, &m) != nil {
 		return nil
 	}
 	c, ok := compileMap(m)
