@@ -40,7 +40,6 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -59,6 +58,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/lambdatest"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/pipeline/stepfunctions"
 	"github.com/switchboard-dev/switchboard/shared/store/embedded"
 	"github.com/switchboard-dev/switchboard/shared/store/localfs"
 )
@@ -285,11 +285,10 @@ func seedData(dir string) error {
 // pipelineEnv points a pipeline function at [stepFunctions].
 var pipelineEnv []string
 
-// stepFunctions serves the Step Functions API's StartSyncExecution (JSON
-// 1.0) with a succeeded run of the pipeline that found one relevant
-// document: a pipeline tool's first call then does what it does on AWS,
-// one call to the state machine, rather than run the pipeline in process,
-// which only a pipeline function run alone (sam local invoke) does.
+// stepFunctions serves the Step Functions API's StartSyncExecution with a
+// succeeded run of the pipeline that found one relevant document: a
+// pipeline tool's first call then does what it does on AWS, one call to the
+// state machine.
 func stepFunctions() *httptest.Server {
 	out, _ := json.Marshal(pipeline.Output{
 		Question: "How often should I replace my toothbrush?", ContextInput: "How often should I replace my toothbrush?",
@@ -297,10 +296,7 @@ func stepFunctions() *httptest.Server {
 			Score: 0.83, Metadata: map[string]string{"source": "dental-guide.md"}, Store: "health"}},
 		SearchedStores: []string{"health"}, Relevant: "yes", Graded: true, Degraded: []string{},
 	})
-	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-		json.NewEncoder(w).Encode(map[string]any{"status": "SUCCEEDED", "output": string(out), "startDate": 1.7e9, "stopDate": 1.7e9})
-	}))
+	return httptest.NewServer(stepfunctions.Handler(func(context.Context, []byte) ([]byte, error) { return out, nil }))
 }
 
 // runsDir returns a folder for the runs' data: on a memory file system
