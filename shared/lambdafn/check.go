@@ -3,7 +3,6 @@ package lambdafn
 import (
 	"encoding/json"
 	"math"
-	"regexp"
 	"strconv"
 	"unicode/utf8"
 
@@ -35,7 +34,7 @@ type argsCheck struct {
 	names     *argsCheck
 	items     *argsCheck
 	enum      []string
-	pattern   *regexp.Regexp
+	pattern   matcher
 	minLength int
 	maxLength int // -1 for none
 	minimum   float64
@@ -124,7 +123,7 @@ func compileMap(m map[string]any) (*argsCheck, bool) {
 		case "pattern":
 			p, isString := v.(string)
 			var err error
-			c.pattern, err = regexp.Compile(p) // as jsonschema-go compiles it
+			c.pattern, err = compilePattern(p)
 			ok = isString && err == nil
 		case "minLength":
 			c.minLength, ok = count(v)
