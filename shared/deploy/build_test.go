@@ -32,6 +32,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/lambdatest"
 	"github.com/switchboard-dev/switchboard/shared/local"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/pipeline/stepfunctions"
 )
 
 // buildFlags are the flags of LambdaBuild, which every bootstrap is built with.
@@ -248,6 +250,9 @@ func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
 				seed(t, tbl, openBlobs(t, dir))
 				tbl.Close() // the bootstrap opens it; the embedded store allows one process at a time
 			}
+			if f.Pipeline {
+				env = append(env, stateMachine(t, filepath.Join(dir, "steps"))...)
+			}
 			// Each invocation's deadline is the function's timeout, as on Lambda.
 			rt := lambdatest.NewRuntime(&lambdatest.Options{FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:" + prefix + f.Name, Timeout: f.Limits.Timeout})
 			defer rt.Close()
@@ -300,6 +305,27 @@ func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stateMachine serves the Step Functions API for a pipeline tool's
+// bootstrap, as the deployed state machine runs: the same definition,
+// interpreted in this process over every function on their own table and
+// blobs under dir, seeded as the bootstrap's are. It returns the
+// bootstrap's environment that points it there.
+func stateMachine(t *testing.T, dir string) []string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tbl, blobs := openTable(t, filepath.Join(dir, "t.db")), openBlobs(t, dir)
+	seed(t, tbl, blobs)
+	machine, err := pipeline.NewLocal(catalog.Default(), stack(t, tbl, blobs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(stepfunctions.Handler(machine.Execute))
+	t.Cleanup(srv.Close)
+	return []string{config.EnvPipelineARN + "=arn:aws:states:us-east-1:123456789012:stateMachine:switchboard-test-pipeline", "AWS_ENDPOINT_URL_SFN=" + srv.URL}
 }
 
 // linked returns what each bootstrap links: the packages it depends on, by
@@ -359,9 +385,9 @@ var (
 	// Secrets Manager at cold start with config/secrets, which needs no SDK
 	// client.
 	gatewayClients = []string{"dynamodb"}
-	// The domain code each family's bindings may link. A function of package
-	// ragfn links the retriever's bindings and package local too: run alone,
-	// without a state machine (sam local invoke), it runs its steps in process.
+	// The domain code each family's bindings may link. A pipeline tool's
+	// function drives the state machine and links none of its steps' code:
+	// neither the retriever's bindings nor package local.
 	familyCode = map[string][]string{
 		"shared/handlers/memoryfn":     {"shared/memory"},
 		"shared/handlers/operationsfn": nil,
@@ -369,8 +395,8 @@ var (
 		// merges token shards beside chunk shards.
 		// The retriever and the rephrase step read their thread's settings.
 		"shared/handlers/vectorfn": {"shared/vector", "shared/vector/remote", "shared/retrieval", "shared/binread", "shared/graph", "shared/document", "shared/colbert", "shared/settings"},
-		"shared/handlers/ragfn": {"shared/rag", "shared/memory", "shared/vector", "shared/vector/remote", "shared/retrieval", "shared/binread", "shared/graph",
-			"shared/document", "shared/handlers/vectorfn", "shared/local", "shared/colbert", "shared/settings"},
+		"shared/handlers/ragfn": {"shared/rag", "shared/memory", "shared/vector", "shared/retrieval", "shared/binread", "shared/graph",
+			"shared/document", "shared/colbert", "shared/settings"},
 		"shared/handlers/careerfn":    {"shared/career", "shared/retrieval", "shared/binread", "shared/document"},
 		"shared/handlers/connectorfn": {"shared/connector"},
 		// The chat reads and records its thread through the memory family.
@@ -405,8 +431,7 @@ func allowed(f catalog.Function, binding string) (code, clients []string) {
 	code = append(slices.Clone(everyTool), binding)
 	code = append(code, familyCode[binding]...)
 	clients = slices.Clone(everyClient)
-	// A pipeline tool run alone reads its steps' stores: blobs.
-	if f.Blobs != catalog.NoAccess || f.Pipeline {
+	if f.Blobs != catalog.NoAccess {
 		code, clients = append(code, blobsCode...), append(clients, "s3")
 	}
 	if f.Embeds || f.Generates {

@@ -3,11 +3,8 @@ package lambdafn
 import (
 	"encoding/json"
 	"math"
-	"regexp"
 	"strconv"
 	"unicode/utf8"
-
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/switchboard-dev/switchboard/shared/rawjson"
 )
@@ -37,7 +34,7 @@ type argsCheck struct {
 	names     *argsCheck
 	items     *argsCheck
 	enum      []string
-	pattern   *regexp.Regexp
+	pattern   matcher
 	minLength int
 	maxLength int // -1 for none
 	minimum   float64
@@ -47,14 +44,11 @@ type argsCheck struct {
 	maxProps  int // -1 for none
 }
 
-// compileCheck compiles s, or returns nil if it uses what a check does not follow.
-func compileCheck(s *jsonschema.Schema) *argsCheck {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil
-	}
+// compileCheck compiles the JSON schema s, or returns nil if it uses what a
+// check does not follow (or is not a JSON object).
+func compileCheck(s json.RawMessage) *argsCheck {
 	var m map[string]any
-	if json.Unmarshal(b, &m) != nil {
+	if json.Unmarshal(s, &m) != nil {
 		return nil
 	}
 	c, ok := compileMap(m)
@@ -129,7 +123,7 @@ func compileMap(m map[string]any) (*argsCheck, bool) {
 		case "pattern":
 			p, isString := v.(string)
 			var err error
-			c.pattern, err = regexp.Compile(p) // as jsonschema-go compiles it
+			c.pattern, err = compilePattern(p)
 			ok = isString && err == nil
 		case "minLength":
 			c.minLength, ok = count(v)

@@ -28,7 +28,7 @@ func inputSchema(t *testing.T, tool *catalog.Tool) *jsonschema.Schema {
 // a schema keyword it does not follow would silently turn it off.
 func TestEveryToolsInputSchemaCompilesToACheck(t *testing.T) {
 	for _, tool := range catalog.Default().Tools() {
-		if compileCheck(inputSchema(t, tool)) == nil {
+		if compileCheck(tool.InputSchema) == nil {
 			t.Errorf("the input schema of %s does not compile to a check", tool.Name)
 		}
 	}
@@ -67,7 +67,7 @@ func argsSamples(tool *catalog.Tool) []string {
 
 func TestAChecksCertaintyImpliesTheSchemaAccepts(t *testing.T) {
 	for _, tool := range catalog.Default().Tools() {
-		c := compileCheck(inputSchema(t, tool))
+		c := compileCheck(tool.InputSchema)
 		if c == nil {
 			continue
 		}
@@ -106,7 +106,7 @@ func FuzzArgsCheck(f *testing.F) {
 			i = -i
 		}
 		tool := tools[i%len(tools)]
-		c := compileCheck(inputSchema(t, tool))
+		c := compileCheck(tool.InputSchema)
 		if c == nil || !c.certainlyValid([]byte(args)) {
 			return
 		}

@@ -188,20 +188,28 @@ func StartIn(cat *catalog.Catalog, f Function, o Openers) {
 	resume := coldstart.PauseGC(cfg.MemoryMB)
 	logger := lambdacontext.NewLogger()
 	slog.SetDefault(logger)
+	// A function that works after its answers registers the extension
+	// that holds its environment while it opens its dependencies: the
+	// registration is a round trip to the runtime API.
+	var queue *later.Queue
+	held := make(chan error, 1)
+	if f.Later {
+		queue = later.New()
+		go func() { held <- queue.Hold(os.Getenv("AWS_LAMBDA_RUNTIME_API")) }()
+	} else {
+		held <- nil
+	}
 	d, closeFn, err := start(context.Background(), cat, f, o, &cfg, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "switchboard: configuration:", err)
 		os.Exit(1)
 	}
-	d.Logger, d.Metrics = logger, metrics.New(os.Stdout)
-	if f.Later {
-		d.Later = later.New()
-		if err := d.Later.Hold(os.Getenv("AWS_LAMBDA_RUNTIME_API")); err != nil {
-			fmt.Fprintln(os.Stderr, "switchboard:", err)
-			os.Exit(1)
-		}
-	}
+	d.Logger, d.Metrics, d.Later = logger, metrics.New(os.Stdout), queue
 	h := f.Build(d)
+	if err := <-held; err != nil {
+		fmt.Fprintln(os.Stderr, "switchboard:", err)
+		os.Exit(1)
+	}
 	// On SIGTERM (Lambda's shutdown, sent since WithEnableSIGTERM registers
 	// an extension), a handler that holds connections closes them first:
 	// the connectors' upstream sessions.

@@ -107,20 +107,36 @@ type Sealer interface {
 // Func is a domain method serving one tool.
 type Func[In, Out any] func(ctx context.Context, c tenant.Caller, in In) (Out, error)
 
-// Tool returns the Lambda handler of tool t, served by fn. It panics if t's
-// input schema is missing or invalid: TestDefaultCatalogIsValid resolves
-// every schema of the default catalog.
+// Tool returns the Lambda handler of tool t, served by fn. Its input schema
+// is compiled on first use, off the cold start: the quick check from its
+// JSON, and jsonschema-go's validator only when arguments need it (a call
+// the check is not certain of), since decoding and resolving a schema cost
+// a millisecond or more of a cold start. A schema that does not resolve
+// fails every call of the tool; TestDefaultCatalogIsValid resolves every
+// schema of the default catalog.
 func Tool[In, Out any](t *catalog.Tool, d Deps, fn Func[In, Out]) lambda.Handler {
+	h := &toolHandler[In, Out]{tool: t, check: sync.OnceValue(func() *argsCheck { return compileCheck(t.InputSchema) }),
+		input: sync.OnceValues(func() (*validator, error) { return resolveInput(t) }),
+		fn:    fn, table: d.Table, audit: audit.New(d.Table, nil), log: d.logger().With("tool", t.Name), metrics: d.Metrics}
+	return h
+}
+
+// validator is a tool's input schema, decoded and resolved for validation.
+type validator struct {
+	schema   *jsonschema.Schema
+	resolved *jsonschema.Resolved
+}
+
+func resolveInput(t *catalog.Tool) (*validator, error) {
 	schema := &jsonschema.Schema{}
 	if err := json.Unmarshal(t.InputSchema, schema); err != nil {
-		panic(fmt.Sprintf("lambdafn: input schema of %s: %v (run go run ./scripts/generate)", t.Name, err))
+		return nil, fmt.Errorf("input schema of %s: %w (run go run ./scripts/generate)", t.Name, err)
 	}
 	rs, err := schema.Resolve(nil)
 	if err != nil {
-		panic(fmt.Sprintf("lambdafn: input schema of %s: %v", t.Name, err))
+		return nil, fmt.Errorf("input schema of %s: %w", t.Name, err)
 	}
-	h := &toolHandler[In, Out]{tool: t, schema: schema, input: rs, check: sync.OnceValue(func() *argsCheck { return compileCheck(schema) }), fn: fn, table: d.Table, audit: audit.New(d.Table, nil), log: d.logger().With("tool", t.Name), metrics: d.Metrics}
-	return h
+	return &validator{schema: schema, resolved: rs}, nil
 }
 
 // Invoke implements [lambda.Handler]: it decodes the envelope, serves the
@@ -183,9 +199,8 @@ func encoded(resp invoke.Response) (io.Reader, error) {
 
 type toolHandler[In, Out any] struct {
 	tool    *catalog.Tool
-	schema  *jsonschema.Schema
-	input   *jsonschema.Resolved
-	check   func() *argsCheck // compiled on first use, off the cold start; nil for a schema it does not follow
+	input   func() (*validator, error) // resolved on first use, by a call that needs it
+	check   func() *argsCheck          // compiled on first use; nil for a schema it does not follow
 	fn      Func[In, Out]
 	table   store.Table
 	audit   *audit.Log
@@ -243,8 +258,12 @@ func (h *toolHandler[In, Out]) call(ctx context.Context, req invoke.Request) (Ou
 		if err := json.Unmarshal(args, &generic); err != nil {
 			return *new(Out), fault.Invalid("arguments", "are not valid JSON: %v", err)
 		}
-		if err := h.input.Validate(generic); err != nil {
-			return *new(Out), schemaFault(err, h.schema)
+		input, err := h.input()
+		if err != nil {
+			return *new(Out), err
+		}
+		if err := input.resolved.Validate(generic); err != nil {
+			return *new(Out), schemaFault(err, input.schema)
 		}
 	}
 	if err := json.Unmarshal(args, &in); err != nil {

@@ -60,6 +60,21 @@ func (p *Process) Started() time.Time { return p.started }
 // Exited is closed when the process has exited.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
 
+// CPUTime returns the user and system time the process used, once it has
+// exited (zero before): unlike wall time, it hardly depends on what else
+// the machine runs.
+func (p *Process) CPUTime() time.Duration {
+	select {
+	case <-p.exited:
+	default:
+		return 0
+	}
+	if st := p.cmd.ProcessState; st != nil {
+		return st.UserTime() + st.SystemTime()
+	}
+	return 0
+}
+
 // Output returns what the process has written to stdout and stderr so far.
 func (p *Process) Output() string { return p.output.String() }
 

@@ -4,8 +4,7 @@
 // payload, its catalog timeout and its reserved concurrency (a call past it
 // is refused at once, as Lambda throttles it), and the RAG pipeline runs in
 // process over the same functions. The local server, the tests and the
-// benchmarks assemble Switchboard this way, and so does a pipeline function
-// run alone, over its steps.
+// benchmarks assemble Switchboard this way.
 //
 //	s, err := local.New(local.Options{Deps: deps, Functions: handlers.All()})
 //	resp, err := s.Invoke(ctx, "memory/add_message", req)

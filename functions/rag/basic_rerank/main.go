@@ -2,7 +2,6 @@
 package main
 
 import (
-	"github.com/switchboard-dev/switchboard/shared/config/blobs"
 	"github.com/switchboard-dev/switchboard/shared/config/providers"
 	"github.com/switchboard-dev/switchboard/shared/config/stepfunctions"
 	"github.com/switchboard-dev/switchboard/shared/config/tenantscoped"
@@ -11,5 +10,5 @@ import (
 )
 
 func main() {
-	lambdafn.Start(ragfn.BasicRerank, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open, Pipeline: stepfunctions.Open, Credentials: tenantscoped.Open})
+	lambdafn.Start(ragfn.BasicRerank, lambdafn.Openers{Providers: providers.Open, Pipeline: stepfunctions.Open, Credentials: tenantscoped.Open})
 }

@@ -10,10 +10,7 @@ import (
 	"sync"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
-	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
-	"github.com/switchboard-dev/switchboard/shared/local"
-	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
@@ -40,26 +37,13 @@ var (
 	Grade = lambdafn.Method("optimizer_vs-grade", steps, (*rag.Steps).Grade)
 )
 
-// service builds the pipeline tools' service. The pipeline is d's (Step
-// Functions on AWS, the local stack's on a laptop); a function run alone
-// without one (sam local invoke, the sample-event replay) runs the same
-// state machine definition in process over its own steps, built from d.
+// service builds the pipeline tools' service. The pipeline is d's: the
+// state machine on AWS (config/stepfunctions), the local stack's on a
+// laptop (package local). A function without one answers that the pipeline
+// is not configured: it does not link its steps' code to run them itself,
+// as every linked package costs its initialisation at each cold start.
 func service(d lambdafn.Deps) *rag.Service {
-	runner := d.Pipeline
-	if runner == nil {
-		runner = ownPipeline(d)
-	}
-	return rag.New(d.Table, rag.Options{Generator: generator(d), Runner: runner, Logger: d.Logger, After: d.Later})
-}
-
-// ownPipeline returns the pipeline run in process over the steps' functions
-// (the retriever's search workers too), or nil if it cannot be built.
-func ownPipeline(d lambdafn.Deps) pipeline.Runner {
-	s, err := local.New(local.Options{Deps: d, Functions: []lambdafn.Function{Rephrase, vectorfn.Retriever, vectorfn.SearchGroup, Grade}})
-	if err != nil {
-		return nil // rag.Service then answers that the pipeline is not configured
-	}
-	return s.Pipeline()
+	return rag.New(d.Table, rag.Options{Generator: generator(d), Runner: d.Pipeline, Logger: d.Logger, After: d.Later})
 }
 
 // colbertCacheBytes bounds the chunk shards rag_pylate_colbert keeps
@@ -79,11 +63,7 @@ func colbert(d lambdafn.Deps) *rag.Service {
 		multi = multivector.NewHashing(0)
 	}
 	late := vector.New(d.Table, d.Blobs, d.Embedder, &vector.Options{MultiVector: multi, Cache: colbertCache(), Logger: d.Logger})
-	runner := d.Pipeline
-	if runner == nil {
-		runner = ownPipeline(d)
-	}
-	return rag.New(d.Table, rag.Options{Generator: generator(d), Runner: runner, Late: late, Logger: d.Logger, After: d.Later})
+	return rag.New(d.Table, rag.Options{Generator: generator(d), Runner: d.Pipeline, Late: late, Logger: d.Logger, After: d.Later})
 }
 
 // global builds rag_iris_global_graphrag's service: it runs no pipeline,

@@ -173,3 +173,47 @@ func TestRunPassesTheCallersXRayTrace(t *testing.T) {
 		})
 	}
 }
+
+// The stand-in answers the Runner as the service does: the execution's
+// output, a failed execution's error and cause, and the service's error.
+func TestHandlerAnswersAsTheServiceDoes(t *testing.T) {
+	tests := []struct {
+		name    string
+		execute func(ctx context.Context, input []byte) ([]byte, error)
+		check   func(t *testing.T, out pipeline.Output, err error)
+	}{
+		{"an execution that succeeds gives its output", func(_ context.Context, input []byte) ([]byte, error) {
+			var in pipeline.Input
+			json.Unmarshal(input, &in)
+			return json.Marshal(map[string]any{"question": in.Question, "context_input": in.Question + "!", "relevant": "yes"})
+		}, func(t *testing.T, out pipeline.Output, err error) {
+			if err != nil || out.Question != "q?" || out.ContextInput != "q?!" || out.Relevant != "yes" {
+				t.Errorf("Run = %+v, %v; want the execution's output for its input", out, err)
+			}
+		}},
+		{"an execution that fails gives its error and cause", func(context.Context, []byte) ([]byte, error) {
+			return nil, &pipeline.ExecutionError{Status: "FAILED", Err: "States.Runtime", Cause: "bad path"}
+		}, func(t *testing.T, _ pipeline.Output, err error) {
+			var e *pipeline.ExecutionError
+			if !errors.As(err, &e) || *e != (pipeline.ExecutionError{Status: "FAILED", Err: "States.Runtime", Cause: "bad path"}) {
+				t.Errorf("err = %v, want the FAILED execution's error and cause", err)
+			}
+		}},
+		{"any other error is the service's", func(context.Context, []byte) ([]byte, error) {
+			return nil, errors.New("disk full")
+		}, func(t *testing.T, _ pipeline.Output, err error) {
+			var e *pipeline.ExecutionError
+			if err == nil || errors.As(err, &e) || !strings.Contains(err.Error(), "disk full") {
+				t.Errorf("err = %v, want the service's error", err)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(stepfunctions.Handler(tc.execute))
+			defer srv.Close()
+			out, err := stepfunctions.New(sfnClient(srv.URL), testARN).Run(context.Background(), pipeline.Input{Request: pipeline.Request{Caller: caller}, Question: "q?"})
+			tc.check(t, out, err)
+		})
+	}
+}
