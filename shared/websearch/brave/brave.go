@@ -88,7 +88,7 @@ func (b *Backend) Search(ctx context.Context, q websearch.Query) ([]websearch.Re
 	case http.StatusOK:
 	case http.StatusUnauthorized, http.StatusForbidden:
 		return nil, fault.Unavailable(fmt.Errorf("brave: HTTP %d", a.Status),
-			"brave refused the API key (HTTP %d); the operator must check SWITCHBOARD_WEBSEARCH_BRAVE_API_KEY", a.Status)
+			"brave refused the API key (HTTP %d): the deployment's Brave API key is missing, wrong or expired", a.Status)
 	case http.StatusTooManyRequests:
 		return nil, a.RateLimited(Name, time.Now())
 	default:
