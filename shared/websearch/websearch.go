@@ -468,6 +468,9 @@ func (s *Service) cached(ctx context.Context, tenantID, key string) (entry, bool
 		}
 		return entry{}, false
 	}
+	if it.Expired(s.now()) { // the table's clock may lag the service's
+		return entry{}, false
+	}
 	var e entry
 	if err := json.Unmarshal(it.Bytes("results"), &e.Results); err != nil {
 		s.log.WarnContext(ctx, "a cached search is undecodable", "tenant", tenantID, "error", err)
