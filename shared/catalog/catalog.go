@@ -136,6 +136,10 @@ type Tool struct {
 	// KeyUse is what a tool that Connects does with that key: the key's
 	// policy lets its function do that alone.
 	KeyUse KeyUse
+	// Searches marks a tool that searches the web (the web search family):
+	// the template gives its function the search backends' settings and
+	// the Brave API key's secret.
+	Searches bool
 }
 
 // KeyUse is what a function does with the connector credentials' KMS key.
@@ -250,8 +254,8 @@ type Function struct {
 	// Tools and Resources are what it serves; both are empty for a trigger.
 	Tools     []string
 	Resources []string
-	// Pipeline, Embeds, Generates, Connects and Deletes: see [Tool]; true if any entry it serves says so.
-	Pipeline, Embeds, Generates, Connects, Deletes bool
+	// Pipeline, Embeds, Generates, Connects, Deletes and Searches: see [Tool]; true if any entry it serves says so.
+	Pipeline, Embeds, Generates, Connects, Deletes, Searches bool
 	// Seals and Opens: some entry it serves that Connects seals, or opens,
 	// connector credentials ([Tool.KeyUse]).
 	Seals, Opens bool
@@ -460,7 +464,7 @@ func (c *Catalog) buildFunctions() []Function {
 		f.Tools = append(f.Tools, t.Name)
 		merge(f, t.Limits, t.Table, t.Blobs, t.BlobKeys)
 		f.Pipeline, f.Embeds, f.Generates = f.Pipeline || t.Pipeline, f.Embeds || t.Embeds, f.Generates || t.Generates
-		f.Connects = f.Connects || t.Connects
+		f.Connects, f.Searches = f.Connects || t.Connects, f.Searches || t.Searches
 		f.Seals, f.Opens = f.Seals || t.Connects && t.KeyUse.seals(), f.Opens || t.Connects && t.KeyUse.opens()
 		f.Deletes, f.Public = f.Deletes || t.Deletes, f.Public || t.Visibility == Public || t.GatewayCalls
 		f.Invokes = append(f.Invokes, t.Invokes...)
@@ -529,7 +533,7 @@ func ptr[T any](v T) *T { return &v }
 // Default returns the catalog of everything Switchboard ships, family by
 // family. It is built once; the catalog is immutable.
 var Default = sync.OnceValue(func() *Catalog {
-	tools := slices.Concat(memoryTools(), operationsTools(), vectorTools(), careerTools(), ragTools(), ragStepTools(), connectorTools(), connectorProxyTools())
+	tools := slices.Concat(memoryTools(), operationsTools(), vectorTools(), careerTools(), ragTools(), ragStepTools(), connectorTools(), connectorProxyTools(), webSearchTools())
 	withSnapshot(tools, schemasJSON)
 	c, err := New(tools, memoryResources(), nil)
 	if err != nil {

@@ -225,6 +225,9 @@ func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
 				env = append(env, config.EnvConnectorKey+"="+config.FilePrefix+filepath.Join(dir, "connector-keys.json"),
 					config.EnvConnectorAllowedHosts+"="+SampleConnectorHost)
 			}
+			if f.Searches {
+				env = append(env, sampleSearchEnv(t, dir)...)
+			}
 			var lam *fakeLambda
 			if f.Path == GatewayPath {
 				// The tool functions the gateway invokes run in this process, on their own table.

@@ -78,6 +78,16 @@ const (
 // sets another: 30 a minute, in bursts of 10. Cached answers do not count.
 var DefaultRate = ratelimit.Rate{PerSecond: 0.5, Burst: 10}
 
+// The backends' names; duckduckgo_search asks DuckDuckGoBackend.
+const (
+	DuckDuckGoBackend = "duckduckgo"
+	BraveBackend      = "brave"
+	SearXNGBackend    = "searxng"
+)
+
+// BackendNames lists the backends' names.
+var BackendNames = []string{DuckDuckGoBackend, BraveBackend, SearXNGBackend}
+
 // The safe-search levels.
 const (
 	SafeOff      = "off"
@@ -299,9 +309,6 @@ type DuckDuckGoInput struct {
 type DuckDuckGoOutput struct {
 	Results []Result `json:"results"`
 }
-
-// DuckDuckGoBackend names the backend duckduckgo_search asks.
-const DuckDuckGoBackend = "duckduckgo"
 
 // DuckDuckGo serves duckduckgo_search: [Service.Search] of the DuckDuckGo
 // backend with the defaults.

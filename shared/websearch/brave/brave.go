@@ -24,7 +24,7 @@ import (
 )
 
 // Name is the backend's name.
-const Name = "brave"
+const Name = websearch.BraveBackend
 
 // DefaultURL is the API's web search endpoint.
 const DefaultURL = "https://api.search.brave.com/res/v1/web/search"

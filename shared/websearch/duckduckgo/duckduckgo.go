@@ -28,7 +28,7 @@ import (
 )
 
 // Name is the backend's name.
-const Name = "duckduckgo"
+const Name = websearch.DuckDuckGoBackend
 
 // DefaultURL is the HTML endpoint.
 const DefaultURL = "https://html.duckduckgo.com/html/"

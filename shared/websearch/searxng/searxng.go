@@ -22,7 +22,7 @@ import (
 )
 
 // Name is the backend's name.
-const Name = "searxng"
+const Name = websearch.SearXNGBackend
 
 // Backend searches a SearXNG instance. It is safe for concurrent use.
 type Backend struct {
