@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/handlers/operationsfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/ragfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
+	"github.com/switchboard-dev/switchboard/shared/handlers/websearchfn"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/lambdatest"
@@ -384,6 +385,10 @@ var (
 	// The connector functions' sealer (a KMS key or a local key file) and
 	// outbound guard.
 	connectorsCode = []string{"shared/config/connectors", "shared/netguard", "shared/seal", "shared/seal/kms", "shared/seal/localkey"}
+	// The web search functions' backends, each request through the outbound
+	// guard, the tenants' rate bucket, and the Brave key's secret.
+	searchCode = []string{"shared/config/search", "shared/config/secrets", "shared/netguard", "shared/ratelimit", "shared/websearch",
+		"shared/websearch/brave", "shared/websearch/duckduckgo", "shared/websearch/searxng"}
 	// The deployed gateway: the catalog, the gateway (its tools/call fast
 	// path reads requests with rawjson), API keys and rate limits on the table, request
 	// states (elicit), and the Lambda Invoke API to invoke the tools
@@ -417,6 +422,9 @@ func allowed(f catalog.Function, binding string) (code, clients []string) {
 	if f.Connects {
 		code, clients = append(code, connectorsCode...), append(clients, "kms")
 	}
+	if f.Searches {
+		code = append(code, searchCode...)
+	}
 	return code, clients
 }
 
@@ -431,6 +439,7 @@ func TestEveryFunctionLinksOnlyWhatItUses(t *testing.T) {
 		"shared/handlers/memoryfn": memoryfn.Functions(), "shared/handlers/operationsfn": operationsfn.Functions(),
 		"shared/handlers/vectorfn": vectorfn.Functions(), "shared/handlers/ragfn": ragfn.Functions(),
 		"shared/handlers/careerfn": careerfn.Functions(), "shared/handlers/connectorfn": connectorfn.Functions(),
+		"shared/handlers/websearchfn": websearchfn.Functions(),
 	} {
 		for _, f := range fns {
 			bindings[f.Path] = pkg

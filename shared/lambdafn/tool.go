@@ -45,7 +45,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/rawjson"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
-	"github.com/switchboard-dev/switchboard/shared/websearch"
 )
 
 // Deps are what handlers are built from: the stores and providers a function
@@ -74,9 +73,12 @@ type Deps struct {
 	// ConnectorCacheTTL is how long connectors' cached capabilities stay
 	// fresh (config/connectors); zero means package connector's default.
 	ConnectorCacheTTL time.Duration
-	// WebSearch are the web search backends and their cache and rate
-	// (config/search); nil where none is configured.
-	WebSearch *websearch.Options
+	// WebSearch holds the *websearch.Options config/search opens (the
+	// backends, the cache's TTL, the tenants' rate), which package
+	// handlers/websearchfn reads; nil where none is configured. It is not
+	// typed so, so that lambdafn, which every function links, links no web
+	// search code.
+	WebSearch any
 	// Logger receives one line per call. If nil, logs are discarded.
 	Logger *slog.Logger
 	// Metrics receives one record per call (package metrics); nil

@@ -17,8 +17,8 @@ import (
 // table (cache and rate) and the backends config/search opened.
 func service(d lambdafn.Deps) *websearch.Service {
 	o := websearch.Options{}
-	if d.WebSearch != nil {
-		o = *d.WebSearch
+	if opened, ok := d.WebSearch.(*websearch.Options); ok && opened != nil {
+		o = *opened
 	}
 	if o.Logger == nil {
 		o.Logger = d.Logger
