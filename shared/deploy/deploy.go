@@ -111,8 +111,9 @@ type Function struct {
 	Serves []string
 	// Pipeline, Embeds, Generates, Connects, Searches, Seals, Opens, Deletes,
 	// Public and Trigger are the catalog's, see [catalog.Function].
-	Pipeline, Embeds, Generates, Connects, Searches bool
+	Pipeline, Embeds, Generates, Connects bool
 	Seals, Opens, Deletes, Public         bool
+	Searches                              bool
 	Trigger                               *catalog.Trigger
 }
 
