@@ -29,6 +29,8 @@ const instructions = "Switchboard gives agents tools in these families. " +
 	"(interaction_create, interaction_apply_event) track a contact from draft to closed. " +
 	"Connectors: register another MCP server with connector_create, check it with connector_verify and list its " +
 	"tools with connector_sync; approval_policy_set decides whether its tools run, are refused or ask a person first. " +
+	"Web search: web_search searches the web (title, url, snippet of each result; cached for a while), " +
+	"duckduckgo_search answers as plain text. " +
 	"Operations: every change is audited; get_audit_trace returns the events of the trace id each result carries in " +
 	"_meta. A call with bad arguments fails naming the field and changes nothing."
 
