@@ -41,7 +41,7 @@ func newDDG(t *testing.T, status int, page string) (*ddg, *duckduckgo.Backend) {
 	d := &ddg{status: status}
 	if page != "" {
 		var err error
-		if d.page, err = os.ReadFile("testdata/" + page); err != nil {
+		if d.page, err = os.ReadFile("duckduckgo/testdata/" + page); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -75,7 +75,7 @@ func caller() tenant.Caller {
 
 func TestSearchCachesPerTenant(t *testing.T) {
 	storetest.EachTable(t, func(t *testing.T, table store.Table) {
-		d, b := newDDG(t, http.StatusOK, "ddg-results.html")
+		d, b := newDDG(t, http.StatusOK, "results.html")
 		svc := websearch.New(table, &websearch.Options{Backends: []websearch.Backend{b}})
 		ctx := context.Background()
 		alice, bob := caller(), caller()
@@ -114,7 +114,7 @@ func TestSearchCachesPerTenant(t *testing.T) {
 
 func TestSearchCacheExpires(t *testing.T) {
 	now := time.Now()
-	d, b := newDDG(t, http.StatusOK, "ddg-results.html")
+	d, b := newDDG(t, http.StatusOK, "results.html")
 	svc := websearch.New(storetest.OpenEmbedded(t), &websearch.Options{Backends: []websearch.Backend{b}, CacheTTL: time.Minute, Now: func() time.Time { return now }})
 	c := caller()
 	for _, step := range []struct {
@@ -131,7 +131,7 @@ func TestSearchCacheExpires(t *testing.T) {
 
 func TestSearchRateLimitsEachTenantsOutboundSearches(t *testing.T) {
 	storetest.EachTable(t, func(t *testing.T, table store.Table) {
-		d, b := newDDG(t, http.StatusOK, "ddg-results.html")
+		d, b := newDDG(t, http.StatusOK, "results.html")
 		now := time.Now()
 		svc := websearch.New(table, &websearch.Options{Backends: []websearch.Backend{b}, Now: func() time.Time { return now },
 			Rate: ratelimit.Rate{PerSecond: 1.0 / 60, Burst: 2}})
@@ -191,7 +191,7 @@ func TestSearchFallsToTheNextBackend(t *testing.T) {
 }
 
 func TestSearchRefusesBadInputNamingTheField(t *testing.T) {
-	d, b := newDDG(t, http.StatusOK, "ddg-results.html")
+	d, b := newDDG(t, http.StatusOK, "results.html")
 	svc := websearch.New(storetest.OpenEmbedded(t), &websearch.Options{Backends: []websearch.Backend{b}})
 	for _, tc := range []struct {
 		name  string
@@ -218,7 +218,7 @@ func TestSearchRefusesBadInputNamingTheField(t *testing.T) {
 }
 
 func TestDuckDuckGoWritesSeed004sText(t *testing.T) {
-	_, b := newDDG(t, http.StatusOK, "ddg-results.html")
+	_, b := newDDG(t, http.StatusOK, "results.html")
 	svc := websearch.New(storetest.OpenEmbedded(t), &websearch.Options{Backends: []websearch.Backend{b}})
 	out, err := svc.DuckDuckGo(context.Background(), caller(), websearch.DuckDuckGoInput{Query: "golang generics"})
 	if err != nil {
