@@ -99,7 +99,9 @@ FUNCTIONS = \
 	vector/store_create \
 	vector/store_delete \
 	vector/store_get \
-	vector/store_list
+	vector/store_list \
+	websearch/duckduckgo_search \
+	websearch/web_search
 
 build-GatewayFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/gateway
@@ -304,4 +306,10 @@ build-VectorStoreGetFunction:
 
 build-VectorStoreListFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/store_list
+
+build-WebsearchDuckduckgoSearchFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/websearch/duckduckgo_search
+
+build-WebsearchWebSearchFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/websearch/web_search
 # generated:end

@@ -142,6 +142,10 @@ type Tool struct {
 	// each notification as it arrives; its function is started able to
 	// answer so (a response stream).
 	Progress bool
+	// Searches marks a tool that searches the web (the web search family):
+	// the template gives its function the search backends' settings and
+	// the Brave API key's secret.
+	Searches bool
 }
 
 // KeyUse is what a function does with the connector credentials' KMS key.
@@ -261,8 +265,8 @@ type Function struct {
 	// Tools and Resources are what it serves; both are empty for a trigger.
 	Tools     []string
 	Resources []string
-	// Pipeline, Embeds, Generates, Connects, Deletes and Progress: see [Tool]; true if any entry it serves says so.
-	Pipeline, Embeds, Generates, Connects, Deletes, Progress bool
+	// Pipeline, Embeds, Generates, Connects, Deletes, Progress and Searches: see [Tool]; true if any entry it serves says so.
+	Pipeline, Embeds, Generates, Connects, Deletes, Progress, Searches bool
 	// Seals and Opens: some entry it serves that Connects seals, or opens,
 	// connector credentials ([Tool.KeyUse]).
 	Seals, Opens bool
@@ -474,7 +478,7 @@ func (c *Catalog) buildFunctions() []Function {
 		f.Tools = append(f.Tools, t.Name)
 		merge(f, t.Limits, t.Table, t.Blobs, t.BlobKeys)
 		f.Pipeline, f.Embeds, f.Generates = f.Pipeline || t.Pipeline, f.Embeds || t.Embeds, f.Generates || t.Generates
-		f.Connects, f.Progress = f.Connects || t.Connects, f.Progress || t.Progress
+		f.Connects, f.Progress, f.Searches = f.Connects || t.Connects, f.Progress || t.Progress, f.Searches || t.Searches
 		f.Seals, f.Opens = f.Seals || t.Connects && t.KeyUse.seals(), f.Opens || t.Connects && t.KeyUse.opens()
 		f.Deletes, f.Public = f.Deletes || t.Deletes, f.Public || t.Visibility == Public || t.GatewayCalls
 		f.Invokes = append(f.Invokes, t.Invokes...)
@@ -543,7 +547,7 @@ func ptr[T any](v T) *T { return &v }
 // Default returns the catalog of everything Switchboard ships, family by
 // family. It is built once; the catalog is immutable.
 var Default = sync.OnceValue(func() *Catalog {
-	tools := slices.Concat(memoryTools(), operationsTools(), vectorTools(), careerTools(), ragTools(), ragStepTools(), connectorTools(), connectorProxyTools(), assistantTools(), chatTools())
+	tools := slices.Concat(memoryTools(), operationsTools(), vectorTools(), careerTools(), ragTools(), ragStepTools(), connectorTools(), connectorProxyTools(), assistantTools(), webSearchTools(), chatTools())
 	withChatInvokes(tools)
 	withSnapshot(tools, schemasJSON)
 	c, err := New(tools, memoryResources(), assistantPrompts())

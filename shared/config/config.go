@@ -194,6 +194,8 @@ type Config struct {
 	// ConnectorHTTP allows connectors over plain http: set on a laptop
 	// ([Local]) only, never from the environment.
 	ConnectorHTTP bool
+	// WebSearch are the web search family's settings (websearch.go).
+	WebSearch WebSearch
 
 	aws     *aws.Config             // loaded once, by AWS
 	storage aws.CredentialsProvider // the table's and bucket's credentials, if not the process's ([Config.ScopeStorage])
@@ -219,6 +221,7 @@ func FromEnv(getenv func(string) string) Config {
 		TableARN:         getenv(EnvTableARN),
 		BucketARN:        getenv(EnvBucketARN),
 		ConnectorKey:     getenv(EnvConnectorKey),
+		WebSearch:        WebSearchFromEnv(getenv),
 		getenv:           getenv,
 
 		ConnectorAllowedHosts: getenv(EnvConnectorAllowedHosts),
@@ -243,6 +246,7 @@ func Local(dir string) Config {
 		RateLimits:       RateLimitsOff,
 		ConnectorKey:     FilePrefix + filepath.Join(dir, "connector-keys.json"),
 		ConnectorHTTP:    true,
+		WebSearch:        WebSearch{AllowHTTP: true},
 	}
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/handlers/operationsfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/ragfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
+	"github.com/switchboard-dev/switchboard/shared/handlers/websearchfn"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/lambdatest"
@@ -229,6 +230,9 @@ func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
 				env = append(env, config.EnvConnectorKey+"="+config.FilePrefix+filepath.Join(dir, "connector-keys.json"),
 					config.EnvConnectorAllowedHosts+"="+SampleConnectorHost)
 			}
+			if f.Searches {
+				env = append(env, sampleSearchEnv(t, dir)...)
+			}
 			var lam *fakeLambda
 			if f.Path == GatewayPath {
 				// The tool functions the gateway invokes run in this process, on their own table.
@@ -400,7 +404,7 @@ var (
 		"shared/handlers/careerfn":    {"shared/career", "shared/retrieval", "shared/binread", "shared/document"},
 		"shared/handlers/connectorfn": {"shared/connector"},
 		// The chat reads and records its thread through the memory family.
-		"shared/handlers/chatfn": {"shared/chat", "shared/memory"},
+		"shared/handlers/chatfn":      {"shared/chat", "shared/memory"},
 		"shared/handlers/assistantfn": {"shared/settings"},
 	}
 	// What the openers of package config link, and the catalog facts that
@@ -414,6 +418,10 @@ var (
 	// The connector functions' sealer (a KMS key or a local key file) and
 	// outbound guard.
 	connectorsCode = []string{"shared/config/connectors", "shared/netguard", "shared/seal", "shared/seal/kms", "shared/seal/localkey"}
+	// The web search functions' backends, each request through the outbound
+	// guard, the tenants' rate bucket, and the Brave key's secret.
+	searchCode = []string{"shared/config/search", "shared/config/secrets", "shared/netguard", "shared/ratelimit", "shared/websearch",
+		"shared/websearch/brave", "shared/websearch/duckduckgo", "shared/websearch/searxng"}
 	// The deployed gateway: the catalog, the gateway (its tools/call fast
 	// path reads requests with rawjson), API keys and rate limits on the table, request
 	// states (elicit), and the Lambda Invoke API to invoke the tools
@@ -446,6 +454,9 @@ func allowed(f catalog.Function, binding string) (code, clients []string) {
 	if f.Connects {
 		code, clients = append(code, connectorsCode...), append(clients, "kms")
 	}
+	if f.Searches {
+		code = append(code, searchCode...)
+	}
 	return code, clients
 }
 
@@ -460,8 +471,9 @@ func TestEveryFunctionLinksOnlyWhatItUses(t *testing.T) {
 		"shared/handlers/memoryfn": memoryfn.Functions(), "shared/handlers/operationsfn": operationsfn.Functions(),
 		"shared/handlers/vectorfn": vectorfn.Functions(), "shared/handlers/ragfn": ragfn.Functions(),
 		"shared/handlers/careerfn": careerfn.Functions(), "shared/handlers/connectorfn": connectorfn.Functions(),
-		"shared/handlers/chatfn": chatfn.Functions(),
+		"shared/handlers/chatfn":      chatfn.Functions(),
 		"shared/handlers/assistantfn": assistantfn.Functions(),
+		"shared/handlers/websearchfn": websearchfn.Functions(),
 	} {
 		for _, f := range fns {
 			bindings[f.Path] = pkg

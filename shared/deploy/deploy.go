@@ -111,10 +111,11 @@ type Function struct {
 	// Serves names the tools and resources it serves; empty for the gateway
 	// and for triggers.
 	Serves []string
-	// Pipeline, Embeds, Generates, Connects, Seals, Opens, Deletes, Public
-	// and Trigger are the catalog's, see [catalog.Function].
+	// Pipeline, Embeds, Generates, Connects, Searches, Seals, Opens, Deletes,
+	// Public and Trigger are the catalog's, see [catalog.Function].
 	Pipeline, Embeds, Generates, Connects bool
 	Seals, Opens, Deletes, Public         bool
+	Searches                              bool
 	Trigger                               *catalog.Trigger
 }
 
@@ -130,7 +131,7 @@ func Functions(cat *catalog.Catalog) []Function {
 			Path: f.Path, LogicalID: invoke.LogicalID(f.Path), Name: invoke.FunctionName(f.Path),
 			Limits: f.Limits, Table: f.Table, Blobs: f.Blobs, BlobKeys: f.BlobKeys, Invokes: f.Invokes,
 			Serves:   append(append([]string(nil), f.Tools...), f.Resources...),
-			Pipeline: f.Pipeline, Embeds: f.Embeds, Generates: f.Generates, Connects: f.Connects, Trigger: f.Trigger,
+			Pipeline: f.Pipeline, Embeds: f.Embeds, Generates: f.Generates, Connects: f.Connects, Searches: f.Searches, Trigger: f.Trigger,
 			Seals: f.Seals, Opens: f.Opens, Deletes: f.Deletes, Public: f.Public,
 		})
 	}
@@ -358,6 +359,10 @@ const oauthSigningKeys = `!If [HasOAuthSigningKeysVersion, !Sub "${` + OAuthSign
 // value, which the functions that embed or generate read at cold start.
 const OpenAIApiKeyLogicalID = "OpenAIApiKeySecret"
 
+// BraveSearchApiKeyLogicalID is the secret holding the BraveSearchApiKey
+// parameter's value, which the web search functions read at cold start.
+const BraveSearchApiKeyLogicalID = "BraveSearchApiKeySecret"
+
 // HasKmsKey is the condition of a customer-managed KMS key (parameter
 // KmsKeyArn) for the table, the bucket, the log groups and the secrets;
 // without it, AWS-managed keys.
@@ -555,11 +560,25 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 		tf.Statements = append(tf.Statements, statement{Sid: "ReadProviderKeys", Condition: "HasOpenAIApiKey",
 			Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + OpenAIApiKeyLogicalID}})
 	}
+	if f.Searches {
+		// The Brave key's secret by ARN, as the provider's key above.
+		tf.Env = append(tf.Env, envVar{config.EnvWebSearchBackends, "!Ref WebSearchBackends"},
+			envVar{config.EnvWebSearchBraveAPIKey, `!If [HasBraveSearchApiKey, !Ref ` + BraveSearchApiKeyLogicalID + `, !Ref "AWS::NoValue"]`},
+			envVar{config.EnvWebSearchSearXNGURL, ifSet("HasWebSearchSearxngUrl", "WebSearchSearxngUrl")},
+			envVar{config.EnvWebSearchCacheTTL, "!Ref WebSearchCacheTtl"},
+			envVar{config.EnvWebSearchRate, "!Ref WebSearchRate"})
+		tf.Statements = append(tf.Statements, statement{Sid: "ReadWebSearchKeys", Condition: "HasBraveSearchApiKey",
+			Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + BraveSearchApiKeyLogicalID}})
+	}
 	if f.Blobs != catalog.NoAccess || f.Embeds || f.Generates {
 		// With a customer-managed key: the bucket's objects (SSE-KMS) and the
 		// provider's secret are decrypted, and objects encrypted, with it.
 		tf.Statements = append(tf.Statements, statement{Sid: "UseKmsKey", Condition: HasKmsKey,
 			Actions: []string{"kms:Decrypt", "kms:GenerateDataKey"}, Resources: []string{"!Ref KmsKeyArn"}})
+	} else if f.Searches {
+		// The Brave key's secret, with a customer-managed key.
+		tf.Statements = append(tf.Statements, statement{Sid: "UseKmsKey", Condition: HasKmsKey,
+			Actions: []string{"kms:Decrypt"}, Resources: []string{"!Ref KmsKeyArn"}})
 	}
 	return tf
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/config/connectors"
+	"github.com/switchboard-dev/switchboard/shared/config/search"
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
@@ -52,8 +53,12 @@ func openTable(t *testing.T, path string) *embedded.Table {
 func stack(t *testing.T, table store.Table, blobs store.Blobs) *local.Stack {
 	t.Helper()
 	d := lambdafn.Deps{Table: table, Blobs: blobs, Summarizer: offline.Summarizer{}}
-	cfg := config.Config{ConnectorKey: config.FilePrefix + filepath.Join(t.TempDir(), "connector-keys.json"), ConnectorAllowedHosts: SampleConnectorHost}
+	cfg := config.Config{ConnectorKey: config.FilePrefix + filepath.Join(t.TempDir(), "connector-keys.json"), ConnectorAllowedHosts: SampleConnectorHost,
+		WebSearch: sampleSearchConfig(t)}
 	if err := connectors.Open(context.Background(), &cfg, &d); err != nil {
+		t.Fatal(err)
+	}
+	if err := search.Open(context.Background(), &cfg, &d); err != nil {
 		t.Fatal(err)
 	}
 	s, err := local.New(local.Options{Deps: d, Functions: handlers.All()})

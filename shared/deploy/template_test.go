@@ -240,9 +240,21 @@ func wantToolFunction(f catalog.Function) map[string]any {
 		onlyIf("HasOpenAIApiKey", map[string]any{"Sid": "ReadProviderKeys", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
 			"Resource": []any{ref(OpenAIApiKeyLogicalID)}})
 	}
+	if f.Searches {
+		// The Brave key by its secret's ARN, never the key itself.
+		env[config.EnvWebSearchBackends] = ref("WebSearchBackends")
+		env[config.EnvWebSearchBraveAPIKey] = ifv("HasBraveSearchApiKey", ref(BraveSearchApiKeyLogicalID), noValue)
+		env[config.EnvWebSearchSearXNGURL] = ifv("HasWebSearchSearxngUrl", ref("WebSearchSearxngUrl"), noValue)
+		env[config.EnvWebSearchCacheTTL] = ref("WebSearchCacheTtl")
+		env[config.EnvWebSearchRate] = ref("WebSearchRate")
+		onlyIf("HasBraveSearchApiKey", map[string]any{"Sid": "ReadWebSearchKeys", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
+			"Resource": []any{ref(BraveSearchApiKeyLogicalID)}})
+	}
 	if f.Blobs != catalog.NoAccess || f.Embeds || f.Generates {
 		onlyIf(HasKmsKey, map[string]any{"Sid": "UseKmsKey", "Effect": "Allow", "Action": strs("kms:Decrypt", "kms:GenerateDataKey"),
 			"Resource": []any{ref("KmsKeyArn")}})
+	} else if f.Searches {
+		onlyIf(HasKmsKey, map[string]any{"Sid": "UseKmsKey", "Effect": "Allow", "Action": strs("kms:Decrypt"), "Resource": []any{ref("KmsKeyArn")}})
 	}
 	want := map[string]any{
 		"FunctionName": sub("${AWS::StackName}-" + name),

@@ -48,6 +48,7 @@ func newHarness(t *testing.T, configure func(*gateway.Options)) *harness {
 	cat := catalog.Default()
 	deps := lambdafn.Deps{Table: tbl, Blobs: storetest.OpenLocalFS(t), Summarizer: offline.Summarizer{}}
 	connectorsDeps(t, &deps)
+	webSearchDeps(t, &deps)
 	opts := gateway.Options{
 		Catalog:           cat,
 		Invoker:           stack(t, deps),

@@ -34,6 +34,8 @@ const instructions = "Switchboard gives agents tools in these families. " +
 	"Assistant: settings_get and settings_update hold a thread's settings (tools enabled, vector search, model, " +
 	"system prompt), which optimizer_* tools read; prompt_override_set changes a prompt for your tenant, " +
 	"prompt_override_get shows the one in force and prompt_override_reset restores the default. " +
+	"Web search: web_search searches the web (title, url, snippet of each result; cached for a while), " +
+	"duckduckgo_search answers as plain text. " +
 	"Operations: every change is audited; get_audit_trace returns the events of the trace id each result carries in " +
 	"_meta. A call with bad arguments fails naming the field and changes nothing."
 

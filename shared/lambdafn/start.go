@@ -85,6 +85,9 @@ type Openers struct {
 	// credentials' sealer and the outbound guard ([Deps.Sealer],
 	// [Deps.CheckURL], [Deps.HTTPClient]).
 	Connectors func(ctx context.Context, c *config.Config, d *Deps) error
+	// WebSearch opens the web search backends ([Deps.WebSearch];
+	// config/search).
+	WebSearch func(ctx context.Context, c *config.Config, d *Deps) error
 }
 
 // check returns an error naming each opener f's catalog entry needs and o
@@ -101,6 +104,7 @@ func (o Openers) check(f catalog.Function) error {
 		{f.Pipeline, o.Pipeline != nil, "runs the pipeline, but no Pipeline opener (config/stepfunctions)"},
 		{len(f.Invokes) > 0, o.Invoker != nil, "invokes functions, but no Invoker opener (config/invoker)"},
 		{f.Connects, o.Connectors != nil, "reaches upstream servers, but no Connectors opener (config/connectors)"},
+		{f.Searches, o.WebSearch != nil, "searches the web, but no WebSearch opener (config/search)"},
 	} {
 		if need.needed && !need.given {
 			errs = append(errs, fmt.Errorf("function %s: its catalog entry has %s", f.Path, need.what))
@@ -168,7 +172,12 @@ func (o Openers) open(ctx context.Context, c *config.Config, d *Deps, warn io.Wr
 		}
 	}
 	if o.Connectors != nil {
-		return o.Connectors(ctx, c, d)
+		if err := o.Connectors(ctx, c, d); err != nil {
+			return err
+		}
+	}
+	if o.WebSearch != nil {
+		return o.WebSearch(ctx, c, d)
 	}
 	return nil
 }

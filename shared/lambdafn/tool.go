@@ -73,6 +73,12 @@ type Deps struct {
 	// ConnectorCacheTTL is how long connectors' cached capabilities stay
 	// fresh (config/connectors); zero means package connector's default.
 	ConnectorCacheTTL time.Duration
+	// WebSearch holds the *websearch.Options config/search opens (the
+	// backends, the cache's TTL, the tenants' rate), which package
+	// handlers/websearchfn reads; nil where none is configured. It is not
+	// typed so, so that lambdafn, which every function links, links no web
+	// search code.
+	WebSearch any
 	// Logger receives one line per call. If nil, logs are discarded.
 	Logger *slog.Logger
 	// Metrics receives one record per call (package metrics); nil

@@ -30,6 +30,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config/blobs"
 	"github.com/switchboard-dev/switchboard/shared/config/connectors"
 	"github.com/switchboard-dev/switchboard/shared/config/providers"
+	"github.com/switchboard-dev/switchboard/shared/config/search"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/handlers/connectorfn"
@@ -116,7 +117,9 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 		return err
 	}
 	cfg.ConnectorAllowedHosts, cfg.ConnectorCacheTTL = connectorHosts, os.Getenv(config.EnvConnectorCacheTTL)
-	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open, MultiVector: providers.OpenMultiVector, Connectors: connectors.Open}, stderr)
+	cfg.WebSearch = config.WebSearchFromEnv(os.Getenv)
+	cfg.WebSearch.AllowHTTP = true
+	deps, closeFn, err := lambdafn.Open(ctx, &cfg, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open, MultiVector: providers.OpenMultiVector, Connectors: connectors.Open, WebSearch: search.Open}, stderr)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,18 @@ import (
 // micro is one token, in the micro-tokens a bucket counts.
 const micro = 1_000_000
 
+// Take spends one call from the token bucket at pk, sk, which refills at
+// r: a budget of the caller's own, kept as [Limiter.Acquire] keeps the
+// tenants' rates (the web searches a tenant may make, in the tenant's
+// partition). It returns an [*Exceeded], its Limit empty, when the bucket
+// is empty, or the table's error. An unlimited r takes nothing.
+func (l *Limiter) Take(ctx context.Context, pk, sk string, r Rate) error {
+	if r.unlimited() {
+		return nil
+	}
+	return l.take(ctx, pk, sk, r)
+}
+
 // take spends one token of the bucket at pk, sk, or returns an [*Exceeded]
 // (its Limit left for the caller) saying when one will be there. It spends a
 // token held from an earlier write when it can, and otherwise takes up to

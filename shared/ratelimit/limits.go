@@ -152,3 +152,7 @@ func (l Limits) String() string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// ParseRate reads a rate as [ParseLimits] does: calls a second (20, 20/s)
+// or a minute (600/min).
+func ParseRate(s string) (float64, error) { return parseRate(s) }

@@ -1,0 +1,13 @@
+// Command duckduckgo_search is the Lambda function websearch/duckduckgo_search; see [websearchfn.DuckDuckGo].
+package main
+
+import (
+	"github.com/switchboard-dev/switchboard/shared/config/search"
+	"github.com/switchboard-dev/switchboard/shared/config/tenantscoped"
+	"github.com/switchboard-dev/switchboard/shared/handlers/websearchfn"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+)
+
+func main() {
+	lambdafn.Start(websearchfn.DuckDuckGo, lambdafn.Openers{WebSearch: search.Open, Credentials: tenantscoped.Open})
+}
