@@ -161,8 +161,10 @@ type Config struct {
 	// PipelineARN is the RAG pipeline state machine's ARN ([EnvPipelineARN]).
 	PipelineARN string
 	// RequestStateKeys is the gateway's key ring ([EnvRequestStateKeys]): a
-	// JSON object of secrets by key id ({"k1":"..."}; on AWS, from Secrets
-	// Manager), or file:PATH of a key file, created on first use.
+	// JSON object of secrets by key id ({"k1":"..."}), the ARN of the Secrets
+	// Manager secret holding one (on AWS; read at cold start by package
+	// config/secrets, #<version id> after it for a version other than the
+	// current one), or file:PATH of a key file, created on first use.
 	RequestStateKeys string
 	// RateLimits are the limits of every tenant without an override of its
 	// own ([EnvRateLimits]): ratelimit.ParseLimits's syntax over
@@ -282,7 +284,8 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %q is not an ARN (arn:aws:s3:::NAME); it is required with %s and %s", EnvBucketARN, c.BucketARN, EnvTenantRoleARN, EnvBucket))
 		}
 	}
-	if k := c.RequestStateKeys; k != "" && !strings.HasPrefix(k, FilePrefix) {
+	// A secret's ARN is read, and then checked, by the gateway (config/secrets).
+	if k := c.RequestStateKeys; k != "" && !strings.HasPrefix(k, FilePrefix) && !strings.HasPrefix(k, "arn:") {
 		if _, err := elicit.ParseKeyring(k); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", EnvRequestStateKeys, err))
 		}

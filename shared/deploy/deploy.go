@@ -159,6 +159,8 @@ type statement struct {
 	// LeadingKeyPatterns, if set, are the partition key patterns (StringLike:
 	// * and ? match) the statement's actions are limited to.
 	LeadingKeyPatterns []string
+	// EncryptionContext, if set, limits the statement's KMS actions to it.
+	EncryptionContext *kmsContext
 	// Condition, if set, names the template condition under which the
 	// statement exists (Fn::If with AWS::NoValue otherwise).
 	Condition string
@@ -190,9 +192,11 @@ type templateSchedule struct {
 func ScheduleLogicalID(id string) string { return strings.TrimSuffix(id, "Function") + "Schedule" }
 
 type templateData struct {
-	Functions                     []templateFunction
-	Pipeline                      *templatePipeline
-	ConnectorKey                  *templateConnectorKey
+	Functions []templateFunction
+	Pipeline  *templatePipeline
+	// ConnectorKeys is the logical ID of the connectors' key ring secret,
+	// empty when no function connects.
+	ConnectorKeys                 string
 	PK, SK, ExpiresAt             string
 	OriginsPattern, TenantPattern string
 	DefaultRetention              int
@@ -223,39 +227,29 @@ const (
 	pipelineLogGroupID = "RagPipelineLogGroup"
 )
 
-// ConnectorKeyLogicalID is the KMS key that seals connector credentials.
-const ConnectorKeyLogicalID = "ConnectorKey"
+// ConnectorKeysLogicalID is the Secrets Manager secret holding the key
+// ring that seals connector credentials when no customer-managed key is
+// given (condition NoKmsKey); with one (HasKmsKey), that KMS key seals them.
+const ConnectorKeysLogicalID = "ConnectorKeys"
 
-// templateConnectorKey is the KMS key of connector credentials: the roles of
-// the functions that seal credentials (their logical IDs) may generate data
-// keys with it, those that open them decrypt, under the purpose of connector
-// credentials only, with an encryption context naming the tenant and the
-// connector.
-type templateConnectorKey struct {
-	LogicalID, PurposeKey, Purpose string
-	// RequiredKeys must be in the encryption context, which may hold
-	// AllowedKeys only.
+// NoKmsKey is the condition of no customer-managed KMS key: the opposite of
+// [HasKmsKey].
+const NoKmsKey = "NoKmsKey"
+
+// credentialsContext is the encryption context a connector function may
+// use the customer-managed key under: the purpose of connector credentials,
+// naming a tenant and a connector (and a principal for one's own), nothing
+// else.
+var credentialsContext = &kmsContext{PurposeKey: connector.ContextPurpose, Purpose: connector.CredentialsPurpose,
+	RequiredKeys: []string{connector.ContextTenant, connector.ContextConnector},
+	AllowedKeys:  []string{connector.ContextPurpose, connector.ContextTenant, connector.ContextConnector, connector.ContextPrincipal}}
+
+// kmsContext limits a statement's KMS actions to an encryption context:
+// PurposeKey must be Purpose, RequiredKeys must be present, and no key but
+// AllowedKeys may be.
+type kmsContext struct {
+	PurposeKey, Purpose       string
 	RequiredKeys, AllowedKeys []string
-	SealRoles, OpenRoles      []string
-}
-
-// keyStatement is one use of the connector key granted to some roles.
-type keyStatement struct {
-	Sid, Action string
-	Roles       []string
-}
-
-// Statements are the key policy's grants of its use: to seal, to open;
-// none for a use no function has.
-func (k *templateConnectorKey) Statements() []keyStatement {
-	var out []keyStatement
-	if len(k.SealRoles) > 0 {
-		out = append(out, keyStatement{Sid: "SealConnectorCredentials", Action: "kms:GenerateDataKey", Roles: k.SealRoles})
-	}
-	if len(k.OpenRoles) > 0 {
-		out = append(out, keyStatement{Sid: "OpenConnectorCredentials", Action: "kms:Decrypt", Roles: k.OpenRoles})
-	}
-	return out
 }
 
 type templatePipeline struct {
@@ -323,14 +317,12 @@ func tenantRoleDocuments() (role, boundary, trust string) {
 // holding the gateway's request-state key ring (package elicit).
 const RequestStateKeysLogicalID = "RequestStateKeys"
 
-// requestStateKeys is the gateway's key ring, resolved from the secret when
-// the gateway is deployed, so that a cold start makes no call for it: the
-// version the RequestStateKeysVersion parameter names, or the current one.
-// CloudFormation resolves a dynamic reference again only when the reference
-// changes, which is what the parameter is for (README, rotating the keys).
-const requestStateKeys = `!If [HasRequestStateKeysVersion, ` +
-	`!Sub "{{resolve:secretsmanager:${` + RequestStateKeysLogicalID + `}:SecretString:::${RequestStateKeysVersion}}}", ` +
-	`!Sub "{{resolve:secretsmanager:${` + RequestStateKeysLogicalID + `}:SecretString}}"]`
+// requestStateKeys is the gateway's key ring: the secret's ARN, with the
+// version the RequestStateKeysVersion parameter names, if any. The gateway
+// reads it once at cold start (package config/secrets), so the keys never
+// sit in its environment; a changed variable starts fresh instances, which
+// read the secret again (README, rotating the keys).
+const requestStateKeys = `!If [HasRequestStateKeysVersion, !Sub "${` + RequestStateKeysLogicalID + `}#${RequestStateKeysVersion}", !Ref ` + RequestStateKeysLogicalID + `]`
 
 // OAuth with the stack's own identity provider: when OAuthResource is set
 // and OAuthIssuer is not (condition UseCognito), the template creates a
@@ -446,6 +438,7 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 			{Sid: "KeepOAuthClients", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{"!GetAtt Table.Arn"},
 				LeadingKeys: []string{oauth.ClientPartition, oauth.ClientPartition + "#rate", oauth.SpentPartition}},
 			{Sid: "KeepRateLimits", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{"!GetAtt Table.Arn"}, LeadingKeyPatterns: []string{tenant.Key("*") + "limits"}},
+			{Sid: "ReadRequestStateKeys", Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + RequestStateKeysLogicalID}},
 			{Sid: "ReadOAuthSigningKeys", Condition: UseCognito, Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + OAuthSigningKeysLogicalID}},
 			// The signing keys' secret, with a customer-managed key.
 			{Sid: "UseKmsKey", Condition: HasKmsKey, Actions: []string{"kms:Decrypt"}, Resources: []string{"!Ref KmsKeyArn"}},
@@ -539,11 +532,22 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 			}})
 	}
 	if f.Connects {
-		// The key's policy, not the role's, grants its use (ConnectorKey in
-		// the template): a role policy naming the key would make a cycle,
-		// the key's policy naming the role.
-		tf.Env = append(tf.Env, envVar{config.EnvConnectorKey, "!GetAtt " + ConnectorKeyLogicalID + ".Arn"},
+		// Credentials are sealed with the customer-managed key when one is
+		// given (seal/kms), else with the key ring of the ConnectorKeys
+		// secret, read at start (seal/localkey): no KMS key of the stack's
+		// own, whose monthly price an idle stack would pay.
+		tf.Env = append(tf.Env, envVar{config.EnvConnectorKey, `!If [` + HasKmsKey + `, !Ref KmsKeyArn, !Ref ` + ConnectorKeysLogicalID + `]`},
 			envVar{config.EnvConnectorCacheTTL, "!Ref ConnectorCacheTtl"})
+		tf.Statements = append(tf.Statements, statement{Sid: "ReadConnectorKeys", Condition: NoKmsKey,
+			Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + ConnectorKeysLogicalID}})
+		if f.Seals {
+			tf.Statements = append(tf.Statements, statement{Sid: "SealConnectorCredentials", Condition: HasKmsKey,
+				Actions: []string{"kms:GenerateDataKey"}, Resources: []string{"!Ref KmsKeyArn"}, EncryptionContext: credentialsContext})
+		}
+		if f.Opens {
+			tf.Statements = append(tf.Statements, statement{Sid: "OpenConnectorCredentials", Condition: HasKmsKey,
+				Actions: []string{"kms:Decrypt"}, Resources: []string{"!Ref KmsKeyArn"}, EncryptionContext: credentialsContext})
+		}
 	}
 	if f.Embeds || f.Generates {
 		// The key's secret by ARN, read at cold start (config/secrets): the
@@ -637,8 +641,18 @@ func writeStatements(b *strings.Builder, statements []statement, indent int) {
 		for _, r := range st.Resources {
 			fmt.Fprintf(b, "%s  - %s\n", in, r)
 		}
-		if len(st.LeadingKeys)+len(st.LeadingKeyPatterns) > 0 {
+		if len(st.LeadingKeys)+len(st.LeadingKeyPatterns) > 0 || st.EncryptionContext != nil {
 			fmt.Fprintf(b, "%sCondition:\n", in)
+		}
+		if c := st.EncryptionContext; c != nil {
+			fmt.Fprintf(b, "%s  StringEquals:\n%s    kms:EncryptionContext:%s: %s\n%s  \"Null\":\n", in, in, c.PurposeKey, quote(c.Purpose), in)
+			for _, k := range c.RequiredKeys {
+				fmt.Fprintf(b, "%s    kms:EncryptionContext:%s: \"false\"\n", in, k)
+			}
+			fmt.Fprintf(b, "%s  ForAllValues:StringEquals:\n%s    kms:EncryptionContextKeys:\n", in, in)
+			for _, k := range c.AllowedKeys {
+				fmt.Fprintf(b, "%s      - %s\n", in, quote(k))
+			}
 		}
 		for _, c := range []struct {
 			op   string
@@ -703,18 +717,7 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 			data.Functions[i].Timeout = fmt.Sprintf("!If [FrontDoorIsRest, %d, %d]", data.FrontDoor.StreamingTimeout, data.FrontDoor.HttpTimeout)
 		}
 		if f.Connects {
-			if data.ConnectorKey == nil {
-				data.ConnectorKey = &templateConnectorKey{LogicalID: ConnectorKeyLogicalID, PurposeKey: connector.ContextPurpose, Purpose: connector.CredentialsPurpose,
-					RequiredKeys: []string{connector.ContextTenant, connector.ContextConnector},
-					AllowedKeys:  []string{connector.ContextPurpose, connector.ContextTenant, connector.ContextConnector, connector.ContextPrincipal}}
-			}
-			// SAM names a function's generated role <logical ID>Role.
-			if f.Seals {
-				data.ConnectorKey.SealRoles = append(data.ConnectorKey.SealRoles, f.LogicalID+"Role")
-			}
-			if f.Opens {
-				data.ConnectorKey.OpenRoles = append(data.ConnectorKey.OpenRoles, f.LogicalID+"Role")
-			}
+			data.ConnectorKeys = ConnectorKeysLogicalID
 		}
 	}
 	var err error
@@ -732,7 +735,7 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 			data.Alarms = append(data.Alarms, failureAlarm(q, f.Name))
 		}
 	}
-	data.Dashboard = dashboard(fams, data.FailureQueues, data.ConnectorKey != nil)
+	data.Dashboard = dashboard(fams, data.FailureQueues, data.ConnectorKeys != "")
 	var b bytes.Buffer
 	if err := samTemplate.Execute(&b, data); err != nil {
 		return nil, fmt.Errorf("deploy: rendering template.yaml: %w", err)

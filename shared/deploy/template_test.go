@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"encoding/json"
-	"fmt"
 	"maps"
 	"net/url"
 	"os"
@@ -26,8 +25,10 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/keyfile"
 	"github.com/switchboard-dev/switchboard/shared/oauth"
 	"github.com/switchboard-dev/switchboard/shared/quota"
+	"github.com/switchboard-dev/switchboard/shared/seal/localkey"
 	"github.com/switchboard-dev/switchboard/shared/tenantcreds"
 )
 
@@ -230,8 +231,25 @@ func wantToolFunction(f catalog.Function) map[string]any {
 			}})
 	}
 	if f.Connects {
-		env[config.EnvConnectorKey] = getAtt(ConnectorKeyLogicalID + ".Arn")
+		// The customer-managed key if given, else the key ring's secret;
+		// the key only for the purpose of connector credentials.
+		env[config.EnvConnectorKey] = ifv(HasKmsKey, ref("KmsKeyArn"), ref(ConnectorKeysLogicalID))
 		env[config.EnvConnectorCacheTTL] = ref("ConnectorCacheTtl")
+		onlyIf(NoKmsKey, map[string]any{"Sid": "ReadConnectorKeys", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
+			"Resource": []any{ref(ConnectorKeysLogicalID)}})
+		credentials := map[string]any{
+			"StringEquals":              map[string]any{"kms:EncryptionContext:purpose": connector.CredentialsPurpose},
+			"Null":                      map[string]any{"kms:EncryptionContext:tenant": "false", "kms:EncryptionContext:connector": "false"},
+			"ForAllValues:StringEquals": map[string]any{"kms:EncryptionContextKeys": strs("purpose", "tenant", "connector", "principal")},
+		}
+		if f.Seals {
+			onlyIf(HasKmsKey, map[string]any{"Sid": "SealConnectorCredentials", "Effect": "Allow", "Action": strs("kms:GenerateDataKey"),
+				"Resource": []any{ref("KmsKeyArn")}, "Condition": credentials})
+		}
+		if f.Opens {
+			onlyIf(HasKmsKey, map[string]any{"Sid": "OpenConnectorCredentials", "Effect": "Allow", "Action": strs("kms:Decrypt"),
+				"Resource": []any{ref("KmsKeyArn")}, "Condition": credentials})
+		}
 	}
 	if f.Embeds || f.Generates {
 		// The provider's key by its secret's ARN, never the key itself.
@@ -434,8 +452,7 @@ func TestTheGatewayCanOnlyInvokeTheStackAndReadApiKeys(t *testing.T) {
 			config.EnvAnonymousTenant: ref("AnonymousTenant"),
 			config.EnvRateLimits:      ref("RateLimits"),
 			config.EnvRequestStateKeys: ifv("HasRequestStateKeysVersion",
-				sub("{{resolve:secretsmanager:${RequestStateKeys}:SecretString:::${RequestStateKeysVersion}}}"),
-				sub("{{resolve:secretsmanager:${RequestStateKeys}:SecretString}}")),
+				sub("${RequestStateKeys}#${RequestStateKeysVersion}"), ref(RequestStateKeysLogicalID)),
 			config.EnvOAuthResource: ref("OAuthResource"),
 			config.EnvOAuthIssuer:   ref("OAuthIssuer"),
 			config.EnvOAuthJWKSURL:  ref("OAuthJwksUrl"),
@@ -473,6 +490,10 @@ func TestTheGatewayCanOnlyInvokeTheStackAndReadApiKeys(t *testing.T) {
 				"Sid": "KeepRateLimits", "Effect": "Allow", "Action": strs("dynamodb:GetItem", "dynamodb:PutItem"),
 				"Resource":  []any{getAtt("Table.Arn")},
 				"Condition": map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": strs("t#*#limits")}},
+			},
+			map[string]any{
+				"Sid": "ReadRequestStateKeys", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
+				"Resource": []any{ref(RequestStateKeysLogicalID)},
 			},
 		}},
 			// The facade's signing keys, only with the stack's Cognito.
@@ -810,7 +831,8 @@ func TestTheTableAndBucketAreProtectedAndKept(t *testing.T) {
 // TestTheRequestStateKeysAreGeneratedAndReachOnlyTheGateway checks the key
 // ring that seals request states: made by Secrets Manager (KMS-encrypted), a
 // JSON object whose one key, k1, is 64 random characters, which
-// elicit.ParseKeyring accepts; resolved into the gateway's environment alone.
+// elicit.ParseKeyring accepts; named (by ARN) in the gateway's environment
+// alone, never resolved into it.
 func TestTheRequestStateKeysAreGeneratedAndReachOnlyTheGateway(t *testing.T) {
 	p := readTemplate(t)
 	secret, err := p.typed.GetSecretsManagerSecretWithName(RequestStateKeysLogicalID)
@@ -833,66 +855,38 @@ func TestTheRequestStateKeysAreGeneratedAndReachOnlyTheGateway(t *testing.T) {
 	}
 }
 
-// TestOnlyTheConnectorFunctionsMayUseTheConnectorKeyAndOnlyForCredentials
-// checks the key's policy: the functions that seal connector credentials may
-// generate data keys, those that open them decrypt, exactly those, and only
-// under the encryption context of connector credentials.
-func TestOnlyTheConnectorFunctionsMayUseTheConnectorKeyAndOnlyForCredentials(t *testing.T) {
+// TestConnectorCredentialsAreSealedWithoutAKeyOfTheStacksOwn checks what
+// seals connector credentials: the stack creates no KMS key (its monthly
+// price is paid idle); without KmsKeyArn a generated key ring in a secret
+// that seal/localkey accepts, with it none (wantToolFunction checks each
+// function's grants of either).
+func TestConnectorCredentialsAreSealedWithoutAKeyOfTheStacksOwn(t *testing.T) {
 	p := readTemplate(t)
-	key := props(p.resource(t, ConnectorKeyLogicalID))
-	if key["EnableKeyRotation"] != true {
-		t.Errorf("EnableKeyRotation = %v, want true", key["EnableKeyRotation"])
+	if keys := p.resourcesOfType("AWS::KMS::Key"); len(keys) > 0 {
+		t.Errorf("the template creates KMS keys %v", slices.Collect(maps.Keys(keys)))
 	}
-	roles := map[string][]any{} // statement -> roles
-	for _, f := range Functions(catalog.Default()) {
-		if f.Seals {
-			roles["SealConnectorCredentials"] = append(roles["SealConnectorCredentials"], getAtt(f.LogicalID+"Role.Arn"))
-		}
-		if f.Opens {
-			roles["OpenConnectorCredentials"] = append(roles["OpenConnectorCredentials"], getAtt(f.LogicalID+"Role.Arn"))
-		}
+	if r := p.resource(t, ConnectorKeysLogicalID); r["Condition"] != NoKmsKey {
+		t.Errorf("%s has condition %v, want %s", ConnectorKeysLogicalID, r["Condition"], NoKmsKey)
 	}
-	if len(roles) != 2 {
-		t.Fatalf("the catalog's functions that seal and open connector credentials: %v", roles)
+	secret, err := p.typed.GetSecretsManagerSecretWithName(ConnectorKeysLogicalID)
+	if err != nil {
+		t.Fatalf("goformation does not see the secret: %v", err)
 	}
-	actions := map[string]any{"SealConnectorCredentials": "kms:GenerateDataKey", "OpenConnectorCredentials": "kms:Decrypt"}
-	usage := []string{"kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:ReEncrypt", "kms:*"}
-	seen := 0
-	for _, st := range key["KeyPolicy"].(map[string]any)["Statement"].([]any) {
-		st := st.(map[string]any)
-		sid, _ := st["Sid"].(string)
-		if want, ok := roles[sid]; ok {
-			seen++
-			if got := st["Principal"].(map[string]any)["AWS"]; !reflect.DeepEqual(got, want) {
-				t.Errorf("%s: the key's users are %v, want exactly %v", sid, got, want)
-			}
-			if st["Action"] != actions[sid] || st["Resource"] != "*" {
-				t.Errorf("%s: its users may %v on %v, want %v on the key", sid, st["Action"], st["Resource"], actions[sid])
-			}
-			// The purpose of connector credentials, naming a tenant and a
-			// connector (and, for one's own, a principal), nothing else.
-			want := map[string]any{
-				"StringEquals":              map[string]any{"kms:EncryptionContext:purpose": connector.CredentialsPurpose},
-				"Null":                      map[string]any{"kms:EncryptionContext:tenant": "false", "kms:EncryptionContext:connector": "false"},
-				"ForAllValues:StringEquals": map[string]any{"kms:EncryptionContextKeys": strs("purpose", "tenant", "connector", "principal")},
-			}
-			if !reflect.DeepEqual(st["Condition"], want) {
-				t.Errorf("%s: its condition is %v, want %v", sid, st["Condition"], want)
-			}
-			continue
-		}
-		if a := fmt.Sprint(st["Action"]); slices.ContainsFunc(usage, func(u string) bool { return strings.Contains(a, u) }) {
-			t.Errorf("statement %v grants %s: only the connector functions may use the key", sid, a)
-		}
+	g := secret.GenerateSecretString
+	if g == nil || g.SecretStringTemplate == nil || g.GenerateStringKey == nil || g.PasswordLength == nil || g.ExcludePunctuation == nil || !*g.ExcludePunctuation {
+		t.Fatalf("GenerateSecretString = %+v, want a key ring of letters and digits", g)
 	}
-	if seen != 2 {
-		t.Errorf("the key policy has %d of the 2 statements granting its use", seen)
+	ring := strings.Replace(*g.SecretStringTemplate, "{}", `{"`+*g.GenerateStringKey+`":"`+strings.Repeat("a", *g.PasswordLength)+`"}`, 1)
+	keys, err := keyfile.Parse(ring)
+	if err == nil {
+		_, err = localkey.New(keys)
 	}
-	for _, f := range Functions(catalog.Default()) {
-		env := props(p.resource(t, f.LogicalID))["Environment"].(map[string]any)["Variables"].(map[string]any)
-		if _, ok := env[config.EnvConnectorKey]; ok != f.Connects {
-			t.Errorf("%s has %s: %v; it connects: %v", f.Path, config.EnvConnectorKey, ok, f.Connects)
-		}
+	if err != nil {
+		t.Errorf("a generated key ring %s would not seal: %v", ring, err)
+	}
+	cond := p.raw["Conditions"].(map[string]any)[NoKmsKey]
+	if want := map[string]any{"Fn::Equals": []any{ref("KmsKeyArn"), ""}}; !cmp.Equal(cond, want) {
+		t.Errorf("condition %s = %v, want %v", NoKmsKey, cond, want)
 	}
 }
 
@@ -1349,6 +1343,9 @@ func TestKmsKeyArnEncryptsEverythingTheStackKeeps(t *testing.T) {
 				t.Errorf("log group %s: KmsKeyId mismatch (-want +got):\n%s", id, diff)
 			}
 		case "AWS::SecretsManager::Secret":
+			if res["Condition"] == NoKmsKey {
+				continue // with the key, the connectors' key ring is not made
+			}
 			secrets++
 			if diff := cmp.Diff(key, props(res)["KmsKeyId"]); diff != "" {
 				t.Errorf("secret %s: KmsKeyId mismatch (-want +got):\n%s", id, diff)
