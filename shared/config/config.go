@@ -53,10 +53,13 @@ const (
 	EnvQuotas = "SWITCHBOARD_QUOTAS"
 	// EnvTenantRoleARN is the role a tool function assumes, per tenant, for
 	// its table and bucket (package tenantcreds); EnvTableARN and
-	// EnvBucketARN are the resources its session policies name.
+	// EnvBucketARN are the resources its session policies name, and
+	// EnvBucketKeyARN the customer-managed KMS key of the bucket's objects,
+	// if any, whose use through S3 they grant too.
 	EnvTenantRoleARN = "SWITCHBOARD_TENANT_ROLE_ARN"
 	EnvTableARN      = "SWITCHBOARD_TABLE_ARN"
 	EnvBucketARN     = "SWITCHBOARD_BUCKET_ARN"
+	EnvBucketKeyARN  = "SWITCHBOARD_BUCKET_KEY_ARN"
 	// EnvConnectorKey seals connector credentials: a KMS key ARN, or
 	// file:PATH of a local key file (package config/connectors).
 	EnvConnectorKey = "SWITCHBOARD_CONNECTOR_KEY"
@@ -182,9 +185,10 @@ type Config struct {
 	Quotas string
 	// TenantRoleARN, if set, is the role a tool function assumes for each
 	// tenant to reach the table and the bucket ([EnvTenantRoleARN]), with
-	// TableARN and BucketARN the resources of its session policies. Package
-	// config/tenantscoped opens the credentials.
-	TenantRoleARN, TableARN, BucketARN string
+	// TableARN and BucketARN the resources of its session policies, and
+	// BucketKeyARN the bucket's customer-managed key ([EnvBucketKeyARN]).
+	// Package config/tenantscoped opens the credentials.
+	TenantRoleARN, TableARN, BucketARN, BucketKeyARN string
 	// ConnectorKey seals connector credentials ([EnvConnectorKey]).
 	ConnectorKey string
 	// ConnectorAllowedHosts are the hosts connectors may reach whatever they
@@ -220,6 +224,7 @@ func FromEnv(getenv func(string) string) Config {
 		TenantRoleARN:    getenv(EnvTenantRoleARN),
 		TableARN:         getenv(EnvTableARN),
 		BucketARN:        getenv(EnvBucketARN),
+		BucketKeyARN:     getenv(EnvBucketKeyARN),
 		ConnectorKey:     getenv(EnvConnectorKey),
 		getenv:           getenv,
 

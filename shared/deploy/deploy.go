@@ -300,17 +300,33 @@ const (
 	tenantBucketARN = "arn:${AWS::Partition}:s3:::switchboard-${Id}"
 )
 
+// tenantKeyARN is the bucket's customer-managed key in the tenant role's
+// documents, as a !Sub expression.
+const tenantKeyARN = "${KmsKeyArn}"
+
+// TenantIsolationWithKmsKey is the condition of tenant isolation with a
+// customer-managed key: the tenant role's documents, and the session
+// policies of the functions with blob access, grant the key's use through S3.
+const TenantIsolationWithKmsKey = "TenantIsolationWithKmsKey"
+
 // tenantRoleDocuments returns the tenant role's identity policy, boundary
-// and trust policy as JSON for !Sub: the policy variable of the session's
-// tenant tag escaped (${!aws:...}) so that !Sub leaves it to IAM. Any role
-// of the account may be trusted: only the tool functions' roles are granted
-// sts:AssumeRole on it, and stack-named role patterns would break on the
-// names CloudFormation truncates.
+// and trust policy as !Sub expressions: the policy variable of the
+// session's tenant tag escaped (${!aws:...}) so that !Sub leaves it to IAM;
+// the identity policy and the boundary in two versions, with the bucket's
+// key when KmsKeyArn is set and without. Any role of the account may be
+// trusted: only the tool functions' roles are granted sts:AssumeRole on it,
+// and stack-named role patterns would break on the names CloudFormation
+// truncates.
 func tenantRoleDocuments() (role, boundary, trust string) {
 	r := tenantcreds.Resources{TableARN: tenantTableARN, BucketARN: tenantBucketARN}
-	sub := func(p tenantcreds.Policy) string { return quote(strings.ReplaceAll(p.JSON(), "${aws:", "${!aws:")) }
-	return sub(tenantcreds.RolePolicy(r)), sub(tenantcreds.Boundary(r)),
-		sub(tenantcreds.TrustPolicy("arn:${AWS::Partition}:iam::${AWS::AccountId}:root", []string{"arn:${AWS::Partition}:iam::${AWS::AccountId}:role/*"}))
+	keyed := r
+	keyed.KeyARN = tenantKeyARN
+	text := func(p tenantcreds.Policy) string { return quote(strings.ReplaceAll(p.JSON(), "${aws:", "${!aws:")) }
+	withKey := func(doc func(tenantcreds.Resources) tenantcreds.Policy) string {
+		return fmt.Sprintf("!If [%s, !Sub [%s, %s], !Sub [%s, %s]]", HasKmsKey, text(doc(keyed)), stackUUID, text(doc(r)), stackUUID)
+	}
+	return withKey(tenantcreds.RolePolicy), withKey(tenantcreds.Boundary),
+		"!Sub " + text(tenantcreds.TrustPolicy("arn:${AWS::Partition}:iam::${AWS::AccountId}:root", []string{"arn:${AWS::Partition}:iam::${AWS::AccountId}:role/*"}))
 }
 
 // RequestStateKeysLogicalID is the logical ID of the Secrets Manager secret
@@ -495,7 +511,8 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 	}
 	if f.Blobs != catalog.NoAccess {
 		tf.Env = append(tf.Env, envVar{config.EnvBucket, bucket},
-			envVar{config.EnvBucketARN, `!If [` + TenantIsolationOn + `, ` + bucketARN + `, !Ref "AWS::NoValue"]`})
+			envVar{config.EnvBucketARN, `!If [` + TenantIsolationOn + `, ` + bucketARN + `, !Ref "AWS::NoValue"]`},
+			envVar{config.EnvBucketKeyARN, `!If [` + TenantIsolationWithKmsKey + `, !Ref KmsKeyArn, !Ref "AWS::NoValue"]`})
 		// Listing stays bucket-wide, even for a function narrowed to some
 		// keys: without it, S3 answers a missing object with 403, not 404,
 		// and a reader cannot tell a gone object from a refusal.

@@ -191,6 +191,7 @@ func wantToolFunction(f catalog.Function) map[string]any {
 	if g.bucketObjects != nil {
 		env[config.EnvBucket] = bucketEnv
 		env[config.EnvBucketARN] = ifv(TenantIsolationOn, bucketArn, noValue)
+		env[config.EnvBucketKeyARN] = ifv(TenantIsolationWithKmsKey, ref("KmsKeyArn"), noValue)
 		sid := map[catalog.Access]string{catalog.Read: "BucketObjectsRead", catalog.ReadWrite: "BucketObjectsReadWrite"}[f.Blobs]
 		onlyIf(TenantIsolationOff, map[string]any{"Sid": "BucketList", "Effect": "Allow", "Action": strs(g.bucketList...), "Resource": []any{bucketArn}})
 		onlyIf(TenantIsolationOff, map[string]any{"Sid": sid, "Effect": "Allow", "Action": strs(g.bucketObjects...), "Resource": bucketObjs})
@@ -1191,6 +1192,8 @@ func resolveIf(v any, truth map[string]bool) any {
 func TestTheTenantRoleHoldsTenantcredsDocuments(t *testing.T) {
 	p := readTemplate(t)
 	r := tenantcreds.Resources{TableARN: tenantTableARN, BucketARN: tenantBucketARN}
+	keyed := r
+	keyed.KeyARN = "${KmsKeyArn}"
 	unescape := func(v any) string {
 		s, _ := v.(string)
 		return strings.ReplaceAll(s, "${!aws:", "${aws:")
@@ -1201,6 +1204,14 @@ func TestTheTenantRoleHoldsTenantcredsDocuments(t *testing.T) {
 			t.Fatalf("want !Sub [document, {Id: the stack's id}], got %v", v)
 		}
 		return unescape(args[0])
+	}
+	// With KmsKeyArn the documents grant the bucket's key through S3.
+	eitherSub := func(v any) (withKey, without string) { // !If [HasKmsKey, !Sub [...], !Sub [...]]
+		args, _ := v.(map[string]any)["Fn::If"].([]any)
+		if len(args) != 3 || args[0] != HasKmsKey {
+			t.Fatalf("want !If [%s, the document with the key, without], got %v", HasKmsKey, v)
+		}
+		return subList(args[1]), subList(args[2])
 	}
 	role, boundary := p.resource(t, TenantRoleLogicalID), p.resource(t, "TenantBoundary")
 	for id, res := range map[string]map[string]any{TenantRoleLogicalID: role, "TenantBoundary": boundary} {
@@ -1214,20 +1225,26 @@ func TestTheTenantRoleHoldsTenantcredsDocuments(t *testing.T) {
 		t.Errorf("trust policy\n got %s\nwant %s", got, want)
 	}
 	policies := rp["Policies"].([]any)
-	if got, want := subList(policies[0].(map[string]any)["PolicyDocument"]), tenantcreds.RolePolicy(r).JSON(); len(policies) != 1 || got != want {
-		t.Errorf("identity policy\n got %s\nwant %s", got, want)
-	}
-	if got, want := subList(props(boundary)["PolicyDocument"]), tenantcreds.Boundary(r).JSON(); got != want {
-		t.Errorf("boundary\n got %s\nwant %s", got, want)
+	roleKeyed, roleDoc := eitherSub(policies[0].(map[string]any)["PolicyDocument"])
+	boundaryKeyed, boundaryDoc := eitherSub(props(boundary)["PolicyDocument"])
+	for _, c := range []struct{ name, got, want string }{
+		{"identity policy", roleDoc, tenantcreds.RolePolicy(r).JSON()},
+		{"identity policy with the key", roleKeyed, tenantcreds.RolePolicy(keyed).JSON()},
+		{"boundary", boundaryDoc, tenantcreds.Boundary(r).JSON()},
+		{"boundary with the key", boundaryKeyed, tenantcreds.Boundary(keyed).JSON()},
+	} {
+		if len(policies) != 1 || c.got != c.want {
+			t.Errorf("%s\n got %s\nwant %s", c.name, c.got, c.want)
+		}
 	}
 	if diff := cmp.Diff(ref("TenantBoundary"), rp["PermissionsBoundary"]); diff != "" {
 		t.Errorf("permissions boundary (-want +got):\n%s", diff)
 	}
 	// Every variable left to IAM is the session's tenant tag; every other
 	// ${...} is one !Sub resolves.
-	for _, doc := range []string{subList(policies[0].(map[string]any)["PolicyDocument"]), subList(props(boundary)["PolicyDocument"])} {
+	for _, doc := range []string{roleDoc, roleKeyed, boundaryDoc, boundaryKeyed} {
 		for _, v := range regexp.MustCompile(`\$\{[^}]*\}`).FindAllString(doc, -1) {
-			if !slices.Contains([]string{"${aws:PrincipalTag/tenant}", "${AWS::Partition}", "${AWS::Region}", "${AWS::AccountId}", "${Table}", "${Id}"}, v) {
+			if !slices.Contains([]string{"${aws:PrincipalTag/tenant}", "${AWS::Partition}", "${AWS::Region}", "${AWS::AccountId}", "${Table}", "${Id}", "${KmsKeyArn}"}, v) {
 				t.Errorf("unexpected variable %s in %s", v, doc)
 			}
 		}
@@ -1363,9 +1380,14 @@ func TestKmsKeyArnEncryptsEverythingTheStackKeeps(t *testing.T) {
 			t.Errorf("KmsKeyArn accepts %q: %v, want %v", v, !ok, ok)
 		}
 	}
-	rule := jsonText(t, p.raw["Rules"].(map[string]any)["KmsKeyWithoutTenantIsolation"])
-	if !strings.Contains(rule, `{"Ref":"TenantIsolation"}`) {
-		t.Errorf("rule KmsKeyWithoutTenantIsolation = %s", rule)
+	// Tenant isolation and the key go together: the tenant role's sessions
+	// are granted the bucket's key (TestTheTenantRoleHoldsTenantcredsDocuments).
+	if _, ok := p.raw["Rules"].(map[string]any)["KmsKeyWithoutTenantIsolation"]; ok {
+		t.Error("a rule still refuses KmsKeyArn with TenantIsolation on")
+	}
+	cond := p.raw["Conditions"].(map[string]any)[TenantIsolationWithKmsKey]
+	if want := map[string]any{"Fn::And": []any{TenantIsolationOn, HasKmsKey}}; !cmp.Equal(cond, want) {
+		t.Errorf("condition %s = %v, want %v", TenantIsolationWithKmsKey, cond, want)
 	}
 }
 

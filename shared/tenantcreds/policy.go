@@ -138,6 +138,12 @@ type Resources struct {
 	TableARN string
 	// BucketARN is the bucket's ARN: arn:aws:s3:::<name>.
 	BucketARN string
+	// KeyARN, if set, is the customer-managed KMS key the bucket's objects
+	// are encrypted with (SSE-KMS): arn:aws:kms:<region>:<account>:key/<id>.
+	// A grant of objects then includes its use through S3: kms:Decrypt to
+	// read, kms:GenerateDataKey to write. DynamoDB uses a table's key by a
+	// grant of its own, so items need none.
+	KeyARN string
 }
 
 // MaxSessionPolicyBytes is the most plain text STS accepts as a session
@@ -281,6 +287,23 @@ func statements(scope string, r Resources, g Grant) []Statement {
 				Condition: map[string]map[string][]string{"StringLike": {"s3:prefix": {prefix + "*"}}},
 			},
 		)
+		if r.KeyARN != "" {
+			out = append(out, Statement{Sid: "TenantObjectsKey", Effect: "Allow", Action: keyActions(g.Objects), Resource: []string{r.KeyARN},
+				// Only S3 may use it on the session's behalf (a key is
+				// regional, so only the bucket's region's S3 can): the
+				// session cannot decrypt with the key directly.
+				Condition: map[string]map[string][]string{"StringLike": {"kms:ViaService": {"s3.*.amazonaws.com"}}}})
+		}
+	}
+	return out
+}
+
+// keyActions returns the KMS actions that S3 needs of a caller to read
+// (kms:Decrypt) and to write (kms:GenerateDataKey) objects under SSE-KMS.
+func keyActions(a Access) []string {
+	out := []string{"kms:Decrypt"}
+	if a >= ReadWrite {
+		out = append(out, "kms:GenerateDataKey")
 	}
 	return out
 }
@@ -299,6 +322,11 @@ func (r Resources) validate(g Grant) error {
 		}
 		if strings.Contains(r.BucketARN, "/") {
 			return fmt.Errorf("bucket ARN %q must name a bucket, not objects", r.BucketARN)
+		}
+		if r.KeyARN != "" {
+			if err := checkARN("key ARN", r.KeyARN, "kms", "key/", true, true); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

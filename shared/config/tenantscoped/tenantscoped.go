@@ -34,7 +34,7 @@ func Open(ctx context.Context, c *config.Config, f catalog.Function) (aws.Creden
 	}
 	res := tenantcreds.Resources{TableARN: c.TableARN}
 	if f.Blobs != catalog.NoAccess {
-		res.BucketARN = c.BucketARN
+		res.BucketARN, res.KeyARN = c.BucketARN, c.BucketKeyARN
 	}
 	p, err := tenantcreds.New(sts.NewFromConfig(cfg), tenantcreds.Options{RoleARN: c.TenantRoleARN, Resources: res,
 		Grant: tenantcreds.Grant{Items: Items(f), Objects: Access(f.Blobs)}})

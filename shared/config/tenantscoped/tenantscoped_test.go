@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/config/tenantscoped"
@@ -151,3 +153,62 @@ func TestOpenWithoutARoleKeepsTheFunctionsCredentials(t *testing.T) {
 type env map[string]string
 
 func (e env) get(k string) string { return e[k] }
+
+// TestTheSessionPolicyGrantsTheBucketsKeyOnlyToFunctionsWithObjects: with a
+// customer-managed key on the bucket (KmsKeyArn), the AssumeRole a function
+// with blob access sends grants the key's use through S3; a function without
+// objects gets no key, whatever the configuration says.
+func TestTheSessionPolicyGrantsTheBucketsKeyOnlyToFunctionsWithObjects(t *testing.T) {
+	const key = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+	for _, tc := range []struct {
+		name, path string
+		objects    bool
+	}{
+		{"an ingesting function may decrypt and generate data keys", "vector/document_ingest", true},
+		{"a memory function gets no key", memoryfn.GetOrCreate.Path, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sts := ststest.New(t)
+			for k, v := range map[string]string{
+				"AWS_ENDPOINT_URL_STS": sts.URL, "AWS_REGION": ststest.Region,
+				"AWS_ACCESS_KEY_ID": ststest.FunctionCreds.AccessKeyID, "AWS_SECRET_ACCESS_KEY": ststest.FunctionCreds.SecretAccessKey,
+				"AWS_SESSION_TOKEN": "", "AWS_PROFILE": "", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
+			} {
+				t.Setenv(k, v)
+			}
+			cfg := config.FromEnv(env{
+				config.EnvTable: "t", config.EnvTenantRoleARN: "arn:aws:iam::123456789012:role/switchboard-tenant",
+				config.EnvTableARN: "arn:aws:dynamodb:eu-west-1:123456789012:table/t", config.EnvBucket: "b",
+				config.EnvBucketARN: "arn:aws:s3:::b", config.EnvBucketKeyARN: key,
+			}.get)
+			fn, ok := catalog.Default().Function(tc.path)
+			if !ok || (fn.Blobs != catalog.NoAccess) != tc.objects {
+				t.Fatalf("the catalog's %s has blob access %v, want objects %v", tc.path, fn.Blobs, tc.objects)
+			}
+			p, err := tenantscoped.Open(context.Background(), &cfg, fn)
+			if err != nil || p == nil {
+				t.Fatalf("Open = %v, %v; want a provider", p, err)
+			}
+			if _, err := p.Retrieve(tenantcreds.NewContext(context.Background(), "acme")); err != nil {
+				t.Fatal(err)
+			}
+			var policy tenantcreds.Policy
+			if err := json.Unmarshal([]byte(sts.LastCall().Get("Policy")), &policy); err != nil {
+				t.Fatal(err)
+			}
+			var keyActions []string
+			for _, st := range policy.Statement {
+				if len(st.Resource) == 1 && st.Resource[0] == key {
+					keyActions = st.Action
+				}
+			}
+			want := []string(nil)
+			if tc.objects {
+				want = []string{"kms:Decrypt", "kms:GenerateDataKey"}
+			}
+			if diff := cmp.Diff(want, keyActions); diff != "" {
+				t.Errorf("the session's use of the key mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
