@@ -322,8 +322,11 @@ func tenantRoleDocuments() (role, boundary, trust string) {
 	keyed := r
 	keyed.KeyARN = tenantKeyARN
 	text := func(p tenantcreds.Policy) string { return quote(strings.ReplaceAll(p.JSON(), "${aws:", "${!aws:")) }
-	withKey := func(doc func(tenantcreds.Resources) tenantcreds.Policy) string {
-		return fmt.Sprintf("!If [%s, !Sub [%s, %s], !Sub [%s, %s]]", HasKmsKey, text(doc(keyed)), stackUUID, text(doc(r)), stackUUID)
+	// The connectors' sync index, which the connector functions write
+	// blind along with their tenant's items (config/tenantscoped.Shared).
+	withKey := func(doc func(tenantcreds.Resources, ...string) tenantcreds.Policy) string {
+		keyedDoc, doc2 := doc(keyed, catalog.ConnectorSyncIndex), doc(r, catalog.ConnectorSyncIndex)
+		return fmt.Sprintf("!If [%s, !Sub [%s, %s], !Sub [%s, %s]]", HasKmsKey, text(keyedDoc), stackUUID, text(doc2), stackUUID)
 	}
 	return withKey(tenantcreds.RolePolicy), withKey(tenantcreds.Boundary),
 		"!Sub " + text(tenantcreds.TrustPolicy("arn:${AWS::Partition}:iam::${AWS::AccountId}:root", []string{"arn:${AWS::Partition}:iam::${AWS::AccountId}:role/*"}))
@@ -502,6 +505,13 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 			envVar{config.EnvTableARN, `!If [` + TenantIsolationOn + `, !GetAtt Table.Arn, !Ref "AWS::NoValue"]`})
 		tf.Statements = append(tf.Statements, statement{Sid: "AssumeTenantRole", Condition: TenantIsolationOn,
 			Actions: []string{"sts:AssumeRole", "sts:TagSession"}, Resources: []string{"!GetAtt " + TenantRoleLogicalID + ".Arn"}})
+	}
+	if f.Connects && f.Trigger != nil {
+		// The scheduled sync reads and cleans the connectors' sync index,
+		// outside every tenant's keys, as itself; each sync acts as its
+		// connector's tenant.
+		tf.Statements = append(tf.Statements, statement{Sid: "SweepSyncIndex", Condition: TenantIsolationOn,
+			Actions: []string{"dynamodb:Query", "dynamodb:DeleteItem"}, Resources: []string{"!GetAtt Table.Arn"}, LeadingKeys: []string{catalog.ConnectorSyncIndex}})
 	}
 	if f.Table == catalog.ReadWrite && strings.HasPrefix(f.Path, "vector/") {
 		// The vector functions that store charge quotas, whose operators'

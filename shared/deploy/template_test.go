@@ -183,6 +183,12 @@ func wantToolFunction(f catalog.Function) map[string]any {
 		onlyIf(TenantIsolationOn, map[string]any{"Sid": "AssumeTenantRole", "Effect": "Allow", "Action": strs("sts:AssumeRole", "sts:TagSession"),
 			"Resource": []any{getAtt(TenantRoleLogicalID + ".Arn")}})
 	}
+	if f.Connects && f.Trigger != nil {
+		// The scheduled sync sweeps the sync index as itself.
+		onlyIf(TenantIsolationOn, map[string]any{"Sid": "SweepSyncIndex", "Effect": "Allow", "Action": strs("dynamodb:Query", "dynamodb:DeleteItem"),
+			"Resource":  []any{getAtt("Table.Arn")},
+			"Condition": map[string]any{"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": strs(connector.SyncIndexPartition)}}})
+	}
 	if f.Table == catalog.ReadWrite && strings.HasPrefix(f.Path, "vector/") {
 		onlyIf(TenantIsolationOn, map[string]any{"Sid": "ReadQuotaOverrides", "Effect": "Allow", "Action": strs("dynamodb:GetItem"),
 			"Resource":  []any{getAtt("Table.Arn")},
@@ -856,6 +862,15 @@ func TestTheRequestStateKeysAreGeneratedAndReachOnlyTheGateway(t *testing.T) {
 	}
 }
 
+// TestTheCatalogNamesTheConnectorsSyncIndex: the partition the template and
+// the session policies let connector functions write is the one package
+// connector keeps its sync index in.
+func TestTheCatalogNamesTheConnectorsSyncIndex(t *testing.T) {
+	if catalog.ConnectorSyncIndex != connector.SyncIndexPartition {
+		t.Errorf("catalog.ConnectorSyncIndex = %q, connector.SyncIndexPartition = %q", catalog.ConnectorSyncIndex, connector.SyncIndexPartition)
+	}
+}
+
 // TestConnectorCredentialsAreSealedWithoutAKeyOfTheStacksOwn checks what
 // seals connector credentials: the stack creates no KMS key (its monthly
 // price is paid idle); without KmsKeyArn a generated key ring in a secret
@@ -1228,10 +1243,10 @@ func TestTheTenantRoleHoldsTenantcredsDocuments(t *testing.T) {
 	roleKeyed, roleDoc := eitherSub(policies[0].(map[string]any)["PolicyDocument"])
 	boundaryKeyed, boundaryDoc := eitherSub(props(boundary)["PolicyDocument"])
 	for _, c := range []struct{ name, got, want string }{
-		{"identity policy", roleDoc, tenantcreds.RolePolicy(r).JSON()},
-		{"identity policy with the key", roleKeyed, tenantcreds.RolePolicy(keyed).JSON()},
-		{"boundary", boundaryDoc, tenantcreds.Boundary(r).JSON()},
-		{"boundary with the key", boundaryKeyed, tenantcreds.Boundary(keyed).JSON()},
+		{"identity policy", roleDoc, tenantcreds.RolePolicy(r, connector.SyncIndexPartition).JSON()},
+		{"identity policy with the key", roleKeyed, tenantcreds.RolePolicy(keyed, connector.SyncIndexPartition).JSON()},
+		{"boundary", boundaryDoc, tenantcreds.Boundary(r, connector.SyncIndexPartition).JSON()},
+		{"boundary with the key", boundaryKeyed, tenantcreds.Boundary(keyed, connector.SyncIndexPartition).JSON()},
 	} {
 		if len(policies) != 1 || c.got != c.want {
 			t.Errorf("%s\n got %s\nwant %s", c.name, c.got, c.want)

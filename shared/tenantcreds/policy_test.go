@@ -22,6 +22,10 @@ var testResources = Resources{
 	BucketARN: "arn:aws:s3:::switchboard-5f0c7c1e-0d7a-11ef-9a1b-0a1b2c3d4e5f",
 }
 
+// testShared is a partition outside every tenant's keys (the connectors'
+// sync index).
+const testShared = "_conn#sync"
+
 // testKeyed are testResources with the bucket under a customer-managed key.
 var testKeyed = Resources{TableARN: testResources.TableARN, BucketARN: testResources.BucketARN,
 	KeyARN: "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}
@@ -67,6 +71,10 @@ func TestSessionPoliciesMatchTheirGoldenFiles(t *testing.T) {
 		{"session-keyed-items-read.json", testKeyed, Grant{Items: Read}},
 		{"session-keyed-objects-read.json", testKeyed, Grant{Objects: Read}},
 		{"session-keyed-all.json", testKeyed, Grant{Items: ReadWriteDelete, Objects: ReadWriteDelete}},
+		// A shared partition: blind puts, and deletes for a function that
+		// deletes; never a read.
+		{"session-shared-items-read-put.json", testResources, Grant{Items: ReadPut, Shared: []string{testShared}}},
+		{"session-shared-items-read-write-delete.json", testResources, Grant{Items: ReadWriteDelete, Shared: []string{testShared}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -107,22 +115,30 @@ func checkScopedTo(t *testing.T, p Policy, id string, r Resources) {
 		}
 		var want map[string]map[string][]string
 		var service string
-		switch res := s.Resource[0]; res {
-		case r.TableARN:
+		switch res := s.Resource[0]; {
+		case s.Sid == "SharedWrites" && res == r.TableARN:
+			service = "dynamodb:"
+			want = map[string]map[string][]string{"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": {testShared}}}
+			for _, a := range s.Action {
+				if a != "dynamodb:PutItem" && a != "dynamodb:DeleteItem" {
+					t.Errorf("statement %s allows %s on the shared partitions, want blind writes only", s.Sid, a)
+				}
+			}
+		case res == r.TableARN:
 			service = "dynamodb:"
 			want = map[string]map[string][]string{
 				"ForAllValues:StringLike": {"dynamodb:LeadingKeys": {"t#" + id + "#*"}},
 				"Null":                    {"dynamodb:LeadingKeys": {"false"}},
 			}
-		case r.BucketARN:
+		case res == r.BucketARN:
 			service = "s3:"
 			want = map[string]map[string][]string{"StringLike": {"s3:prefix": {"tenants/" + id + "/*"}}}
 			if !slices.Equal(s.Action, []string{"s3:ListBucket"}) {
 				t.Errorf("statement %s allows %v on the bucket, want only s3:ListBucket", s.Sid, s.Action)
 			}
-		case r.BucketARN + "/tenants/" + id + "/*":
+		case res == r.BucketARN+"/tenants/"+id+"/*":
 			service = "s3:"
-		case r.KeyARN:
+		case res == r.KeyARN:
 			service = "kms:"
 			want = map[string]map[string][]string{"StringLike": {"kms:ViaService": {"s3.*.amazonaws.com"}}}
 		default:
@@ -255,7 +271,7 @@ func TestSessionPolicyOfTheLongestTenantAndARNsFitsSTSLimit(t *testing.T) {
 	if err := tenant.Validate(id); err != nil {
 		t.Fatalf("the test's tenant id is not the longest valid one: %v", err)
 	}
-	p, err := SessionPolicy(id, r, Grant{Items: ReadWriteDelete, Objects: ReadWriteDelete})
+	p, err := SessionPolicy(id, r, Grant{Items: ReadWriteDelete, Objects: ReadWriteDelete, Shared: []string{testShared}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,6 +305,10 @@ func TestSessionPolicyRefusesBadResourcesAndGrants(t *testing.T) {
 		{"a key's alias", Resources{BucketARN: testResources.BucketARN, KeyARN: "arn:aws:kms:eu-west-1:123456789012:alias/s"}, Grant{Objects: Read}, "key/<name>"},
 		{"a key ARN of another service", Resources{BucketARN: testResources.BucketARN, KeyARN: testResources.BucketARN}, Grant{Objects: Read}, "key ARN"},
 		{"no access at all", testResources, Grant{}, "grants no access"},
+		{"a shared partition with a wildcard", testResources, Grant{Items: ReadWrite, Shared: []string{"_conn*"}}, "grant shared"},
+		{"a tenant's partition as a shared one", testResources, Grant{Items: ReadWrite, Shared: []string{"t#globex#conn"}}, "grant shared"},
+		{"an empty shared partition", testResources, Grant{Items: ReadWrite, Shared: []string{""}}, "grant shared"},
+		{"a shared partition for a reader", testResources, Grant{Items: Read, Shared: []string{testShared}}, "grant shared"},
 		{"read-put on objects", testResources, Grant{Objects: ReadPut}, "item access only"},
 		{"an unknown level", testResources, Grant{Items: ReadWriteDelete + 1}, "unknown"},
 	}
@@ -312,8 +332,8 @@ func TestSessionPolicyNeedsOnlyTheARNsItsGrantUses(t *testing.T) {
 }
 
 func TestBoundaryCoversEverySessionPolicyAndLeavesOutTheRest(t *testing.T) {
-	b := Boundary(testKeyed)
-	p, err := SessionPolicy("acme", testKeyed, Grant{Items: ReadWriteDelete, Objects: ReadWriteDelete})
+	b := Boundary(testKeyed, testShared)
+	p, err := SessionPolicy("acme", testKeyed, Grant{Items: ReadWriteDelete, Objects: ReadWriteDelete, Shared: []string{testShared}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func newProvider(t *testing.T, s *ststest.Server, opts Options) *Provider {
 	if opts.Resources == (Resources{}) {
 		opts.Resources = testResources
 	}
-	if opts.Grant == (Grant{}) {
+	if opts.Grant.Items == NoAccess && opts.Grant.Objects == NoAccess {
 		opts.Grant = testGrant
 	}
 	p, err := New(s.Client(), opts)

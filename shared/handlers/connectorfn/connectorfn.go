@@ -22,7 +22,7 @@ import (
 // config/connectors opened.
 func service(d lambdafn.Deps) *connector.Service {
 	return connector.New(d.Table, d.Sealer, &connector.Options{CheckURL: d.CheckURL, HTTPClient: d.HTTPClient,
-		CacheTTL: d.ConnectorCacheTTL, Logger: d.Logger, Metrics: d.Metrics})
+		CacheTTL: d.ConnectorCacheTTL, Logger: d.Logger, Metrics: d.Metrics, Index: d.OwnTable})
 }
 
 // The functions of the connectors family, one per tool.
