@@ -109,9 +109,9 @@ type Function struct {
 	// Serves names the tools and resources it serves; empty for the gateway
 	// and for triggers.
 	Serves []string
-	// Pipeline, Embeds, Generates, Connects, Seals, Opens, Deletes, Public
-	// and Trigger are the catalog's, see [catalog.Function].
-	Pipeline, Embeds, Generates, Connects bool
+	// Pipeline, Embeds, Generates, MultiVector, Connects, Seals, Opens,
+	// Deletes, Public and Trigger are the catalog's, see [catalog.Function].
+	Pipeline, Embeds, Generates, MultiVector, Connects bool
 	Seals, Opens, Deletes, Public         bool
 	Trigger                               *catalog.Trigger
 }
@@ -128,7 +128,7 @@ func Functions(cat *catalog.Catalog) []Function {
 			Path: f.Path, LogicalID: invoke.LogicalID(f.Path), Name: invoke.FunctionName(f.Path),
 			Limits: f.Limits, Table: f.Table, Blobs: f.Blobs, BlobKeys: f.BlobKeys, Invokes: f.Invokes,
 			Serves:   append(append([]string(nil), f.Tools...), f.Resources...),
-			Pipeline: f.Pipeline, Embeds: f.Embeds, Generates: f.Generates, Connects: f.Connects, Trigger: f.Trigger,
+			Pipeline: f.Pipeline, Embeds: f.Embeds, Generates: f.Generates, MultiVector: f.MultiVector, Connects: f.Connects, Trigger: f.Trigger,
 			Seals: f.Seals, Opens: f.Opens, Deletes: f.Deletes, Public: f.Public,
 		})
 	}
@@ -367,6 +367,11 @@ const oauthSigningKeys = `!If [HasOAuthSigningKeysVersion, !Sub "${` + OAuthSign
 // value, which the functions that embed or generate read at cold start.
 const OpenAIApiKeyLogicalID = "OpenAIApiKeySecret"
 
+// MultiVectorApiKeyLogicalID is the secret holding the MultiVectorApiKey
+// parameter's value (Jina's API key), which the functions of late
+// interaction read at cold start.
+const MultiVectorApiKeyLogicalID = "MultiVectorApiKeySecret"
+
 // HasKmsKey is the condition of a customer-managed KMS key (parameter
 // KmsKeyArn) for the table, the bucket, the log groups and the secrets;
 // without it, AWS-managed keys.
@@ -584,7 +589,17 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 		tf.Statements = append(tf.Statements, statement{Sid: "ReadProviderKeys", Condition: "HasOpenAIApiKey",
 			Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + OpenAIApiKeyLogicalID}})
 	}
-	if f.Blobs != catalog.NoAccess || f.Embeds || f.Generates {
+	if f.MultiVector {
+		// Late interaction's token embedder; its key by its secret's ARN,
+		// read at cold start (config/secrets), as the OpenAI key is.
+		tf.Env = append(tf.Env, envVar{config.EnvMultiVector, "!Ref MultiVector"},
+			envVar{config.EnvMultiVectorModel, ifSet("HasMultiVectorModel", "MultiVectorModel")},
+			envVar{config.EnvMultiVectorURL, ifSet("HasMultiVectorUrl", "MultiVectorUrl")},
+			envVar{config.EnvMultiVectorAPIKey, `!If [HasMultiVectorApiKey, !Ref ` + MultiVectorApiKeyLogicalID + `, !Ref "AWS::NoValue"]`})
+		tf.Statements = append(tf.Statements, statement{Sid: "ReadMultiVectorKey", Condition: "HasMultiVectorApiKey",
+			Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + MultiVectorApiKeyLogicalID}})
+	}
+	if f.Blobs != catalog.NoAccess || f.Embeds || f.Generates || f.MultiVector {
 		// With a customer-managed key: the bucket's objects (SSE-KMS) and the
 		// provider's secret are decrypted, and objects encrypted, with it.
 		tf.Statements = append(tf.Statements, statement{Sid: "UseKmsKey", Condition: HasKmsKey,

@@ -265,7 +265,16 @@ func wantToolFunction(f catalog.Function) map[string]any {
 		onlyIf("HasOpenAIApiKey", map[string]any{"Sid": "ReadProviderKeys", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
 			"Resource": []any{ref(OpenAIApiKeyLogicalID)}})
 	}
-	if f.Blobs != catalog.NoAccess || f.Embeds || f.Generates {
+	if f.MultiVector {
+		// Late interaction's token embedder, its key by its secret's ARN.
+		env[config.EnvMultiVector] = ref("MultiVector")
+		env[config.EnvMultiVectorModel] = ifv("HasMultiVectorModel", ref("MultiVectorModel"), noValue)
+		env[config.EnvMultiVectorURL] = ifv("HasMultiVectorUrl", ref("MultiVectorUrl"), noValue)
+		env[config.EnvMultiVectorAPIKey] = ifv("HasMultiVectorApiKey", ref(MultiVectorApiKeyLogicalID), noValue)
+		onlyIf("HasMultiVectorApiKey", map[string]any{"Sid": "ReadMultiVectorKey", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
+			"Resource": []any{ref(MultiVectorApiKeyLogicalID)}})
+	}
+	if f.Blobs != catalog.NoAccess || f.Embeds || f.Generates || f.MultiVector {
 		onlyIf(HasKmsKey, map[string]any{"Sid": "UseKmsKey", "Effect": "Allow", "Action": strs("kms:Decrypt", "kms:GenerateDataKey"),
 			"Resource": []any{ref("KmsKeyArn")}})
 	}
@@ -1424,5 +1433,34 @@ func TestTheOpenAIKeyReachesFunctionsOnlyAsASecret(t *testing.T) {
 		if reads := strings.Contains(text, `"Sid":"ReadProviderKeys"`); reads != (f.Embeds || f.Generates) {
 			t.Errorf("%s may read the provider keys: %v; want %v", f.Path, reads, f.Embeds || f.Generates)
 		}
+	}
+}
+
+// TestTheMultiVectorKeyReachesOnlyLateInteractionAsASecret: the multi-vector
+// API's key parameter becomes a secret that only the functions of late
+// interaction may read, whose ARN alone is in their environment; at least
+// rag_pylate_colbert's function is one.
+func TestTheMultiVectorKeyReachesOnlyLateInteractionAsASecret(t *testing.T) {
+	p := readTemplate(t)
+	secret := p.resource(t, MultiVectorApiKeyLogicalID)
+	if secret["Condition"] != "HasMultiVectorApiKey" || !cmp.Equal(props(secret)["SecretString"], ref("MultiVectorApiKey")) {
+		t.Errorf("secret %s = %v; want the MultiVectorApiKey parameter, only when set", MultiVectorApiKeyLogicalID, secret)
+	}
+	readers := 0
+	for _, f := range Functions(catalog.Default()) {
+		text := jsonText(t, p.resource(t, f.LogicalID))
+		if strings.Contains(text, `{"Ref":"MultiVectorApiKey"}`) {
+			t.Errorf("%s gets the MultiVectorApiKey parameter itself", f.Path)
+		}
+		reads := strings.Contains(text, `"Sid":"ReadMultiVectorKey"`)
+		if reads != f.MultiVector {
+			t.Errorf("%s may read the multi-vector key: %v; want %v", f.Path, reads, f.MultiVector)
+		}
+		if reads {
+			readers++
+		}
+	}
+	if fn, ok := catalog.Default().Function("rag/pylate_colbert"); !ok || !fn.MultiVector || readers == 0 {
+		t.Errorf("rag/pylate_colbert marks MultiVector: %v; %d functions read the key", fn.MultiVector, readers)
 	}
 }

@@ -101,6 +101,7 @@ func (o Openers) check(f catalog.Function) error {
 		{f.Pipeline, o.Pipeline != nil, "runs the pipeline, but no Pipeline opener (config/stepfunctions)"},
 		{len(f.Invokes) > 0, o.Invoker != nil, "invokes functions, but no Invoker opener (config/invoker)"},
 		{f.Connects, o.Connectors != nil, "reaches upstream servers, but no Connectors opener (config/connectors)"},
+		{f.MultiVector, o.MultiVector != nil, "embeds token vectors, but no MultiVector opener (config/providers)"},
 	} {
 		if need.needed && !need.given {
 			errs = append(errs, fmt.Errorf("function %s: its catalog entry has %s", f.Path, need.what))
