@@ -112,8 +112,8 @@ type Function struct {
 	// Pipeline, Embeds, Generates, MultiVector, Connects, Seals, Opens,
 	// Deletes, Public and Trigger are the catalog's, see [catalog.Function].
 	Pipeline, Embeds, Generates, MultiVector, Connects bool
-	Seals, Opens, Deletes, Public         bool
-	Trigger                               *catalog.Trigger
+	Seals, Opens, Deletes, Public                      bool
+	Trigger                                            *catalog.Trigger
 }
 
 // Functions returns every function the template deploys: the gateway first,
