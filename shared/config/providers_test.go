@@ -171,11 +171,10 @@ func TestOpenBuildsTheConfiguredProviders(t *testing.T) {
 	}
 }
 
-// The key is the variable's value locally, and read from the Secrets
-// Manager secret the variable names on AWS.
-func TestOpenPassesTheOpenAIURLAndKeyToTheClient(t *testing.T) {
-	secret := secretstest.ARN("openai")
-	sm := secretstest.New(t, map[string]string{secret: "sk-from-secrets-manager"})
+// useSecretsStandIn points the AWS clients at the Secrets Manager stand-in,
+// with credentials to sign with and nothing from the machine's configuration.
+func useSecretsStandIn(t *testing.T, sm *secretstest.Server) {
+	t.Helper()
 	for k, v := range map[string]string{
 		"AWS_ENDPOINT_URL_SECRETS_MANAGER": sm.URL, "AWS_REGION": secretstest.Region,
 		"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "",
@@ -183,6 +182,14 @@ func TestOpenPassesTheOpenAIURLAndKeyToTheClient(t *testing.T) {
 	} {
 		t.Setenv(k, v)
 	}
+}
+
+// The key is the variable's value locally, and read from the Secrets
+// Manager secret the variable names on AWS.
+func TestOpenPassesTheOpenAIURLAndKeyToTheClient(t *testing.T) {
+	secret := secretstest.ARN("openai")
+	sm := secretstest.New(t, map[string]string{secret: "sk-from-secrets-manager"})
+	useSecretsStandIn(t, sm)
 	for _, tc := range []struct{ name, setting, want string }{
 		{"AKeyInTheVariable", "sk-local", "sk-local"},
 		{"AKeyInASecretTheVariableNames", secret, "sk-from-secrets-manager"},
@@ -226,13 +233,7 @@ func TestOpenPassesTheOpenAIURLAndKeyToTheClient(t *testing.T) {
 func TestOpenMultiVectorPassesItsKeyToTheAPI(t *testing.T) {
 	secret := secretstest.ARN("jina")
 	sm := secretstest.New(t, map[string]string{secret: "jina_from_secrets_manager"})
-	for k, v := range map[string]string{
-		"AWS_ENDPOINT_URL_SECRETS_MANAGER": sm.URL, "AWS_REGION": secretstest.Region,
-		"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "",
-		"AWS_PROFILE": "", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
-	} {
-		t.Setenv(k, v)
-	}
+	useSecretsStandIn(t, sm)
 	for _, tc := range []struct{ name, setting, want string }{
 		{"a key in the variable", "jina_local", "jina_local"},
 		{"a key in a secret the variable names", secret, "jina_from_secrets_manager"},

@@ -113,20 +113,28 @@ func TestTheLocalKeyFileSealsAndOpensUnderTheSameContextOnly(t *testing.T) {
 	if err := connectors.Open(ctx, &cfg, &d); err != nil {
 		t.Fatal(err)
 	}
-	ec := map[string]string{"tenant": "t1", "connector": "github", "purpose": "connector-credentials"}
-	sealed, err := d.Sealer.Seal(ctx, []byte("secret"), ec)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var again lambdafn.Deps // a second process opens the same file
 	if err := connectors.Open(ctx, &cfg, &again); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := again.Sealer.Open(ctx, sealed, ec); err != nil || string(got) != "secret" {
+	checkSealing(t, d, again)
+}
+
+// checkSealing checks that what one sealer seals, the other opens, under the
+// same encryption context only.
+func checkSealing(t *testing.T, one, other lambdafn.Deps) {
+	t.Helper()
+	ctx := context.Background()
+	ec := map[string]string{"tenant": "t1", "connector": "github", "purpose": "connector-credentials"}
+	sealed, err := one.Sealer.Seal(ctx, []byte("secret"), ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := other.Sealer.Open(ctx, sealed, ec); err != nil || string(got) != "secret" {
 		t.Fatalf("Open = %q, %v; want the secret", got, err)
 	}
 	ec["tenant"] = "t2"
-	if _, err := again.Sealer.Open(ctx, sealed, ec); err == nil {
+	if _, err := other.Sealer.Open(ctx, sealed, ec); err == nil {
 		t.Error("another tenant's context opened the secret")
 	}
 }
@@ -153,22 +161,11 @@ func TestTheKeyRingOfASecretSealsAndOpensUnderTheSameContextOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ec := map[string]string{"tenant": "t1", "connector": "github", "purpose": "connector-credentials"}
-	sealed, err := d.Sealer.Seal(ctx, []byte("secret"), ec)
-	if err != nil {
-		t.Fatal(err)
-	}
 	again, err := open(ring)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := again.Sealer.Open(ctx, sealed, ec); err != nil || string(got) != "secret" {
-		t.Fatalf("Open = %q, %v; want the secret", got, err)
-	}
-	ec["tenant"] = "t2"
-	if _, err := again.Sealer.Open(ctx, sealed, ec); err == nil {
-		t.Error("another tenant's context opened the secret")
-	}
+	checkSealing(t, d, again)
 	if _, err := open(bad); err == nil || !strings.Contains(err.Error(), config.EnvConnectorKey) || strings.Contains(err.Error(), "short") {
 		t.Errorf("a ring that is no key ring: err = %v, want one naming %s without the secret", err, config.EnvConnectorKey)
 	}

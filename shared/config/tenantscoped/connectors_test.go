@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,7 +25,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/store"
-	"github.com/switchboard-dev/switchboard/shared/store/storetest"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 	"github.com/switchboard-dev/switchboard/shared/tenantcreds"
 	"github.com/switchboard-dev/switchboard/shared/tenantcreds/ststest"
@@ -35,14 +33,15 @@ import (
 // tableRequest is one DynamoDB request the recorder passed on: its action,
 // who signed it, and the partition keys it names, each read or written.
 type tableRequest struct {
-	action, key       string
-	reads, writes     []string
-	writeActions      []string // PutItem, DeleteItem or ConditionCheckItem, per written key
-	readsAnyPartition bool
+	action, key, token string
+	reads, writes      []string
+	writeActions       []string // PutItem, DeleteItem or ConditionCheckItem, per written key
+	readsAnyPartition  bool
 }
 
 // recorder is a reverse proxy in front of DynamoDB Local that records each
-// request's signer and the partition keys it names.
+// request's signer (access key and session token) and the partition keys it
+// names.
 type recorder struct {
 	mu   sync.Mutex
 	reqs []tableRequest
@@ -60,7 +59,7 @@ func (rec *recorder) proxy(t *testing.T, target string) string {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		_, cred, _ := strings.Cut(r.Header.Get("Authorization"), "Credential=")
 		key, _, _ := strings.Cut(cred, "/")
-		req := tableRequest{action: strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810."), key: key}
+		req := tableRequest{action: strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810."), key: key, token: r.Header.Get("X-Amz-Security-Token")}
 		req.parse(t, body)
 		rec.mu.Lock()
 		rec.reqs = append(rec.reqs, req)
@@ -153,20 +152,7 @@ func (req tableRequest) allowedAs(id string, shared []string) bool {
 // the requests the functions made, and only AWS can show that IAM applies
 // it the same way.
 func TestTheConnectorFunctionsActAsTheirTenantUnderIsolation(t *testing.T) {
-	ddb := os.Getenv(storetest.DynamoDBEnv)
-	if ddb == "" {
-		t.Skipf("needs DynamoDB Local: set %s (scripts/test does)", storetest.DynamoDBEnv)
-	}
-	table := storetest.DynamoTable(t)
-	sts := ststest.New(t)
-	rec := &recorder{}
-	for k, v := range map[string]string{
-		"AWS_ENDPOINT_URL_STS": sts.URL, "AWS_ENDPOINT_URL_DYNAMODB": rec.proxy(t, ddb), "AWS_REGION": ststest.Region,
-		"AWS_ACCESS_KEY_ID": ststest.FunctionCreds.AccessKeyID, "AWS_SECRET_ACCESS_KEY": ststest.FunctionCreds.SecretAccessKey,
-		"AWS_SESSION_TOKEN": "", "AWS_PROFILE": "", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
-	} {
-		t.Setenv(k, v)
-	}
+	table, sts, rec := standIns(t)
 	// An upstream that refuses everything: the scheduled sync fails fast and records it.
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusForbidden) }))
 	t.Cleanup(upstream.Close)
