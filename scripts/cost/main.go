@@ -189,15 +189,41 @@ func run(measured, template string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	idle, err := Idle(tmpl)
-	if err != nil {
-		return err
+	fmt.Fprintf(w, "\nAt idle (%s), a month, plus storage (table, bucket, logs) by the GB-month:\n\n", template)
+	var checked []string
+	for _, conf := range Configurations {
+		idle, err := Idle(tmpl, conf.Parameters)
+		if err != nil {
+			return fmt.Errorf("%s: %w", conf.Name, err)
+		}
+		fmt.Fprintf(w, "  $%.2f  %s: %s\n", idle.Monthly, conf.Name, fixedSummary(idle.Fixed))
+		if checked == nil {
+			checked = idle.Checked
+		}
 	}
-	fmt.Fprintf(w, "\nAt idle (%s): $%.2f a month: %s; plus storage (table, bucket, logs) by the GB-month.\n", template, idle.Monthly, strings.Join(idle.Fixed, ", "))
-	for _, c := range idle.Checked {
-		fmt.Fprintf(w, "  %s\n", c)
-	}
+	fmt.Fprintf(w, "\n  checked, with the defaults: %s\n", strings.Join(checked, "; "))
 	return nil
+}
+
+// fixedSummary lists fixed costs, those of the same kind and price counted
+// together ("22 alarms $2.20").
+func fixedSummary(fixed []string) string {
+	if len(fixed) == 0 {
+		return "nothing"
+	}
+	var alarms int
+	var out []string
+	for _, f := range fixed {
+		if strings.HasPrefix(f, "alarm ") {
+			alarms++
+			continue
+		}
+		out = append(out, f)
+	}
+	if alarms > 0 {
+		out = append(out, fmt.Sprintf("%d alarms $%.2f", alarms, float64(alarms)*AlarmPerMonth))
+	}
+	return strings.Join(out, ", ")
 }
 
 // table prints the cost per million calls of each call in m.
@@ -224,31 +250,80 @@ type IdleCost struct {
 	Checked []string // what was checked to have none
 }
 
-// Idle reads a SAM template and returns its fixed monthly costs: customer
+// A Configuration is a set of template parameters (the rest at their
+// defaults), named for the idle cost table.
+type Configuration struct {
+	Name       string
+	Parameters map[string]string
+}
+
+// Configurations are the deployments whose idle cost run prints: the
+// defaults, the cheapest, and what each option that adds a fixed cost adds.
+var Configurations = []Configuration{
+	{"defaults", nil},
+	{"Monitoring=none", map[string]string{"Monitoring": "none"}},
+	{"Monitoring=none, OpenAIApiKey set", map[string]string{"Monitoring": "none", "Embedder": "openai", "OpenAIApiKey": "sk-x"}},
+	{"Monitoring=none, OAuth with the stack's Cognito", map[string]string{"Monitoring": "none", "OAuthResource": "https://mcp.example.com/mcp"}},
+	{"Monitoring=none, KmsKeyArn set (the key bills to its owner)", map[string]string{"Monitoring": "none", "KmsKeyArn": "arn:aws:kms:us-east-1:111122223333:key/00000000-0000-0000-0000-000000000000"}},
+}
+
+// templateDoc is what Idle reads of a template.
+type templateDoc struct {
+	Parameters map[string]struct{ Default any }
+	Conditions map[string]any
+	Resources  map[string]struct {
+		Type       string
+		Condition  string
+		Properties map[string]any
+	}
+}
+
+// Idle reads a SAM template and returns its fixed monthly costs when
+// deployed with params (every other parameter at its default): customer
 // managed KMS keys, Secrets Manager secrets, CloudWatch alarms and
-// dashboards. It fails on a function with provisioned concurrency, a table
-// with provisioned throughput, a Standard state machine, and any resource
-// type it has no idle price for, so that a template change that adds an
-// idle cost cannot pass unpriced.
-func Idle(template []byte) (IdleCost, error) {
+// dashboards, schedules; a resource whose condition does not hold is not
+// created, so costs nothing. It fails on a function with provisioned
+// concurrency, a table with provisioned throughput, a Standard state
+// machine, any resource type it has no idle price for, and a parameter the
+// template lacks, so that a template change that adds an idle cost cannot
+// pass unpriced.
+func Idle(template []byte, params map[string]string) (IdleCost, error) {
 	raw, err := intrinsics.ProcessYAML(template, &intrinsics.ProcessorOptions{NoProcess: true})
 	if err != nil {
 		return IdleCost{}, err
 	}
-	var doc struct {
-		Resources map[string]struct {
-			Type       string
-			Properties map[string]any
-		}
-	}
+	var doc templateDoc
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return IdleCost{}, err
+	}
+	values := map[string]string{}
+	for name, p := range doc.Parameters {
+		values[name] = fmt.Sprint(p.Default)
+		if p.Default == nil {
+			values[name] = ""
+		}
+	}
+	for name, v := range params {
+		if _, ok := doc.Parameters[name]; !ok {
+			return IdleCost{}, fmt.Errorf("the template has no parameter %s", name)
+		}
+		values[name] = v
 	}
 	var c IdleCost
 	var errs []error
 	counts := map[string]int{}
 	for _, id := range slices.Sorted(maps.Keys(doc.Resources)) {
 		r := doc.Resources[id]
+		if r.Condition != "" {
+			created, err := condition(doc.Conditions, values, r.Condition, 0)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", id, err))
+				continue
+			}
+			if !created {
+				continue
+			}
+		}
 		counts[r.Type]++
 		switch r.Type {
 		case "AWS::KMS::Key":
@@ -301,6 +376,74 @@ func Idle(template []byte) (IdleCost, error) {
 	}
 	c.Checked = []string{"resources: " + strings.Join(c.Checked, ", ") + "; no provisioned concurrency, an on-demand table, Express state machines"}
 	return c, errors.Join(errs...)
+}
+
+// condition evaluates the template's condition name with the parameters'
+// values: Fn::Equals, Fn::Not, Fn::And, Fn::Or, Condition and Ref of a
+// parameter, what template conditions may use.
+func condition(conds map[string]any, values map[string]string, name string, depth int) (bool, error) {
+	c, ok := conds[name]
+	if !ok || depth > len(conds) {
+		return false, fmt.Errorf("condition %s is not defined, or refers to itself", name)
+	}
+	return evalCondition(conds, values, c, depth+1)
+}
+
+func evalCondition(conds map[string]any, values map[string]string, v any, depth int) (bool, error) {
+	if name, ok := v.(string); ok { // goformation reads !Condition NAME as NAME
+		return condition(conds, values, name, depth)
+	}
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return false, fmt.Errorf("this model cannot evaluate the condition %v", v)
+	}
+	for fn, arg := range m {
+		if fn == "Condition" {
+			name, _ := arg.(string)
+			return condition(conds, values, name, depth)
+		}
+		args, _ := arg.([]any)
+		switch fn {
+		case "Fn::Equals":
+			if len(args) != 2 {
+				break
+			}
+			a, errA := conditionValue(values, args[0])
+			b, errB := conditionValue(values, args[1])
+			return a == b, errors.Join(errA, errB)
+		case "Fn::Not", "Fn::And", "Fn::Or":
+			all, some := true, false
+			for _, a := range args {
+				ok, err := evalCondition(conds, values, a, depth)
+				if err != nil {
+					return false, err
+				}
+				all, some = all && ok, some || ok
+			}
+			switch {
+			case fn == "Fn::Not" && len(args) == 1:
+				return !all, nil
+			case fn == "Fn::And" && len(args) > 0:
+				return all, nil
+			case fn == "Fn::Or" && len(args) > 0:
+				return some, nil
+			}
+		}
+	}
+	return false, fmt.Errorf("this model cannot evaluate the condition %v", v)
+}
+
+// conditionValue is a Fn::Equals operand: a literal, or Ref of a parameter.
+func conditionValue(values map[string]string, v any) (string, error) {
+	if m, ok := v.(map[string]any); ok {
+		name, _ := m["Ref"].(string)
+		value, ok := values[name]
+		if len(m) != 1 || !ok {
+			return "", fmt.Errorf("this model cannot evaluate the operand %v", v)
+		}
+		return value, nil
+	}
+	return fmt.Sprint(v), nil
 }
 
 // scheduleMonthly prices a rate schedule's invocations for a month of 30

@@ -75,7 +75,7 @@ func TestIdle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := Idle(data)
+			got, err := Idle(data, nil)
 			for _, w := range tc.wantErr {
 				if err == nil || !strings.Contains(err.Error(), w) {
 					t.Errorf("err = %v, want one with %q", err, w)
@@ -91,12 +91,67 @@ func TestIdle(t *testing.T) {
 	}
 }
 
+func TestIdleCountsOnlyTheResourcesAConfigurationCreates(t *testing.T) {
+	data, err := os.ReadFile("testdata/conditional.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		params map[string]string
+		want   float64
+	}{
+		{"the defaults create the dashboard and the alarm of either", nil, 3.00 + 0.10},
+		{"watching none creates nothing", map[string]string{"Watch": "none"}, 0},
+		{"a key without watching creates its secret and the alarm of either", map[string]string{"Watch": "none", "Key": "k"}, 0.40 + 0.10},
+		{"a key with watching creates everything", map[string]string{"Key": "k"}, 3.00 + 0.40 + 0.10 + 0.10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Idle(data, tc.params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(got.Monthly-tc.want) > 1e-9 {
+				t.Errorf("Monthly = %v, want %v (%s)", got.Monthly, tc.want, fmt.Sprint(got.Fixed))
+			}
+		})
+	}
+	if _, err := Idle(data, map[string]string{"Nope": "x"}); err == nil || !strings.Contains(err.Error(), "Nope") {
+		t.Errorf("an unknown parameter: err = %v, want one naming it", err)
+	}
+}
+
+func TestMonitoringNoneLeavesTheTemplateNoDashboardOrAlarm(t *testing.T) {
+	data, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := Idle(data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	none, err := Idle(data, map[string]string{"Monitoring": "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range none.Fixed {
+		if strings.HasPrefix(f, "alarm ") || strings.HasPrefix(f, "dashboard ") {
+			t.Errorf("Monitoring=none still creates %s", f)
+		}
+	}
+	if full.Monthly-none.Monthly < DashboardPerMonth {
+		t.Errorf("Monitoring=none saves $%.2f, want at least the dashboard's $%.2f", full.Monthly-none.Monthly, DashboardPerMonth)
+	}
+}
+
 func TestIdleOfTheTemplate(t *testing.T) {
 	data, err := os.ReadFile("../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Idle(data); err != nil {
-		t.Errorf("the template has a cost at idle this model cannot price: %v", err)
+	for _, c := range Configurations {
+		if _, err := Idle(data, c.Parameters); err != nil {
+			t.Errorf("%s: the template has a cost at idle this model cannot price: %v", c.Name, err)
+		}
 	}
 }

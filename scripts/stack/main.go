@@ -17,9 +17,9 @@
 //
 // The template's references resolve as README's "The whole stack, locally"
 // lists: the stack name and its pseudo parameters, the table and bucket
-// names CloudFormation would generate, the state machine's ARN, the local
-// KMS key's ARN, and a generated request-state key ring for the Secrets
-// Manager reference. Every function also gets what Lambda sets
+// names CloudFormation would generate, the state machine's ARN, and the ARNs of the template's secrets, whose generated
+// values (as their GenerateSecretString asks) a Secrets Manager stand-in
+// serves to the functions that read them at start. Every function also gets what Lambda sets
 // (AWS_LAMBDA_FUNCTION_NAME, AWS_LAMBDA_FUNCTION_MEMORY_SIZE, the log
 // format, the region, credentials) and AWS_ENDPOINT_URL_<SERVICE> for the
 // stand-ins, the one difference from AWS.
@@ -53,11 +53,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/secrets/secretstest"
 	"github.com/switchboard-dev/switchboard/shared/conformance"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdatest"
@@ -190,7 +190,7 @@ func (s *stack) start(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	site := Site{StackName: o.stackName, Region: region, Account: account, Parameters: map[string]string{}, Refs: map[string]string{}, Arns: map[string]string{}}
+	site := Site{StackName: o.stackName, Region: region, Account: account, Parameters: map[string]string{}}
 	b := make([]byte, 6)
 	rand.Read(b)
 	site.Suffix = hex.EncodeToString(b)
@@ -201,13 +201,10 @@ func (s *stack) start(ctx context.Context, o options) error {
 		}
 		site.Parameters[k] = v
 	}
-	// A first reading, for the functions to build; the KMS key's ARN comes later.
-	site.Arns["ConnectorKey"] = "arn:aws:kms:" + region + ":" + account + ":key/pending"
-	first, err := ReadTemplate(data, site)
-	if err != nil {
+	if s.tmpl, err = ReadTemplate(data, site); err != nil {
 		return err
 	}
-	jobs, bins, err := buildJobs(makefile, first.Functions, filepath.Join(s.work, "bin"), o.conformance)
+	jobs, bins, err := buildJobs(makefile, s.tmpl.Functions, filepath.Join(s.work, "bin"), o.conformance)
 	if err != nil {
 		return err
 	}
@@ -225,8 +222,8 @@ func (s *stack) start(ctx context.Context, o options) error {
 		return err
 	}
 
-	// The process's own AWS configuration (for the key, the table and the
-	// KMS key it creates) and the functions' endpoints.
+	// The process's own AWS configuration (for the key and the table it
+	// creates) and the functions' endpoints.
 	for k, v := range map[string]string{
 		"AWS_REGION": region, "AWS_ACCESS_KEY_ID": accessKey, "AWS_SECRET_ACCESS_KEY": secretKey,
 		"AWS_ENDPOINT_URL_DYNAMODB": s.env["DYNAMODB_URL"], "AWS_ENDPOINT_URL_KMS": s.env["KMS_URL"],
@@ -234,14 +231,6 @@ func (s *stack) start(ctx context.Context, o options) error {
 		os.Setenv(k, v)
 	}
 	awsCfg := aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(accessKey, secretKey, "")}
-	keyOut, err := kms.NewFromConfig(awsCfg, func(o *kms.Options) { o.BaseEndpoint = aws.String(s.env["KMS_URL"]) }).CreateKey(ctx, &kms.CreateKeyInput{Description: aws.String("scripts/stack ConnectorKey")})
-	if err != nil {
-		return fmt.Errorf("creating the connector key in the local KMS: %w", err)
-	}
-	site.Arns["ConnectorKey"], site.Refs["ConnectorKey"] = *keyOut.KeyMetadata.Arn, *keyOut.KeyMetadata.KeyId
-	if s.tmpl, err = ReadTemplate(data, site); err != nil {
-		return err
-	}
 	ddb := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(s.env["DYNAMODB_URL"]) })
 	if err := dynamo.CreateTable(ctx, ddb, s.tmpl.Table); err != nil {
 		return err
@@ -268,9 +257,15 @@ func (s *stack) start(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	// The template's secrets, which the functions read when they start.
+	secretsURL, err := s.serve(secretstest.Handler(s.tmpl.Secrets), "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
 	endpoints := map[string]string{
 		"AWS_ENDPOINT_URL_DYNAMODB": s.env["DYNAMODB_URL"], "AWS_ENDPOINT_URL_KMS": s.env["KMS_URL"],
 		"AWS_ENDPOINT_URL_LAMBDA": lambdaURL, "AWS_ENDPOINT_URL_S3": s3URL, "AWS_ENDPOINT_URL_SFN": sfnURL,
+		"AWS_ENDPOINT_URL_SECRETS_MANAGER": secretsURL,
 	}
 	if o.measure != "" { // the functions reach DynamoDB, Step Functions and KMS through the meter
 		for k, proxy := range map[string]func(*url.URL) http.Handler{

@@ -28,10 +28,9 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/keyfile"
 	"github.com/switchboard-dev/switchboard/shared/lambdatest"
 )
-
-const keyARN = "arn:aws:kms:us-east-1:111122223333:key/test"
 
 func readTemplate(t *testing.T, params map[string]string) (*Template, error) {
 	t.Helper()
@@ -39,8 +38,7 @@ func readTemplate(t *testing.T, params map[string]string) (*Template, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ReadTemplate(data, Site{StackName: "sbtest", Region: region, Account: account, Suffix: "0123456789ab", Parameters: params,
-		Refs: map[string]string{"ConnectorKey": "test"}, Arns: map[string]string{"ConnectorKey": keyARN}})
+	return ReadTemplate(data, Site{StackName: "sbtest", Region: region, Account: account, Suffix: "0123456789ab", Parameters: params})
 }
 
 func TestReadTemplateWiresTheFunctionsAsTheGatewayAndPipelineCallThem(t *testing.T) {
@@ -96,15 +94,17 @@ func TestReadTemplateWiresTheFunctionsAsTheGatewayAndPipelineCallThem(t *testing
 				t.Errorf("%s is notified by bucket %s, want %s", f.Name, ev.Bucket, tmpl.Bucket)
 			}
 		}
-		if k, ok := f.Env[config.EnvConnectorKey]; ok && k != keyARN {
-			t.Errorf("%s: connector key %s, want the local KMS key %s", f.Name, k, keyARN)
+		if k, ok := f.Env[config.EnvConnectorKey]; ok {
+			if _, err := keyfile.Parse(tmpl.Secrets[k]); err != nil {
+				t.Errorf("%s: connector key %s is no secret holding a key ring: %v", f.Name, k, err)
+			}
 		}
 	}
 	if runsPipeline == 0 {
 		t.Error("no function runs the pipeline")
 	}
-	if _, err := elicit.ParseKeyring(gateway.Env[config.EnvRequestStateKeys]); err != nil {
-		t.Errorf("the gateway's request-state keys %q: %v", gateway.Env[config.EnvRequestStateKeys], err)
+	if _, err := elicit.ParseKeyring(tmpl.Secrets[gateway.Env[config.EnvRequestStateKeys]]); err != nil {
+		t.Errorf("the secret of the gateway's request-state keys %q: %v", gateway.Env[config.EnvRequestStateKeys], err)
 	}
 	if _, ok := gateway.Env[config.EnvTenantRoleARN]; ok {
 		t.Errorf("%s is set though TenantIsolation is off (AWS::NoValue)", config.EnvTenantRoleARN)

@@ -14,18 +14,12 @@ import (
 )
 
 // Site is what the template's references resolve to here: the stack's
-// pseudo parameters, the parameters' values, and the local stand-ins of the
-// resources whose identifiers the template cannot name by itself.
+// pseudo parameters and the parameters' values.
 type Site struct {
 	StackName, Region, Account string
 	// Parameters override the template's parameter defaults, as
 	// sam deploy --parameter-overrides does.
 	Parameters map[string]string
-	// Refs are the Ref values of resources created outside the template's
-	// rules here (the KMS key the local KMS made: its key id).
-	Refs map[string]string
-	// Arns are the Fn::GetAtt .Arn values of those resources.
-	Arns map[string]string
 	// Suffix stands for the random part of the names CloudFormation
 	// generates (a table without TableName: <stack>-Table-<suffix>), and of
 	// the stack id.
@@ -81,6 +75,9 @@ type Template struct {
 	// Substituted lists what the references resolved to, for the banner:
 	// "Table -> switchboard-local-Table-X".
 	Substituted []string
+	// Secrets are the values of the secrets the template generates, by ARN,
+	// which the stack's Secrets Manager serves.
+	Secrets map[string]string
 }
 
 // StateMachine is a state machine of the template.
@@ -155,8 +152,8 @@ func ReadTemplate(data []byte, site Site) (*Template, error) {
 			delete(out.Resources, id) // CloudFormation creates no such resource
 		}
 	}
-	t := &Template{}
 	secrets := map[string]string{} // secret ARN -> generated value
+	t := &Template{Secrets: secrets}
 	for _, id := range slices.Sorted(maps.Keys(out.Resources)) {
 		res := out.Resources[id]
 		switch res.Type {
@@ -524,9 +521,6 @@ func (r *resolver) ref(in, tmpl any) any {
 
 // refOf returns what Ref of the resource id is here.
 func (r *resolver) refOf(id string) string {
-	if v, ok := r.site.Refs[id]; ok {
-		return r.note(id, v)
-	}
 	switch r.types[id] {
 	case "AWS::Serverless::Function":
 		return r.functionName(id)
@@ -567,9 +561,6 @@ func (r *resolver) getAtt(in any) any {
 		return unresolved + "Fn::GetAtt " + strings.Join(parts, ".") + ">"
 	}
 	id := parts[0]
-	if v, ok := r.site.Arns[id]; ok {
-		return r.note(id+".Arn", v)
-	}
 	switch r.types[id] {
 	case "AWS::Serverless::Function":
 		return r.arn("lambda", "function:"+r.functionName(id))

@@ -124,6 +124,10 @@ type Tool struct {
 	// generator: the template gives its function the provider settings and,
 	// when the provider is Bedrock, bedrock:InvokeModel on that model.
 	Embeds, Generates bool
+	// MultiVector marks a tool that calls the configured multi-vector
+	// embedder of late interaction (Deps.MultiVector): the template gives
+	// its function the multi-vector settings and its key's secret.
+	MultiVector bool
 	// TraceArgument marks a tool whose input has an optional trace_id: when
 	// it is a valid trace id, the call runs under that trace instead of the
 	// request's (its audit events and the result's _meta name it), so that a
@@ -265,8 +269,8 @@ type Function struct {
 	// Tools and Resources are what it serves; both are empty for a trigger.
 	Tools     []string
 	Resources []string
-	// Pipeline, Embeds, Generates, Connects, Deletes, Progress and Searches: see [Tool]; true if any entry it serves says so.
-	Pipeline, Embeds, Generates, Connects, Deletes, Progress, Searches bool
+	// Pipeline, Embeds, Generates, MultiVector, Connects, Deletes, Progress and Searches: see [Tool]; true if any entry it serves says so.
+	Pipeline, Embeds, Generates, MultiVector, Connects, Deletes, Progress, Searches bool
 	// Seals and Opens: some entry it serves that Connects seals, or opens,
 	// connector credentials ([Tool.KeyUse]).
 	Seals, Opens bool
@@ -478,6 +482,7 @@ func (c *Catalog) buildFunctions() []Function {
 		f.Tools = append(f.Tools, t.Name)
 		merge(f, t.Limits, t.Table, t.Blobs, t.BlobKeys)
 		f.Pipeline, f.Embeds, f.Generates = f.Pipeline || t.Pipeline, f.Embeds || t.Embeds, f.Generates || t.Generates
+		f.MultiVector = f.MultiVector || t.MultiVector
 		f.Connects, f.Progress, f.Searches = f.Connects || t.Connects, f.Progress || t.Progress, f.Searches || t.Searches
 		f.Seals, f.Opens = f.Seals || t.Connects && t.KeyUse.seals(), f.Opens || t.Connects && t.KeyUse.opens()
 		f.Deletes, f.Public = f.Deletes || t.Deletes, f.Public || t.Visibility == Public || t.GatewayCalls

@@ -29,6 +29,14 @@ func connectorTool(t *Tool) *Tool {
 	return t
 }
 
+// ConnectorSyncIndex is the partition of the connectors' sync index
+// (package connector's SyncIndexPartition), outside every tenant's keys: a
+// function that Connects writes its tenant's entries there in the same
+// transaction as the tenant's items, so under tenant isolation its session
+// may put (and, if it deletes, delete) items of that partition, never read
+// them (config/tenantscoped).
+const ConnectorSyncIndex = "_conn#sync"
+
 // The internal tools through which the gateway proxies a tenant's connectors:
 // one function (ConnectorProxyFunction) serves them all, so that the call,
 // resource and prompt share its pooled upstream sessions. Hosts never see

@@ -118,6 +118,7 @@ func colbertTool() *Tool {
 		Example:     json.RawMessage(`{"query":"How often should I replace my toothbrush?","top_k":5,"candidate_source":"hybrid"}`),
 	})
 	t.Limits, t.Blobs, t.BlobKeys = colbertLimits, ReadWrite, []string{"tenants/*/vector/*"}
+	t.MultiVector = true
 	return t
 }
 

@@ -53,10 +53,13 @@ const (
 	EnvQuotas = "SWITCHBOARD_QUOTAS"
 	// EnvTenantRoleARN is the role a tool function assumes, per tenant, for
 	// its table and bucket (package tenantcreds); EnvTableARN and
-	// EnvBucketARN are the resources its session policies name.
+	// EnvBucketARN are the resources its session policies name, and
+	// EnvBucketKeyARN the customer-managed KMS key of the bucket's objects,
+	// if any, whose use through S3 they grant too.
 	EnvTenantRoleARN = "SWITCHBOARD_TENANT_ROLE_ARN"
 	EnvTableARN      = "SWITCHBOARD_TABLE_ARN"
 	EnvBucketARN     = "SWITCHBOARD_BUCKET_ARN"
+	EnvBucketKeyARN  = "SWITCHBOARD_BUCKET_KEY_ARN"
 	// EnvConnectorKey seals connector credentials: a KMS key ARN, or
 	// file:PATH of a local key file (package config/connectors).
 	EnvConnectorKey = "SWITCHBOARD_CONNECTOR_KEY"
@@ -161,8 +164,10 @@ type Config struct {
 	// PipelineARN is the RAG pipeline state machine's ARN ([EnvPipelineARN]).
 	PipelineARN string
 	// RequestStateKeys is the gateway's key ring ([EnvRequestStateKeys]): a
-	// JSON object of secrets by key id ({"k1":"..."}; on AWS, from Secrets
-	// Manager), or file:PATH of a key file, created on first use.
+	// JSON object of secrets by key id ({"k1":"..."}), the ARN of the Secrets
+	// Manager secret holding one (on AWS; read at cold start by package
+	// config/secrets, #<version id> after it for a version other than the
+	// current one), or file:PATH of a key file, created on first use.
 	RequestStateKeys string
 	// RateLimits are the limits of every tenant without an override of its
 	// own ([EnvRateLimits]): ratelimit.ParseLimits's syntax over
@@ -180,9 +185,10 @@ type Config struct {
 	Quotas string
 	// TenantRoleARN, if set, is the role a tool function assumes for each
 	// tenant to reach the table and the bucket ([EnvTenantRoleARN]), with
-	// TableARN and BucketARN the resources of its session policies. Package
-	// config/tenantscoped opens the credentials.
-	TenantRoleARN, TableARN, BucketARN string
+	// TableARN and BucketARN the resources of its session policies, and
+	// BucketKeyARN the bucket's customer-managed key ([EnvBucketKeyARN]).
+	// Package config/tenantscoped opens the credentials.
+	TenantRoleARN, TableARN, BucketARN, BucketKeyARN string
 	// ConnectorKey seals connector credentials ([EnvConnectorKey]).
 	ConnectorKey string
 	// ConnectorAllowedHosts are the hosts connectors may reach whatever they
@@ -220,6 +226,7 @@ func FromEnv(getenv func(string) string) Config {
 		TenantRoleARN:    getenv(EnvTenantRoleARN),
 		TableARN:         getenv(EnvTableARN),
 		BucketARN:        getenv(EnvBucketARN),
+		BucketKeyARN:     getenv(EnvBucketKeyARN),
 		ConnectorKey:     getenv(EnvConnectorKey),
 		WebSearch:        WebSearchFromEnv(getenv),
 		getenv:           getenv,
@@ -286,7 +293,8 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %q is not an ARN (arn:aws:s3:::NAME); it is required with %s and %s", EnvBucketARN, c.BucketARN, EnvTenantRoleARN, EnvBucket))
 		}
 	}
-	if k := c.RequestStateKeys; k != "" && !strings.HasPrefix(k, FilePrefix) {
+	// A secret's ARN is read, and then checked, by the gateway (config/secrets).
+	if k := c.RequestStateKeys; k != "" && !strings.HasPrefix(k, FilePrefix) && !strings.HasPrefix(k, "arn:") {
 		if _, err := elicit.ParseKeyring(k); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", EnvRequestStateKeys, err))
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config/secrets/secretstest"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/bedrock"
+	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
 	"github.com/switchboard-dev/switchboard/shared/provider/openai"
 )
 
@@ -170,11 +171,10 @@ func TestOpenBuildsTheConfiguredProviders(t *testing.T) {
 	}
 }
 
-// The key is the variable's value locally, and read from the Secrets
-// Manager secret the variable names on AWS.
-func TestOpenPassesTheOpenAIURLAndKeyToTheClient(t *testing.T) {
-	secret := secretstest.ARN("openai")
-	sm := secretstest.New(t, map[string]string{secret: "sk-from-secrets-manager"})
+// useSecretsStandIn points the AWS clients at the Secrets Manager stand-in,
+// with credentials to sign with and nothing from the machine's configuration.
+func useSecretsStandIn(t *testing.T, sm *secretstest.Server) {
+	t.Helper()
 	for k, v := range map[string]string{
 		"AWS_ENDPOINT_URL_SECRETS_MANAGER": sm.URL, "AWS_REGION": secretstest.Region,
 		"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "",
@@ -182,6 +182,14 @@ func TestOpenPassesTheOpenAIURLAndKeyToTheClient(t *testing.T) {
 	} {
 		t.Setenv(k, v)
 	}
+}
+
+// The key is the variable's value locally, and read from the Secrets
+// Manager secret the variable names on AWS.
+func TestOpenPassesTheOpenAIURLAndKeyToTheClient(t *testing.T) {
+	secret := secretstest.ARN("openai")
+	sm := secretstest.New(t, map[string]string{secret: "sk-from-secrets-manager"})
+	useSecretsStandIn(t, sm)
 	for _, tc := range []struct{ name, setting, want string }{
 		{"AKeyInTheVariable", "sk-local", "sk-local"},
 		{"AKeyInASecretTheVariableNames", secret, "sk-from-secrets-manager"},
@@ -212,6 +220,47 @@ func TestOpenPassesTheOpenAIURLAndKeyToTheClient(t *testing.T) {
 			}
 			if auth != "Bearer "+tc.want || path != "/v1/chat/completions" {
 				t.Errorf("request to %s with Authorization %q, want /v1/chat/completions with Bearer %s", path, auth, tc.want)
+			}
+		})
+	}
+	if reads := sm.Reads(); len(reads) != 1 || reads[0] != secret {
+		t.Errorf("Secrets Manager reads %v, want the one secret once", reads)
+	}
+}
+
+// The multi-vector API's key, like the OpenAI key: the variable's value
+// locally, the Secrets Manager secret the variable names on AWS, read once.
+func TestOpenMultiVectorPassesItsKeyToTheAPI(t *testing.T) {
+	secret := secretstest.ARN("jina")
+	sm := secretstest.New(t, map[string]string{secret: "jina_from_secrets_manager"})
+	useSecretsStandIn(t, sm)
+	for _, tc := range []struct{ name, setting, want string }{
+		{"a key in the variable", "jina_local", "jina_local"},
+		{"a key in a secret the variable names", secret, "jina_from_secrets_manager"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var auth string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				auth = r.Header.Get("Authorization")
+				vec := make([]float32, 128)
+				vec[0] = 1
+				w.Header().Set("Content-Type", "application/json")
+				json.NewEncoder(w).Encode(map[string]any{"model": "jina-colbert-v2",
+					"data": []any{map[string]any{"index": 0, "embeddings": [][]float32{vec}}}})
+			}))
+			defer srv.Close()
+			env := map[string]string{config.EnvTable: config.FilePrefix + filepath.Join(t.TempDir(), "db"),
+				config.EnvMultiVector: "jina", config.EnvMultiVectorURL: srv.URL, config.EnvMultiVectorAPIKey: tc.setting}
+			cfg := config.FromEnv(func(k string) string { return env[k] })
+			e, err := providers.OpenMultiVector(context.Background(), &cfg, &bytes.Buffer{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.EmbedTokens(context.Background(), multivector.Request{Texts: []string{"toothbrush"}, Purpose: provider.ForQuery}); err != nil {
+				t.Fatal(err)
+			}
+			if auth != "Bearer "+tc.want {
+				t.Errorf("Authorization %q, want Bearer %s", auth, tc.want)
 			}
 		})
 	}

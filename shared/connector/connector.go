@@ -115,10 +115,13 @@ const (
 	// DefaultListLimit and MaxListLimit bound connector_list's pages.
 	DefaultListLimit = 50
 	MaxListLimit     = 100
-	// syncIndexPK is the partition of the scheduled sync's index: the one
-	// key of this package that does not begin with a tenant, since the
-	// scheduled sync serves every tenant.
-	syncIndexPK = "_conn#sync"
+	// SyncIndexPartition is the partition of the scheduled sync's index:
+	// the one key of this package that does not begin with a tenant, since
+	// the scheduled sync serves every tenant. Under tenant isolation a
+	// tenant's session may put and delete its items, never read them
+	// (package tenantcreds, Grant.Shared), and the scheduled sync reads
+	// them through [Options.Index].
+	SyncIndexPartition = "_conn#sync"
 )
 
 // Options configures [New]. A nil *Options uses the defaults, which allow
@@ -166,12 +169,18 @@ type Options struct {
 	// (package later), so that the table write is not on the caller's path.
 	// If nil, the event is appended before the call returns.
 	After *later.Queue
+	// Index is the table the scheduled sync reads and cleans its index
+	// through ([Service.SyncDue]): under tenant isolation the function's
+	// own credentials, as the table's are each call's tenant's, and no
+	// tenant may read the index. If nil, the table.
+	Index store.Table
 }
 
 // Service implements the connector tools on a [store.Table]. It is safe for
 // concurrent use. Close it to close its upstream sessions.
 type Service struct {
 	table  store.Table
+	index  store.Table // the sync index's reads and cleaning (Options.Index)
 	sealer Sealer
 	audit  *audit.Log
 	opts   Options
@@ -205,7 +214,11 @@ func New(table store.Table, sealer Sealer, opts *Options) *Service {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{table: table, sealer: sealer, opts: o, now: o.Now, log: o.Logger.With("component", "connector"),
+	index := o.Index
+	if index == nil {
+		index = table
+	}
+	s := &Service{table: table, index: index, sealer: sealer, opts: o, now: o.Now, log: o.Logger.With("component", "connector"),
 		audit: audit.New(table, &audit.Options{Now: o.Now}), tokens: newTokenCache(), stats: newStats(o.Metrics)}
 	s.pool = newPool(o.IdleTimeout, o.InitTimeout, o.RetryDelay, o.Now, s.log)
 	return s
@@ -718,7 +731,7 @@ func (s *Service) Create(ctx context.Context, c tenant.Caller, in CreateInput) (
 		return ConnectorOutput{}, err
 	}
 	writes = append(writes, store.Put(r.item(c.Tenant), store.IfAbsent()), aw,
-		store.Put(store.Item{PK: syncIndexPK, SK: syncSK(r.SyncAt, c.Tenant, in.Name)}, store.Condition{}),
+		store.Put(store.Item{PK: SyncIndexPartition, SK: syncSK(r.SyncAt, c.Tenant, in.Name)}, store.Condition{}),
 		store.Put(syncPointer(c.Tenant, in.Name, r.SyncAt.UnixNano()), store.Condition{}))
 	err = s.table.Transact(ctx, writes...)
 	if errors.Is(err, store.ErrConditionFailed) {
@@ -945,7 +958,7 @@ func (s *Service) Delete(ctx context.Context, c tenant.Caller, in DeleteInput) (
 		return DeleteOutput{}, err
 	}
 	err = s.table.Transact(ctx, store.Delete(connPK(c.Tenant), in.Name, store.IfEquals("ver", r.Ver)), aw,
-		store.Delete(syncIndexPK, indexSK(at, c.Tenant, in.Name), store.Condition{}),
+		store.Delete(SyncIndexPartition, indexSK(at, c.Tenant, in.Name), store.Condition{}),
 		store.Delete(subPK(c.Tenant, in.Name), syncPointerSK, store.Condition{}))
 	if errors.Is(err, store.ErrConditionFailed) || errors.Is(err, store.ErrConflict) {
 		return DeleteOutput{}, fault.Conflict(err, "connector %q changed while you deleted it: read it again and retry", in.Name)

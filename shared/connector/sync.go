@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/switchboard-dev/switchboard/shared/audit"
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -351,8 +352,8 @@ func (s *Service) recordSync(ctx context.Context, c tenant.Caller, name string, 
 		apply(r)
 		writes := []store.Write{store.Put(r.item(c.Tenant), store.IfEquals("ver", r.Ver)),
 			store.Put(syncPointer(c.Tenant, name, now.UnixNano()), unmoved),
-			store.Delete(syncIndexPK, indexSK(at, c.Tenant, name), store.Condition{}),
-			store.Put(store.Item{PK: syncIndexPK, SK: syncSK(now, c.Tenant, name)}, store.Condition{})}
+			store.Delete(SyncIndexPartition, indexSK(at, c.Tenant, name), store.Condition{}),
+			store.Put(store.Item{PK: SyncIndexPartition, SK: syncSK(now, c.Tenant, name)}, store.Condition{})}
 		for _, ci := range items {
 			writes = append(writes, store.Put(ci, store.Condition{}))
 		}
@@ -408,7 +409,7 @@ func (s *Service) SyncDue(ctx context.Context) (SyncDueOutput, error) {
 	var err error
 	for cursor := ""; ; {
 		var page store.Page
-		if page, err = s.table.Query(ctx, syncIndexPK, store.Query{To: to, Cursor: cursor, Limit: syncPage}); err != nil {
+		if page, err = s.index.Query(ctx, SyncIndexPartition, store.Query{To: to, Cursor: cursor, Limit: syncPage}); err != nil {
 			err = unavailable(err, "reading the sync schedule failed; retry")
 			break
 		}
@@ -458,11 +459,17 @@ func (s *Service) syncScheduled(ctx context.Context, sk string) string {
 		return ""
 	}
 	c := tenant.Caller{Tenant: parts[1], Principal: SchedulerPrincipal}
+	// The sync acts for the connector's tenant: under tenant isolation the
+	// table's credentials are that tenant's (package tenantcreds reads the
+	// call's caller).
+	call, _ := callcontext.FromContext(ctx)
+	call.Caller = c
+	ctx = callcontext.NewContext(ctx, call)
 	r, err := s.load(ctx, c, "name", parts[2])
 	switch {
 	case fault.KindOf(err) == fault.KindNotFound:
 		// Deleted between its index item's write and removal.
-		if err := s.table.Delete(ctx, syncIndexPK, sk, store.Condition{}); err != nil {
+		if err := s.index.Delete(ctx, SyncIndexPartition, sk, store.Condition{}); err != nil {
 			s.log.WarnContext(ctx, "removing a deleted connector from the sync index failed", "tenant", c.Tenant, "connector", parts[2], "error", err)
 		}
 		return ""
@@ -490,7 +497,7 @@ func (s *Service) stray(ctx context.Context, c tenant.Caller, r *record, sk stri
 	if err != nil || indexSK(at, c.Tenant, r.Name) == sk {
 		return false
 	}
-	if err := s.table.Delete(ctx, syncIndexPK, sk, store.Condition{}); err != nil {
+	if err := s.index.Delete(ctx, SyncIndexPartition, sk, store.Condition{}); err != nil {
 		s.log.WarnContext(ctx, "removing a stray item of the sync index failed", "tenant", c.Tenant, "connector", r.Name, "error", err)
 	}
 	return true

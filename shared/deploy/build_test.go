@@ -17,8 +17,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/secrets/secretstest"
+	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/handlers/assistantfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
@@ -234,6 +238,7 @@ func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
 				env = append(env, sampleSearchEnv(t, dir)...)
 			}
 			var lam *fakeLambda
+			var keys *secretstest.Server
 			if f.Path == GatewayPath {
 				// The tool functions the gateway invokes run in this process, on their own table.
 				tbl, blobs := openTable(t, filepath.Join(dir, "functions.db")), openBlobs(t, filepath.Join(dir, "functions"))
@@ -243,11 +248,14 @@ func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
 				mux.Handle("POST /2015-03-31/functions/{name}/invocations", lam)
 				srv := httptest.NewServer(mux)
 				t.Cleanup(srv.Close)
+				// The request-state keys are read from Secrets Manager, as deployed.
+				keys = secretstest.New(t, map[string]string{secretstest.ARN("request-state-keys"): `{"k1":"` + elicit.NewSecret() + `"}`})
 				env = append(env,
 					config.EnvFunctionPrefix+"="+prefix,
 					config.EnvAnonymousTenant+"="+SampleTenant,
-					config.EnvRequestStateKeys+"="+config.FilePrefix+filepath.Join(dir, "request-state-keys.json"),
+					config.EnvRequestStateKeys+"="+secretstest.ARN("request-state-keys"),
 					"AWS_ENDPOINT_URL_LAMBDA="+srv.URL,
+					"AWS_ENDPOINT_URL_SECRETS_MANAGER="+keys.URL,
 				)
 			} else {
 				tbl := openTable(t, filepath.Join(dir, "t.db"))
@@ -281,6 +289,11 @@ func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
 				}
 				checkAnswer(t, ev, res.Payload)
 				t.Logf("%s answered in %v", ev.Path, res.Answered.Sub(res.Received).Round(time.Microsecond))
+			}
+			if keys != nil {
+				if diff := cmp.Diff([]string{secretstest.ARN("request-state-keys")}, keys.Reads()); diff != "" {
+					t.Errorf("the gateway's reads of its request-state keys mismatch (-want +got):\n%s", diff)
+				}
 			}
 			if lam != nil {
 				call := eventByPath(t, EventsDir+"/"+GatewayPath+"/tools-call.json")
@@ -417,7 +430,7 @@ var (
 	invokerCode   = []string{"shared/config/invoker", "shared/invoke/lambdaapi"}
 	// The connector functions' sealer (a KMS key or a local key file) and
 	// outbound guard.
-	connectorsCode = []string{"shared/config/connectors", "shared/netguard", "shared/seal", "shared/seal/kms", "shared/seal/localkey"}
+	connectorsCode = []string{"shared/config/connectors", "shared/config/secrets", "shared/netguard", "shared/seal", "shared/seal/kms", "shared/seal/localkey"}
 	// The web search functions' backends, each request through the outbound
 	// guard, the tenants' rate bucket, and the Brave key's secret.
 	searchCode = []string{"shared/config/search", "shared/config/secrets", "shared/netguard", "shared/ratelimit", "shared/websearch",

@@ -111,12 +111,12 @@ type Function struct {
 	// Serves names the tools and resources it serves; empty for the gateway
 	// and for triggers.
 	Serves []string
-	// Pipeline, Embeds, Generates, Connects, Searches, Seals, Opens, Deletes,
-	// Public and Trigger are the catalog's, see [catalog.Function].
-	Pipeline, Embeds, Generates, Connects bool
-	Seals, Opens, Deletes, Public         bool
-	Searches                              bool
-	Trigger                               *catalog.Trigger
+	// Pipeline, Embeds, Generates, MultiVector, Connects, Searches, Seals,
+	// Opens, Deletes, Public and Trigger are the catalog's, see [catalog.Function].
+	Pipeline, Embeds, Generates, MultiVector, Connects bool
+	Seals, Opens, Deletes, Public                      bool
+	Searches                                           bool
+	Trigger                                            *catalog.Trigger
 }
 
 // Functions returns every function the template deploys: the gateway first,
@@ -131,7 +131,7 @@ func Functions(cat *catalog.Catalog) []Function {
 			Path: f.Path, LogicalID: invoke.LogicalID(f.Path), Name: invoke.FunctionName(f.Path),
 			Limits: f.Limits, Table: f.Table, Blobs: f.Blobs, BlobKeys: f.BlobKeys, Invokes: f.Invokes,
 			Serves:   append(append([]string(nil), f.Tools...), f.Resources...),
-			Pipeline: f.Pipeline, Embeds: f.Embeds, Generates: f.Generates, Connects: f.Connects, Searches: f.Searches, Trigger: f.Trigger,
+			Pipeline: f.Pipeline, Embeds: f.Embeds, Generates: f.Generates, MultiVector: f.MultiVector, Connects: f.Connects, Searches: f.Searches, Trigger: f.Trigger,
 			Seals: f.Seals, Opens: f.Opens, Deletes: f.Deletes, Public: f.Public,
 		})
 	}
@@ -162,6 +162,8 @@ type statement struct {
 	// LeadingKeyPatterns, if set, are the partition key patterns (StringLike:
 	// * and ? match) the statement's actions are limited to.
 	LeadingKeyPatterns []string
+	// EncryptionContext, if set, limits the statement's KMS actions to it.
+	EncryptionContext *kmsContext
 	// Condition, if set, names the template condition under which the
 	// statement exists (Fn::If with AWS::NoValue otherwise).
 	Condition string
@@ -193,9 +195,11 @@ type templateSchedule struct {
 func ScheduleLogicalID(id string) string { return strings.TrimSuffix(id, "Function") + "Schedule" }
 
 type templateData struct {
-	Functions                     []templateFunction
-	Pipeline                      *templatePipeline
-	ConnectorKey                  *templateConnectorKey
+	Functions []templateFunction
+	Pipeline  *templatePipeline
+	// ConnectorKeys is the logical ID of the connectors' key ring secret,
+	// empty when no function connects.
+	ConnectorKeys                 string
 	PK, SK, ExpiresAt             string
 	OriginsPattern, TenantPattern string
 	DefaultRetention              int
@@ -226,39 +230,29 @@ const (
 	pipelineLogGroupID = "RagPipelineLogGroup"
 )
 
-// ConnectorKeyLogicalID is the KMS key that seals connector credentials.
-const ConnectorKeyLogicalID = "ConnectorKey"
+// ConnectorKeysLogicalID is the Secrets Manager secret holding the key
+// ring that seals connector credentials when no customer-managed key is
+// given (condition NoKmsKey); with one (HasKmsKey), that KMS key seals them.
+const ConnectorKeysLogicalID = "ConnectorKeys"
 
-// templateConnectorKey is the KMS key of connector credentials: the roles of
-// the functions that seal credentials (their logical IDs) may generate data
-// keys with it, those that open them decrypt, under the purpose of connector
-// credentials only, with an encryption context naming the tenant and the
-// connector.
-type templateConnectorKey struct {
-	LogicalID, PurposeKey, Purpose string
-	// RequiredKeys must be in the encryption context, which may hold
-	// AllowedKeys only.
+// NoKmsKey is the condition of no customer-managed KMS key: the opposite of
+// [HasKmsKey].
+const NoKmsKey = "NoKmsKey"
+
+// credentialsContext is the encryption context a connector function may
+// use the customer-managed key under: the purpose of connector credentials,
+// naming a tenant and a connector (and a principal for one's own), nothing
+// else.
+var credentialsContext = &kmsContext{PurposeKey: connector.ContextPurpose, Purpose: connector.CredentialsPurpose,
+	RequiredKeys: []string{connector.ContextTenant, connector.ContextConnector},
+	AllowedKeys:  []string{connector.ContextPurpose, connector.ContextTenant, connector.ContextConnector, connector.ContextPrincipal}}
+
+// kmsContext limits a statement's KMS actions to an encryption context:
+// PurposeKey must be Purpose, RequiredKeys must be present, and no key but
+// AllowedKeys may be.
+type kmsContext struct {
+	PurposeKey, Purpose       string
 	RequiredKeys, AllowedKeys []string
-	SealRoles, OpenRoles      []string
-}
-
-// keyStatement is one use of the connector key granted to some roles.
-type keyStatement struct {
-	Sid, Action string
-	Roles       []string
-}
-
-// Statements are the key policy's grants of its use: to seal, to open;
-// none for a use no function has.
-func (k *templateConnectorKey) Statements() []keyStatement {
-	var out []keyStatement
-	if len(k.SealRoles) > 0 {
-		out = append(out, keyStatement{Sid: "SealConnectorCredentials", Action: "kms:GenerateDataKey", Roles: k.SealRoles})
-	}
-	if len(k.OpenRoles) > 0 {
-		out = append(out, keyStatement{Sid: "OpenConnectorCredentials", Action: "kms:Decrypt", Roles: k.OpenRoles})
-	}
-	return out
 }
 
 type templatePipeline struct {
@@ -309,31 +303,48 @@ const (
 	tenantBucketARN = "arn:${AWS::Partition}:s3:::switchboard-${Id}"
 )
 
+// tenantKeyARN is the bucket's customer-managed key in the tenant role's
+// documents, as a !Sub expression.
+const tenantKeyARN = "${KmsKeyArn}"
+
+// TenantIsolationWithKmsKey is the condition of tenant isolation with a
+// customer-managed key: the tenant role's documents, and the session
+// policies of the functions with blob access, grant the key's use through S3.
+const TenantIsolationWithKmsKey = "TenantIsolationWithKmsKey"
+
 // tenantRoleDocuments returns the tenant role's identity policy, boundary
-// and trust policy as JSON for !Sub: the policy variable of the session's
-// tenant tag escaped (${!aws:...}) so that !Sub leaves it to IAM. Any role
-// of the account may be trusted: only the tool functions' roles are granted
-// sts:AssumeRole on it, and stack-named role patterns would break on the
-// names CloudFormation truncates.
+// and trust policy as !Sub expressions: the policy variable of the
+// session's tenant tag escaped (${!aws:...}) so that !Sub leaves it to IAM;
+// the identity policy and the boundary in two versions, with the bucket's
+// key when KmsKeyArn is set and without. Any role of the account may be
+// trusted: only the tool functions' roles are granted sts:AssumeRole on it,
+// and stack-named role patterns would break on the names CloudFormation
+// truncates.
 func tenantRoleDocuments() (role, boundary, trust string) {
 	r := tenantcreds.Resources{TableARN: tenantTableARN, BucketARN: tenantBucketARN}
-	sub := func(p tenantcreds.Policy) string { return quote(strings.ReplaceAll(p.JSON(), "${aws:", "${!aws:")) }
-	return sub(tenantcreds.RolePolicy(r)), sub(tenantcreds.Boundary(r)),
-		sub(tenantcreds.TrustPolicy("arn:${AWS::Partition}:iam::${AWS::AccountId}:root", []string{"arn:${AWS::Partition}:iam::${AWS::AccountId}:role/*"}))
+	keyed := r
+	keyed.KeyARN = tenantKeyARN
+	text := func(p tenantcreds.Policy) string { return quote(strings.ReplaceAll(p.JSON(), "${aws:", "${!aws:")) }
+	// The connectors' sync index, which the connector functions write
+	// blind along with their tenant's items (config/tenantscoped.Shared).
+	withKey := func(doc func(tenantcreds.Resources, ...string) tenantcreds.Policy) string {
+		keyedDoc, doc2 := doc(keyed, catalog.ConnectorSyncIndex), doc(r, catalog.ConnectorSyncIndex)
+		return fmt.Sprintf("!If [%s, !Sub [%s, %s], !Sub [%s, %s]]", HasKmsKey, text(keyedDoc), stackUUID, text(doc2), stackUUID)
+	}
+	return withKey(tenantcreds.RolePolicy), withKey(tenantcreds.Boundary),
+		"!Sub " + text(tenantcreds.TrustPolicy("arn:${AWS::Partition}:iam::${AWS::AccountId}:root", []string{"arn:${AWS::Partition}:iam::${AWS::AccountId}:role/*"}))
 }
 
 // RequestStateKeysLogicalID is the logical ID of the Secrets Manager secret
 // holding the gateway's request-state key ring (package elicit).
 const RequestStateKeysLogicalID = "RequestStateKeys"
 
-// requestStateKeys is the gateway's key ring, resolved from the secret when
-// the gateway is deployed, so that a cold start makes no call for it: the
-// version the RequestStateKeysVersion parameter names, or the current one.
-// CloudFormation resolves a dynamic reference again only when the reference
-// changes, which is what the parameter is for (README, rotating the keys).
-const requestStateKeys = `!If [HasRequestStateKeysVersion, ` +
-	`!Sub "{{resolve:secretsmanager:${` + RequestStateKeysLogicalID + `}:SecretString:::${RequestStateKeysVersion}}}", ` +
-	`!Sub "{{resolve:secretsmanager:${` + RequestStateKeysLogicalID + `}:SecretString}}"]`
+// requestStateKeys is the gateway's key ring: the secret's ARN, with the
+// version the RequestStateKeysVersion parameter names, if any. The gateway
+// reads it once at cold start (package config/secrets), so the keys never
+// sit in its environment; a changed variable starts fresh instances, which
+// read the secret again (README, rotating the keys).
+const requestStateKeys = `!If [HasRequestStateKeysVersion, !Sub "${` + RequestStateKeysLogicalID + `}#${RequestStateKeysVersion}", !Ref ` + RequestStateKeysLogicalID + `]`
 
 // OAuth with the stack's own identity provider: when OAuthResource is set
 // and OAuthIssuer is not (condition UseCognito), the template creates a
@@ -362,6 +373,11 @@ const OpenAIApiKeyLogicalID = "OpenAIApiKeySecret"
 // BraveSearchApiKeyLogicalID is the secret holding the BraveSearchApiKey
 // parameter's value, which the web search functions read at cold start.
 const BraveSearchApiKeyLogicalID = "BraveSearchApiKeySecret"
+
+// MultiVectorApiKeyLogicalID is the secret holding the MultiVectorApiKey
+// parameter's value (Jina's API key), which the functions of late
+// interaction read at cold start.
+const MultiVectorApiKeyLogicalID = "MultiVectorApiKeySecret"
 
 // HasKmsKey is the condition of a customer-managed KMS key (parameter
 // KmsKeyArn) for the table, the bucket, the log groups and the secrets;
@@ -453,6 +469,7 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 			{Sid: "KeepOAuthClients", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{"!GetAtt Table.Arn"},
 				LeadingKeys: []string{oauth.ClientPartition, oauth.ClientPartition + "#rate", oauth.SpentPartition}},
 			{Sid: "KeepRateLimits", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{"!GetAtt Table.Arn"}, LeadingKeyPatterns: []string{tenant.Key("*") + "limits"}},
+			{Sid: "ReadRequestStateKeys", Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + RequestStateKeysLogicalID}},
 			{Sid: "ReadOAuthSigningKeys", Condition: UseCognito, Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + OAuthSigningKeysLogicalID}},
 			// The signing keys' secret, with a customer-managed key.
 			{Sid: "UseKmsKey", Condition: HasKmsKey, Actions: []string{"kms:Decrypt"}, Resources: []string{"!Ref KmsKeyArn"}},
@@ -501,6 +518,13 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 		tf.Statements = append(tf.Statements, statement{Sid: "AssumeTenantRole", Condition: TenantIsolationOn,
 			Actions: []string{"sts:AssumeRole", "sts:TagSession"}, Resources: []string{"!GetAtt " + TenantRoleLogicalID + ".Arn"}})
 	}
+	if f.Connects && f.Trigger != nil {
+		// The scheduled sync reads and cleans the connectors' sync index,
+		// outside every tenant's keys, as itself; each sync acts as its
+		// connector's tenant.
+		tf.Statements = append(tf.Statements, statement{Sid: "SweepSyncIndex", Condition: TenantIsolationOn,
+			Actions: []string{"dynamodb:Query", "dynamodb:DeleteItem"}, Resources: []string{"!GetAtt Table.Arn"}, LeadingKeys: []string{catalog.ConnectorSyncIndex}})
+	}
 	if f.Table == catalog.ReadWrite && strings.HasPrefix(f.Path, "vector/") {
 		// The vector functions that store charge quotas, whose operators'
 		// overrides lie outside every tenant's keys.
@@ -509,7 +533,8 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 	}
 	if f.Blobs != catalog.NoAccess {
 		tf.Env = append(tf.Env, envVar{config.EnvBucket, bucket},
-			envVar{config.EnvBucketARN, `!If [` + TenantIsolationOn + `, ` + bucketARN + `, !Ref "AWS::NoValue"]`})
+			envVar{config.EnvBucketARN, `!If [` + TenantIsolationOn + `, ` + bucketARN + `, !Ref "AWS::NoValue"]`},
+			envVar{config.EnvBucketKeyARN, `!If [` + TenantIsolationWithKmsKey + `, !Ref KmsKeyArn, !Ref "AWS::NoValue"]`})
 		// Listing stays bucket-wide, even for a function narrowed to some
 		// keys: without it, S3 answers a missing object with 403, not 404,
 		// and a reader cannot tell a gone object from a refusal.
@@ -546,11 +571,22 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 			}})
 	}
 	if f.Connects {
-		// The key's policy, not the role's, grants its use (ConnectorKey in
-		// the template): a role policy naming the key would make a cycle,
-		// the key's policy naming the role.
-		tf.Env = append(tf.Env, envVar{config.EnvConnectorKey, "!GetAtt " + ConnectorKeyLogicalID + ".Arn"},
+		// Credentials are sealed with the customer-managed key when one is
+		// given (seal/kms), else with the key ring of the ConnectorKeys
+		// secret, read at start (seal/localkey): no KMS key of the stack's
+		// own, whose monthly price an idle stack would pay.
+		tf.Env = append(tf.Env, envVar{config.EnvConnectorKey, `!If [` + HasKmsKey + `, !Ref KmsKeyArn, !Ref ` + ConnectorKeysLogicalID + `]`},
 			envVar{config.EnvConnectorCacheTTL, "!Ref ConnectorCacheTtl"})
+		tf.Statements = append(tf.Statements, statement{Sid: "ReadConnectorKeys", Condition: NoKmsKey,
+			Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + ConnectorKeysLogicalID}})
+		if f.Seals {
+			tf.Statements = append(tf.Statements, statement{Sid: "SealConnectorCredentials", Condition: HasKmsKey,
+				Actions: []string{"kms:GenerateDataKey"}, Resources: []string{"!Ref KmsKeyArn"}, EncryptionContext: credentialsContext})
+		}
+		if f.Opens {
+			tf.Statements = append(tf.Statements, statement{Sid: "OpenConnectorCredentials", Condition: HasKmsKey,
+				Actions: []string{"kms:Decrypt"}, Resources: []string{"!Ref KmsKeyArn"}, EncryptionContext: credentialsContext})
+		}
 	}
 	if f.Embeds || f.Generates {
 		// The key's secret by ARN, read at cold start (config/secrets): the
@@ -570,7 +606,17 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 		tf.Statements = append(tf.Statements, statement{Sid: "ReadWebSearchKeys", Condition: "HasBraveSearchApiKey",
 			Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + BraveSearchApiKeyLogicalID}})
 	}
-	if f.Blobs != catalog.NoAccess || f.Embeds || f.Generates {
+	if f.MultiVector {
+		// Late interaction's token embedder; its key by its secret's ARN,
+		// read at cold start (config/secrets), as the OpenAI key is.
+		tf.Env = append(tf.Env, envVar{config.EnvMultiVector, "!Ref MultiVector"},
+			envVar{config.EnvMultiVectorModel, ifSet("HasMultiVectorModel", "MultiVectorModel")},
+			envVar{config.EnvMultiVectorURL, ifSet("HasMultiVectorUrl", "MultiVectorUrl")},
+			envVar{config.EnvMultiVectorAPIKey, `!If [HasMultiVectorApiKey, !Ref ` + MultiVectorApiKeyLogicalID + `, !Ref "AWS::NoValue"]`})
+		tf.Statements = append(tf.Statements, statement{Sid: "ReadMultiVectorKey", Condition: "HasMultiVectorApiKey",
+			Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + MultiVectorApiKeyLogicalID}})
+	}
+	if f.Blobs != catalog.NoAccess || f.Embeds || f.Generates || f.MultiVector {
 		// With a customer-managed key: the bucket's objects (SSE-KMS) and the
 		// provider's secret are decrypted, and objects encrypted, with it.
 		tf.Statements = append(tf.Statements, statement{Sid: "UseKmsKey", Condition: HasKmsKey,
@@ -658,8 +704,18 @@ func writeStatements(b *strings.Builder, statements []statement, indent int) {
 		for _, r := range st.Resources {
 			fmt.Fprintf(b, "%s  - %s\n", in, r)
 		}
-		if len(st.LeadingKeys)+len(st.LeadingKeyPatterns) > 0 {
+		if len(st.LeadingKeys)+len(st.LeadingKeyPatterns) > 0 || st.EncryptionContext != nil {
 			fmt.Fprintf(b, "%sCondition:\n", in)
+		}
+		if c := st.EncryptionContext; c != nil {
+			fmt.Fprintf(b, "%s  StringEquals:\n%s    kms:EncryptionContext:%s: %s\n%s  \"Null\":\n", in, in, c.PurposeKey, quote(c.Purpose), in)
+			for _, k := range c.RequiredKeys {
+				fmt.Fprintf(b, "%s    kms:EncryptionContext:%s: \"false\"\n", in, k)
+			}
+			fmt.Fprintf(b, "%s  ForAllValues:StringEquals:\n%s    kms:EncryptionContextKeys:\n", in, in)
+			for _, k := range c.AllowedKeys {
+				fmt.Fprintf(b, "%s      - %s\n", in, quote(k))
+			}
 		}
 		for _, c := range []struct {
 			op   string
@@ -726,18 +782,7 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 		}
 		if f.Connects {
 			connectorFunctions = append(connectorFunctions, f.Name)
-			if data.ConnectorKey == nil {
-				data.ConnectorKey = &templateConnectorKey{LogicalID: ConnectorKeyLogicalID, PurposeKey: connector.ContextPurpose, Purpose: connector.CredentialsPurpose,
-					RequiredKeys: []string{connector.ContextTenant, connector.ContextConnector},
-					AllowedKeys:  []string{connector.ContextPurpose, connector.ContextTenant, connector.ContextConnector, connector.ContextPrincipal}}
-			}
-			// SAM names a function's generated role <logical ID>Role.
-			if f.Seals {
-				data.ConnectorKey.SealRoles = append(data.ConnectorKey.SealRoles, f.LogicalID+"Role")
-			}
-			if f.Opens {
-				data.ConnectorKey.OpenRoles = append(data.ConnectorKey.OpenRoles, f.LogicalID+"Role")
-			}
+			data.ConnectorKeys = ConnectorKeysLogicalID
 		}
 	}
 	var err error

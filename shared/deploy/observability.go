@@ -19,6 +19,10 @@ const (
 	AccessLogGroupID = "ApiAccessLogGroup"
 	// DashboardLogicalID is the CloudWatch dashboard.
 	DashboardLogicalID = "Dashboard"
+	// MonitoringOn is the condition of the dashboard and the alarms:
+	// parameter Monitoring is full (the default); none leaves them out,
+	// with their fixed monthly prices.
+	MonitoringOn = "MonitoringOn"
 	// AlarmTopicParameter names the optional SNS topic the alarms notify.
 	AlarmTopicParameter = "AlarmTopicArn"
 	// alarmPeriod is the period, in seconds, every alarm evaluates.

@@ -265,6 +265,24 @@ func jsonValue(v any) string {
 	return string(b)
 }
 
+// Parameter Monitoring=none removes every fixed monthly cost of watching:
+// the dashboard, each alarm, and the output naming the dashboard.
+func TestMonitoringNoneRemovesTheDashboardAndEveryAlarm(t *testing.T) {
+	p := readTemplate(t)
+	watched := p.resourcesOfType("AWS::CloudWatch::Alarm")
+	watched[DashboardLogicalID] = p.resource(t, DashboardLogicalID)
+	watched["Outputs.Dashboard"] = p.raw["Outputs"].(map[string]any)["Dashboard"].(map[string]any)
+	for id, r := range watched {
+		if r["Condition"] != MonitoringOn {
+			t.Errorf("%s has condition %v, want %s", id, r["Condition"], MonitoringOn)
+		}
+	}
+	cond := p.raw["Conditions"].(map[string]any)[MonitoringOn]
+	if want := map[string]any{"Fn::Equals": []any{ref("Monitoring"), "full"}}; !cmp.Equal(cond, want) {
+		t.Errorf("condition %s = %v, want %v", MonitoringOn, cond, want)
+	}
+}
+
 // Every family, and the gateway, has an alarm on its error rate, its
 // throttles and its p99 latency, each on metrics its functions emit; every
 // alarm notifies the optional topic.

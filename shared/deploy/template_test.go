@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"encoding/json"
-	"fmt"
 	"maps"
 	"net/url"
 	"os"
@@ -26,8 +25,10 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/keyfile"
 	"github.com/switchboard-dev/switchboard/shared/oauth"
 	"github.com/switchboard-dev/switchboard/shared/quota"
+	"github.com/switchboard-dev/switchboard/shared/seal/localkey"
 	"github.com/switchboard-dev/switchboard/shared/tenantcreds"
 )
 
@@ -182,6 +183,12 @@ func wantToolFunction(f catalog.Function) map[string]any {
 		onlyIf(TenantIsolationOn, map[string]any{"Sid": "AssumeTenantRole", "Effect": "Allow", "Action": strs("sts:AssumeRole", "sts:TagSession"),
 			"Resource": []any{getAtt(TenantRoleLogicalID + ".Arn")}})
 	}
+	if f.Connects && f.Trigger != nil {
+		// The scheduled sync sweeps the sync index as itself.
+		onlyIf(TenantIsolationOn, map[string]any{"Sid": "SweepSyncIndex", "Effect": "Allow", "Action": strs("dynamodb:Query", "dynamodb:DeleteItem"),
+			"Resource":  []any{getAtt("Table.Arn")},
+			"Condition": map[string]any{"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": strs(connector.SyncIndexPartition)}}})
+	}
 	if f.Table == catalog.ReadWrite && strings.HasPrefix(f.Path, "vector/") {
 		onlyIf(TenantIsolationOn, map[string]any{"Sid": "ReadQuotaOverrides", "Effect": "Allow", "Action": strs("dynamodb:GetItem"),
 			"Resource":  []any{getAtt("Table.Arn")},
@@ -190,6 +197,7 @@ func wantToolFunction(f catalog.Function) map[string]any {
 	if g.bucketObjects != nil {
 		env[config.EnvBucket] = bucketEnv
 		env[config.EnvBucketARN] = ifv(TenantIsolationOn, bucketArn, noValue)
+		env[config.EnvBucketKeyARN] = ifv(TenantIsolationWithKmsKey, ref("KmsKeyArn"), noValue)
 		sid := map[catalog.Access]string{catalog.Read: "BucketObjectsRead", catalog.ReadWrite: "BucketObjectsReadWrite"}[f.Blobs]
 		onlyIf(TenantIsolationOff, map[string]any{"Sid": "BucketList", "Effect": "Allow", "Action": strs(g.bucketList...), "Resource": []any{bucketArn}})
 		onlyIf(TenantIsolationOff, map[string]any{"Sid": sid, "Effect": "Allow", "Action": strs(g.bucketObjects...), "Resource": bucketObjs})
@@ -230,8 +238,25 @@ func wantToolFunction(f catalog.Function) map[string]any {
 			}})
 	}
 	if f.Connects {
-		env[config.EnvConnectorKey] = getAtt(ConnectorKeyLogicalID + ".Arn")
+		// The customer-managed key if given, else the key ring's secret;
+		// the key only for the purpose of connector credentials.
+		env[config.EnvConnectorKey] = ifv(HasKmsKey, ref("KmsKeyArn"), ref(ConnectorKeysLogicalID))
 		env[config.EnvConnectorCacheTTL] = ref("ConnectorCacheTtl")
+		onlyIf(NoKmsKey, map[string]any{"Sid": "ReadConnectorKeys", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
+			"Resource": []any{ref(ConnectorKeysLogicalID)}})
+		credentials := map[string]any{
+			"StringEquals":              map[string]any{"kms:EncryptionContext:purpose": connector.CredentialsPurpose},
+			"Null":                      map[string]any{"kms:EncryptionContext:tenant": "false", "kms:EncryptionContext:connector": "false"},
+			"ForAllValues:StringEquals": map[string]any{"kms:EncryptionContextKeys": strs("purpose", "tenant", "connector", "principal")},
+		}
+		if f.Seals {
+			onlyIf(HasKmsKey, map[string]any{"Sid": "SealConnectorCredentials", "Effect": "Allow", "Action": strs("kms:GenerateDataKey"),
+				"Resource": []any{ref("KmsKeyArn")}, "Condition": credentials})
+		}
+		if f.Opens {
+			onlyIf(HasKmsKey, map[string]any{"Sid": "OpenConnectorCredentials", "Effect": "Allow", "Action": strs("kms:Decrypt"),
+				"Resource": []any{ref("KmsKeyArn")}, "Condition": credentials})
+		}
 	}
 	if f.Embeds || f.Generates {
 		// The provider's key by its secret's ARN, never the key itself.
@@ -250,7 +275,16 @@ func wantToolFunction(f catalog.Function) map[string]any {
 		onlyIf("HasBraveSearchApiKey", map[string]any{"Sid": "ReadWebSearchKeys", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
 			"Resource": []any{ref(BraveSearchApiKeyLogicalID)}})
 	}
-	if f.Blobs != catalog.NoAccess || f.Embeds || f.Generates {
+	if f.MultiVector {
+		// Late interaction's token embedder, its key by its secret's ARN.
+		env[config.EnvMultiVector] = ref("MultiVector")
+		env[config.EnvMultiVectorModel] = ifv("HasMultiVectorModel", ref("MultiVectorModel"), noValue)
+		env[config.EnvMultiVectorURL] = ifv("HasMultiVectorUrl", ref("MultiVectorUrl"), noValue)
+		env[config.EnvMultiVectorAPIKey] = ifv("HasMultiVectorApiKey", ref(MultiVectorApiKeyLogicalID), noValue)
+		onlyIf("HasMultiVectorApiKey", map[string]any{"Sid": "ReadMultiVectorKey", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
+			"Resource": []any{ref(MultiVectorApiKeyLogicalID)}})
+	}
+	if f.Blobs != catalog.NoAccess || f.Embeds || f.Generates || f.MultiVector {
 		onlyIf(HasKmsKey, map[string]any{"Sid": "UseKmsKey", "Effect": "Allow", "Action": strs("kms:Decrypt", "kms:GenerateDataKey"),
 			"Resource": []any{ref("KmsKeyArn")}})
 	} else if f.Searches {
@@ -446,8 +480,7 @@ func TestTheGatewayCanOnlyInvokeTheStackAndReadApiKeys(t *testing.T) {
 			config.EnvAnonymousTenant: ref("AnonymousTenant"),
 			config.EnvRateLimits:      ref("RateLimits"),
 			config.EnvRequestStateKeys: ifv("HasRequestStateKeysVersion",
-				sub("{{resolve:secretsmanager:${RequestStateKeys}:SecretString:::${RequestStateKeysVersion}}}"),
-				sub("{{resolve:secretsmanager:${RequestStateKeys}:SecretString}}")),
+				sub("${RequestStateKeys}#${RequestStateKeysVersion}"), ref(RequestStateKeysLogicalID)),
 			config.EnvOAuthResource: ref("OAuthResource"),
 			config.EnvOAuthIssuer:   ref("OAuthIssuer"),
 			config.EnvOAuthJWKSURL:  ref("OAuthJwksUrl"),
@@ -485,6 +518,10 @@ func TestTheGatewayCanOnlyInvokeTheStackAndReadApiKeys(t *testing.T) {
 				"Sid": "KeepRateLimits", "Effect": "Allow", "Action": strs("dynamodb:GetItem", "dynamodb:PutItem"),
 				"Resource":  []any{getAtt("Table.Arn")},
 				"Condition": map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": strs("t#*#limits")}},
+			},
+			map[string]any{
+				"Sid": "ReadRequestStateKeys", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
+				"Resource": []any{ref(RequestStateKeysLogicalID)},
 			},
 		}},
 			// The facade's signing keys, only with the stack's Cognito.
@@ -822,7 +859,8 @@ func TestTheTableAndBucketAreProtectedAndKept(t *testing.T) {
 // TestTheRequestStateKeysAreGeneratedAndReachOnlyTheGateway checks the key
 // ring that seals request states: made by Secrets Manager (KMS-encrypted), a
 // JSON object whose one key, k1, is 64 random characters, which
-// elicit.ParseKeyring accepts; resolved into the gateway's environment alone.
+// elicit.ParseKeyring accepts; named (by ARN) in the gateway's environment
+// alone, never resolved into it.
 func TestTheRequestStateKeysAreGeneratedAndReachOnlyTheGateway(t *testing.T) {
 	p := readTemplate(t)
 	secret, err := p.typed.GetSecretsManagerSecretWithName(RequestStateKeysLogicalID)
@@ -845,66 +883,47 @@ func TestTheRequestStateKeysAreGeneratedAndReachOnlyTheGateway(t *testing.T) {
 	}
 }
 
-// TestOnlyTheConnectorFunctionsMayUseTheConnectorKeyAndOnlyForCredentials
-// checks the key's policy: the functions that seal connector credentials may
-// generate data keys, those that open them decrypt, exactly those, and only
-// under the encryption context of connector credentials.
-func TestOnlyTheConnectorFunctionsMayUseTheConnectorKeyAndOnlyForCredentials(t *testing.T) {
+// TestTheCatalogNamesTheConnectorsSyncIndex: the partition the template and
+// the session policies let connector functions write is the one package
+// connector keeps its sync index in.
+func TestTheCatalogNamesTheConnectorsSyncIndex(t *testing.T) {
+	if catalog.ConnectorSyncIndex != connector.SyncIndexPartition {
+		t.Errorf("catalog.ConnectorSyncIndex = %q, connector.SyncIndexPartition = %q", catalog.ConnectorSyncIndex, connector.SyncIndexPartition)
+	}
+}
+
+// TestConnectorCredentialsAreSealedWithoutAKeyOfTheStacksOwn checks what
+// seals connector credentials: the stack creates no KMS key (its monthly
+// price is paid idle); without KmsKeyArn a generated key ring in a secret
+// that seal/localkey accepts, with it none (wantToolFunction checks each
+// function's grants of either).
+func TestConnectorCredentialsAreSealedWithoutAKeyOfTheStacksOwn(t *testing.T) {
 	p := readTemplate(t)
-	key := props(p.resource(t, ConnectorKeyLogicalID))
-	if key["EnableKeyRotation"] != true {
-		t.Errorf("EnableKeyRotation = %v, want true", key["EnableKeyRotation"])
+	if keys := p.resourcesOfType("AWS::KMS::Key"); len(keys) > 0 {
+		t.Errorf("the template creates KMS keys %v", slices.Collect(maps.Keys(keys)))
 	}
-	roles := map[string][]any{} // statement -> roles
-	for _, f := range Functions(catalog.Default()) {
-		if f.Seals {
-			roles["SealConnectorCredentials"] = append(roles["SealConnectorCredentials"], getAtt(f.LogicalID+"Role.Arn"))
-		}
-		if f.Opens {
-			roles["OpenConnectorCredentials"] = append(roles["OpenConnectorCredentials"], getAtt(f.LogicalID+"Role.Arn"))
-		}
+	if r := p.resource(t, ConnectorKeysLogicalID); r["Condition"] != NoKmsKey {
+		t.Errorf("%s has condition %v, want %s", ConnectorKeysLogicalID, r["Condition"], NoKmsKey)
 	}
-	if len(roles) != 2 {
-		t.Fatalf("the catalog's functions that seal and open connector credentials: %v", roles)
+	secret, err := p.typed.GetSecretsManagerSecretWithName(ConnectorKeysLogicalID)
+	if err != nil {
+		t.Fatalf("goformation does not see the secret: %v", err)
 	}
-	actions := map[string]any{"SealConnectorCredentials": "kms:GenerateDataKey", "OpenConnectorCredentials": "kms:Decrypt"}
-	usage := []string{"kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:ReEncrypt", "kms:*"}
-	seen := 0
-	for _, st := range key["KeyPolicy"].(map[string]any)["Statement"].([]any) {
-		st := st.(map[string]any)
-		sid, _ := st["Sid"].(string)
-		if want, ok := roles[sid]; ok {
-			seen++
-			if got := st["Principal"].(map[string]any)["AWS"]; !reflect.DeepEqual(got, want) {
-				t.Errorf("%s: the key's users are %v, want exactly %v", sid, got, want)
-			}
-			if st["Action"] != actions[sid] || st["Resource"] != "*" {
-				t.Errorf("%s: its users may %v on %v, want %v on the key", sid, st["Action"], st["Resource"], actions[sid])
-			}
-			// The purpose of connector credentials, naming a tenant and a
-			// connector (and, for one's own, a principal), nothing else.
-			want := map[string]any{
-				"StringEquals":              map[string]any{"kms:EncryptionContext:purpose": connector.CredentialsPurpose},
-				"Null":                      map[string]any{"kms:EncryptionContext:tenant": "false", "kms:EncryptionContext:connector": "false"},
-				"ForAllValues:StringEquals": map[string]any{"kms:EncryptionContextKeys": strs("purpose", "tenant", "connector", "principal")},
-			}
-			if !reflect.DeepEqual(st["Condition"], want) {
-				t.Errorf("%s: its condition is %v, want %v", sid, st["Condition"], want)
-			}
-			continue
-		}
-		if a := fmt.Sprint(st["Action"]); slices.ContainsFunc(usage, func(u string) bool { return strings.Contains(a, u) }) {
-			t.Errorf("statement %v grants %s: only the connector functions may use the key", sid, a)
-		}
+	g := secret.GenerateSecretString
+	if g == nil || g.SecretStringTemplate == nil || g.GenerateStringKey == nil || g.PasswordLength == nil || g.ExcludePunctuation == nil || !*g.ExcludePunctuation {
+		t.Fatalf("GenerateSecretString = %+v, want a key ring of letters and digits", g)
 	}
-	if seen != 2 {
-		t.Errorf("the key policy has %d of the 2 statements granting its use", seen)
+	ring := strings.Replace(*g.SecretStringTemplate, "{}", `{"`+*g.GenerateStringKey+`":"`+strings.Repeat("a", *g.PasswordLength)+`"}`, 1)
+	keys, err := keyfile.Parse(ring)
+	if err == nil {
+		_, err = localkey.New(keys)
 	}
-	for _, f := range Functions(catalog.Default()) {
-		env := props(p.resource(t, f.LogicalID))["Environment"].(map[string]any)["Variables"].(map[string]any)
-		if _, ok := env[config.EnvConnectorKey]; ok != f.Connects {
-			t.Errorf("%s has %s: %v; it connects: %v", f.Path, config.EnvConnectorKey, ok, f.Connects)
-		}
+	if err != nil {
+		t.Errorf("a generated key ring %s would not seal: %v", ring, err)
+	}
+	cond := p.raw["Conditions"].(map[string]any)[NoKmsKey]
+	if want := map[string]any{"Fn::Equals": []any{ref("KmsKeyArn"), ""}}; !cmp.Equal(cond, want) {
+		t.Errorf("condition %s = %v, want %v", NoKmsKey, cond, want)
 	}
 }
 
@@ -1209,6 +1228,8 @@ func resolveIf(v any, truth map[string]bool) any {
 func TestTheTenantRoleHoldsTenantcredsDocuments(t *testing.T) {
 	p := readTemplate(t)
 	r := tenantcreds.Resources{TableARN: tenantTableARN, BucketARN: tenantBucketARN}
+	keyed := r
+	keyed.KeyARN = "${KmsKeyArn}"
 	unescape := func(v any) string {
 		s, _ := v.(string)
 		return strings.ReplaceAll(s, "${!aws:", "${aws:")
@@ -1219,6 +1240,14 @@ func TestTheTenantRoleHoldsTenantcredsDocuments(t *testing.T) {
 			t.Fatalf("want !Sub [document, {Id: the stack's id}], got %v", v)
 		}
 		return unescape(args[0])
+	}
+	// With KmsKeyArn the documents grant the bucket's key through S3.
+	eitherSub := func(v any) (withKey, without string) { // !If [HasKmsKey, !Sub [...], !Sub [...]]
+		args, _ := v.(map[string]any)["Fn::If"].([]any)
+		if len(args) != 3 || args[0] != HasKmsKey {
+			t.Fatalf("want !If [%s, the document with the key, without], got %v", HasKmsKey, v)
+		}
+		return subList(args[1]), subList(args[2])
 	}
 	role, boundary := p.resource(t, TenantRoleLogicalID), p.resource(t, "TenantBoundary")
 	for id, res := range map[string]map[string]any{TenantRoleLogicalID: role, "TenantBoundary": boundary} {
@@ -1232,20 +1261,26 @@ func TestTheTenantRoleHoldsTenantcredsDocuments(t *testing.T) {
 		t.Errorf("trust policy\n got %s\nwant %s", got, want)
 	}
 	policies := rp["Policies"].([]any)
-	if got, want := subList(policies[0].(map[string]any)["PolicyDocument"]), tenantcreds.RolePolicy(r).JSON(); len(policies) != 1 || got != want {
-		t.Errorf("identity policy\n got %s\nwant %s", got, want)
-	}
-	if got, want := subList(props(boundary)["PolicyDocument"]), tenantcreds.Boundary(r).JSON(); got != want {
-		t.Errorf("boundary\n got %s\nwant %s", got, want)
+	roleKeyed, roleDoc := eitherSub(policies[0].(map[string]any)["PolicyDocument"])
+	boundaryKeyed, boundaryDoc := eitherSub(props(boundary)["PolicyDocument"])
+	for _, c := range []struct{ name, got, want string }{
+		{"identity policy", roleDoc, tenantcreds.RolePolicy(r, connector.SyncIndexPartition).JSON()},
+		{"identity policy with the key", roleKeyed, tenantcreds.RolePolicy(keyed, connector.SyncIndexPartition).JSON()},
+		{"boundary", boundaryDoc, tenantcreds.Boundary(r, connector.SyncIndexPartition).JSON()},
+		{"boundary with the key", boundaryKeyed, tenantcreds.Boundary(keyed, connector.SyncIndexPartition).JSON()},
+	} {
+		if len(policies) != 1 || c.got != c.want {
+			t.Errorf("%s\n got %s\nwant %s", c.name, c.got, c.want)
+		}
 	}
 	if diff := cmp.Diff(ref("TenantBoundary"), rp["PermissionsBoundary"]); diff != "" {
 		t.Errorf("permissions boundary (-want +got):\n%s", diff)
 	}
 	// Every variable left to IAM is the session's tenant tag; every other
 	// ${...} is one !Sub resolves.
-	for _, doc := range []string{subList(policies[0].(map[string]any)["PolicyDocument"]), subList(props(boundary)["PolicyDocument"])} {
+	for _, doc := range []string{roleDoc, roleKeyed, boundaryDoc, boundaryKeyed} {
 		for _, v := range regexp.MustCompile(`\$\{[^}]*\}`).FindAllString(doc, -1) {
-			if !slices.Contains([]string{"${aws:PrincipalTag/tenant}", "${AWS::Partition}", "${AWS::Region}", "${AWS::AccountId}", "${Table}", "${Id}"}, v) {
+			if !slices.Contains([]string{"${aws:PrincipalTag/tenant}", "${AWS::Partition}", "${AWS::Region}", "${AWS::AccountId}", "${Table}", "${Id}", "${KmsKeyArn}"}, v) {
 				t.Errorf("unexpected variable %s in %s", v, doc)
 			}
 		}
@@ -1361,6 +1396,9 @@ func TestKmsKeyArnEncryptsEverythingTheStackKeeps(t *testing.T) {
 				t.Errorf("log group %s: KmsKeyId mismatch (-want +got):\n%s", id, diff)
 			}
 		case "AWS::SecretsManager::Secret":
+			if res["Condition"] == NoKmsKey {
+				continue // with the key, the connectors' key ring is not made
+			}
 			secrets++
 			if diff := cmp.Diff(key, props(res)["KmsKeyId"]); diff != "" {
 				t.Errorf("secret %s: KmsKeyId mismatch (-want +got):\n%s", id, diff)
@@ -1378,9 +1416,14 @@ func TestKmsKeyArnEncryptsEverythingTheStackKeeps(t *testing.T) {
 			t.Errorf("KmsKeyArn accepts %q: %v, want %v", v, !ok, ok)
 		}
 	}
-	rule := jsonText(t, p.raw["Rules"].(map[string]any)["KmsKeyWithoutTenantIsolation"])
-	if !strings.Contains(rule, `{"Ref":"TenantIsolation"}`) {
-		t.Errorf("rule KmsKeyWithoutTenantIsolation = %s", rule)
+	// Tenant isolation and the key go together: the tenant role's sessions
+	// are granted the bucket's key (TestTheTenantRoleHoldsTenantcredsDocuments).
+	if _, ok := p.raw["Rules"].(map[string]any)["KmsKeyWithoutTenantIsolation"]; ok {
+		t.Error("a rule still refuses KmsKeyArn with TenantIsolation on")
+	}
+	cond := p.raw["Conditions"].(map[string]any)[TenantIsolationWithKmsKey]
+	if want := map[string]any{"Fn::And": []any{TenantIsolationOn, HasKmsKey}}; !cmp.Equal(cond, want) {
+		t.Errorf("condition %s = %v, want %v", TenantIsolationWithKmsKey, cond, want)
 	}
 }
 
@@ -1402,5 +1445,34 @@ func TestTheOpenAIKeyReachesFunctionsOnlyAsASecret(t *testing.T) {
 		if reads := strings.Contains(text, `"Sid":"ReadProviderKeys"`); reads != (f.Embeds || f.Generates) {
 			t.Errorf("%s may read the provider keys: %v; want %v", f.Path, reads, f.Embeds || f.Generates)
 		}
+	}
+}
+
+// TestTheMultiVectorKeyReachesOnlyLateInteractionAsASecret: the multi-vector
+// API's key parameter becomes a secret that only the functions of late
+// interaction may read, whose ARN alone is in their environment; at least
+// rag_pylate_colbert's function is one.
+func TestTheMultiVectorKeyReachesOnlyLateInteractionAsASecret(t *testing.T) {
+	p := readTemplate(t)
+	secret := p.resource(t, MultiVectorApiKeyLogicalID)
+	if secret["Condition"] != "HasMultiVectorApiKey" || !cmp.Equal(props(secret)["SecretString"], ref("MultiVectorApiKey")) {
+		t.Errorf("secret %s = %v; want the MultiVectorApiKey parameter, only when set", MultiVectorApiKeyLogicalID, secret)
+	}
+	readers := 0
+	for _, f := range Functions(catalog.Default()) {
+		text := jsonText(t, p.resource(t, f.LogicalID))
+		if strings.Contains(text, `{"Ref":"MultiVectorApiKey"}`) {
+			t.Errorf("%s gets the MultiVectorApiKey parameter itself", f.Path)
+		}
+		reads := strings.Contains(text, `"Sid":"ReadMultiVectorKey"`)
+		if reads != f.MultiVector {
+			t.Errorf("%s may read the multi-vector key: %v; want %v", f.Path, reads, f.MultiVector)
+		}
+		if reads {
+			readers++
+		}
+	}
+	if fn, ok := catalog.Default().Function("rag/pylate_colbert"); !ok || !fn.MultiVector || readers == 0 {
+		t.Errorf("rag/pylate_colbert marks MultiVector: %v; %d functions read the key", fn.MultiVector, readers)
 	}
 }

@@ -44,8 +44,10 @@ func (g *Gateway) Handler() http.Handler {
 	}
 	mux.HandleFunc("GET /{$}", g.serveHome)
 	mux.HandleFunc("GET /health", g.serveHealth)
-	mux.HandleFunc("GET /servers", g.serveServers)
-	mux.HandleFunc("GET /servers/{name}/capabilities", g.serveCapabilities)
+	// The servers' listings describe every public tool: callers of /mcp
+	// only, as tools/list is; /health stays open to health checks.
+	mux.Handle("GET /servers", g.checkOrigin(g.authenticate(http.HandlerFunc(g.serveServers))))
+	mux.Handle("GET /servers/{name}/capabilities", g.checkOrigin(g.authenticate(http.HandlerFunc(g.serveCapabilities))))
 	if g.opts.Approvals != nil {
 		page, err := approvalpage.New(approvalpage.Options{Approver: g.opts.Approvals, Authenticate: g.Authenticate,
 			Tokens: g.states, AllowOrigin: g.originAllowed, Logger: g.log})

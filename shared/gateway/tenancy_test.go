@@ -226,6 +226,36 @@ func TestMutatingCallsLeaveAnAuditTrailInOrder(t *testing.T) {
 	}
 }
 
+// The compatibility endpoint's listings of servers and their tools answer
+// the callers /mcp answers, and /health anyone.
+func TestTheServersListingsNeedTheAuthenticationOfMCP(t *testing.T) {
+	h := newHarness(t, func(o *gateway.Options) { o.Anonymous = nil })
+	key := newKey(t, h, "acme", "alice")
+	for _, tc := range []struct {
+		name, path, auth string
+		wantStatus       int
+		wantText         string
+	}{
+		{"the servers are refused without a key", "/servers", "", 401, "no bearer token"},
+		{"a server's capabilities are refused without a key", "/servers/tool-server/capabilities", "", 401, "no bearer token"},
+		{"an unknown key is refused", "/servers", "Bearer sb_notakey", 401, "unknown, revoked or expired API key"},
+		{"the servers are listed for a key", "/servers", "Bearer " + key, 200, `"name":"memory-server"`},
+		{"a server's tools are listed for a key", "/servers/tool-server/capabilities", "Bearer " + key, 200, `"name":"memory_get_context"`},
+		{"health needs no key", "/health", "", 200, `"status":"healthy"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := mustRequest(t, http.MethodGet, h.url+tc.path)
+			if tc.auth != "" {
+				req.Header.Set("Authorization", tc.auth)
+			}
+			resp := do(t, req)
+			if resp.status != tc.wantStatus || !strings.Contains(resp.body, tc.wantText) {
+				t.Errorf("GET %s = %d %s, want %d containing %s", tc.path, resp.status, resp.body, tc.wantStatus, tc.wantText)
+			}
+		})
+	}
+}
+
 func TestTheCompatibilityEndpoint(t *testing.T) {
 	h := newHarness(t, nil)
 	for _, tc := range []struct {

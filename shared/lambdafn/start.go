@@ -105,6 +105,7 @@ func (o Openers) check(f catalog.Function) error {
 		{len(f.Invokes) > 0, o.Invoker != nil, "invokes functions, but no Invoker opener (config/invoker)"},
 		{f.Connects, o.Connectors != nil, "reaches upstream servers, but no Connectors opener (config/connectors)"},
 		{f.Searches, o.WebSearch != nil, "searches the web, but no WebSearch opener (config/search)"},
+		{f.MultiVector, o.MultiVector != nil, "embeds token vectors, but no MultiVector opener (config/providers)"},
 	} {
 		if need.needed && !need.given {
 			errs = append(errs, fmt.Errorf("function %s: its catalog entry has %s", f.Path, need.what))

@@ -114,6 +114,12 @@ func objectActions(a Access) []string {
 type Grant struct {
 	Items   Access
 	Objects Access
+	// Shared are partitions outside every tenant's keys whose items the
+	// session may write blind, as part of its tenant's own writes: PutItem,
+	// and DeleteItem with Items [ReadWriteDelete]; never a read, so that no
+	// tenant learns what others keep there (the connectors' sync index,
+	// whose sort keys name tenants). It needs Items of at least [ReadPut].
+	Shared []string
 }
 
 // validate checks that g grants something and names only levels that
@@ -128,6 +134,15 @@ func (g Grant) validate() error {
 		return fmt.Errorf("grant objects: %s is a level of item access only", ReadPut)
 	case g.Items == NoAccess && g.Objects == NoAccess:
 		return errors.New("grant: grants no access to items or objects")
+	case len(g.Shared) > 0 && g.Items < ReadPut:
+		return fmt.Errorf("grant shared: writing shared partitions needs items of %s or more, not %s", ReadPut, g.Items)
+	}
+	for _, pk := range g.Shared {
+		if pk == "" || strings.HasPrefix(pk, tenant.Key("")[:2]) || strings.ContainsFunc(pk, func(r rune) bool {
+			return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("_#-.", r))
+		}) {
+			return fmt.Errorf("grant shared: %q is not a partition outside every tenant's keys (letters, digits and _ # - . only, not beginning t#)", pk)
+		}
 	}
 	return nil
 }
@@ -138,6 +153,12 @@ type Resources struct {
 	TableARN string
 	// BucketARN is the bucket's ARN: arn:aws:s3:::<name>.
 	BucketARN string
+	// KeyARN, if set, is the customer-managed KMS key the bucket's objects
+	// are encrypted with (SSE-KMS): arn:aws:kms:<region>:<account>:key/<id>.
+	// A grant of objects then includes its use through S3: kms:Decrypt to
+	// read, kms:GenerateDataKey to write. DynamoDB uses a table's key by a
+	// grant of its own, so items need none.
+	KeyARN string
 }
 
 // MaxSessionPolicyBytes is the most plain text STS accepts as a session
@@ -210,21 +231,23 @@ func SessionPolicy(id string, r Resources, g Grant) (Policy, error) {
 
 // RolePolicy returns the identity policy of the role the functions assume:
 // every level of access, on the items and objects of the tenant the session
-// is tagged with ([TenantVariable]). A session without the tag reaches
-// nothing. Resource strings are copied as given, so that the template's
-// generator may pass its own expressions for the ARNs.
-func RolePolicy(r Resources) Policy {
-	return Policy{Version: policyVersion, Statement: statements(TenantVariable, r, Grant{Items: ReadWriteDelete, Objects: ReadWriteDelete})}
+// is tagged with ([TenantVariable]), and blind writes to the shared
+// partitions ([Grant.Shared]). A session without the tag reaches nothing
+// of a tenant's. Resource strings are copied as given, so that the
+// template's generator may pass its own expressions for the ARNs.
+func RolePolicy(r Resources, shared ...string) Policy {
+	return Policy{Version: policyVersion, Statement: statements(TenantVariable, r, Grant{Items: ReadWriteDelete, Objects: ReadWriteDelete, Shared: shared})}
 }
 
 // Boundary returns the permissions boundary of the role the functions
 // assume: the union of every tenant's session policies, that is every level
 // of access on items whose leading keys begin t#<some tenant># and on
 // objects under tenants/<some tenant>/. It leaves out the rest of the table
-// (the _apikeys partition) and of the bucket. Resource strings are copied as
-// given, as in [RolePolicy].
-func Boundary(r Resources) Policy {
-	return Policy{Version: policyVersion, Statement: statements("*", r, Grant{Items: ReadWriteDelete, Objects: ReadWriteDelete})}
+// (the _apikeys partition) and of the bucket, but for blind writes to the
+// shared partitions ([Grant.Shared]). Resource strings are copied as given,
+// as in [RolePolicy].
+func Boundary(r Resources, shared ...string) Policy {
+	return Policy{Version: policyVersion, Statement: statements("*", r, Grant{Items: ReadWriteDelete, Objects: ReadWriteDelete, Shared: shared})}
 }
 
 // TrustPolicy returns the trust policy of the role the functions assume:
@@ -272,6 +295,18 @@ func statements(scope string, r Resources, g Grant) []Statement {
 			},
 		})
 	}
+	if len(g.Shared) > 0 {
+		actions := []string{"dynamodb:PutItem"}
+		if g.Items >= ReadWriteDelete {
+			actions = append(actions, "dynamodb:DeleteItem")
+		}
+		// No Null guard, unlike TenantItems: PutItem and DeleteItem always
+		// name a key, and the bytes count against STS's limit.
+		out = append(out, Statement{
+			Sid: "SharedWrites", Effect: "Allow", Action: actions, Resource: []string{r.TableARN},
+			Condition: map[string]map[string][]string{"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": g.Shared}},
+		})
+	}
 	if actions := objectActions(g.Objects); len(actions) > 0 {
 		prefix := tenant.BlobPrefix(scope)
 		out = append(out,
@@ -281,6 +316,23 @@ func statements(scope string, r Resources, g Grant) []Statement {
 				Condition: map[string]map[string][]string{"StringLike": {"s3:prefix": {prefix + "*"}}},
 			},
 		)
+		if r.KeyARN != "" {
+			out = append(out, Statement{Sid: "TenantObjectsKey", Effect: "Allow", Action: keyActions(g.Objects), Resource: []string{r.KeyARN},
+				// Only S3 may use it on the session's behalf (a key is
+				// regional, so only the bucket's region's S3 can): the
+				// session cannot decrypt with the key directly.
+				Condition: map[string]map[string][]string{"StringLike": {"kms:ViaService": {"s3.*.amazonaws.com"}}}})
+		}
+	}
+	return out
+}
+
+// keyActions returns the KMS actions that S3 needs of a caller to read
+// (kms:Decrypt) and to write (kms:GenerateDataKey) objects under SSE-KMS.
+func keyActions(a Access) []string {
+	out := []string{"kms:Decrypt"}
+	if a >= ReadWrite {
+		out = append(out, "kms:GenerateDataKey")
 	}
 	return out
 }
@@ -299,6 +351,11 @@ func (r Resources) validate(g Grant) error {
 		}
 		if strings.Contains(r.BucketARN, "/") {
 			return fmt.Errorf("bucket ARN %q must name a bucket, not objects", r.BucketARN)
+		}
+		if r.KeyARN != "" {
+			if err := checkARN("key ARN", r.KeyARN, "kms", "key/", true, true); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

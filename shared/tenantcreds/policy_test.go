@@ -22,6 +22,14 @@ var testResources = Resources{
 	BucketARN: "arn:aws:s3:::switchboard-5f0c7c1e-0d7a-11ef-9a1b-0a1b2c3d4e5f",
 }
 
+// testShared is a partition outside every tenant's keys (the connectors'
+// sync index).
+const testShared = "_conn#sync"
+
+// testKeyed are testResources with the bucket under a customer-managed key.
+var testKeyed = Resources{TableARN: testResources.TableARN, BucketARN: testResources.BucketARN,
+	KeyARN: "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"}
+
 // golden compares p, indented, with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, p Policy) {
 	t.Helper()
@@ -47,25 +55,35 @@ func golden(t *testing.T, name string, p Policy) {
 
 func TestSessionPoliciesMatchTheirGoldenFiles(t *testing.T) {
 	tests := []struct {
-		file  string
-		grant Grant
+		file      string
+		resources Resources
+		grant     Grant
 	}{
-		{"session-items-read.json", Grant{Items: Read}},
-		{"session-items-read-put.json", Grant{Items: ReadPut}},
-		{"session-items-read-write.json", Grant{Items: ReadWrite}},
-		{"session-items-read-write-delete.json", Grant{Items: ReadWriteDelete}},
-		{"session-objects-read.json", Grant{Objects: Read}},
-		{"session-items-read-write-objects-read-write.json", Grant{Items: ReadWrite, Objects: ReadWrite}},
-		{"session-all.json", Grant{Items: ReadWriteDelete, Objects: ReadWriteDelete}},
+		{"session-items-read.json", testResources, Grant{Items: Read}},
+		{"session-items-read-put.json", testResources, Grant{Items: ReadPut}},
+		{"session-items-read-write.json", testResources, Grant{Items: ReadWrite}},
+		{"session-items-read-write-delete.json", testResources, Grant{Items: ReadWriteDelete}},
+		{"session-objects-read.json", testResources, Grant{Objects: Read}},
+		{"session-items-read-write-objects-read-write.json", testResources, Grant{Items: ReadWrite, Objects: ReadWrite}},
+		{"session-all.json", testResources, Grant{Items: ReadWriteDelete, Objects: ReadWriteDelete}},
+		// A customer-managed key: decrypt to read, generate data keys to
+		// write, only through S3; items need no key.
+		{"session-keyed-items-read.json", testKeyed, Grant{Items: Read}},
+		{"session-keyed-objects-read.json", testKeyed, Grant{Objects: Read}},
+		{"session-keyed-all.json", testKeyed, Grant{Items: ReadWriteDelete, Objects: ReadWriteDelete}},
+		// A shared partition: blind puts, and deletes for a function that
+		// deletes; never a read.
+		{"session-shared-items-read-put.json", testResources, Grant{Items: ReadPut, Shared: []string{testShared}}},
+		{"session-shared-items-read-write-delete.json", testResources, Grant{Items: ReadWriteDelete, Shared: []string{testShared}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			p, err := SessionPolicy("acme", testResources, tt.grant)
+			p, err := SessionPolicy("acme", tt.resources, tt.grant)
 			if err != nil {
 				t.Fatal(err)
 			}
 			golden(t, tt.file, p)
-			checkScopedTo(t, p, "acme", testResources)
+			checkScopedTo(t, p, "acme", tt.resources)
 		})
 	}
 }
@@ -73,6 +91,8 @@ func TestSessionPoliciesMatchTheirGoldenFiles(t *testing.T) {
 func TestRolePoliciesMatchTheirGoldenFiles(t *testing.T) {
 	golden(t, "role-policy.json", RolePolicy(testResources))
 	golden(t, "role-boundary.json", Boundary(testResources))
+	golden(t, "role-keyed-policy.json", RolePolicy(testKeyed))
+	golden(t, "role-keyed-boundary.json", Boundary(testKeyed))
 	golden(t, "role-trust.json", TrustPolicy("arn:aws:iam::123456789012:root",
 		[]string{"arn:aws:iam::123456789012:role/switchboard-MemoryAddMessageRole-*", "arn:aws:iam::123456789012:role/switchboard-VectorIngestRole-*"}))
 }
@@ -95,21 +115,32 @@ func checkScopedTo(t *testing.T, p Policy, id string, r Resources) {
 		}
 		var want map[string]map[string][]string
 		var service string
-		switch res := s.Resource[0]; res {
-		case r.TableARN:
+		switch res := s.Resource[0]; {
+		case s.Sid == "SharedWrites" && res == r.TableARN:
+			service = "dynamodb:"
+			want = map[string]map[string][]string{"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": {testShared}}}
+			for _, a := range s.Action {
+				if a != "dynamodb:PutItem" && a != "dynamodb:DeleteItem" {
+					t.Errorf("statement %s allows %s on the shared partitions, want blind writes only", s.Sid, a)
+				}
+			}
+		case res == r.TableARN:
 			service = "dynamodb:"
 			want = map[string]map[string][]string{
 				"ForAllValues:StringLike": {"dynamodb:LeadingKeys": {"t#" + id + "#*"}},
 				"Null":                    {"dynamodb:LeadingKeys": {"false"}},
 			}
-		case r.BucketARN:
+		case res == r.BucketARN:
 			service = "s3:"
 			want = map[string]map[string][]string{"StringLike": {"s3:prefix": {"tenants/" + id + "/*"}}}
 			if !slices.Equal(s.Action, []string{"s3:ListBucket"}) {
 				t.Errorf("statement %s allows %v on the bucket, want only s3:ListBucket", s.Sid, s.Action)
 			}
-		case r.BucketARN + "/tenants/" + id + "/*":
+		case res == r.BucketARN+"/tenants/"+id+"/*":
 			service = "s3:"
+		case res == r.KeyARN:
+			service = "kms:"
+			want = map[string]map[string][]string{"StringLike": {"kms:ViaService": {"s3.*.amazonaws.com"}}}
 		default:
 			t.Errorf("statement %s names resource %q, which is not the tenant's", s.Sid, res)
 		}
@@ -234,12 +265,13 @@ func TestSessionPolicyOfTheLongestTenantAndARNsFitsSTSLimit(t *testing.T) {
 		// DynamoDB table names reach 255 characters, S3 bucket names 63.
 		TableARN:  "arn:aws-iso-b:dynamodb:us-isob-east-1:123456789012:table/" + strings.Repeat("T", 255),
 		BucketARN: "arn:aws-iso-b:s3:::" + strings.Repeat("b", 63),
+		KeyARN:    "arn:aws-iso-b:kms:us-isob-east-1:123456789012:key/mrk-" + strings.Repeat("0", 32),
 	}
 	id := strings.Repeat("z", 63)
 	if err := tenant.Validate(id); err != nil {
 		t.Fatalf("the test's tenant id is not the longest valid one: %v", err)
 	}
-	p, err := SessionPolicy(id, r, Grant{Items: ReadWriteDelete, Objects: ReadWriteDelete})
+	p, err := SessionPolicy(id, r, Grant{Items: ReadWriteDelete, Objects: ReadWriteDelete, Shared: []string{testShared}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +301,14 @@ func TestSessionPolicyRefusesBadResourcesAndGrants(t *testing.T) {
 		{"a bucket ARN naming objects", Resources{TableARN: testResources.TableARN, BucketARN: "arn:aws:s3:::b/tenants"}, Grant{Objects: Read}, "bucket ARN"},
 		{"a bucket ARN with a question mark", Resources{TableARN: testResources.TableARN, BucketARN: "arn:aws:s3:::b?"}, all, "bucket ARN"},
 		{"a table name too long for STS's limit", Resources{TableARN: "arn:aws:dynamodb:eu-west-1:123456789012:table/" + strings.Repeat("t", 1800), BucketARN: testResources.BucketARN}, all, "more than STS accepts"},
+		{"a key ARN with a wildcard", Resources{BucketARN: testResources.BucketARN, KeyARN: "arn:aws:kms:eu-west-1:123456789012:key/*"}, Grant{Objects: Read}, "key ARN"},
+		{"a key's alias", Resources{BucketARN: testResources.BucketARN, KeyARN: "arn:aws:kms:eu-west-1:123456789012:alias/s"}, Grant{Objects: Read}, "key/<name>"},
+		{"a key ARN of another service", Resources{BucketARN: testResources.BucketARN, KeyARN: testResources.BucketARN}, Grant{Objects: Read}, "key ARN"},
 		{"no access at all", testResources, Grant{}, "grants no access"},
+		{"a shared partition with a wildcard", testResources, Grant{Items: ReadWrite, Shared: []string{"_conn*"}}, "grant shared"},
+		{"a tenant's partition as a shared one", testResources, Grant{Items: ReadWrite, Shared: []string{"t#globex#conn"}}, "grant shared"},
+		{"an empty shared partition", testResources, Grant{Items: ReadWrite, Shared: []string{""}}, "grant shared"},
+		{"a shared partition for a reader", testResources, Grant{Items: Read, Shared: []string{testShared}}, "grant shared"},
 		{"read-put on objects", testResources, Grant{Objects: ReadPut}, "item access only"},
 		{"an unknown level", testResources, Grant{Items: ReadWriteDelete + 1}, "unknown"},
 	}
@@ -293,8 +332,8 @@ func TestSessionPolicyNeedsOnlyTheARNsItsGrantUses(t *testing.T) {
 }
 
 func TestBoundaryCoversEverySessionPolicyAndLeavesOutTheRest(t *testing.T) {
-	b := Boundary(testResources)
-	p, err := SessionPolicy("acme", testResources, Grant{Items: ReadWriteDelete, Objects: ReadWriteDelete})
+	b := Boundary(testKeyed, testShared)
+	p, err := SessionPolicy("acme", testKeyed, Grant{Items: ReadWriteDelete, Objects: ReadWriteDelete, Shared: []string{testShared}})
 	if err != nil {
 		t.Fatal(err)
 	}

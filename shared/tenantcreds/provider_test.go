@@ -27,7 +27,7 @@ func newProvider(t *testing.T, s *ststest.Server, opts Options) *Provider {
 	if opts.Resources == (Resources{}) {
 		opts.Resources = testResources
 	}
-	if opts.Grant == (Grant{}) {
+	if opts.Grant.Items == NoAccess && opts.Grant.Objects == NoAccess {
 		opts.Grant = testGrant
 	}
 	p, err := New(s.Client(), opts)
@@ -48,27 +48,32 @@ func retrieve(t *testing.T, p *Provider, id string) aws.Credentials {
 
 func TestProviderAssumesTheRoleWithTheTenantsSessionPolicy(t *testing.T) {
 	tests := []struct {
-		name     string
-		duration time.Duration
-		seconds  string
+		name      string
+		duration  time.Duration
+		seconds   string
+		resources Resources
 	}{
-		{"the default duration is STS's minimum", 0, "900"},
-		{"a configured duration is sent", 2 * time.Hour, "7200"},
+		{"the default duration is STS's minimum", 0, "900", testResources},
+		{"a configured duration is sent", 2 * time.Hour, "7200", testResources},
+		{"a bucket's customer-managed key is granted through S3", 0, "900", testKeyed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := ststest.New(t)
-			p := newProvider(t, s, Options{Duration: tt.duration})
+			p := newProvider(t, s, Options{Duration: tt.duration, Resources: tt.resources})
 			c := retrieve(t, p, "acme")
 			if c.AccessKeyID != ststest.KeyOf("tenant-acme", 1) || c.SecretAccessKey != "secret-tenant-acme-1" || c.SessionToken != "token-tenant-acme-1" ||
 				!c.CanExpire || c.AccountID != "123456789012" {
 				t.Errorf("credentials %+v, want those STS issued for session tenant-acme", c)
 			}
-			policy, err := SessionPolicy("acme", testResources, testGrant)
+			policy, err := SessionPolicy("acme", tt.resources, testGrant)
 			if err != nil {
 				t.Fatal(err)
 			}
 			form := s.LastCall()
+			if keyed := strings.Contains(form.Get("Policy"), `"kms:Decrypt"`); keyed != (tt.resources.KeyARN != "") {
+				t.Errorf("the session policy grants the key: %v, want %v", keyed, tt.resources.KeyARN != "")
+			}
 			want := map[string]string{
 				"RoleArn": testRole, "RoleSessionName": "tenant-acme", "DurationSeconds": tt.seconds,
 				"Policy": policy.JSON(), "Tags.member.1.Key": "tenant", "Tags.member.1.Value": "acme",

@@ -1,6 +1,7 @@
 // Package connectors opens what the connectors family's functions need to
-// reach tenants' upstream MCP servers: the sealer of their credentials (a
-// KMS key on AWS, a local key file on a laptop) and the outbound guard
+// reach tenants' upstream MCP servers: the sealer of their credentials (on
+// AWS a customer-managed KMS key, or a key ring in a Secrets Manager secret,
+// read once at start; a local key file on a laptop) and the outbound guard
 // (shared/netguard) with the configured allow-list.
 //
 //	err := connectors.Open(ctx, &cfg, &deps) // sets deps.Sealer, CheckURL, HTTPClient
@@ -17,6 +18,8 @@ import (
 	awskms "github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/secrets"
+	"github.com/switchboard-dev/switchboard/shared/keyfile"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/netguard"
 	"github.com/switchboard-dev/switchboard/shared/seal/kms"
@@ -42,7 +45,20 @@ func Open(ctx context.Context, c *config.Config, d *lambdafn.Deps) error {
 	d.CheckURL, d.HTTPClient = guard.CheckURL, guard.Client(0)
 	switch path, isFile := strings.CutPrefix(c.ConnectorKey, config.FilePrefix); {
 	case c.ConnectorKey == "":
-		return fmt.Errorf("%s is required by the connector functions: a KMS key ARN, or %s/path/to/connector-keys.json", config.EnvConnectorKey, config.FilePrefix)
+		return fmt.Errorf("%s is required by the connector functions: a KMS key ARN, a Secrets Manager secret's ARN, or %s/path/to/connector-keys.json", config.EnvConnectorKey, config.FilePrefix)
+	case secrets.IsRef(c.ConnectorKey):
+		// A key ring ({"k1":"..."}) in a secret: sealed as a key file's.
+		ring := c.ConnectorKey
+		if err := secrets.Resolve(ctx, c, config.EnvConnectorKey, &ring); err != nil {
+			return err
+		}
+		keys, err := keyfile.Parse(ring)
+		if err != nil {
+			return fmt.Errorf("%s: %w", config.EnvConnectorKey, err)
+		}
+		if d.Sealer, err = localkey.New(keys); err != nil {
+			return fmt.Errorf("%s: %w", config.EnvConnectorKey, err)
+		}
 	case isFile:
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return fmt.Errorf("%s: %w", config.EnvConnectorKey, err)

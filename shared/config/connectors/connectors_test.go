@@ -5,13 +5,17 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/config/connectors"
+	"github.com/switchboard-dev/switchboard/shared/config/secrets/secretstest"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/netguard"
 )
@@ -109,20 +113,63 @@ func TestTheLocalKeyFileSealsAndOpensUnderTheSameContextOnly(t *testing.T) {
 	if err := connectors.Open(ctx, &cfg, &d); err != nil {
 		t.Fatal(err)
 	}
-	ec := map[string]string{"tenant": "t1", "connector": "github", "purpose": "connector-credentials"}
-	sealed, err := d.Sealer.Seal(ctx, []byte("secret"), ec)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var again lambdafn.Deps // a second process opens the same file
 	if err := connectors.Open(ctx, &cfg, &again); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := again.Sealer.Open(ctx, sealed, ec); err != nil || string(got) != "secret" {
+	checkSealing(t, d, again)
+}
+
+// checkSealing checks that what one sealer seals, the other opens, under the
+// same encryption context only.
+func checkSealing(t *testing.T, one, other lambdafn.Deps) {
+	t.Helper()
+	ctx := context.Background()
+	ec := map[string]string{"tenant": "t1", "connector": "github", "purpose": "connector-credentials"}
+	sealed, err := one.Sealer.Seal(ctx, []byte("secret"), ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := other.Sealer.Open(ctx, sealed, ec); err != nil || string(got) != "secret" {
 		t.Fatalf("Open = %q, %v; want the secret", got, err)
 	}
 	ec["tenant"] = "t2"
-	if _, err := again.Sealer.Open(ctx, sealed, ec); err == nil {
+	if _, err := other.Sealer.Open(ctx, sealed, ec); err == nil {
 		t.Error("another tenant's context opened the secret")
+	}
+}
+
+// On AWS without a customer-managed key, the key ring is a Secrets Manager
+// secret the function reads once at start: what one instance seals, another
+// opens, under the same context only; a ring that is no key ring is refused
+// naming the variable.
+func TestTheKeyRingOfASecretSealsAndOpensUnderTheSameContextOnly(t *testing.T) {
+	ctx := context.Background()
+	ring, bad := secretstest.ARN("connector-keys"), secretstest.ARN("not-keys")
+	sm := secretstest.New(t, map[string]string{ring: `{"k1":"` + strings.Repeat("a1", 32) + `"}`, bad: `{"k1":"short"}`})
+	t.Setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", sm.URL)
+	t.Setenv("AWS_REGION", secretstest.Region)
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	open := func(ref string) (lambdafn.Deps, error) {
+		cfg := config.FromEnv(os.Getenv)
+		cfg.ConnectorKey = ref
+		var d lambdafn.Deps
+		return d, connectors.Open(ctx, &cfg, &d)
+	}
+	d, err := open(ring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := open(ring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSealing(t, d, again)
+	if _, err := open(bad); err == nil || !strings.Contains(err.Error(), config.EnvConnectorKey) || strings.Contains(err.Error(), "short") {
+		t.Errorf("a ring that is no key ring: err = %v, want one naming %s without the secret", err, config.EnvConnectorKey)
+	}
+	if diff := cmp.Diff([]string{ring, ring, bad}, sm.Reads()); diff != "" {
+		t.Errorf("reads mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -254,8 +254,13 @@ func buildMultiVector(p config.Providers) (multivector.Embedder, error) {
 }
 
 // OpenMultiVector checks ([Validate]) and builds the multi-vector embedder
-// c names, for late interaction. The offline choice is announced on warn.
+// c names, for late interaction, after reading its API key from Secrets
+// Manager when its variable names a secret ([secrets.Resolve]). The offline choice is announced on warn.
 func OpenMultiVector(ctx context.Context, c *config.Config, warn io.Writer) (multivector.Embedder, error) {
+	// On AWS the variable names the key's secret (package config/secrets).
+	if err := secrets.Resolve(ctx, c, config.EnvMultiVectorAPIKey, &c.Providers.MultiVectorAPIKey); err != nil {
+		return nil, err
+	}
 	if err := Validate(c.Providers); err != nil {
 		return nil, err
 	}

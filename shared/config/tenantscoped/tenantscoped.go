@@ -34,10 +34,10 @@ func Open(ctx context.Context, c *config.Config, f catalog.Function) (aws.Creden
 	}
 	res := tenantcreds.Resources{TableARN: c.TableARN}
 	if f.Blobs != catalog.NoAccess {
-		res.BucketARN = c.BucketARN
+		res.BucketARN, res.KeyARN = c.BucketARN, c.BucketKeyARN
 	}
 	p, err := tenantcreds.New(sts.NewFromConfig(cfg), tenantcreds.Options{RoleARN: c.TenantRoleARN, Resources: res,
-		Grant: tenantcreds.Grant{Items: Items(f), Objects: Access(f.Blobs)}})
+		Grant: tenantcreds.Grant{Items: Items(f), Objects: Access(f.Blobs), Shared: Shared(f)}})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", config.EnvTenantRoleARN, err)
 	}
@@ -52,6 +52,16 @@ func Items(f catalog.Function) tenantcreds.Access {
 		return a
 	}
 	return tenantcreds.ReadWrite
+}
+
+// Shared are the partitions outside every tenant's keys that function f
+// writes along with its tenant's items: the connectors' sync index for a
+// function that connects.
+func Shared(f catalog.Function) []string {
+	if f.Connects && Items(f) >= tenantcreds.ReadPut {
+		return []string{catalog.ConnectorSyncIndex}
+	}
+	return nil
 }
 
 // Access maps a catalog access level to a session policy's. Read-write

@@ -24,7 +24,7 @@ import (
 // events after their answers (the proxy function's).
 func service(d lambdafn.Deps) *connector.Service {
 	return connector.New(d.Table, d.Sealer, &connector.Options{CheckURL: d.CheckURL, HTTPClient: d.HTTPClient,
-		CacheTTL: d.ConnectorCacheTTL, Logger: d.Logger, Metrics: d.Metrics, After: d.Later, OwnTools: ownTools})
+		CacheTTL: d.ConnectorCacheTTL, Logger: d.Logger, Metrics: d.Metrics, After: d.Later, OwnTools: ownTools, Index: d.OwnTable})
 }
 
 // ownTools returns the catalog's public tools in OpenAI's function format,

@@ -83,6 +83,11 @@ func Run(cat *catalog.Catalog) error {
 	if raw, ok := inv.(invoke.RawInvoker); ok {
 		inv = &measuredInvoker{inv: raw, cat: cat, m: m}
 	}
+	// The request-state keys come from Secrets Manager, read once here: the
+	// environment holds only the secret's ARN.
+	if err := secrets.Resolve(ctx, &cfg, config.EnvRequestStateKeys, &cfg.RequestStateKeys); err != nil {
+		return err
+	}
 	states, err := cfg.OpenKeyring()
 	if err != nil {
 		return err

@@ -51,12 +51,16 @@ func (s *Server) Throttle(n int) {
 
 // New starts a Server holding secrets, stopped when t ends.
 func New(t testing.TB, secrets map[string]string) *Server {
-	s := &Server{secrets: secrets}
-	ts := httptest.NewServer(http.HandlerFunc(s.serve))
+	s := Handler(secrets)
+	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)
 	s.URL = ts.URL
 	return s
 }
+
+// Handler returns a Server holding secrets that serves no address of its
+// own (its URL is empty): the caller serves it, as scripts/stack does.
+func Handler(secrets map[string]string) *Server { return &Server{secrets: secrets} }
 
 // Reads returns what was read, each as ARN or ARN#<version id>, in order.
 func (s *Server) Reads() []string {
@@ -65,7 +69,8 @@ func (s *Server) Reads() []string {
 	return append([]string(nil), s.reads...)
 }
 
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP answers one Secrets Manager request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fail := func(status int, kind, msg string) {
 		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 		w.WriteHeader(status)
