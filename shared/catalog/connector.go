@@ -69,6 +69,7 @@ func connectorProxyTools() []*Tool {
 			// upstream's round trip. Its log line records each call, and
 			// approvals are audited as they are decided.
 			Example: json.RawMessage(`{"name":"github__search","arguments":{"q":"switchboard"}}`),
+			Group:   GroupConnectors,
 		}),
 		proxyTool(&Tool{
 			Name: ConnectorListingTool, Title: "List proxied capabilities",
