@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -415,7 +416,7 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 	ctx := r.Context()
 	extra := &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context())}
 	caller, err := g.caller(extra)
-	if err != nil || !allows(extra, t) { // the go-sdk refuses it
+	if err != nil || !allows(extra, t) || !keyProfile(extra.TokenInfo).Allows(cmp.Or(call.proxied, t.Name), t.Group) { // the go-sdk refuses it
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		f.next.ServeHTTP(w, r)
 		return

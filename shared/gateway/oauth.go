@@ -116,7 +116,7 @@ func (g *Gateway) visibleTools(extra *mcp.RequestExtra, tools []*mcp.Tool) ([]*m
 	}
 	visible := make([]*mcp.Tool, 0, len(tools))
 	for _, t := range tools {
-		if ct, ok := g.opts.Catalog.Tool(t.Name); ok && allows(extra, ct) {
+		if ct, ok := g.opts.Catalog.Tool(t.Name); ok && allows(extra, ct) || t.Name == ToolSearchName {
 			visible = append(visible, t)
 		}
 	}
