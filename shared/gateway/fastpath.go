@@ -101,7 +101,9 @@ func (g *Gateway) fastCalls(next http.Handler) http.Handler {
 	}
 	f := &fastPath{g: g, next: next, tools: map[string]*catalog.Tool{}, versions: map[string]bool{}}
 	for _, t := range g.opts.Catalog.Tools() {
-		if t.Visibility == catalog.Public {
+		// settings_update is the go-sdk's: profilesMiddleware then forgets
+		// the threads' settings it cached (profiles.go).
+		if t.Visibility == catalog.Public && t.Name != settingsUpdateTool {
 			f.tools[t.Name] = t
 		}
 	}
