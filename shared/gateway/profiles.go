@@ -54,7 +54,17 @@ type ThreadTools interface {
 	ThreadTools(ctx context.Context, caller tenant.Caller, thread string) ([]string, error)
 }
 
-// keyProfile returns the profile of the key a request came with.
+// withScopes returns p narrowed to the groups scopes enable
+// (profile.GroupScopePrefix), if they name any: an access token's profile,
+// or an API key's with scopes.
+func withScopes(p profile.Profile, scopes []string) profile.Profile {
+	if s, limited := profile.FromScopes(scopes); limited {
+		return p.Narrowed(s.Groups)
+	}
+	return p
+}
+
+// keyProfile returns the profile of the key or token a request came with.
 func keyProfile(info *auth.TokenInfo) profile.Profile {
 	if info == nil {
 		return profile.Profile{}

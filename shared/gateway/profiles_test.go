@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/netguard"
+	"github.com/switchboard-dev/switchboard/shared/oauth"
 	"github.com/switchboard-dev/switchboard/shared/profile"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
@@ -427,5 +428,37 @@ func remarshal(t *testing.T, v any, out any) {
 	}
 	if err := json.Unmarshal(b, out); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A token's group scopes (switchboard:group:<group>) enable those groups
+// alone, as a key's profile does: on the fast path and the go-sdk's alike.
+func TestATokensGroupScopesEnableOnlyThoseGroups(t *testing.T) {
+	is := newIssuer(t)
+	url, _ := oauthGateway(t, is)
+	resource := url + "/mcp"
+	for _, tc := range []struct {
+		scope    string
+		storages bool // whether optimizer_vs-storage is enabled
+	}{
+		{oauth.ScopeWrite, true},
+		{oauth.ScopeWrite + " " + profile.GroupScope(catalog.GroupVectorSearch), true},
+		{oauth.ScopeWrite + " " + profile.GroupScope(catalog.GroupConnectors), false},
+	} {
+		t.Run(tc.scope, func(t *testing.T) {
+			hc := &http.Client{Transport: bearer{is.mint(t, "ES256", is.claims(resource, tc.scope))}}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: resource, HTTPClient: hc}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			if names := listed(t, cs, ""); slices.Contains(names, "optimizer_vs-storage") != tc.storages || !slices.Contains(names, "memory_add_message") {
+				t.Errorf("tools/list = %v; want optimizer_vs-storage %v, memory_add_message listed", names, tc.storages)
+			}
+			_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "optimizer_vs-storage", Arguments: map[string]any{}})
+			if (err == nil) != tc.storages {
+				t.Errorf("calling optimizer_vs-storage: %v; want it enabled %v", err, tc.storages)
+			}
+		})
 	}
 }

@@ -22,6 +22,49 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/fault"
 )
 
+// GroupScopePrefix begins the OAuth scope that enables one tool group,
+// switchboard:group:<group in lower case, spaces as hyphens>
+// (switchboard:group:vector-search). A token (or an API key created with
+// scopes) holding such scopes enables only those groups; it needs the
+// read, write or family scopes to call anything at all.
+const GroupScopePrefix = "switchboard:group:"
+
+// GroupScope returns the OAuth scope that enables group.
+func GroupScope(group string) string {
+	return GroupScopePrefix + strings.ReplaceAll(strings.ToLower(group), " ", "-")
+}
+
+// GroupScopes returns the scope of each of catalog.Groups.
+func GroupScopes() []string {
+	out := make([]string, 0, len(catalog.Groups()))
+	for _, g := range catalog.Groups() {
+		out = append(out, GroupScope(g))
+	}
+	return out
+}
+
+// FromScopes returns the profile scopes give: the groups whose scopes they
+// hold, and whether they hold any (if not, they enable every group). An
+// unknown group scope enables nothing.
+func FromScopes(scopes []string) (Profile, bool) {
+	p, named := Profile{Groups: []string{}}, false
+	for _, s := range scopes {
+		if !strings.HasPrefix(s, GroupScopePrefix) {
+			continue
+		}
+		named = true
+		for _, g := range catalog.Groups() {
+			if GroupScope(g) == s && !slices.Contains(p.Groups, g) {
+				p.Groups = append(p.Groups, g)
+			}
+		}
+	}
+	if !named {
+		return Profile{}, false
+	}
+	return p, true
+}
+
 // MaxPatterns bounds each of a profile's lists of names, so that a stored
 // profile stays small.
 const MaxPatterns = 64

@@ -1,6 +1,7 @@
 package profile_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,5 +87,30 @@ func TestParseTellsNoGroupsFromGroupsNotGiven(t *testing.T) {
 	}
 	if _, err := profile.Parse("Vector Search, Chat", true, "", ""); err == nil {
 		t.Error("an unknown group was accepted")
+	}
+}
+
+func TestFromScopesEnablesTheGroupsNamed(t *testing.T) {
+	tests := []struct {
+		name    string
+		scopes  []string
+		limited bool
+		groups  []string
+	}{
+		{"no group scope limits nothing", []string{"switchboard:read", "switchboard:memory"}, false, nil},
+		{"a group scope enables its group alone", []string{"switchboard:write", "switchboard:group:vector-search"}, true, []string{catalog.GroupVectorSearch}},
+		{"two group scopes", []string{"switchboard:group:web-search", "switchboard:group:connectors"}, true, []string{catalog.GroupWebSearch, catalog.GroupConnectors}},
+		{"an unknown group scope enables none", []string{"switchboard:group:nl2sql"}, true, []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, limited := profile.FromScopes(tt.scopes)
+			if limited != tt.limited || !slices.Equal(p.Groups, tt.groups) || (tt.groups == nil) != (p.Groups == nil) {
+				t.Errorf("FromScopes = %+v, %v; want groups %q, %v", p, limited, tt.groups, tt.limited)
+			}
+		})
+	}
+	if got := profile.GroupScope(catalog.GroupVectorSearch); got != "switchboard:group:vector-search" {
+		t.Errorf("GroupScope = %q", got)
 	}
 }
