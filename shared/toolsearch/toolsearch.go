@@ -40,9 +40,11 @@ type Doc struct {
 // as spaces), its title and its description. Names and titles say most of
 // what a tool does in few words, so they count twice.
 func (d Doc) text() string {
-	name := strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(d.Name)
+	name := nameWords.Replace(d.Name)
 	return strings.Join([]string{name, name, d.Title, d.Title, d.Description}, "\n")
 }
+
+var nameWords = strings.NewReplacer("_", " ", "-", " ", ".", " ")
 
 // Hit is a tool found: its index in the docs searched and its score (BM25,
 // or with embeddings the reciprocal rank fusion of both rankings).
@@ -67,14 +69,22 @@ const maxCached = 4096
 type Searcher struct {
 	embedder provider.Embedder
 	mu       sync.Mutex
-	vectors  map[string][]float32 // a tool's text -> its embedding
+	vectors  map[Doc][]float32
+	analysed map[Doc]analysed
+}
+
+// analysed is a text's terms: how often each occurs, and how many in all.
+type analysed struct {
+	tf     map[string]int
+	length int
 }
 
 // New returns a Searcher that embeds with e, or searches by BM25 alone if e
-// is nil. Tools' embeddings are kept between searches (the last 4096
-// texts), so a warm searcher embeds the query alone.
+// is nil. Tools' terms and embeddings are kept between searches (those of
+// the last 4096 texts), so a warm searcher analyses and embeds the query
+// alone.
 func New(e provider.Embedder) *Searcher {
-	return &Searcher{embedder: e, vectors: map[string][]float32{}}
+	return &Searcher{embedder: e, vectors: map[Doc][]float32{}, analysed: map[Doc]analysed{}}
 }
 
 // Search returns the docs that best match query, best first, at most k
@@ -89,53 +99,70 @@ func (s *Searcher) Search(ctx context.Context, query string, docs []Doc, k int) 
 	case k < 1 || k > MaxK:
 		return nil, fault.Invalid("k", "%d, from 1 to %d", k, MaxK)
 	}
-	texts := make([]string, len(docs))
-	for i, d := range docs {
-		texts[i] = d.text()
-	}
-	lexical := bm25(text.QueryTerms(query), texts)
+	lexical := bm25(text.QueryTerms(query), s.analyse(docs))
 	if s.embedder == nil || len(docs) == 0 {
 		return top(lexical, k), nil
 	}
-	semantic, err := s.cosines(ctx, query, texts)
+	semantic, err := s.cosines(ctx, query, docs)
 	if err != nil {
 		return nil, err
 	}
 	return top(fuse(lexical, semantic), k), nil
 }
 
-// bm25 scores each text for terms; texts sharing none are left out.
-func bm25(terms []string, texts []string) []Hit {
-	if len(terms) == 0 || len(texts) == 0 {
+// analyse returns the terms of each of docs, analysing only those not
+// analysed before.
+func (s *Searcher) analyse(docs []Doc) []analysed {
+	out := make([]analysed, len(docs))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, d := range docs {
+		a, ok := s.analysed[d]
+		if !ok {
+			a = analysed{tf: map[string]int{}}
+			for _, term := range text.Terms(d.text()) {
+				a.tf[term]++
+				a.length++
+			}
+			if len(s.analysed) >= maxCached {
+				clear(s.analysed)
+			}
+			s.analysed[d] = a
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// bm25 scores each doc for terms (a term the query repeats weighs more);
+// docs sharing none are left out.
+func bm25(terms []string, docs []analysed) []Hit {
+	if len(terms) == 0 || len(docs) == 0 {
 		return nil
 	}
-	tfs := make([]map[string]int, len(texts))
-	lengths := make([]int, len(texts))
+	uniq := slices.Compact(slices.Sorted(slices.Values(terms)))
 	df := map[string]int{}
 	total := 0
-	for i, t := range texts {
-		tfs[i] = map[string]int{}
-		for _, term := range text.Terms(t) {
-			if tfs[i][term] == 0 {
+	for _, d := range docs {
+		for _, term := range uniq {
+			if d.tf[term] > 0 {
 				df[term]++
 			}
-			tfs[i][term]++
-			lengths[i]++
 		}
-		total += lengths[i]
+		total += d.length
 	}
-	n := float64(len(texts))
+	n := float64(len(docs))
 	avgdl := max(float64(total)/n, 1)
 	var hits []Hit
-	for i := range texts {
+	for i, d := range docs {
 		score := 0.0
 		for _, term := range terms {
-			tf := float64(tfs[i][term])
+			tf := float64(d.tf[term])
 			if tf == 0 {
 				continue
 			}
 			idf := math.Log(1 + (n-float64(df[term])+0.5)/(float64(df[term])+0.5))
-			score += idf * tf / (tf + k1*(1-b+b*float64(lengths[i])/avgdl))
+			score += idf * tf / (tf + k1*(1-b+b*float64(d.length)/avgdl))
 		}
 		if score > 0 {
 			hits = append(hits, Hit{Index: i, Score: score})
@@ -144,23 +171,27 @@ func bm25(terms []string, texts []string) []Hit {
 	return hits
 }
 
-// cosines scores every text by the cosine of its embedding and the
-// query's, embedding only texts not embedded before.
-func (s *Searcher) cosines(ctx context.Context, query string, texts []string) ([]Hit, error) {
+// cosines scores every doc by the cosine of its embedding and the
+// query's, embedding only docs not embedded before.
+func (s *Searcher) cosines(ctx context.Context, query string, docs []Doc) ([]Hit, error) {
 	q, err := s.embedder.Embed(ctx, provider.EmbedRequest{Texts: []string{query}, Purpose: provider.ForQuery})
 	if err != nil || len(q.Vectors) != 1 {
 		return nil, fmt.Errorf("toolsearch: embedding the query: %v", cmp.Or(err, fmt.Errorf("%d vectors for one text", len(q.Vectors))))
 	}
 	s.mu.Lock()
-	var missing []string
-	for _, t := range texts {
-		if _, ok := s.vectors[t]; !ok && !slices.Contains(missing, t) {
-			missing = append(missing, t)
+	var missing []Doc
+	for _, d := range docs {
+		if _, ok := s.vectors[d]; !ok && !slices.Contains(missing, d) {
+			missing = append(missing, d)
 		}
 	}
 	s.mu.Unlock()
 	if len(missing) > 0 {
-		e, err := s.embedder.Embed(ctx, provider.EmbedRequest{Texts: missing, Purpose: provider.ForDocument})
+		texts := make([]string, len(missing))
+		for i, d := range missing {
+			texts[i] = d.text()
+		}
+		e, err := s.embedder.Embed(ctx, provider.EmbedRequest{Texts: texts, Purpose: provider.ForDocument})
 		if err != nil || len(e.Vectors) != len(missing) {
 			return nil, fmt.Errorf("toolsearch: embedding the tools: %v", cmp.Or(err, fmt.Errorf("%d vectors for %d texts", len(e.Vectors), len(missing))))
 		}
@@ -168,16 +199,16 @@ func (s *Searcher) cosines(ctx context.Context, query string, texts []string) ([
 		if len(s.vectors)+len(missing) > maxCached {
 			clear(s.vectors)
 		}
-		for i, t := range missing {
-			s.vectors[t] = e.Vectors[i]
+		for i, d := range missing {
+			s.vectors[d] = e.Vectors[i]
 		}
 		s.mu.Unlock()
 	}
-	hits := make([]Hit, len(texts))
+	hits := make([]Hit, len(docs))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, t := range texts {
-		v := s.vectors[t]
+	for i, d := range docs {
+		v := s.vectors[d]
 		if v == nil { // cleared by a concurrent search: scored as unrelated
 			hits[i] = Hit{Index: i}
 			continue

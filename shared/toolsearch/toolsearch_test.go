@@ -2,6 +2,7 @@ package toolsearch_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
@@ -87,5 +88,28 @@ func TestSearchBoundsItsInput(t *testing.T) {
 	}
 	if hits, _ := s.Search(context.Background(), "zzzyzx", catalogDocs(), 5); len(hits) != 0 {
 		t.Errorf("a query sharing no term found %d tools", len(hits))
+	}
+}
+
+// BenchmarkSearch times one search over the catalog's public tools and 500
+// proxied ones, as a tenant with many connectors has them:
+// go test -run '^$' -bench Search ./shared/toolsearch/
+func BenchmarkSearch(b *testing.B) {
+	docs := catalogDocs()
+	for i := range 500 {
+		docs = append(docs, toolsearch.Doc{Name: fmt.Sprintf("conn%d__tool_%d", i%20, i), Title: fmt.Sprintf("Upstream tool %d", i),
+			Description: fmt.Sprintf("Does upstream thing number %d for the connector's service: reads records, files and issues of kind %d.", i, i%7)})
+	}
+	for _, s := range []struct {
+		name string
+		s    *toolsearch.Searcher
+	}{{"bm25", toolsearch.New(nil)}, {"bm25+offline-embedder", toolsearch.New(offline.NewEmbedder(offline.DefaultDims))}} {
+		b.Run(fmt.Sprintf("%s/%d-tools", s.name, len(docs)), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.s.Search(context.Background(), "add a message to a conversation", docs, 5); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
