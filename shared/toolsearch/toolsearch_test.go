@@ -3,6 +3,8 @@ package toolsearch_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
@@ -111,5 +113,28 @@ func BenchmarkSearch(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func TestConcurrentSearchesAgree(t *testing.T) {
+	s := toolsearch.New(offline.NewEmbedder(offline.DefaultDims))
+	docs := catalogDocs()
+	want, err := s.Search(context.Background(), queries[0].query, docs, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			q := queries[i%len(queries)]
+			hits, err := s.Search(context.Background(), q.query, docs, 3)
+			if err != nil || len(hits) == 0 || docs[hits[0].Index].Name != q.want {
+				t.Errorf("concurrent search %q: %v, %v", q.query, hits, err)
+			}
+		})
+	}
+	wg.Wait()
+	if again, _ := s.Search(context.Background(), queries[0].query, docs, 3); !slices.Equal(again, want) {
+		t.Errorf("after concurrent searches: %v, want %v", again, want)
 	}
 }
