@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
@@ -70,6 +72,12 @@ func (s *settingsFunctions) get(_ context.Context, c tenant.Caller, in threadInp
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reads++
+	switch in.ThreadID {
+	case "chat invalid":
+		return threadSettings{}, fault.Invalid("thread_id", "%q is not a thread id", in.ThreadID)
+	case "chat_down":
+		return threadSettings{}, errors.New("the table is unreachable")
+	}
 	enabled, ok := s.threads[c.Tenant+"/"+in.ThreadID]
 	if !ok {
 		enabled = catalog.Groups() // a thread never set: seed 000's defaults, every group here
@@ -323,12 +331,30 @@ func TestAThreadsSettingsAreReadOnceAndAnUpdateThroughTheGatewayAppliesAtOnce(t 
 	}
 }
 
-func TestAThreadIDThatIsNotAStringIsRefused(t *testing.T) {
+// A thread whose settings cannot be read fails the request, never widens it.
+func TestAThreadWhoseSettingsCannotBeReadIsRefused(t *testing.T) {
 	h := newProfileHarness(t)
 	cs := h.connect(t, h.key(t, profile.Profile{}), nil)
-	_, err := cs.ListTools(context.Background(), &mcp.ListToolsParams{Meta: mcp.Meta{gateway.ThreadMetaKey: 7}})
-	if err == nil || !strings.Contains(err.Error(), gateway.ThreadMetaKey) {
-		t.Errorf("ListTools with a numeric thread id: %v, want an error naming the _meta key", err)
+	for _, tc := range []struct {
+		name   string
+		thread any
+		want   string
+	}{
+		{"a thread id that is not a string", 7, `must be a thread id`},
+		{"a thread id settings_get refuses", "chat invalid", `"switchboard.dev/thread_id"]: thread_id: "chat invalid" is not a thread id`},
+		{"settings that cannot be read", "chat_down", `the settings of thread "chat_down", which decide its tools, could not be read`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			meta := mcp.Meta{gateway.ThreadMetaKey: tc.thread}
+			_, err := cs.ListTools(context.Background(), &mcp.ListToolsParams{Meta: meta})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("tools/list: %v, want an error containing %s", err, tc.want)
+			}
+			_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "memory_get_or_create", Arguments: map[string]any{}, Meta: meta})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("tools/call: %v, want an error containing %s", err, tc.want)
+			}
+		})
 	}
 }
 
