@@ -107,7 +107,7 @@ func (g *Gateway) connectorsMiddleware(next mcp.MethodHandler) mcp.MethodHandler
 		}
 		switch lr := res.(type) {
 		case *mcp.ListToolsResult:
-			if lr.NextCursor == "" {
+			if lr.NextCursor == "" && g.listsProxiedTools(ctx, req) { // profiles.go
 				if l, ok := g.listing(ctx, req.GetExtra()); ok {
 					lr.Tools = append(lr.Tools, g.usableTools(req.GetExtra(), l.Tools)...)
 				}

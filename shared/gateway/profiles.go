@@ -184,6 +184,24 @@ func (g *Gateway) profilesMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// listsProxiedTools reports whether a tools/list request's profile
+// enables the connectors' tools, so that one that does not costs no
+// listing (profilesMiddleware has read its thread's settings, and refused
+// the request if they could not be read).
+func (g *Gateway) listsProxiedTools(ctx context.Context, req mcp.Request) bool {
+	r, ok := req.(*mcp.ListToolsRequest)
+	call, proxies := g.proxy(catalog.ConnectorCallTool)
+	if !ok || !proxies {
+		return true
+	}
+	var meta mcp.Meta
+	if r.Params != nil {
+		meta = r.Params.Meta
+	}
+	p, _, err := g.requestProfile(ctx, r.Extra, meta)
+	return err != nil || p.EnablesGroup(call.Group)
+}
+
 // forgetThreads drops what the gateway cached of the settings of the
 // caller's tenant's threads, after a settings_update through it.
 func (g *Gateway) forgetThreads(extra *mcp.RequestExtra) {

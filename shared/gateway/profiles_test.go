@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/netguard"
@@ -100,6 +101,30 @@ func (s *settingsFunctions) update(_ context.Context, c tenant.Caller, in thread
 type profileHarness struct {
 	*harness
 	settings *settingsFunctions
+	listings *listingCounter
+}
+
+// listingCounter is an invoker that counts the connectors' listings it
+// passes on.
+type listingCounter struct {
+	invoke.Invoker
+	mu sync.Mutex
+	n  int
+}
+
+func (c *listingCounter) Invoke(ctx context.Context, function string, req *invoke.Request) (*invoke.Response, error) {
+	if req.Tool == catalog.ConnectorListingTool {
+		c.mu.Lock()
+		c.n++
+		c.mu.Unlock()
+	}
+	return c.Invoker.Invoke(ctx, function, req)
+}
+
+func (c *listingCounter) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
 }
 
 func newProfileHarness(t *testing.T) *profileHarness {
@@ -147,13 +172,14 @@ func newProfileHarness(t *testing.T) *profileHarness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	gw, err := gateway.New(gateway.Options{Catalog: cat, Invoker: st, Keys: apikey.New(tbl, nil), KeyCacheTTL: -1})
+	listings := &listingCounter{Invoker: st}
+	gw, err := gateway.New(gateway.Options{Catalog: cat, Invoker: listings, Keys: apikey.New(tbl, nil), KeyCacheTTL: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(srv.Close)
-	h := &profileHarness{harness: &harness{url: srv.URL, table: tbl, keys: apikey.New(tbl, nil)}, settings: settings}
+	h := &profileHarness{harness: &harness{url: srv.URL, table: tbl, keys: apikey.New(tbl, nil)}, settings: settings, listings: listings}
 
 	admin := h.connect(t, h.key(t, profile.Profile{}), nil)
 	for _, step := range []struct {
@@ -290,6 +316,31 @@ func TestAHostSeesAndCallsOnlyWhatItsProfileEnables(t *testing.T) {
 				case !want && (err == nil || !strings.Contains(err.Error(), p.name) || !strings.Contains(err.Error(), tc.refuser)):
 					t.Errorf("calling %s: %v, %v; want a refusal naming it and %s", p.name, res, err, tc.refuser)
 				}
+			}
+		})
+	}
+}
+
+// A list whose profile disables Connectors costs no listing of them.
+func TestAListWithoutConnectorsDoesNotListThem(t *testing.T) {
+	h := newProfileHarness(t)
+	h.setThread("chat_vs", catalog.GroupVectorSearch)
+	for _, tc := range []struct {
+		name     string
+		key      profile.Profile
+		thread   string
+		listings int
+	}{
+		{"a key enabling Connectors", profile.Profile{}, "", 1},
+		{"a key not enabling them", profile.Profile{Groups: []string{catalog.GroupVectorSearch}}, "", 0},
+		{"a thread not enabling them", profile.Profile{}, "chat_vs", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := h.connect(t, h.key(t, tc.key), nil)
+			before := h.listings.count()
+			listed(t, cs, tc.thread)
+			if got := h.listings.count() - before; got != tc.listings {
+				t.Errorf("tools/list listed the connectors %d times, want %d", got, tc.listings)
 			}
 		})
 	}
