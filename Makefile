@@ -49,6 +49,7 @@ FUNCTIONS = \
 	career/opportunity_list \
 	career/opportunity_update \
 	career/validate_match_report \
+	chat/chat \
 	connectors/create \
 	connectors/delete \
 	connectors/get \
@@ -145,6 +146,9 @@ build-CareerOpportunityUpdateFunction:
 
 build-CareerValidateMatchReportFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/career/validate_match_report
+
+build-ChatChatFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/chat/chat
 
 build-ConnectorsCreateFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/connectors/create

@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/handlers/chatfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/connectorfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/memoryfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/operationsfn"
@@ -369,6 +370,8 @@ var (
 			"shared/document", "shared/handlers/vectorfn", "shared/local", "shared/colbert"},
 		"shared/handlers/careerfn":    {"shared/career", "shared/retrieval", "shared/binread", "shared/document"},
 		"shared/handlers/connectorfn": {"shared/connector"},
+		// The chat reads and records its thread through the memory family.
+		"shared/handlers/chatfn": {"shared/chat", "shared/memory"},
 	}
 	// What the openers of package config link, and the catalog facts that
 	// call for each. No function links the SDK's Lambda client: package
@@ -432,6 +435,7 @@ func TestEveryFunctionLinksOnlyWhatItUses(t *testing.T) {
 		"shared/handlers/memoryfn": memoryfn.Functions(), "shared/handlers/operationsfn": operationsfn.Functions(),
 		"shared/handlers/vectorfn": vectorfn.Functions(), "shared/handlers/ragfn": ragfn.Functions(),
 		"shared/handlers/careerfn": careerfn.Functions(), "shared/handlers/connectorfn": connectorfn.Functions(),
+		"shared/handlers/chatfn": chatfn.Functions(),
 	} {
 		for _, f := range fns {
 			bindings[f.Path] = pkg

@@ -62,7 +62,8 @@ type Route struct {
 
 // Routes are the gateway's routes, on either front door: MCP, the memory server seed's
 // compatibility endpoints, the RFC 9728 protected-resource metadata and the
-// approval page of connector calls (GET shows it, POST decides).
+// approval page of connector calls (GET shows it, POST decides), and the
+// OpenAI-compatible chat endpoint (streamed by the REST API front door).
 // ANY /mcp lets CORS preflights (OPTIONS) and the 405 answers to GET and
 // DELETE come from the gateway itself.
 var Routes = []Route{
@@ -76,6 +77,7 @@ var Routes = []Route{
 	{"AuthorizationServerMetadata", "GET", "/.well-known/oauth-authorization-server"},
 	{"OAuth", "ANY", "/oauth/{proxy+}"},
 	{"Approval", "ANY", "/approvals/{id}"},
+	{"ChatCompletions", "POST", "/v1/chat/completions"},
 }
 
 // DefaultLogRetentionDays is the default of the LogRetentionDays parameter.

@@ -29,6 +29,8 @@ const instructions = "Switchboard gives agents tools in these families; tool_sea
 	"(interaction_create, interaction_apply_event) track a contact from draft to closed. " +
 	"Connectors: register another MCP server with connector_create, check it with connector_verify and list its " +
 	"tools with connector_sync; approval_policy_set decides whether its tools run, are refused or ask a person first. " +
+	"Chat: chat answers a message of a conversation from your documents, connectors' tools and the model, " +
+	"as POST /v1/chat/completions does for OpenAI clients. " +
 	"Operations: every change is audited; get_audit_trace returns the events of the trace id each result carries in " +
 	"_meta. A call with bad arguments fails naming the field and changes nothing."
 

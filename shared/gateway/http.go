@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apigw"
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/approvalpage"
+	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/oauth"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -38,6 +39,9 @@ func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.guard(g.postOnly(keepRequest(g.fastCalls(g.checkJSON(streamable))))))
 	mux.Handle("/jsonrpc", g.guard(g.postOnly(http.HandlerFunc(g.serveJSONRPC))))
+	if _, ok := g.opts.Catalog.Tool(catalog.ChatTool); ok {
+		mux.Handle(ChatCompletionsPath, g.guard(g.postOnly(keepRequest(http.HandlerFunc(g.serveChatCompletions)))))
+	}
 	mux.HandleFunc("GET /{$}", g.serveHome)
 	mux.HandleFunc("GET /health", g.serveHealth)
 	mux.HandleFunc("GET /servers", g.serveServers)

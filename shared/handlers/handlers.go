@@ -2,7 +2,7 @@
 // code that serves it: the one list a reader opens to find every function,
 // which the local server, the tests and the benchmarks run in one process
 // (package local). Each family's bindings are a subpackage (memoryfn,
-// operationsfn, vectorfn, ragfn, careerfn, connectorfn), which a function's main imports
+// operationsfn, vectorfn, ragfn, careerfn, connectorfn, chatfn), which a function's main imports
 // alone, so that its binary links only its own family's code:
 //
 //	func main() { lambdafn.Start(memoryfn.AddMessage, lambdafn.Openers{}) } // functions/memory/add_message/main.go
@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
+	"github.com/switchboard-dev/switchboard/shared/handlers/chatfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/connectorfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/memoryfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/operationsfn"
@@ -22,5 +23,5 @@ import (
 
 // All returns every function of the default catalog, family by family.
 func All() []lambdafn.Function {
-	return slices.Concat(memoryfn.Functions(), operationsfn.Functions(), vectorfn.Functions(), ragfn.Functions(), careerfn.Functions(), connectorfn.Functions())
+	return slices.Concat(memoryfn.Functions(), operationsfn.Functions(), vectorfn.Functions(), ragfn.Functions(), careerfn.Functions(), connectorfn.Functions(), chatfn.Functions())
 }

@@ -30,6 +30,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -358,6 +359,80 @@ func (s *Service) AddMessage(ctx context.Context, c tenant.Caller, in AddMessage
 	return AddMessageOutput{Status: "success", ConversationID: in.ConversationID, Seq: seq, Compressed: compressed}, nil
 }
 
+// TurnRoles are the roles [Service.AddTurns] accepts: [Roles] and "tool".
+var TurnRoles = append(slices.Clip(Roles), "tool")
+
+// MaxTurns bounds the messages one [Service.AddTurns] call appends, within a
+// transaction's 100 writes.
+const MaxTurns = 64
+
+// AddTurns appends ts, in order, as consecutive messages in one transaction
+// (a chat turn lands whole or not at all), then compresses as [Service.AddMessage]
+// does. Internal messages are kept out of the summary, as they are out of a
+// model's context. An assistant message that calls tools may have no text.
+func (s *Service) AddTurns(ctx context.Context, c tenant.Caller, id string, ts []Turn) (AddMessageOutput, error) {
+	if err := ValidateID(id); err != nil {
+		return AddMessageOutput{}, err
+	}
+	if len(ts) == 0 || len(ts) > MaxTurns {
+		return AddMessageOutput{}, fault.Invalid("messages", "must hold 1 to %d messages, not %d", MaxTurns, len(ts))
+	}
+	for i, t := range ts {
+		field := fmt.Sprintf("messages[%d].", i)
+		if !slices.Contains(TurnRoles, t.Role) {
+			return AddMessageOutput{}, fault.Invalid(field+"role", "%q is not a role: use user, assistant, system or tool", t.Role)
+		}
+		content := t.Content
+		if content == "" && len(t.ToolCalls) > 0 {
+			content = "-"
+		}
+		if err := validateMessage(field, "user", content); err != nil {
+			return AddMessageOutput{}, err
+		}
+		if len(t.ToolCalls) > 0 && !json.Valid(t.ToolCalls) {
+			return AddMessageOutput{}, fault.Invalid(field+"tool_calls", "is not JSON")
+		}
+	}
+	pk := convPK(c, id)
+	var seq int64
+	err := retry(ctx, id, func() error {
+		m, err := s.loadLiveMeta(ctx, c, id)
+		if err != nil {
+			return err
+		}
+		next := m
+		next.Seq, next.Ver = m.Seq+int64(len(ts)), m.Ver+1
+		now := s.now().UTC().Format(time.RFC3339Nano)
+		writes := []store.Write{store.Put(next.item(pk), store.IfEquals("ver", m.Ver))}
+		for i, t := range ts {
+			attrs := store.Attrs{"role": t.Role, "content": t.Content, "created_at": now}
+			if len(t.ToolCalls) > 0 {
+				attrs["tool_calls"] = string(t.ToolCalls)
+			}
+			if t.ToolCallID != "" {
+				attrs["tool_call_id"] = t.ToolCallID
+			}
+			if t.Name != "" {
+				attrs["name"] = t.Name
+			}
+			if t.Internal {
+				attrs["internal"] = true
+			}
+			writes = append(writes, store.Put(store.Item{PK: pk, SK: msgSK(m.Seq + 1 + int64(i)), Attrs: attrs}, store.IfAbsent()))
+		}
+		seq = next.Seq
+		return s.table.Transact(ctx, writes...)
+	})
+	if err != nil {
+		return AddMessageOutput{}, err
+	}
+	compressed, err := s.compress(ctx, c, id, seq)
+	if err != nil {
+		s.log.WarnContext(ctx, "compression failed", "conversation", id, "error", err)
+	}
+	return AddMessageOutput{Status: "success", ConversationID: id, Seq: seq, Compressed: compressed}, nil
+}
+
 func validateIdempotencyKey(key string) error {
 	if key == "" {
 		return nil
@@ -467,17 +542,26 @@ func joinParagraphs(a, b string) string {
 	return a + "\n\n" + b
 }
 
+// turns are msgs as the summariser reads them: internal messages (one
+// turn's retrieved documents) are left out, as they are of a model's context.
 func turns(msgs []Message) []provider.Turn {
-	ts := make([]provider.Turn, len(msgs))
-	for i, m := range msgs {
-		ts[i] = provider.Turn{Role: m.Role, Content: m.Content}
+	ts := make([]provider.Turn, 0, len(msgs))
+	for _, m := range msgs {
+		if !m.Internal {
+			ts = append(ts, provider.Turn{Role: m.Role, Content: m.Content})
+		}
 	}
 	return ts
 }
 
 func toMessage(it store.Item) Message {
 	seq, _ := strconv.ParseInt(strings.TrimPrefix(it.SK, msgPrefix), 10, 64) // msgSK's zero-padded digits
-	return Message{Seq: seq, Role: it.String("role"), Content: it.String("content"), CreatedAt: parseTime(it.String("created_at"))}
+	m := Message{Seq: seq, Role: it.String("role"), Content: it.String("content"), CreatedAt: parseTime(it.String("created_at")),
+		ToolCallID: it.String("tool_call_id"), Name: it.String("name"), Internal: it.Bool("internal")}
+	if tc := it.String("tool_calls"); tc != "" {
+		m.ToolCalls = json.RawMessage(tc)
+	}
+	return m
 }
 
 // messagesBetween returns the messages with seq in [from, to], oldest first.

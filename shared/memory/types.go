@@ -1,13 +1,32 @@
 package memory
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Message is one stored message of a conversation.
 type Message struct {
 	Seq       int64     `json:"seq" jsonschema:"position of the message in the conversation, starting at 1"`
-	Role      string    `json:"role" jsonschema:"user, assistant or system"`
+	Role      string    `json:"role" jsonschema:"user, assistant, system, or tool (a tool's result, recorded by the chat tool)"`
 	Content   string    `json:"content"`
 	CreatedAt time.Time `json:"created_at"`
+	// The chat orchestration's fields (AddTurns); empty for other messages.
+	ToolCalls  json.RawMessage `json:"tool_calls,omitempty" jsonschema:"the tools an assistant message called: [{id, name, arguments}]"`
+	ToolCallID string          `json:"tool_call_id,omitempty" jsonschema:"the call a tool message answers"`
+	Name       string          `json:"name,omitempty" jsonschema:"the tool a tool message comes from"`
+	Internal   bool            `json:"internal,omitempty" jsonschema:"true for documents the chat's vector search found for one turn: shown here, never sent to a model again"`
+}
+
+// Turn is a message the chat orchestration records ([Service.AddTurns]):
+// a message with the tool fields of [Message].
+type Turn struct {
+	Role       string
+	Content    string
+	ToolCalls  json.RawMessage
+	ToolCallID string
+	Name       string
+	Internal   bool
 }
 
 // MessageInput is a message a caller passes in.

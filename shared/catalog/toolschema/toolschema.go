@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -31,7 +32,7 @@ type pair struct{ in, out func() *jsonschema.Schema }
 // byTool holds every tool's schemas, family by family, keyed by tool name.
 var byTool = sync.OnceValue(func() map[string]pair {
 	m := map[string]pair{}
-	for _, family := range []map[string]pair{memorySchemas(), operationsSchemas(), vectorSchemas(), ragSchemas(), careerSchemas(), connectorSchemas()} {
+	for _, family := range []map[string]pair{memorySchemas(), operationsSchemas(), vectorSchemas(), ragSchemas(), careerSchemas(), connectorSchemas(), chatSchemas()} {
 		for name := range family {
 			if _, dup := m[name]; dup {
 				panic("toolschema: schemas of " + name + " defined twice")
@@ -64,7 +65,7 @@ func Names() []string {
 // For infers the JSON Schema of T and lets patch tighten it. It panics if T
 // has no schema: the types are fixed, and the tests infer every one.
 func For[T any](patch func(*jsonschema.Schema)) *jsonschema.Schema {
-	s, err := jsonschema.For[T](nil)
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: rawJSON})
 	if err != nil {
 		panic(fmt.Sprintf("toolschema: schema of %T: %v", *new(T), err))
 	}
@@ -74,6 +75,10 @@ func For[T any](patch func(*jsonschema.Schema)) *jsonschema.Schema {
 	}
 	return s
 }
+
+// rawJSON describes JSON passed through as it is (json.RawMessage: a tool's
+// arguments, tool calls) as any JSON value, rather than as the bytes it is in Go.
+var rawJSON = map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[json.RawMessage](): {}}
 
 // JSON is [For], encoded: a tool's schema as the catalog holds it.
 func JSON[T any](patch func(*jsonschema.Schema)) json.RawMessage {

@@ -46,6 +46,7 @@ type call struct {
 	op      string // "invoke" or "converse"
 	modelID string // as the path carried it, still escaped
 	body    map[string]any
+	raw     []byte
 }
 
 // runtime speaks the Bedrock Runtime REST wire format: POST
@@ -61,6 +62,8 @@ type runtime struct {
 	failures  []failure
 	wrongDims int
 	reply     string
+	// answer, if set, is the whole Converse answer, sent instead of one made of reply.
+	answer map[string]any
 }
 
 func newRuntime(t *testing.T) *runtime {
@@ -127,7 +130,7 @@ func (rt *runtime) serve(w http.ResponseWriter, r *http.Request) {
 		rt.t.Errorf("Content-Type %q, want application/json", ct)
 	}
 	data, _ := io.ReadAll(r.Body)
-	c := call{op: parts[2], modelID: parts[1]}
+	c := call{op: parts[2], modelID: parts[1], raw: data}
 	if err := json.Unmarshal(data, &c.body); err != nil {
 		rt.t.Errorf("body %q is not JSON: %v", data, err)
 	}
@@ -159,6 +162,10 @@ func (rt *runtime) serve(w http.ResponseWriter, r *http.Request) {
 			"embeddingsByType": map[string]any{"float": vec},
 		})
 	case "converse":
+		if rt.answer != nil {
+			json.NewEncoder(w).Encode(rt.answer)
+			return
+		}
 		json.NewEncoder(w).Encode(map[string]any{
 			"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"text": rt.reply}}}},
 			"stopReason": "end_turn",

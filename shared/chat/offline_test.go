@@ -1,0 +1,129 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/memory"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/provider/offline"
+	"github.com/switchboard-dev/switchboard/shared/store/storetest"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+func TestWebSearchTriggers(t *testing.T) {
+	for _, tc := range []struct {
+		message string
+		want    bool
+	}{
+		{"What is the latest Go release?", true},
+		{"Any news about the election today", true},
+		{"Please search the web for PGA tuning", true},
+		{"Tin tức mới nhất về Go", true},
+		{"How often should I replace my toothbrush?", false},
+		{"What does the currency field hold?", false}, // "current" inside a word is no trigger
+		{"Hello, my name is Mike.", false},
+	} {
+		if got := wantsWebSearch(tc.message); got != tc.want {
+			t.Errorf("wantsWebSearch(%q) = %v, want %v", tc.message, got, tc.want)
+		}
+	}
+}
+
+// searchTools offers one web search tool answering in seed 004's text format.
+type searchTools struct{ calls []string }
+
+func (s *searchTools) List(context.Context, tenant.Caller) ([]Tool, error) {
+	return []Tool{{Group: ToolsWebSearch, ToolSpec: provider.ToolSpec{Name: "duckduckgo_search", Description: "Search the web.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)}}}, nil
+}
+
+func (s *searchTools) Call(_ context.Context, _ tenant.Caller, name string, args json.RawMessage) (ToolResult, error) {
+	s.calls = append(s.calls, name+" "+string(args))
+	return ToolResult{Text: "Title: Go 1.26 released\nContent: Go 1.26 is out.\nLink: https://go.dev/blog/go1.26\n---"}, nil
+}
+
+func TestAnOfflineTurnWithTriggerWordsSearchesTheWeb(t *testing.T) {
+	tools := &searchTools{}
+	svc := New(Options{Memory: memory.New(storetest.OpenEmbedded(t), nil), Generator: offline.NewGenerator(), Tools: tools})
+	out, err := svc.Chat(context.Background(), tenant.Caller{Tenant: "acme", Principal: "alice"}, Input{ThreadID: "web", Message: "What is the latest Go release?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{`duckduckgo_search {"query":"What is the latest Go release?"}`}, tools.calls); diff != "" {
+		t.Errorf("tool calls mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{RouteTools, RouteAnswer}, out.Route); diff != "" {
+		t.Errorf("route mismatch (-want +got):\n%s", diff)
+	}
+	if !out.Offline || out.Answer != "No language model is configured, so this answer is assembled without one: here is what duckduckgo_search returned.\n\nTitle: Go 1.26 released\nContent: Go 1.26 is out.\nLink: https://go.dev/blog/go1.26\n---" {
+		t.Errorf("answer %q", out.Answer)
+	}
+}
+
+// threadSettings gives one thread's settings; other threads get the defaults.
+type threadSettings map[string]Settings
+
+func (s threadSettings) Get(_ context.Context, _, thread string) (Settings, error) {
+	return s[thread], nil
+}
+
+// overrides gives the prompts a tenant overrode; others are not found.
+type overrides map[string]string
+
+func (o overrides) Text(_ context.Context, _, name string) (string, error) {
+	if t, ok := o[name]; ok {
+		return t, nil
+	}
+	return "", &fault.Error{Kind: fault.KindNotFound, Message: name + " is not overridden"}
+}
+
+func TestSettingsAndPromptsShapeATurn(t *testing.T) {
+	ctx := context.Background()
+	alice := tenant.Caller{Tenant: "acme", Principal: "alice"}
+	settings := threadSettings{"no-vs": {ToolsEnabled: []string{ToolsWebSearch}}, "pirate": {System: "pirate"}}
+	var systems []string
+	svc := New(Options{Memory: memory.New(storetest.OpenEmbedded(t), nil), Settings: settings, Prompts: overrides{"pirate": "You are a pirate."},
+		Generator: recordingModel{systems: &systems}, Pipeline: failingPipeline{}})
+
+	t.Run("AThreadWithoutVectorSearchNeverSearches", func(t *testing.T) {
+		out, err := svc.Chat(ctx, alice, Input{ThreadID: "no-vs", Message: "hello"})
+		if err != nil || out.VSMetadata != nil || len(systems) != 1 || systems[0] != defaultPrompts[PromptBasic] {
+			t.Errorf("Chat = %+v, %v; system prompts %q: want no search and the basic prompt", out, err, systems)
+		}
+	})
+	t.Run("AThreadsPromptChoiceIsReadWithItsOverride", func(t *testing.T) {
+		systems = nil
+		if _, err := svc.Chat(ctx, alice, Input{ThreadID: "pirate", Message: "hello"}); err != nil {
+			t.Fatal(err)
+		}
+		if len(systems) != 1 || systems[0] != "You are a pirate." {
+			t.Errorf("system prompts %q, want the override", systems)
+		}
+	})
+}
+
+// recordingModel answers at once and records the system prompts it got.
+type recordingModel struct{ systems *[]string }
+
+func (recordingModel) Generate(context.Context, provider.GenerateRequest) (provider.Generation, error) {
+	return provider.Generation{}, nil
+}
+
+func (m recordingModel) Chat(_ context.Context, req provider.ChatRequest) (provider.ChatReply, error) {
+	*m.systems = append(*m.systems, req.System)
+	return provider.ChatReply{Text: "ok", StopReason: provider.StopEnd}, nil
+}
+
+// failingPipeline fails any run: a turn that searches would say so.
+type failingPipeline struct{}
+
+func (failingPipeline) Run(context.Context, pipeline.Input) (pipeline.Output, error) {
+	return pipeline.Output{}, errors.New("the pipeline ran")
+}

@@ -1,0 +1,164 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// proxySeparator joins a connector's name and its tool's in a proxied name.
+const proxySeparator = "__"
+
+var _ Tools = (*Invoked)(nil)
+
+// Invoked lists and calls tools through an [invoke.Invoker], by name, as the
+// gateway does: the catalog's tools that a chat may call ([catalog.ChatCallable]),
+// each in its own function, and the caller's connector tools
+// (<connector>__<tool>) through the connectors' proxy function, whose
+// approval policies apply as to any call (a tool that needs approval
+// answers with the approval page's link, which the answer passes on).
+type Invoked struct {
+	Catalog *catalog.Catalog
+	Invoker invoke.Invoker
+}
+
+// List implements [Tools].
+func (v *Invoked) List(ctx context.Context, c tenant.Caller) ([]Tool, error) {
+	var out []Tool
+	for _, t := range v.Catalog.Tools() {
+		if !catalog.ChatCallable(t) {
+			continue
+		}
+		group := ToolsSwitchboard
+		if slices.Contains(WebSearchTools, t.Name) {
+			group = ToolsWebSearch
+		}
+		out = append(out, Tool{Group: group, ToolSpec: specOf(t.Name, t.Description, t.InputSchema)})
+	}
+	if _, ok := v.Catalog.Tool(catalog.ConnectorListingTool); !ok {
+		return out, nil
+	}
+	raw, err := v.structured(ctx, c, catalog.ConnectorListingTool, json.RawMessage(`{}`))
+	if err != nil {
+		return out, fmt.Errorf("chat: listing connector tools: %w", err)
+	}
+	var listing struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(raw, &listing); err != nil {
+		return out, fmt.Errorf("chat: listing connector tools: %w", err)
+	}
+	for _, t := range listing.Tools {
+		out = append(out, Tool{Group: ToolsConnectors, ToolSpec: specOf(t.Name, t.Description, t.InputSchema)})
+	}
+	return out, nil
+}
+
+// Call implements [Tools].
+func (v *Invoked) Call(ctx context.Context, c tenant.Caller, name string, args json.RawMessage) (ToolResult, error) {
+	function, tool := "", name
+	if t, ok := v.Catalog.Tool(name); ok && catalog.ChatCallable(t) {
+		function = t.Function
+	} else if p, ok := v.Catalog.Tool(catalog.ConnectorCallTool); ok && strings.Contains(name, proxySeparator) {
+		function, tool = p.Function, p.Name
+		args, _ = json.Marshal(struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}{name, args})
+	} else {
+		return ToolResult{}, fault.Invalid("tool", "%q is not a tool a chat may call", name)
+	}
+	resp, err := v.Invoker.Invoke(ctx, function, envelope(ctx, c, tool, args))
+	if err != nil {
+		return ToolResult{}, err
+	}
+	return resultText(resp)
+}
+
+// structured calls an internal tool and returns its structured content.
+func (v *Invoked) structured(ctx context.Context, c tenant.Caller, name string, args json.RawMessage) (json.RawMessage, error) {
+	t, _ := v.Catalog.Tool(name)
+	resp, err := v.Invoker.Invoke(ctx, t.Function, envelope(ctx, c, name, args))
+	if err != nil {
+		return nil, err
+	}
+	if resp.Error != nil {
+		return nil, errors.New(resp.Error.Message)
+	}
+	var res struct {
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(resp.Result, &res); err != nil || len(res.StructuredContent) == 0 {
+		return nil, errors.New(name + " answered no result")
+	}
+	return res.StructuredContent, nil
+}
+
+// envelope is the request a tool's function gets for the chat's call: the
+// chat's caller, trace and request.
+func envelope(ctx context.Context, c tenant.Caller, tool string, args json.RawMessage) *invoke.Request {
+	env := &invoke.Request{Method: invoke.MethodCallTool, Tool: tool, Arguments: args, Caller: c}
+	if call, ok := callcontext.FromContext(ctx); ok {
+		env.TraceID, env.RequestID = call.TraceID, call.RequestID
+	}
+	return env
+}
+
+// resultText is a tool's answer as the model reads it: its text content, or
+// its structured content as the function wrote it (never decoded, so numbers
+// keep their digits); a failed call's message.
+func resultText(resp *invoke.Response) (ToolResult, error) {
+	var res struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+		IsError           bool            `json:"isError"`
+	}
+	if err := json.Unmarshal(resp.Result, &res); err != nil {
+		if resp.Error != nil {
+			return ToolResult{Text: resp.Error.Message, IsError: true}, nil
+		}
+		return ToolResult{}, fmt.Errorf("undecodable tool result: %w", err)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if c.Type == "text" && c.Text != "" {
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(c.Text)
+		}
+	}
+	if b.Len() == 0 && len(res.StructuredContent) > 0 {
+		b.Write(res.StructuredContent)
+	}
+	out := ToolResult{Text: b.String(), IsError: res.IsError || resp.Error != nil}
+	if out.Text == "" && resp.Error != nil {
+		out.Text = resp.Error.Message
+	}
+	return out, nil
+}
+
+// specOf is a tool's spec, with an empty object schema for one without any.
+func specOf(name, description string, schema json.RawMessage) provider.ToolSpec {
+	if len(schema) == 0 {
+		schema = json.RawMessage(`{"type":"object"}`)
+	}
+	return provider.ToolSpec{Name: name, Description: description, InputSchema: schema}
+}

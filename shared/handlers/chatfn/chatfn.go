@@ -1,0 +1,40 @@
+// Package chatfn binds the chat orchestration's function (chat/chat) to
+// package chat: the thread's history through the memory family, the model,
+// the pipeline for the vector-search path, and the tools through the
+// function's invoker (the catalog's Invokes of the chat tool).
+//
+//	func main() { lambdafn.Start(chatfn.Chat, lambdafn.Openers{...}) } // functions/chat/chat/main.go
+package chatfn
+
+import (
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/chat"
+	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/memory"
+	"github.com/switchboard-dev/switchboard/shared/provider/offline"
+)
+
+// service builds the chat service from d: its generator, or the offline one
+// (the route is then chosen by code); tools only where an invoker is
+// configured.
+func service(d lambdafn.Deps) *chat.Service {
+	opts := chat.Options{
+		Memory:    memory.New(d.Table, &memory.Options{Summarizer: d.Summarizer, Logger: d.Logger}),
+		Generator: d.Generator,
+		Pipeline:  d.Pipeline,
+		Logger:    d.Logger,
+	}
+	if opts.Generator == nil {
+		opts.Generator = offline.NewGenerator()
+	}
+	if d.Invoker != nil {
+		opts.Tools = &chat.Invoked{Catalog: catalog.Default(), Invoker: d.Invoker}
+	}
+	return chat.New(opts)
+}
+
+// Chat serves the tool chat.
+var Chat = lambdafn.Method(catalog.ChatTool, service, (*chat.Service).Chat)
+
+// Functions returns the chat family's functions.
+func Functions() []lambdafn.Function { return []lambdafn.Function{Chat} }
