@@ -33,6 +33,12 @@ deploy:
 # generated:begin (go run ./scripts/generate writes this part from the catalog; do not edit)
 FUNCTIONS = \
 	gateway \
+	assistant/prompt_get \
+	assistant/prompt_override_get \
+	assistant/prompt_override_reset \
+	assistant/prompt_override_set \
+	assistant/settings_get \
+	assistant/settings_update \
 	career/atom_create \
 	career/atom_get \
 	career/atom_list \
@@ -98,6 +104,24 @@ FUNCTIONS = \
 
 build-GatewayFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/gateway
+
+build-AssistantPromptGetFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/assistant/prompt_get
+
+build-AssistantPromptOverrideGetFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/assistant/prompt_override_get
+
+build-AssistantPromptOverrideResetFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/assistant/prompt_override_reset
+
+build-AssistantPromptOverrideSetFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/assistant/prompt_override_set
+
+build-AssistantSettingsGetFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/assistant/settings_get
+
+build-AssistantSettingsUpdateFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/assistant/settings_update
 
 build-CareerAtomCreateFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/career/atom_create

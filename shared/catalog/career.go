@@ -114,7 +114,7 @@ func careerTools() []*Tool {
 		careerTool(&Tool{
 			Name: "index_build", Function: "career/index_build", Title: "Build the embedding index",
 			Description: "Embeds your atoms, resumes and opportunities (scope atoms, resumes, opps or all) with the configured embedder, skipping each artifact whose source_hash is unchanged since the last completed run with the same provider, model and prompt scope. Returns the run id and counts: indexed (embedded: new and stale), skipped (unchanged), stale (changed since). Runs are listed by index_run_list.",
-			Annotations: idempotent, Mutates: true, Limits: careerIndexLimits, Blobs: Read, Embeds: true, TraceArgument: true,
+			Annotations: idempotent, Mutates: true, Limits: careerIndexLimits, Blobs: Read, Embeds: true, TraceArgument: true, Progress: true,
 			Example: json.RawMessage(`{"scope":"all"}`),
 		}),
 		careerTool(&Tool{

@@ -136,6 +136,12 @@ type Tool struct {
 	// KeyUse is what a tool that Connects does with that key: the key's
 	// policy lets its function do that alone.
 	KeyUse KeyUse
+	// Progress marks a tool that reports progress while it runs
+	// (lambdafn.ReportProgress): the gateway asks its function for a
+	// streamed answer when the client gave a progress token, and relays
+	// each notification as it arrives; its function is started able to
+	// answer so (a response stream).
+	Progress bool
 	// Group is the tool group a profile enables it by (an API key's
 	// profile, a thread's tools_enabled): one of [Groups], or "" for a tool
 	// in none, which no group setting hides. On connector_call it is the
@@ -252,6 +258,11 @@ type Prompt struct {
 	// a tool does, returning an *elicit.InputRequired; ctx carries the round
 	// (elicit.FromContext).
 	Render func(ctx context.Context, args map[string]string) (*mcp.GetPromptResult, error)
+	// Tool, if set instead of Render, is the catalog tool whose function
+	// renders the prompt for the caller (a tenant may override its text):
+	// the gateway calls it with {"name", "arguments"} and answers its
+	// structured content.
+	Tool string
 	// Complete, if set, suggests values for an argument given its prefix.
 	Complete func(arg, prefix string) []string
 }
@@ -270,8 +281,8 @@ type Function struct {
 	// Tools and Resources are what it serves; both are empty for a trigger.
 	Tools     []string
 	Resources []string
-	// Pipeline, Embeds, Generates, Connects and Deletes: see [Tool]; true if any entry it serves says so.
-	Pipeline, Embeds, Generates, Connects, Deletes bool
+	// Pipeline, Embeds, Generates, Connects, Deletes and Progress: see [Tool]; true if any entry it serves says so.
+	Pipeline, Embeds, Generates, Connects, Deletes, Progress bool
 	// Seals and Opens: some entry it serves that Connects seals, or opens,
 	// connector credentials ([Tool.KeyUse]).
 	Seals, Opens bool
@@ -328,8 +339,11 @@ func New(tools []*Tool, resources []*Resource, prompts []*Prompt) (*Catalog, err
 		seen[key] = true
 	}
 	for _, p := range prompts {
-		if p.Name == "" || p.Render == nil || seen["prompt:"+p.Name] {
-			return nil, fmt.Errorf("catalog: prompt %q: needs a name and a renderer, once", p.Name)
+		if p.Name == "" || (p.Render == nil) == (p.Tool == "") || seen["prompt:"+p.Name] {
+			return nil, fmt.Errorf("catalog: prompt %q: needs a name and a renderer or a tool, once", p.Name)
+		}
+		if t, ok := c.byName[p.Tool]; p.Tool != "" && (!ok || !t.GatewayCalls) {
+			return nil, fmt.Errorf("catalog: prompt %q: its tool %q is not a tool of the catalog the gateway calls", p.Name, p.Tool)
 		}
 		seen["prompt:"+p.Name] = true
 	}
@@ -482,7 +496,7 @@ func (c *Catalog) buildFunctions() []Function {
 		f.Tools = append(f.Tools, t.Name)
 		merge(f, t.Limits, t.Table, t.Blobs, t.BlobKeys)
 		f.Pipeline, f.Embeds, f.Generates = f.Pipeline || t.Pipeline, f.Embeds || t.Embeds, f.Generates || t.Generates
-		f.Connects = f.Connects || t.Connects
+		f.Connects, f.Progress = f.Connects || t.Connects, f.Progress || t.Progress
 		f.Seals, f.Opens = f.Seals || t.Connects && t.KeyUse.seals(), f.Opens || t.Connects && t.KeyUse.opens()
 		f.Deletes, f.Public = f.Deletes || t.Deletes, f.Public || t.Visibility == Public || t.GatewayCalls
 		f.Invokes = append(f.Invokes, t.Invokes...)
@@ -551,10 +565,10 @@ func ptr[T any](v T) *T { return &v }
 // Default returns the catalog of everything Switchboard ships, family by
 // family. It is built once; the catalog is immutable.
 var Default = sync.OnceValue(func() *Catalog {
-	tools := slices.Concat(memoryTools(), operationsTools(), vectorTools(), careerTools(), ragTools(), ragStepTools(), connectorTools(), connectorProxyTools(), chatTools())
+	tools := slices.Concat(memoryTools(), operationsTools(), vectorTools(), careerTools(), ragTools(), ragStepTools(), connectorTools(), connectorProxyTools(), assistantTools(), chatTools())
 	withChatInvokes(tools)
 	withSnapshot(tools, schemasJSON)
-	c, err := New(tools, memoryResources(), nil)
+	c, err := New(tools, memoryResources(), assistantPrompts())
 	if err != nil {
 		panic(err) // the entries above are fixed; TestDefaultCatalogIsValid catches this
 	}

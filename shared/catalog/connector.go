@@ -68,8 +68,9 @@ func connectorProxyTools() []*Tool {
 			// Not audited per call: a table write would cost more than the
 			// upstream's round trip. Its log line records each call, and
 			// approvals are audited as they are decided.
-			Example: json.RawMessage(`{"name":"github__search","arguments":{"q":"switchboard"}}`),
-			Group:   GroupConnectors,
+			Progress: true, // the upstream's, relayed as it reports it
+			Example:  json.RawMessage(`{"name":"github__search","arguments":{"q":"switchboard"}}`),
+			Group:    GroupConnectors,
 		}),
 		proxyTool(&Tool{
 			Name: ConnectorListingTool, Title: "List proxied capabilities",

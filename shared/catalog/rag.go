@@ -138,7 +138,7 @@ func ragStepTools() []*Tool {
 			Description: "Internal pipeline step. Judges whether the retrieved documents, together, are relevant to the question: relevant yes or no (binary). No documents grade no.",
 			Family:      stepFamily, Function: "vector/grade", PipelineTask: "GradeFunctionArn", Group: GroupVectorSearch,
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-			Visibility:  Internal, Limits: stepLimits, Generates: true,
+			Visibility:  Internal, Limits: stepLimits, Table: Read, Generates: true,
 			Example: json.RawMessage(`{"question":"How often should I replace my toothbrush?","documents":[{"doc_id":"dental-guide","chunk_id":"dental-guide#0","content":"Replace your toothbrush every three months, or sooner if the bristles fray.","score":0.83,"metadata":{"source":"dental-guide.md"},"store":"health"}]}`),
 		},
 	}

@@ -26,7 +26,7 @@ func vectorTools() []*Tool {
 	return []*Tool{
 		vectorTool(&Tool{
 			Name: "optimizer_vs-retriever", Function: "vector/retriever", Title: "Search vector stores",
-			Description: "Retrieves the passages of your vector stores that best answer a question: BM25 keyword search, exact vector search, or both fused by reciprocal rank (hybrid, the default), with optional metadata filters. Without stores, picks the stores whose description and content best fit the question and merges their results; each document names its store.",
+			Description: "Retrieves the passages of your vector stores that best answer a question: BM25 keyword search, exact vector search, or both fused by reciprocal rank (hybrid, the default), with optional metadata filters. Without stores, picks the stores whose description and content best fit the question and merges their results; each document names its store. Stores, top_k and mode left out come from the thread's settings (thread_id, else your default thread; settings_update).",
 			Annotations: readOnly, Limits: Limits{Timeout: 30 * time.Second, MemoryMB: 2048}, Table: Read, Blobs: Read, Embeds: true,
 			PipelineTask: "RetrieverFunctionArn", Group: GroupVectorSearch,
 			// A search of more shards than one group fans out to search_group.
@@ -59,8 +59,8 @@ func vectorTools() []*Tool {
 			Name: "vector_document_ingest", Function: "vector/document_ingest", Title: "Add a document to a vector store",
 			Description: "Adds a document (text, Markdown, PDF or DOCX) to a vector store: given inline as content (text), as content_base64 (binary), or as the key of an object under your tenant's prefix. It is cut into overlapping passages, embedded and written as a new shard. Ingesting the same doc_id again with the same text does nothing (status unchanged); with different text it replaces the old chunks. Each store and tenant has storage quotas (documents, chunks, bytes); an ingest that would pass one fails with quota_exceeded, naming the quota and current use, and stores nothing: delete documents or stores to make room. Uploading to documents/<store>/ in the bucket ingests too.",
 			Annotations: replacing, Limits: Limits{Timeout: 300 * time.Second, MemoryMB: 2048}, Table: ReadWrite, Blobs: ReadWrite, Embeds: true,
-			MaxRequestBytes: IngestRequestBytes,
-			Example:         json.RawMessage(`{"store":"manuals","file_name":"setup.md","content":"# Setup\n\nRun the installer, then sign in with your API key.","metadata":{"product":"switchboard"}}`),
+			MaxRequestBytes: IngestRequestBytes, Progress: true,
+			Example: json.RawMessage(`{"store":"manuals","file_name":"setup.md","content":"# Setup\n\nRun the installer, then sign in with your API key.","metadata":{"product":"switchboard"}}`),
 		}),
 		vectorTool(&Tool{
 			Name: "vector_document_list", Function: "vector/document_list", Title: "List a store's documents",

@@ -118,6 +118,13 @@ func fixture[In any](name, title, description string, patch func(*jsonschema.Sch
 	}}
 }
 
+// reportingProgress marks f's tool as one that reports progress
+// ([catalog.Tool.Progress]).
+func reportingProgress(f toolFixture) toolFixture {
+	f.tool.Progress = true
+	return f
+}
+
 func toolFixtures() []toolFixture {
 	pure := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}
 	return append([]toolFixture{
@@ -161,7 +168,7 @@ func toolFixtures() []toolFixture {
 				}
 				return text("Tool with logging executed successfully"), nil
 			}),
-		fixture("test_tool_with_progress", "Tool with progress", "Reports progress 0, 50 and 100 of 100, about 50 ms apart, then returns.", nil, pure, `{}`,
+		reportingProgress(fixture("test_tool_with_progress", "Tool with progress", "Reports progress 0, 50 and 100 of 100, about 50 ms apart, then returns.", nil, pure, `{}`,
 			func(ctx context.Context, _ tenant.Caller, _ NoInput) (Result, error) {
 				for i, p := range []float64{0, 50, 100} {
 					if i > 0 {
@@ -172,7 +179,7 @@ func toolFixtures() []toolFixture {
 					lambdafn.ReportProgress(ctx, p, 100, fmt.Sprintf("%g of 100", p))
 				}
 				return text("Tool with progress executed successfully"), nil
-			}),
+			})),
 		fixture("test_error_handling", "Error handling", "Always fails with a tool error.", nil, pure, `{}`,
 			func(context.Context, tenant.Caller, NoInput) (Result, error) {
 				return Result{}, &fault.Error{Kind: fault.KindInternal, Message: "This tool intentionally returns an error for testing"}

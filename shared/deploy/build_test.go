@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
+	"github.com/switchboard-dev/switchboard/shared/handlers/assistantfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/chatfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/connectorfn"
@@ -341,11 +342,12 @@ var (
 	// DynamoDB or embedded table), the envelope (invoke, read with rawjson)
 	// and the catalog, audit events, the round of a call that may ask the
 	// client for input (elicit, which reads its key files with keyfile), and the types lambdafn's Deps name (the
-	// pipeline's runner, the providers). None links the SDK's default
+	// pipeline's runner, the providers, with the named prompts their
+	// default texts come from). None links the SDK's default
 	// configuration, whose SSO clients and credential chain Lambda never
 	// needs (config.lambdaAWS).
 	everyTool = []string{"infra", "shared/audit", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config",
-		"shared/elicit", "shared/fault", "shared/invoke", "shared/keyfile", "shared/lambdafn", "shared/later", "shared/metrics", "shared/pipeline", "shared/provider", "shared/provider/offline", "shared/provider/multivector", "shared/quota",
+		"shared/elicit", "shared/fault", "shared/invoke", "shared/keyfile", "shared/lambdafn", "shared/later", "shared/metrics", "shared/pipeline", "shared/provider", "shared/provider/offline", "shared/provider/multivector", "shared/prompt", "shared/quota",
 		"shared/rawjson", "shared/statemachine", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant", "shared/text",
 		// Every tool function reaches the table, and with a tenant role
 		// configured does so as each call's tenant: it assumes the role
@@ -365,13 +367,15 @@ var (
 		"shared/handlers/operationsfn": nil,
 		// The vector functions link late interaction's codec: compaction
 		// merges token shards beside chunk shards.
-		"shared/handlers/vectorfn": {"shared/vector", "shared/vector/remote", "shared/retrieval", "shared/binread", "shared/graph", "shared/document", "shared/colbert"},
+		// The retriever and the rephrase step read their thread's settings.
+		"shared/handlers/vectorfn": {"shared/vector", "shared/vector/remote", "shared/retrieval", "shared/binread", "shared/graph", "shared/document", "shared/colbert", "shared/settings"},
 		"shared/handlers/ragfn": {"shared/rag", "shared/memory", "shared/vector", "shared/vector/remote", "shared/retrieval", "shared/binread", "shared/graph",
-			"shared/document", "shared/handlers/vectorfn", "shared/local", "shared/colbert"},
+			"shared/document", "shared/handlers/vectorfn", "shared/local", "shared/colbert", "shared/settings"},
 		"shared/handlers/careerfn":    {"shared/career", "shared/retrieval", "shared/binread", "shared/document"},
 		"shared/handlers/connectorfn": {"shared/connector"},
 		// The chat reads and records its thread through the memory family.
-		"shared/handlers/chatfn": {"shared/chat", "shared/memory"},
+		"shared/handlers/chatfn":      {"shared/chat", "shared/memory"},
+		"shared/handlers/assistantfn": {"shared/settings"},
 	}
 	// What the openers of package config link, and the catalog facts that
 	// call for each. No function links the SDK's Lambda client: package
@@ -393,7 +397,7 @@ var (
 	// tool_search.
 	gatewayCode = []string{"shared/apigw", "shared/apikey", "shared/approvalpage", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config", "shared/config/invoker",
 		"shared/config/authz", "shared/config/secrets", "shared/elicit", "shared/fault", "shared/gateway", "shared/netguard", "shared/oauth", "shared/invoke", "shared/invoke/lambdaapi", "shared/keyfile", "shared/launch/lambdagateway",
-		"shared/metrics", "shared/ratelimit", "shared/rawjson", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant",
+		"shared/metrics", "shared/prompt", "shared/ratelimit", "shared/rawjson", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant",
 		// Tool profiles, and tool_search's ranking: BM25 over package text's
 		// analyser, and the provider interfaces (no provider's client).
 		"shared/profile", "shared/toolsearch", "shared/text", "shared/provider"}
@@ -435,7 +439,8 @@ func TestEveryFunctionLinksOnlyWhatItUses(t *testing.T) {
 		"shared/handlers/memoryfn": memoryfn.Functions(), "shared/handlers/operationsfn": operationsfn.Functions(),
 		"shared/handlers/vectorfn": vectorfn.Functions(), "shared/handlers/ragfn": ragfn.Functions(),
 		"shared/handlers/careerfn": careerfn.Functions(), "shared/handlers/connectorfn": connectorfn.Functions(),
-		"shared/handlers/chatfn": chatfn.Functions(),
+		"shared/handlers/chatfn":      chatfn.Functions(),
+		"shared/handlers/assistantfn": assistantfn.Functions(),
 	} {
 		for _, f := range fns {
 			bindings[f.Path] = pkg

@@ -351,8 +351,9 @@ func (g *Gateway) getProxiedPrompt(ctx context.Context, req *mcp.GetPromptReques
 	return &res, nil
 }
 
-// callProxy calls the proxy function's tool with args for the request's
-// caller and returns its structured content. Its refusals become JSON-RPC
+// callProxy calls a tool the gateway itself calls (the connectors' proxy
+// function's, prompt_get) with args for the request's caller and returns
+// its structured content. Its refusals become JSON-RPC
 // errors: notFound (if set) for an entry that does not exist, invalid
 // params for bad input, internal errors naming the request otherwise.
 func (g *Gateway) callProxy(ctx context.Context, extra *mcp.RequestExtra, tool string, args json.RawMessage, notFound error) (json.RawMessage, error) {
@@ -360,7 +361,7 @@ func (g *Gateway) callProxy(ctx context.Context, extra *mcp.RequestExtra, tool s
 	if err != nil {
 		return nil, err
 	}
-	t, _ := g.proxy(tool)
+	t, _ := g.opts.Catalog.Tool(tool)
 	return g.callFunction(ctx, caller, traceID(headerOf(extra)), t, args, notFound)
 }
 

@@ -453,7 +453,11 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 		return
 	}
 	start := time.Now()
-	resp, raw, err := f.invoke(ctx, t.Function, env)
+	var live *liveNotes // the notifications written as they arrive, for a streamed answer
+	if call.token != nil && t.Progress {
+		live = &liveNotes{f: f, call: call, w: w}
+	}
+	resp, raw, err := f.invoke(ctx, t.Function, env, live)
 	buf := answerBuffers.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer func() {
@@ -477,14 +481,14 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 		// which seals the request state; a proxied call's result that links
 		// the approval page by callProxied, which makes the link absolute.
 		if err == nil && (resp.InputRequired != nil || linksApproval(call, resp.Result)) {
-			f.handOff(w, r, body, env, t, resp, err)
+			f.handOff(live.writer(w), r, body, env, t, resp, err)
 			return
 		}
 		if err == nil {
 			f.appendNotifications(buf, call, resp.Notifications)
 		}
 		if !f.appendResponse(buf, call, env, resp, err) {
-			f.handOff(w, r, body, env, t, resp, err)
+			f.handOff(live.writer(w), r, body, env, t, resp, err)
 			return
 		}
 	}
@@ -492,11 +496,14 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 		g.log.InfoContext(ctx, "tools/call", "tool", t.Name, "tenant", caller.Tenant, "trace_id", env.TraceID,
 			"request_id", env.RequestID, "duration_ms", time.Since(start).Milliseconds(), "error", errString(err))
 	}
-	h := w.Header()
-	h["Cache-Control"], h["Content-Type"], h["Connection"] = noCache, eventStream, keepAlive
-	// The go-sdk writes each event as it comes, as a chunk; the whole answer
-	// is in hand here, so it goes out with its length, in one write fewer.
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	if !live.begun() {
+		h := w.Header()
+		h["Cache-Control"], h["Content-Type"], h["Connection"] = noCache, eventStream, keepAlive
+		// The go-sdk writes each event as it comes, as a chunk; the whole
+		// answer is in hand here, so it goes out with its length, in one
+		// write fewer.
+		h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	}
 	w.Write(buf.Bytes())
 	// An answer larger than net/http's 4 KiB buffer goes out in two writes:
 	// flushing sends the second at once rather than after the handlers
@@ -520,8 +527,10 @@ var (
 
 // invoke calls a function as [Gateway.invoke] does (admitted within the
 // caller's limits first), under ctx, which ends with the request: for its payload as the function wrote it if the invoker
-// can give it (raw), else its response.
-func (f *fastPath) invoke(ctx context.Context, function string, env *invoke.Request) (*invoke.Response, []byte, error) {
+// can give it (raw), else its response. With live (not nil) and an invoker
+// that can stream, it asks for a streamed answer and writes each
+// notification to the client as it arrives.
+func (f *fastPath) invoke(ctx context.Context, function string, env *invoke.Request, live *liveNotes) (*invoke.Response, []byte, error) {
 	ri, ok := f.g.opts.Invoker.(invoke.RawInvoker)
 	if !ok {
 		resp, err := f.g.invoke(ctx, function, env)
@@ -532,9 +541,71 @@ func (f *fastPath) invoke(ctx context.Context, function string, env *invoke.Requ
 		return refused, nil, nil
 	}
 	defer release()
-	raw, err := await(ctx, func(ctx context.Context) ([]byte, error) { return ri.InvokeRaw(ctx, function, env) })
+	raw, err := await(ctx, func(ctx context.Context) ([]byte, error) {
+		if si, ok := ri.(invoke.StreamInvoker); ok && live != nil {
+			return si.InvokeStream(ctx, function, env, live.note)
+		}
+		return ri.InvokeRaw(ctx, function, env)
+	})
 	return nil, raw, err
 }
+
+// liveNotes writes a call's notifications to its client as they arrive,
+// as the go-sdk relays them (see appendNotifications): the first that the
+// client gets begins the SSE answer, which then goes on without a length.
+type liveNotes struct {
+	f       *fastPath
+	call    toolCall
+	w       http.ResponseWriter
+	buf     bytes.Buffer
+	started bool
+}
+
+// note writes n, if the client gets it, and flushes it.
+func (l *liveNotes) note(n invoke.Notification) {
+	l.buf.Reset()
+	l.f.appendNotifications(&l.buf, l.call, []invoke.Notification{n})
+	if l.buf.Len() == 0 {
+		return
+	}
+	if !l.started {
+		l.started = true
+		h := l.w.Header()
+		h["Cache-Control"], h["Content-Type"], h["Connection"] = noCache, eventStream, keepAlive
+	}
+	l.w.Write(l.buf.Bytes())
+	http.NewResponseController(l.w).Flush()
+}
+
+// begun reports whether the answer has begun (l may be nil).
+func (l *liveNotes) begun() bool { return l != nil && l.started }
+
+// writer returns w for the go-sdk to answer on after l (may be nil): w
+// itself if the answer has not begun, else w without its header, so that
+// what the go-sdk writes goes on the same SSE answer.
+func (l *liveNotes) writer(w http.ResponseWriter) http.ResponseWriter {
+	if !l.begun() {
+		return w
+	}
+	return &continued{ResponseWriter: w, header: http.Header{}}
+}
+
+// continued is the ResponseWriter of an answer whose header is sent: the
+// header the go-sdk sets is dropped, its body follows.
+type continued struct {
+	http.ResponseWriter
+	header http.Header
+}
+
+func (c *continued) Header() http.Header { return c.header }
+
+func (c *continued) WriteHeader(int) {}
+
+// Flush implements [http.Flusher].
+func (c *continued) Flush() { http.NewResponseController(c.ResponseWriter).Flush() }
+
+// Unwrap gives http.ResponseController the writer c wraps.
+func (c *continued) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 // appendPayload appends the answer to a call whose function answered
 // payload, {"result":…} with no notifications or error, its result in

@@ -31,6 +31,9 @@ const instructions = "Switchboard gives agents tools in these families; tool_sea
 	"tools with connector_sync; approval_policy_set decides whether its tools run, are refused or ask a person first. " +
 	"Chat: chat answers a message of a conversation from your documents, connectors' tools and the model, " +
 	"as POST /v1/chat/completions does for OpenAI clients. " +
+	"Assistant: settings_get and settings_update hold a thread's settings (tools enabled, vector search, model, " +
+	"system prompt), which optimizer_* tools read; prompt_override_set changes a prompt for your tenant, " +
+	"prompt_override_get shows the one in force and prompt_override_reset restores the default. " +
 	"Operations: every change is audited; get_audit_trace returns the events of the trace id each result carries in " +
 	"_meta. A call with bad arguments fails naming the field and changes nothing."
 

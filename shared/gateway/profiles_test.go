@@ -539,3 +539,37 @@ func TestATokensGroupScopesEnableOnlyThoseGroups(t *testing.T) {
 		})
 	}
 }
+
+// The real wiring: the default catalog's settings_get and settings_update
+// (package settings, its functions in process) decide a thread's tools.
+func TestTheSettingsFamilyDecidesAThreadsTools(t *testing.T) {
+	h := newHarness(t, nil)
+	key, _, err := h.keys.Create(context.Background(), "acme", "alice", nil, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := h.connect(t, key, nil)
+	set := func(groups ...string) {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "settings_update",
+			Arguments: map[string]any{"thread_id": "chat_real", "tools_enabled": append([]string{}, groups...)}})
+		if err != nil || res.IsError {
+			t.Fatalf("settings_update: %v %v", res, err)
+		}
+	}
+	set(catalog.GroupConnectors)
+	if names := listed(t, cs, "chat_real"); slices.Contains(names, "optimizer_vs-storage") || !slices.Contains(names, "memory_add_message") {
+		t.Errorf("thread chat_real without Vector Search lists %v", names)
+	}
+	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "optimizer_vs-storage", Arguments: map[string]any{}, Meta: threadMeta("chat_real")})
+	if err == nil || !strings.Contains(err.Error(), `thread "chat_real" does not enable`) {
+		t.Errorf("calling optimizer_vs-storage in chat_real: %v, want a refusal naming the thread", err)
+	}
+	set(catalog.GroupVectorSearch)
+	if names := listed(t, cs, "chat_real"); !slices.Contains(names, "optimizer_vs-storage") {
+		t.Errorf("after enabling Vector Search, thread chat_real lists %v", names)
+	}
+	if names := listed(t, cs, "chat_never_set"); !slices.Contains(names, "optimizer_vs-storage") {
+		t.Errorf("a thread never configured (the defaults) lists %v", names)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,6 +18,9 @@ import (
 // does (package elicit), with a request state bound to the prompt and its
 // arguments.
 func (g *Gateway) getPrompt(p *catalog.Prompt) mcp.PromptHandler {
+	if p.Tool != "" {
+		return g.renderPrompt(p)
+	}
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		caller, err := g.caller(req.Extra)
 		if err != nil {
@@ -44,5 +48,25 @@ func (g *Gateway) getPrompt(p *catalog.Prompt) mcp.PromptHandler {
 			return nil, err
 		}
 		return &mcp.GetPromptResult{InputRequests: ask.Requests, RequestState: state}, nil
+	}
+}
+
+// renderPrompt returns the handler of a prompt its catalog tool renders for
+// the caller (package prompt's, with the tenant's overrides in force).
+func (g *Gateway) renderPrompt(p *catalog.Prompt) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		args, _ := json.Marshal(struct { // strings always encode
+			Name      string            `json:"name"`
+			Arguments map[string]string `json:"arguments,omitempty"`
+		}{p.Name, req.Params.Arguments})
+		raw, err := g.callProxy(ctx, req.Extra, p.Tool, args, nil)
+		if err != nil {
+			return nil, err
+		}
+		var res mcp.GetPromptResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, fmt.Errorf("undecodable prompt: %w", err)
+		}
+		return &res, nil
 	}
 }

@@ -48,7 +48,11 @@ func (g *Gateway) callTool(t *catalog.Tool) mcp.ToolHandler {
 // failed.
 func (g *Gateway) serveCall(ctx context.Context, req *mcp.CallToolRequest, t *catalog.Tool, env *invoke.Request, b elicit.Binding) (*mcp.CallToolResult, error) {
 	start := time.Now()
-	resp, err := g.invoke(ctx, t.Function, env)
+	call := ctx
+	if token := req.Params.GetProgressToken(); token != nil && t.Progress {
+		call = relaying(ctx, func(n invoke.Notification) { g.relay(ctx, req.Session, token, []invoke.Notification{n}) })
+	}
+	resp, err := g.invoke(call, t.Function, env)
 	g.log.InfoContext(ctx, "tools/call", "tool", t.Name, "tenant", env.Caller.Tenant, "trace_id", env.TraceID,
 		"request_id", env.RequestID, "duration_ms", time.Since(start).Milliseconds(), "error", errString(err))
 	if err != nil {
@@ -153,7 +157,32 @@ func (g *Gateway) invoke(ctx context.Context, function string, env *invoke.Reque
 func (g *Gateway) invokeUnlimited(ctx context.Context, function string, env *invoke.Request) (*invoke.Response, error) {
 	ctx, cancel := withRequestEnd(ctx)
 	defer cancel()
-	return await(ctx, func(ctx context.Context) (*invoke.Response, error) { return g.opts.Invoker.Invoke(ctx, function, env) })
+	return await(ctx, func(ctx context.Context) (*invoke.Response, error) { return g.call(ctx, function, env) })
+}
+
+// call invokes function with env: for a streamed answer, each notification
+// relayed as it arrives, when ctx carries a relay (a tools/call of a tool
+// that reports progress, from a client that gave a progress token) and the
+// invoker can stream; else for its whole answer.
+func (g *Gateway) call(ctx context.Context, function string, env *invoke.Request) (*invoke.Response, error) {
+	onNote, _ := ctx.Value(relayKey{}).(func(invoke.Notification))
+	si, ok := g.opts.Invoker.(invoke.StreamInvoker)
+	if onNote == nil || !ok {
+		return g.opts.Invoker.Invoke(ctx, function, env)
+	}
+	raw, err := si.InvokeStream(ctx, function, env, onNote)
+	if err != nil {
+		return nil, err
+	}
+	return invoke.DecodeResponse(function, raw)
+}
+
+type relayKey struct{}
+
+// relaying returns ctx carrying onNote, the relay of a call's
+// notifications as they arrive (see [Gateway.call]).
+func relaying(ctx context.Context, onNote func(invoke.Notification)) context.Context {
+	return context.WithValue(ctx, relayKey{}, onNote)
 }
 
 // await makes a call to a function under ctx, which ends with the call's

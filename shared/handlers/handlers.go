@@ -2,7 +2,7 @@
 // code that serves it: the one list a reader opens to find every function,
 // which the local server, the tests and the benchmarks run in one process
 // (package local). Each family's bindings are a subpackage (memoryfn,
-// operationsfn, vectorfn, ragfn, careerfn, connectorfn, chatfn), which a function's main imports
+// operationsfn, vectorfn, ragfn, careerfn, connectorfn, assistantfn, chatfn), which a function's main imports
 // alone, so that its binary links only its own family's code:
 //
 //	func main() { lambdafn.Start(memoryfn.AddMessage, lambdafn.Openers{}) } // functions/memory/add_message/main.go
@@ -11,6 +11,7 @@ package handlers
 import (
 	"slices"
 
+	"github.com/switchboard-dev/switchboard/shared/handlers/assistantfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/careerfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/chatfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/connectorfn"
@@ -23,5 +24,5 @@ import (
 
 // All returns every function of the default catalog, family by family.
 func All() []lambdafn.Function {
-	return slices.Concat(memoryfn.Functions(), operationsfn.Functions(), vectorfn.Functions(), ragfn.Functions(), careerfn.Functions(), connectorfn.Functions(), chatfn.Functions())
+	return slices.Concat(memoryfn.Functions(), operationsfn.Functions(), vectorfn.Functions(), ragfn.Functions(), careerfn.Functions(), connectorfn.Functions(), assistantfn.Functions(), chatfn.Functions())
 }

@@ -55,6 +55,9 @@ func Encode(req *Request) ([]byte, error) {
 			return encodeByReflection(req) // for its error
 		}
 	}
+	if req.Stream {
+		buf.WriteString(`,"stream":true`)
+	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
 }
@@ -148,6 +151,9 @@ func decodeRequestQuickly(payload []byte, req *Request) bool {
 				return false
 			}
 			return json.Unmarshal(payload[start:s.Pos], &req.Input) == nil
+		case "stream":
+			req.Stream = s.Peek() == 't'
+			return s.Literal("true") || s.Literal("false")
 		}
 		return false
 	})

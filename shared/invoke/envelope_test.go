@@ -25,6 +25,8 @@ func filled(t *testing.T, text string) *Request {
 				State: &elicit.State{ID: text, Expires: time.Unix(1e9, 0).UTC(), Data: []byte(text)}}))
 		case v.Type() == reflect.TypeFor[json.RawMessage]():
 			v.SetBytes([]byte(` { "k" : [1, "` + text + `", {}] } `))
+		case v.Kind() == reflect.Bool:
+			v.SetBool(true)
 		case v.Kind() == reflect.String:
 			v.SetString(text)
 		case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.String:
@@ -89,7 +91,7 @@ func FuzzDecode(f *testing.F) {
 		`{"method":"tools/call","tool":"t","arguments":{"a":1},"caller":{"tenant":"acme","principal":"p","scopes":["s"]},"request_id":"r","trace_id":"t"}`,
 		`{"method":"m","caller":{"tenant":"a","principal":"p","scopes":[]},"request_id":"","trace_id":""}`,
 		`{"method":"m\u00e9","Method":"x"}`, `{"method":null}`, `{"arguments":null}`, `{"caller":null}`, `{"caller":{"scopes":null}}`,
-		`{"method":"a","method":"b"}`, `{}`, `[]`, `{"method":"m"} x`, `{"method":"m","input":{"can":["elicitation/create"]}}`, `{"input":null}`,
+		`{"method":"a","method":"b"}`, `{}`, `[]`, `{"method":"m"} x`, `{"method":"m","input":{"can":["elicitation/create"]}}`, `{"input":null}`, `{"method":"m","stream":true}`, `{"stream":false}`, `{"stream":null}`,
 	} {
 		f.Add(p)
 	}

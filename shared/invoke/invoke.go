@@ -58,6 +58,10 @@ type Request struct {
 	// can answer, and its answers and verified request state when it comes
 	// back with them. The tool reads it with elicit.FromContext.
 	Input *elicit.Round `json:"input,omitempty"`
+	// Stream asks the function for a streamed answer (see [ReadStream]):
+	// each notification written as it is made, the response last. A
+	// [StreamInvoker] sets it.
+	Stream bool `json:"stream,omitempty"`
 }
 
 // Response is what a function answers.

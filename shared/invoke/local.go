@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambda/messages"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/smithy-go"
 )
@@ -88,6 +90,39 @@ func (l *Local) Invoke(ctx context.Context, function string, req *Request) (*Res
 
 // InvokeRaw implements [RawInvoker].
 func (l *Local) InvokeRaw(ctx context.Context, function string, req *Request) ([]byte, error) {
+	return l.call(ctx, function, req, invokeRecovered)
+}
+
+// InvokeStream implements [StreamInvoker]: a handler that can stream (a
+// [StreamHandler]) answers a streamed answer, read as it writes it; any
+// other answers as for InvokeRaw.
+func (l *Local) InvokeStream(ctx context.Context, function string, req *Request, onNote func(Notification)) ([]byte, error) {
+	streamed := *req
+	streamed.Stream = true
+	return l.call(ctx, function, &streamed, func(ctx context.Context, h lambda.Handler, payload []byte) ([]byte, error) {
+		sh, ok := h.(StreamHandler)
+		if !ok {
+			return invokeRecovered(ctx, h, payload)
+		}
+		r, err := invokeStreamRecovered(ctx, sh, payload)
+		if err != nil {
+			return nil, err
+		}
+		if c, ok := r.(io.Closer); ok {
+			// Reading stops at the deadline, or when the caller goes, as an
+			// InvokeWithResponseStream call's would, whether or not the
+			// function heeds its context.
+			defer c.Close()
+			defer context.AfterFunc(ctx, func() { c.Close() })()
+		}
+		return ReadStream(r, onNote)
+	})
+}
+
+// call invokes function's handler with req through run, with the
+// concurrency limit, deadline, Lambda context and error reporting Lambda
+// gives it.
+func (l *Local) call(ctx context.Context, function string, req *Request, run func(context.Context, lambda.Handler, []byte) ([]byte, error)) ([]byte, error) {
 	h, ok := l.handlers[function]
 	if !ok {
 		return nil, &FunctionError{Function: function, Type: "ResourceNotFoundException", Message: "no such function"}
@@ -115,7 +150,7 @@ func (l *Local) InvokeRaw(ctx context.Context, function string, req *Request) ([
 		AwsRequestID:       req.RequestID,
 		InvokedFunctionArn: "local:function:" + function,
 	})
-	out, err := invokeRecovered(ctx, h, payload)
+	out, err := run(ctx, h, payload)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		// Past its deadline Lambda stops a function and drops what it
 		// answers; so does this invoker, whatever the handler returned.
@@ -151,6 +186,16 @@ func invokeRecovered(ctx context.Context, h lambda.Handler, payload []byte) (out
 	return h.Invoke(ctx, payload)
 }
 
+// invokeStreamRecovered is invokeRecovered for a streamed answer.
+func invokeStreamRecovered(ctx context.Context, h StreamHandler, payload []byte) (r io.Reader, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &panicError{value: v}
+		}
+	}()
+	return h.InvokeStream(ctx, payload)
+}
+
 type panicError struct{ value any }
 
 func (p *panicError) Error() string { return fmt.Sprint(p.value) }
@@ -159,6 +204,10 @@ func (p *panicError) Error() string { return fmt.Sprint(p.value) }
 func errorType(err error) string {
 	if _, ok := err.(*panicError); ok {
 		return "Runtime.Panic"
+	}
+	var reported messages.InvokeResponse_Error
+	if errors.As(err, &reported) { // as aws-lambda-go reports it
+		return reported.Type
 	}
 	t := reflect.TypeOf(err)
 	if t.Kind() == reflect.Pointer {

@@ -3,6 +3,7 @@ package lambdafn
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
@@ -84,6 +85,11 @@ func (m *methods) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 
 // OwnsPayloads implements [invoke.PayloadOwner], as a tool's handler does.
 func (m *methods) OwnsPayloads() {}
+
+// InvokeStream implements [invoke.StreamHandler], as a tool's handler does.
+func (m *methods) InvokeStream(ctx context.Context, payload []byte) (io.Reader, error) {
+	return Streamed(m).InvokeStream(ctx, payload)
+}
 
 // Close closes the function's service, if it has a Close method.
 func (m *methods) Close() error {

@@ -212,7 +212,11 @@ func StartIn(cat *catalog.Catalog, f Function, o Openers) {
 	if d.Later != nil {
 		h = d.Later.Handler(h)
 	}
-	lambda.StartWithOptions(coldstart.ResumeAfterFirst(h, resume), lambda.WithEnableSIGTERM(shutdown))
+	var handler any = coldstart.ResumeAfterFirst(h, resume)
+	if fn, _ := cat.Function(f.Path); fn.Progress {
+		handler = streamed{handler.(lambda.Handler)}.Serve // answers as a response stream when asked
+	}
+	lambda.StartWithOptions(handler, lambda.WithEnableSIGTERM(shutdown))
 }
 
 // start opens the dependencies of f, a function of cat, as [Start] does.

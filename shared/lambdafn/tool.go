@@ -164,6 +164,11 @@ const maxPooled = 1 << 20
 // OwnsPayloads implements [invoke.PayloadOwner]: Invoke's payload is new.
 func (h *toolHandler[In, Out]) OwnsPayloads() {}
 
+// InvokeStream implements [invoke.StreamHandler] (see [Streamed]).
+func (h *toolHandler[In, Out]) InvokeStream(ctx context.Context, payload []byte) (io.Reader, error) {
+	return Streamed(h).InvokeStream(ctx, payload)
+}
+
 var _ invoke.PayloadOwner = (*toolHandler[struct{}, struct{}])(nil)
 
 // encoded returns resp as a buffer holding its JSON: aws-lambda-go passes a
@@ -199,7 +204,7 @@ func (h *toolHandler[In, Out]) handle(ctx context.Context, req invoke.Request) (
 	if h.tool.TraceArgument {
 		req.TraceID = traceArgument(req.Arguments, req.TraceID)
 	}
-	ctx, notes := withNotifications(ctx)
+	ctx, notes := withNotifications(ctx, sinkOf(ctx, req))
 	ctx = callcontext.NewContext(ctx, callcontext.Call{Caller: req.Caller, TraceID: req.TraceID, RequestID: req.RequestID, XRay: callcontext.LambdaTraceHeader(ctx)})
 	ctx = elicit.NewContext(ctx, req.Input)
 	out, err := h.call(ctx, req)
@@ -470,22 +475,28 @@ func (h *toolHandler[In, Out]) logCall(ctx context.Context, req invoke.Request, 
 	h.log.Log(ctx, level, "tool call", attrs...)
 }
 
-// notifications collects the log and progress messages a call produces.
+// notifications collects the log and progress messages a call produces,
+// or sends each to sink as it is made, for a call answered as a stream.
 type notifications struct {
 	mu   sync.Mutex
 	list []invoke.Notification
+	sink func(invoke.Notification)
 }
 
 type notificationsKey struct{}
 
-func withNotifications(ctx context.Context) (context.Context, *notifications) {
-	n := &notifications{}
+func withNotifications(ctx context.Context, sink func(invoke.Notification)) (context.Context, *notifications) {
+	n := &notifications{sink: sink}
 	return context.WithValue(ctx, notificationsKey{}, n), n
 }
 
 func (n *notifications) add(x invoke.Notification) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.sink != nil {
+		n.sink(x)
+		return
+	}
 	n.list = append(n.list, x)
 }
 
@@ -499,7 +510,8 @@ func (n *notifications) drain() []invoke.Notification {
 
 // ReportProgress records a progress notification for the client: progress
 // out of total (zero if unknown), with an optional message. The gateway relays
-// it, tagged with the client's progress token, before the result.
+// it, tagged with the client's progress token, before the result; as it is
+// made when the call is answered as a stream ([Streamed]).
 func ReportProgress(ctx context.Context, progress, total float64, message string) {
 	if n, ok := ctx.Value(notificationsKey{}).(*notifications); ok {
 		n.add(invoke.Notification{Progress: &progress, Total: total, Message: message})

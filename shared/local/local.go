@@ -103,6 +103,13 @@ func (s *Stack) InvokeRaw(ctx context.Context, function string, req *invoke.Requ
 	return s.local.InvokeRaw(ctx, function, req)
 }
 
+// InvokeStream implements [invoke.StreamInvoker]: it calls function's
+// handler as Invoke does, for a streamed answer, passing each notification
+// to onNote as the function makes it.
+func (s *Stack) InvokeStream(ctx context.Context, function string, req *invoke.Request, onNote func(invoke.Notification)) ([]byte, error) {
+	return s.local.InvokeStream(ctx, function, req, onNote)
+}
+
 // Wait waits for the work the functions do after their answers, or for ctx
 // to end: before the process exits.
 func (s *Stack) Wait(ctx context.Context) error { return s.later.Wait(ctx) }

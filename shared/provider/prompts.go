@@ -1,52 +1,18 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/switchboard-dev/switchboard/shared/prompt"
 )
 
-// The names of the default prompts. The rephrase and grade names are the
-// vector-search seed's (its table lists optimizer_context-default and
-// optimizer_vs-rephrase both under query rephrasing: here the first is the
-// system prompt, the second the message template carrying the conversation).
-// The seed injects documents into its chat prompts and names no answer
-// prompt, so the answer task's is Switchboard's own. A runtime override
-// replaces a task's system prompt through [GenerateRequest].System.
-const (
-	// PromptAnswer is the system prompt of [TaskAnswer]: answer from the
-	// documents appended to it, and say so when they do not hold the answer.
-	PromptAnswer = "switchboard_answer-default"
-	// PromptContext is the system prompt of [TaskRephrase]: turn a follow-up
-	// into a standalone search query.
-	PromptContext = "optimizer_context-default"
-	// PromptRephrase is the user-message template of [TaskRephrase]; it
-	// holds {conversation} (empty, or the earlier turns under a heading) and
-	// {question}.
-	PromptRephrase = "optimizer_vs-rephrase"
-	// PromptGrade is the system prompt of [TaskGrade]: binary relevance.
-	PromptGrade = "optimizer_vs-grade"
-)
-
-// DefaultPrompts maps each prompt name to its text.
-var DefaultPrompts = map[string]string{
-	PromptAnswer: `You answer questions using the documents listed below, which were retrieved from the user's own document stores.
-Base your answer on those documents. Quote figures, names and settings exactly as the documents state them.
-If the documents do not contain the answer, say that they do not, and do not make one up.
-Answer in the language of the question, directly and concisely.`,
-
-	PromptContext: `You rewrite the user's latest question into a standalone search query for a document search engine.
-Use the earlier conversation only to resolve what the question refers to (pronouns such as "it" or "that", and short follow-ups such as "and for version 2?").
-Keep every specific term from the question. Do not answer the question. Do not add facts that were not in the conversation.
-If the question already stands on its own, return it unchanged.
-Reply with the query alone, on one line, without quotes or explanations.`,
-
-	PromptRephrase: "{conversation}Latest question: {question}\n\nStandalone search query:",
-
-	PromptGrade: `You judge whether retrieved documents are relevant to a question.
-A document is relevant if it contains keywords or information that help answer the question, even partially.
-Reply with exactly one word: yes if at least one document is relevant, no if none is.`,
-}
+// The default prompts' names and texts are package prompt's, which also
+// keeps the tenants' overrides; a caller that honours overrides looks the
+// texts up there (prompt.Lookup) and passes them in [GenerateRequest].System
+// and [GenerateRequest].Template.
 
 // Prompt is a [GenerateRequest] rendered for a chat model: a system prompt
 // and alternating messages that begin and end with the user's.
@@ -65,11 +31,11 @@ const (
 func PromptName(task Task) string {
 	switch task {
 	case TaskAnswer:
-		return PromptAnswer
+		return prompt.Answer
 	case TaskRephrase:
-		return PromptContext
+		return prompt.Context
 	case TaskGrade:
-		return PromptGrade
+		return prompt.Grade
 	}
 	return ""
 }
@@ -105,7 +71,7 @@ func Render(req GenerateRequest) (Prompt, error) {
 	}
 	system := req.System
 	if strings.TrimSpace(system) == "" {
-		system = DefaultPrompts[name]
+		system = defaultText(name)
 	}
 	var p Prompt
 	switch req.Task {
@@ -122,10 +88,16 @@ func Render(req GenerateRequest) (Prompt, error) {
 		if conv != "" {
 			conv = "Conversation so far:\n" + conv + "\n\n"
 		}
+		template := req.Template
+		if strings.TrimSpace(template) == "" {
+			template = defaultText(prompt.Rephrase)
+		}
+		msg, err := prompt.Fill(prompt.Rephrase, template, map[string]string{"conversation": conv, "question": strings.TrimSpace(req.Question)})
+		if err != nil {
+			return Prompt{}, fmt.Errorf("provider: %s: %w", req.Task, err)
+		}
 		p.System = system
-		p.Messages = []Turn{{Role: RoleUser, Content: strings.NewReplacer(
-			"{conversation}", conv, "{question}", strings.TrimSpace(req.Question),
-		).Replace(DefaultPrompts[PromptRephrase])}}
+		p.Messages = []Turn{{Role: RoleUser, Content: msg}}
 	case TaskGrade:
 		var b strings.Builder
 		b.WriteString("Question: ")
@@ -141,6 +113,13 @@ func Render(req GenerateRequest) (Prompt, error) {
 		p.Messages = []Turn{{Role: RoleUser, Content: b.String()}}
 	}
 	return p, nil
+}
+
+// defaultText returns the default text of the prompt named name, one of
+// the names above.
+func defaultText(name string) string {
+	s, _ := prompt.SpecOf(name)
+	return s.Text
 }
 
 // Finish turns a model's raw reply to req into the [Generation] text the task
@@ -259,4 +238,47 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
+}
+
+// Prompted returns req with the prompts of tenant t in force: its System
+// (and, for [TaskRephrase], its Template) read through lookup, unless the
+// caller set them (a pipeline's own prompt, such as CRAG's rewrite). This
+// is how every task a tenant runs honours the tenant's prompt overrides.
+func Prompted(ctx context.Context, lookup prompt.Lookup, t string, req GenerateRequest) (GenerateRequest, error) {
+	var err error
+	if req.System == "" {
+		if name := PromptName(req.Task); name != "" {
+			if req.System, err = lookup.Text(ctx, t, name); err != nil {
+				return req, fmt.Errorf("provider: prompt %s: %w", name, err)
+			}
+		}
+	}
+	if req.Task == TaskRephrase && req.Template == "" {
+		if req.Template, err = lookup.Text(ctx, t, prompt.Rephrase); err != nil {
+			return req, fmt.Errorf("provider: prompt %s: %w", prompt.Rephrase, err)
+		}
+	}
+	return req, nil
+}
+
+// WithPrompts returns g generating with tenant t's prompts in force
+// ([Prompted]), for code that generates through a [Generator] it is handed
+// (GraphRAG's global search).
+func WithPrompts(g Generator, lookup prompt.Lookup, t string) Generator {
+	return prompted{g: g, lookup: lookup, tenant: t}
+}
+
+type prompted struct {
+	g      Generator
+	lookup prompt.Lookup
+	tenant string
+}
+
+// Generate implements the [Generator] interface.
+func (p prompted) Generate(ctx context.Context, req GenerateRequest) (Generation, error) {
+	req, err := Prompted(ctx, p.lookup, p.tenant, req)
+	if err != nil {
+		return Generation{}, err
+	}
+	return p.g.Generate(ctx, req)
 }

@@ -90,8 +90,12 @@ const (
 // GenerateRequest asks a generator to perform Task.
 type GenerateRequest struct {
 	Task Task
-	// System, if set, overrides the task's default system prompt (runtime prompt overrides).
-	System    string
+	// System, if set, replaces the task's default system prompt (a
+	// tenant's override, read through prompt.Lookup).
+	System string
+	// Template, if set, replaces [TaskRephrase]'s default message template
+	// (prompt.Rephrase), with its {conversation} and {question}.
+	Template  string
 	Question  string
 	Documents []string
 	// Sources, if set, names where each document came from (Sources[i] for

@@ -9,6 +9,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/graph"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 	"github.com/switchboard-dev/switchboard/shared/vector"
@@ -101,7 +102,7 @@ func (s *Service) GlobalGraphRAG(ctx context.Context, c tenant.Caller, in Global
 			return Response{}, fault.Invalid("mode", "global search reads community reports, which a retrieval mode does not apply to; omit it")
 		}
 		if _, offlineGen := cl.gen.(offline.Generator); !offlineGen {
-			o.Generator = cl.gen
+			o.Generator = provider.WithPrompts(cl.gen, s.prompts, cl.caller.Tenant)
 		}
 
 		t0 := s.now()

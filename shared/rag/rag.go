@@ -49,6 +49,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/later"
 	"github.com/switchboard-dev/switchboard/shared/memory"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -147,6 +148,7 @@ type Options struct {
 type Service struct {
 	table   store.Table
 	gen     provider.Generator
+	prompts prompt.Lookup
 	runner  pipeline.Runner
 	late    LateInteraction
 	reports Reporter
@@ -161,7 +163,7 @@ type Service struct {
 
 // New returns a Service recording pipeline outcomes in table.
 func New(table store.Table, opts Options) *Service {
-	s := &Service{table: table, gen: opts.Generator, runner: opts.Runner, late: opts.Late, reports: opts.Reports, limits: opts.Limits.withDefaults(),
+	s := &Service{table: table, gen: opts.Generator, prompts: prompt.NewStore(table, nil), runner: opts.Runner, late: opts.Late, reports: opts.Reports, limits: opts.Limits.withDefaults(),
 		after: opts.After, now: opts.Now, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))}
 	if s.now == nil {
 		s.now = time.Now
@@ -432,6 +434,14 @@ func (s *Service) retrieve(ctx context.Context, cl *call, question, threadID str
 
 // generate calls the generator and accounts for its time and tokens.
 func (s *Service) generate(ctx context.Context, cl *call, req provider.GenerateRequest, doing string) (provider.Generation, error) {
+	// The tenant's prompt overrides; if they cannot be read, the defaults
+	// (a degraded answer rather than none).
+	if r, err := provider.Prompted(ctx, s.prompts, cl.caller.Tenant, req); err == nil {
+		req = r
+	} else {
+		s.log.WarnContext(ctx, "prompt overrides unreadable; using the defaults", "tenant", cl.caller.Tenant, "error", err)
+		cl.degraded = true
+	}
 	t0 := s.now()
 	g, err := cl.gen.Generate(ctx, req)
 	cl.generation += s.now().Sub(t0)

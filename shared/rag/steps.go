@@ -1,6 +1,7 @@
 package rag
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -9,7 +10,9 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/memory"
+	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/settings"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -33,14 +36,17 @@ const (
 // generator: optimizer_vs-rephrase and optimizer_vs-grade. It is safe for
 // concurrent use.
 type Steps struct {
-	memory *memory.Service
-	gen    provider.Generator
+	memory  *memory.Service
+	gen     provider.Generator
+	prompts prompt.Lookup
+	threads *settings.Store
 }
 
 // NewSteps returns the steps, reading conversations from table through the
-// memory family and generating with gen.
+// memory family, their prompts with the tenant's overrides and the threads'
+// settings from table (packages prompt and settings), and generating with gen.
 func NewSteps(table store.Table, gen provider.Generator) *Steps {
-	return &Steps{memory: memory.New(table, nil), gen: gen}
+	return &Steps{memory: memory.New(table, nil), gen: gen, prompts: prompt.NewStore(table, nil), threads: settings.New(table, nil)}
 }
 
 // Rephrase turns a question asked inside a conversation into a standalone
@@ -61,6 +67,15 @@ func (s *Steps) Rephrase(ctx context.Context, c tenant.Caller, in RephraseInput)
 	if id == "" {
 		return out, nil
 	}
+	// The thread's settings may turn rephrasing off, and name its model.
+	thread, err := s.threads.Get(ctx, c.Tenant, id)
+	if err != nil {
+		return RephraseOutput{}, err
+	}
+	if !thread.VectorSearch.Rephrase {
+		return out, nil
+	}
+	model := cmp.Or(in.LLMModel, thread.Model.Generator)
 	window, err := s.memory.GetContext(ctx, c, memory.GetContextInput{ConversationID: id, MaxMessages: HistoryMessages})
 	if fault.KindOf(err) == fault.KindNotFound {
 		return out, nil
@@ -76,11 +91,15 @@ func (s *Steps) Rephrase(ctx context.Context, c tenant.Caller, in RephraseInput)
 	if s.gen == nil {
 		return RephraseOutput{}, fault.Unavailable(nil, "no generator is configured to rephrase with")
 	}
-	gen, err := provider.GeneratorFor(s.gen, in.LLMModel)
+	gen, err := provider.GeneratorFor(s.gen, model)
 	if err != nil {
 		return RephraseOutput{}, err
 	}
-	g, err := gen.Generate(ctx, provider.GenerateRequest{Task: provider.TaskRephrase, Question: in.Question, History: history, MaxTokens: rephraseTokens})
+	req, err := provider.Prompted(ctx, s.prompts, c.Tenant, provider.GenerateRequest{Task: provider.TaskRephrase, Question: in.Question, History: history, MaxTokens: rephraseTokens})
+	if err != nil {
+		return RephraseOutput{}, err
+	}
+	g, err := gen.Generate(ctx, req)
 	if err != nil {
 		return RephraseOutput{}, generatorFault(err, "rephrasing")
 	}
@@ -141,7 +160,11 @@ func (s *Steps) Grade(ctx context.Context, c tenant.Caller, in GradeInput) (Grad
 	if err != nil {
 		return GradeOutput{}, err
 	}
-	g, err := gen.Generate(ctx, provider.GenerateRequest{Task: provider.TaskGrade, Question: in.Question, Documents: docs, MaxTokens: gradeTokens})
+	req, err := provider.Prompted(ctx, s.prompts, c.Tenant, provider.GenerateRequest{Task: provider.TaskGrade, Question: in.Question, Documents: docs, MaxTokens: gradeTokens})
+	if err != nil {
+		return GradeOutput{}, err
+	}
+	g, err := gen.Generate(ctx, req)
 	if err != nil {
 		return GradeOutput{}, generatorFault(err, "grading")
 	}

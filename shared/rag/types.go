@@ -5,7 +5,7 @@ import "github.com/switchboard-dev/switchboard/shared/pipeline"
 // RephraseInput is the input of optimizer_vs-rephrase.
 type RephraseInput struct {
 	Question       string `json:"question" jsonschema:"the question to make standalone"`
-	ThreadID       string `json:"thread_id,omitempty" jsonschema:"the conversation (a memory family conversation id) the question belongs to"`
+	ThreadID       string `json:"thread_id,omitempty" jsonschema:"the conversation (a memory family conversation id) the question belongs to; its thread settings (settings_get) may turn rephrasing off and name the model"`
 	ConversationID string `json:"conversation_id,omitempty" jsonschema:"the same as thread_id, under the memory family's name; give one of the two"`
 	LLMModel       string `json:"llm_model,omitempty" jsonschema:"the language model to rephrase with, among those the server allows; empty: the configured one"`
 }

@@ -132,7 +132,7 @@ type RetrieveInput struct {
 	Mode     string              `json:"mode,omitempty" jsonschema:"bm25 (keywords), vector (embeddings) or hybrid (both, fused by reciprocal rank; the default)"`
 	Filter   map[string][]string `json:"filter,omitempty" jsonschema:"metadata key -> accepted values; a chunk must match every key"`
 	NProbe   int                 `json:"nprobe,omitempty" jsonschema:"for stores large enough to have an inverted-file index: how many of its clusters the vector search scans, 1-2048 (default: a sixteenth of them, at least 8); more finds more of the exact nearest chunks, slower"`
-	ThreadID string              `json:"thread_id,omitempty" jsonschema:"the conversation this search serves; accepted and ignored by retrieval"`
+	ThreadID string              `json:"thread_id,omitempty" jsonschema:"the thread this search serves: its settings (settings_get) give the stores, top_k and mode this call leaves out; default: your default thread"`
 	// EmbeddingModel overrides the configured embedder for this search.
 	EmbeddingModel string `json:"embedding_model,omitempty" jsonschema:"the embedding model to search with, among those the server allows (default: the configured one); a store built with another model is refused"`
 	// GraphTraversalDepth, when set, fuses the stores' entity graphs into

@@ -32,7 +32,7 @@ type pair struct{ in, out func() *jsonschema.Schema }
 // byTool holds every tool's schemas, family by family, keyed by tool name.
 var byTool = sync.OnceValue(func() map[string]pair {
 	m := map[string]pair{}
-	for _, family := range []map[string]pair{memorySchemas(), operationsSchemas(), vectorSchemas(), ragSchemas(), careerSchemas(), connectorSchemas(), chatSchemas()} {
+	for _, family := range []map[string]pair{memorySchemas(), operationsSchemas(), vectorSchemas(), ragSchemas(), careerSchemas(), connectorSchemas(), assistantSchemas(), chatSchemas()} {
 		for name := range family {
 			if _, dup := m[name]; dup {
 				panic("toolschema: schemas of " + name + " defined twice")

@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/quota"
+	"github.com/switchboard-dev/switchboard/shared/settings"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 	"github.com/switchboard-dev/switchboard/shared/vector"
 	"github.com/switchboard-dev/switchboard/shared/vector/remote"
@@ -54,8 +55,40 @@ var Retriever = lambdafn.ToolFunction("optimizer_vs-retriever", func(t *catalog.
 	if d.Invoker != nil {
 		opts.Searcher = remote.New(d.Invoker, SearchGroup.Path, searchGroupTool)
 	}
-	return lambdafn.Tool(t, d, vector.New(d.Table, d.Blobs, d.Embedder, opts).Retrieve)
+	svc, threads := vector.New(d.Table, d.Blobs, d.Embedder, opts), settings.New(d.Table, nil)
+	return lambdafn.Tool(t, d, func(ctx context.Context, c tenant.Caller, in vector.RetrieveInput) (vector.RetrieveOutput, error) {
+		in, err := withThreadSettings(ctx, threads, c, in)
+		if err != nil {
+			return vector.RetrieveOutput{}, err
+		}
+		return svc.Retrieve(ctx, c, in)
+	})
 })
+
+// withThreadSettings fills what a retrieval leaves unset (stores, top_k,
+// mode) from the settings of the thread it serves (seed 000: optimizer_*
+// tools read their thread's settings): its thread_id, else the caller's
+// default thread.
+func withThreadSettings(ctx context.Context, threads *settings.Store, c tenant.Caller, in vector.RetrieveInput) (vector.RetrieveInput, error) {
+	thread, err := settings.Thread(c, in.ThreadID, nil)
+	if err != nil {
+		return in, err
+	}
+	st, err := threads.Get(ctx, c.Tenant, thread)
+	if err != nil {
+		return in, err
+	}
+	if len(in.Stores) == 0 {
+		in.Stores = st.VectorSearch.Stores
+	}
+	if in.TopK == 0 {
+		in.TopK = st.VectorSearch.TopK
+	}
+	if in.Mode == "" {
+		in.Mode = st.VectorSearch.Mode
+	}
+	return in, nil
+}
 
 const searchGroupTool = "optimizer_vs-search-group"
 

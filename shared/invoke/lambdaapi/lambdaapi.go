@@ -42,7 +42,7 @@ import (
 
 // MaxResponseBytes bounds what a function may answer: Lambda's limit for a
 // synchronous invocation's response.
-const MaxResponseBytes = 6 << 20
+const MaxResponseBytes = invoke.MaxResponseBytes
 
 // Invoker invokes functions through the Lambda Invoke API. Function paths
 // map to function names by a fixed rule, see [invoke.FunctionName], so the
@@ -57,7 +57,7 @@ type Invoker struct {
 	retryer  aws.Retryer
 }
 
-var _ invoke.RawInvoker = (*Invoker)(nil)
+var _ invoke.StreamInvoker = (*Invoker)(nil)
 
 // New returns an Invoker that calls function prefix+invoke.FunctionName(path)
 // with cfg's region, credentials, HTTP client and retry settings, at the
@@ -124,39 +124,62 @@ func (l *Invoker) InvokeRaw(ctx context.Context, function string, req *invoke.Re
 }
 
 // call invokes the function name with payload and the X-Ray trace header
-// trace (none if ""), retrying as the retryer allows (its attempts, delays
-// and retry quota), and returns its answer and its X-Amz-Function-Error, if
-// any.
-func (l *Invoker) call(ctx context.Context, name string, payload []byte, trace string) ([]byte, string, error) {
-	release := func(error) error { return nil }
-	for attempt := 1; ; attempt++ {
-		out, functionError, err := l.once(ctx, name, payload, trace)
-		release(err) // gives back the quota the retry took, if it succeeded
-		if err == nil || attempt >= l.retryer.MaxAttempts() || !l.retryer.IsErrorRetryable(err) {
-			return out, functionError, err
+// trace (none if ""), retrying as [Invoker.retrying] does, and returns its
+// answer and its X-Amz-Function-Error, if any.
+func (l *Invoker) call(ctx context.Context, name string, payload []byte, trace string) (out []byte, functionError string, err error) {
+	err = l.retrying(ctx, func() error {
+		resp, err := l.send(ctx, "/2015-03-31/functions/"+url.PathEscape(name)+"/invocations", payload, trace)
+		if err != nil {
+			return err
 		}
-		delay, derr := l.retryer.RetryDelay(attempt, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
+		if err != nil {
+			return err
+		}
+		if len(body) > MaxResponseBytes {
+			return fmt.Errorf("the answer is larger than Lambda's %d bytes", MaxResponseBytes)
+		}
+		out, functionError = body, resp.Header.Get("X-Amz-Function-Error")
+		return nil
+	})
+	return out, functionError, err
+}
+
+// retrying runs attempt until it succeeds or fails for good, as the
+// retryer allows (its attempts, delays and retry quota).
+func (l *Invoker) retrying(ctx context.Context, attempt func() error) error {
+	release := func(error) error { return nil }
+	for n := 1; ; n++ {
+		err := attempt()
+		release(err) // gives back the quota the retry took, if it succeeded
+		if err == nil || n >= l.retryer.MaxAttempts() || !l.retryer.IsErrorRetryable(err) {
+			return err
+		}
+		delay, derr := l.retryer.RetryDelay(n, err)
 		if derr != nil {
-			return nil, "", err
+			return err
 		}
 		if release, derr = l.retryer.GetRetryToken(ctx, err); derr != nil {
-			return nil, "", err // the retry quota is spent
+			return err // the retry quota is spent
 		}
 		select {
 		case <-time.After(delay):
 		case <-ctx.Done():
-			return nil, "", err
+			return err
 		}
 	}
 }
 
-// once makes one signed Invoke request. Its X-Amzn-Trace-Id, the caller's
-// X-Ray trace, makes the invoked function's segment part of that trace
-// (with active tracing, Lambda continues the trace the header names).
-func (l *Invoker) once(ctx context.Context, name string, payload []byte, trace string) ([]byte, string, error) {
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, l.endpoint+"/2015-03-31/functions/"+url.PathEscape(name)+"/invocations", bytes.NewReader(payload))
+// send makes one signed request to the Lambda API at path and returns its
+// answer if its status is 2xx, for the caller to read and close; any other
+// is an API error. Its X-Amzn-Trace-Id, the caller's X-Ray trace, makes the
+// invoked function's segment part of that trace (with active tracing,
+// Lambda continues the trace the header names).
+func (l *Invoker) send(ctx context.Context, path string, payload []byte, trace string) (*http.Response, error) {
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, l.endpoint+path, bytes.NewReader(payload))
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	r.Header.Set("Content-Type", "application/octet-stream")
 	if trace != "" {
@@ -164,28 +187,25 @@ func (l *Invoker) once(ctx context.Context, name string, payload []byte, trace s
 	}
 	creds, err := l.cfg.Credentials.Retrieve(ctx)
 	if err != nil {
-		return nil, "", fmt.Errorf("retrieving credentials: %w", err)
+		return nil, fmt.Errorf("retrieving credentials: %w", err)
 	}
 	sum := sha256.Sum256(payload)
 	if err := l.signer.SignHTTP(ctx, creds, r, hex.EncodeToString(sum[:]), "lambda", l.cfg.Region, time.Now()); err != nil {
-		return nil, "", fmt.Errorf("signing: %w", err)
+		return nil, fmt.Errorf("signing: %w", err)
 	}
 	resp, err := l.client.Do(r)
 	if err != nil {
-		return nil, "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
-	if err != nil {
-		return nil, "", err
-	}
-	if len(body) > MaxResponseBytes {
-		return nil, "", fmt.Errorf("the answer is larger than Lambda's %d bytes", MaxResponseBytes)
+		return nil, err
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, "", &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: resp}, Err: apiError(resp, body)}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if err != nil {
+			return nil, err
+		}
+		return nil, &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: resp}, Err: apiError(resp, body)}
 	}
-	return body, resp.Header.Get("X-Amz-Function-Error"), nil
+	return resp, nil
 }
 
 // apiError decodes the Lambda API's error answer: its code in the
