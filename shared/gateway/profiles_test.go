@@ -17,7 +17,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
-	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
@@ -31,27 +30,6 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
-// threadSettings is the settings family's answer to settings_get, in the
-// shape its tool gives it (issue 14, item 2).
-type threadSettings struct {
-	ThreadID     string         `json:"thread_id"`
-	ToolsEnabled []string       `json:"tools_enabled"`
-	VectorSearch map[string]any `json:"vector_search"`
-	Model        map[string]any `json:"model"`
-	Prompts      map[string]any `json:"prompts"`
-	Version      int            `json:"version"`
-	UpdatedAt    string         `json:"updated_at"`
-}
-
-type threadInput struct {
-	ThreadID string `json:"thread_id"`
-}
-
-type threadUpdate struct {
-	ThreadID     string   `json:"thread_id"`
-	ToolsEnabled []string `json:"tools_enabled"`
-}
-
 type webSearchInput struct {
 	Query string `json:"query"`
 }
@@ -60,63 +38,36 @@ type webSearchOutput struct {
 	Results []string `json:"results"`
 }
 
-// settingsFunctions are real in-process functions serving settings_get and
-// settings_update over a map of threads, counting the reads, until the
-// settings family's own functions are in the catalog.
-type settingsFunctions struct {
-	mu      sync.Mutex
-	threads map[string][]string // tenant/thread -> tools_enabled
-	reads   int
-}
-
-func (s *settingsFunctions) get(_ context.Context, c tenant.Caller, in threadInput) (threadSettings, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.reads++
-	switch in.ThreadID {
-	case "chat invalid":
-		return threadSettings{}, fault.Invalid("thread_id", "%q is not a thread id", in.ThreadID)
-	case "chat_down":
-		return threadSettings{}, errors.New("the table is unreachable")
-	}
-	enabled, ok := s.threads[c.Tenant+"/"+in.ThreadID]
-	if !ok {
-		enabled = catalog.Groups() // a thread never set: seed 000's defaults, every group here
-	}
-	return threadSettings{ThreadID: in.ThreadID, ToolsEnabled: enabled, VectorSearch: map[string]any{"top_k": 4}, Model: map[string]any{},
-		Prompts: map[string]any{}, Version: 1, UpdatedAt: "2026-11-26T05:00:00Z"}, nil
-}
-
-func (s *settingsFunctions) update(_ context.Context, c tenant.Caller, in threadUpdate) (threadSettings, error) {
-	s.mu.Lock()
-	s.threads[c.Tenant+"/"+in.ThreadID] = in.ToolsEnabled
-	s.mu.Unlock()
-	return s.get(context.Background(), c, threadInput{in.ThreadID})
-}
-
-// profileHarness is a gateway whose catalog also has settings_get and
-// settings_update (served by settingsFunctions) and web_search (in group
+// profileHarness is a gateway whose catalog also has web_search (in group
 // Web Search), with a connector "up" whose upstream offers a tool "look",
-// proxied as up__look.
+// proxied as up__look; every function runs in process, the settings
+// family's too.
 type profileHarness struct {
 	*harness
-	settings *settingsFunctions
+	stack    *local.Stack
 	listings *listingCounter
 }
 
-// listingCounter is an invoker that counts the connectors' listings it
-// passes on.
+// listingCounter is an invoker that counts the connectors' listings and the
+// threads' settings read through it, and fails the read of thread
+// chat_down's settings, as an unreachable table would.
 type listingCounter struct {
 	invoke.Invoker
-	mu sync.Mutex
-	n  int
+	mu          sync.Mutex
+	n, settings int
 }
 
 func (c *listingCounter) Invoke(ctx context.Context, function string, req *invoke.Request) (*invoke.Response, error) {
-	if req.Tool == catalog.ConnectorListingTool {
-		c.mu.Lock()
+	c.mu.Lock()
+	switch req.Tool {
+	case catalog.ConnectorListingTool:
 		c.n++
-		c.mu.Unlock()
+	case "settings_get":
+		c.settings++
+	}
+	c.mu.Unlock()
+	if req.Tool == "settings_get" && strings.Contains(string(req.Arguments), `"chat_down"`) {
+		return nil, errors.New("the table is unreachable")
 	}
 	return c.Invoker.Invoke(ctx, function, req)
 }
@@ -127,6 +78,12 @@ func (c *listingCounter) count() int {
 	return c.n
 }
 
+func (c *listingCounter) settingsReads() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.settings
+}
+
 func newProfileHarness(t *testing.T) *profileHarness {
 	t.Helper()
 	limits := catalog.Limits{Timeout: 5 * time.Second, MemoryMB: 128}
@@ -135,18 +92,13 @@ func newProfileHarness(t *testing.T) *profileHarness {
 			InputSchema: in, OutputSchema: out, Visibility: catalog.Public, Limits: limits, Group: group,
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}
 	}
-	getTool := entry("settings_get", "test/settings_get", "", mustSchema[threadInput](t), mustSchema[threadSettings](t))
-	updateTool := entry("settings_update", "test/settings_update", "", mustSchema[threadUpdate](t), mustSchema[threadSettings](t))
 	webTool := entry("web_search", "test/web_search", catalog.GroupWebSearch, mustSchema[webSearchInput](t), mustSchema[webSearchOutput](t))
 	webTool.Title, webTool.Description = "Search the web", "Searches the web for pages about a query and returns their titles and links."
-	cat, err := catalog.New(append(slices.Clone(catalog.Default().Tools()), getTool, updateTool, webTool), catalog.Default().Resources(), nil)
+	cat, err := catalog.New(append(slices.Clone(catalog.Default().Tools()), webTool), catalog.Default().Resources(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	settings := &settingsFunctions{threads: map[string][]string{}}
 	extra := []lambdafn.Function{
-		{Path: getTool.Function, Build: func(d lambdafn.Deps) lambda.Handler { return lambdafn.Tool(getTool, d, settings.get) }},
-		{Path: updateTool.Function, Build: func(d lambdafn.Deps) lambda.Handler { return lambdafn.Tool(updateTool, d, settings.update) }},
 		{Path: webTool.Function, Build: func(d lambdafn.Deps) lambda.Handler {
 			return lambdafn.Tool(webTool, d, func(_ context.Context, _ tenant.Caller, in webSearchInput) (webSearchOutput, error) {
 				return webSearchOutput{Results: []string{"about " + in.Query}}, nil
@@ -179,7 +131,7 @@ func newProfileHarness(t *testing.T) *profileHarness {
 	}
 	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(srv.Close)
-	h := &profileHarness{harness: &harness{url: srv.URL, table: tbl, keys: apikey.New(tbl, nil)}, settings: settings, listings: listings}
+	h := &profileHarness{harness: &harness{url: srv.URL, table: tbl, keys: apikey.New(tbl, nil)}, stack: st, listings: listings}
 
 	admin := h.connect(t, h.key(t, profile.Profile{}), nil)
 	for _, step := range []struct {
@@ -210,11 +162,17 @@ func (h *profileHarness) key(t *testing.T, p profile.Profile) string {
 	return secret
 }
 
-// setThread sets the tools a thread of tenant acme enables.
-func (h *profileHarness) setThread(thread string, groups ...string) {
-	h.settings.mu.Lock()
-	defer h.settings.mu.Unlock()
-	h.settings.threads["acme/"+thread] = append([]string{}, groups...)
+// setThread sets the tools a thread of tenant acme enables, with
+// settings_update called in process (not through the gateway).
+func (h *profileHarness) setThread(t *testing.T, thread string, groups ...string) {
+	t.Helper()
+	args, _ := json.Marshal(map[string]any{"thread_id": thread, "tools_enabled": append([]string{}, groups...)})
+	tl, _ := catalog.Default().Tool("settings_update")
+	resp, err := h.stack.Invoke(context.Background(), tl.Function, &invoke.Request{Method: invoke.MethodCallTool, Tool: tl.Name, Arguments: args,
+		Caller: tenant.Caller{Tenant: "acme", Principal: "alice"}})
+	if err != nil || resp.Error != nil {
+		t.Fatalf("settings_update %s: %v %+v", thread, err, resp.Error)
+	}
 }
 
 // threadMeta is the _meta of a request in thread, or nil for none.
@@ -259,12 +217,12 @@ var probes = []struct {
 func TestAHostSeesAndCallsOnlyWhatItsProfileEnables(t *testing.T) {
 	h := newProfileHarness(t)
 	vs, conn, web := catalog.GroupVectorSearch, catalog.GroupConnectors, catalog.GroupWebSearch
-	h.setThread("chat_none")
-	h.setThread("chat_vs", vs)
-	h.setThread("chat_conn", conn)
-	h.setThread("chat_web", web)
-	h.setThread("chat_conn_vs", conn, vs)
-	h.setThread("chat_all", vs, conn, web)
+	h.setThread(t, "chat_none")
+	h.setThread(t, "chat_vs", vs)
+	h.setThread(t, "chat_conn", conn)
+	h.setThread(t, "chat_web", web)
+	h.setThread(t, "chat_conn_vs", conn, vs)
+	h.setThread(t, "chat_all", vs, conn, web)
 	all := []string{"optimizer_vs-storage", "optimizer_vs-retriever", "up__look", "web_search", "memory_get_or_create", "memory_delete", "tool_search"}
 	for _, tc := range []struct {
 		name    string
@@ -324,7 +282,7 @@ func TestAHostSeesAndCallsOnlyWhatItsProfileEnables(t *testing.T) {
 // A list whose profile disables Connectors costs no listing of them.
 func TestAListWithoutConnectorsDoesNotListThem(t *testing.T) {
 	h := newProfileHarness(t)
-	h.setThread("chat_vs", catalog.GroupVectorSearch)
+	h.setThread(t, "chat_vs", catalog.GroupVectorSearch)
 	for _, tc := range []struct {
 		name     string
 		key      profile.Profile
@@ -359,17 +317,14 @@ func TestInternalToolsAreNeverCallableWhateverTheProfile(t *testing.T) {
 
 func TestAThreadsSettingsAreReadOnceAndAnUpdateThroughTheGatewayAppliesAtOnce(t *testing.T) {
 	h := newProfileHarness(t)
-	h.setThread("chat_1", catalog.GroupVectorSearch)
+	h.setThread(t, "chat_1", catalog.GroupVectorSearch)
 	cs := h.connect(t, h.key(t, profile.Profile{}), nil)
 	for range 3 {
 		if names := listed(t, cs, "chat_1"); slices.Contains(names, "up__look") || !slices.Contains(names, "optimizer_vs-storage") {
 			t.Fatalf("thread chat_1 lists %v", names)
 		}
 	}
-	h.settings.mu.Lock()
-	reads := h.settings.reads
-	h.settings.mu.Unlock()
-	if reads != 1 {
+	if reads := h.listings.settingsReads(); reads != 1 {
 		t.Errorf("three lists read the thread's settings %d times, want once", reads)
 	}
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "settings_update",
@@ -392,7 +347,7 @@ func TestAThreadWhoseSettingsCannotBeReadIsRefused(t *testing.T) {
 		want   string
 	}{
 		{"a thread id that is not a string", 7, `must be a thread id`},
-		{"a thread id settings_get refuses", "chat invalid", `"switchboard.dev/thread_id"]: thread_id: "chat invalid" is not a thread id`},
+		{"a thread id settings_get refuses", "chat invalid", `_meta["switchboard.dev/thread_id"]: `},
 		{"settings that cannot be read", "chat_down", `the settings of thread "chat_down", which decide its tools, could not be read`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -472,7 +427,7 @@ func TestToolSearchFindsTheToolThatDoesIt(t *testing.T) {
 
 func TestToolSearchNeverRevealsAToolTheCallerCannotCall(t *testing.T) {
 	h := newProfileHarness(t)
-	h.setThread("chat_none")
+	h.setThread(t, "chat_none")
 	for _, tc := range []struct {
 		name   string
 		key    profile.Profile
