@@ -4,7 +4,12 @@
 //	go run ./scripts/apikey create --tenant acme --principal alice [--expires 720h]
 //	go run ./scripts/apikey list
 //	go run ./scripts/apikey revoke HASH
+//	go run ./scripts/apikey profile [--groups "Vector Search,Connectors"] [--allow 'memory_*,rag_basic'] [--deny memory_delete] HASH
 //
+// profile replaces a key's tool profile (package profile): the tool groups
+// it enables (without --groups, every group; --groups "" none), the only
+// tool names it allows (* stands for any run of characters) and those it
+// denies; with no flag the key may call every tool again.
 // Each takes --data DIR (the local server's folder, default .switchboard) or
 // --table NAME (a DynamoDB table, with AWS credentials and region from the
 // environment, as the AWS CLI takes them). While a local server runs on the
@@ -27,7 +32,9 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/apikey/admin"
+	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/profile"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -40,11 +47,11 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: apikey create|list|revoke [flags]; apikey create -h for the flags")
+		return fmt.Errorf("usage: apikey create|list|revoke|profile [flags]; apikey create -h for the flags")
 	}
 	cmd, args := args[0], args[1:]
-	if cmd != "create" && cmd != "list" && cmd != "revoke" {
-		return fmt.Errorf("unknown command %q: use create, list or revoke", cmd)
+	if cmd != "create" && cmd != "list" && cmd != "revoke" && cmd != "profile" {
+		return fmt.Errorf("unknown command %q: use create, list, revoke or profile", cmd)
 	}
 	fs := flag.NewFlagSet("apikey "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -53,6 +60,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	t := fs.String("tenant", "", "the `tenant` the key acts for (create)")
 	principal := fs.String("principal", "", "`who` holds the key, for the audit log (create)")
 	expires := fs.Duration("expires", 0, "how long the key lives, e.g. 720h; without it, until revoked (create)")
+	groups := fs.String("groups", "", "the tool `groups` the key enables, comma-separated, of "+strings.Join(catalog.Groups(), ", ")+"; without it, all (profile)")
+	allow := fs.String("allow", "", "the only tool `names` the key may call, comma-separated; * stands for any run of characters (profile)")
+	deny := fs.String("deny", "", "tool `names` the key may not call, comma-separated, * as in --allow (profile)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -63,8 +73,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		until = time.Now().Add(*expires)
 	}
-	if cmd == "revoke" && fs.NArg() != 1 {
-		return fmt.Errorf("usage: apikey revoke [--data DIR | --table NAME] HASH (apikey list shows the hashes)")
+	if (cmd == "revoke" || cmd == "profile") && fs.NArg() != 1 {
+		return fmt.Errorf("usage: apikey %s [--data DIR | --table NAME] HASH (apikey list shows the hashes)", cmd)
+	}
+	var p profile.Profile
+	if cmd == "profile" {
+		var err error
+		if p, err = profile.Parse(*groups, set(fs, "groups"), *allow, *deny); err != nil {
+			return err
+		}
 	}
 	keys, closeFn, err := open(ctx, *data, *table, stderr)
 	if err != nil {
@@ -77,6 +94,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return create(ctx, keys, deployed, *data, *t, *principal, until, stdout, stderr)
 	case "list":
 		return list(ctx, keys, stdout)
+	case "profile":
+		key, err := keys.SetProfile(ctx, strings.TrimSpace(fs.Arg(0)), p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s\t%s\n", key.Hash, describe(key.Profile))
+		if deployed {
+			fmt.Fprintln(stderr, "Set. A warm gateway may apply the key's old profile for up to a minute more (it caches verified keys).")
+		}
+		return nil
 	default:
 		if err := keys.Revoke(ctx, strings.TrimSpace(fs.Arg(0))); err != nil {
 			return err
@@ -147,15 +174,34 @@ func list(ctx context.Context, keys admin.Manager, stdout io.Writer) error {
 		return err
 	}
 	w := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(w, "HASH\tTENANT\tPRINCIPAL\tCREATED\tEXPIRES")
+	fmt.Fprintln(w, "HASH\tTENANT\tPRINCIPAL\tCREATED\tEXPIRES\tPROFILE")
 	for _, k := range all {
 		exp := "never"
 		if !k.ExpiresAt.IsZero() {
 			exp = k.ExpiresAt.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", printable(k.Hash), printable(k.Tenant), printable(k.Principal), k.Created.Format(time.RFC3339), exp)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", printable(k.Hash), printable(k.Tenant), printable(k.Principal), k.Created.Format(time.RFC3339), exp, describe(k.Profile))
 	}
 	return w.Flush()
+}
+
+// describe returns a profile as the profile command's flags would give it,
+// or "all tools".
+func describe(p profile.Profile) string {
+	if p.IsZero() {
+		return "all tools"
+	}
+	var parts []string
+	if p.Groups != nil {
+		parts = append(parts, "groups="+strconv.Quote(strings.Join(p.Groups, ",")))
+	}
+	if len(p.Allow) > 0 {
+		parts = append(parts, "allow="+strings.Join(p.Allow, ","))
+	}
+	if len(p.Deny) > 0 {
+		parts = append(parts, "deny="+strings.Join(p.Deny, ","))
+	}
+	return strings.Join(parts, " ")
 }
 
 // printable returns s as it is if every character in it prints as itself,

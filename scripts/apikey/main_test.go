@@ -57,6 +57,21 @@ func TestCreateListAndRevokeAKey(t *testing.T) {
 	if out, _, err := apikeyCmd("list", "--data", dir); err != nil || !strings.Contains(out, hash) || strings.Contains(out, secret) {
 		t.Fatalf("list = %q, %v; want the hash, never the key", out, err)
 	}
+	if out, errOut, err := apikeyCmd("profile", "--data", dir, "--groups", "Vector Search", "--deny", "memory_delete,github__*", hash); err != nil || !strings.Contains(out, `groups="Vector Search" deny=memory_delete,github__*`) {
+		t.Fatalf("profile = %q, %v\n%s", out, err, errOut)
+	}
+	withTable(t, dir, func(tbl store.Table) {
+		k, err := apikey.New(tbl, nil).Verify(ctx, secret)
+		if err != nil || k.Profile.Allows("memory_delete", "") || k.Profile.EnablesGroup("Connectors") || !k.Profile.Allows("optimizer_vs-retriever", "Vector Search") {
+			t.Fatalf("the key's profile reads %+v, %v", k.Profile, err)
+		}
+	})
+	if out, _, err := apikeyCmd("list", "--data", dir); err != nil || !strings.Contains(out, `deny=memory_delete`) {
+		t.Errorf("list = %q, %v; want the profile", out, err)
+	}
+	if _, _, err := apikeyCmd("profile", "--data", dir, "--groups", "NL2SQL", hash); err == nil || !strings.Contains(err.Error(), "profile.groups") {
+		t.Errorf("profile with an unknown group: %v", err)
+	}
 	if _, errOut, err := apikeyCmd("revoke", "--data", dir, hash); err != nil || !strings.Contains(errOut, "Revoked") {
 		t.Fatalf("revoke: %v, %q", err, errOut)
 	}

@@ -3,11 +3,14 @@
 // it is created. Keys are random 256-bit strings, so a plain hash is as strong
 // as a slow one would be.
 //
-//	_apikeys  <sha256 hex>  tenant, principal, scopes, created_at  (expires_at as TTL)
+//	_apikeys  <sha256 hex>  tenant, principal, scopes, profile (JSON), created_at  (expires_at as TTL)
 //
 //	keys := apikey.New(table, nil)
 //	secret, _, _ := keys.Create(ctx, "acme", "ci-bot", nil, time.Time{})
 //	key, err := keys.Verify(ctx, secret) // key.Caller().Tenant == "acme"
+//
+// A key's profile (package profile) limits the tools its caller sees and
+// calls; [Keys.SetProfile] sets it, and the zero profile allows every tool.
 //
 // A key's expiry is kept to the second, as DynamoDB's TTL keeps it: the key
 // stops working at the start of that second.
@@ -19,12 +22,14 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/profile"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -41,11 +46,13 @@ var ErrInvalidKey = errors.New("invalid API key")
 
 // Key describes an issued key. It never holds the key itself.
 type Key struct {
-	Hash      string    `json:"hash"`
-	Tenant    string    `json:"tenant"`
-	Principal string    `json:"principal"`
-	Scopes    []string  `json:"scopes,omitempty"`
-	Created   time.Time `json:"created_at"`
+	Hash      string   `json:"hash"`
+	Tenant    string   `json:"tenant"`
+	Principal string   `json:"principal"`
+	Scopes    []string `json:"scopes,omitempty"`
+	// Profile limits the tools the key's caller sees and calls.
+	Profile profile.Profile `json:"profile,omitzero"`
+	Created time.Time       `json:"created_at"`
 	// ExpiresAt is when the key stops working; zero means never.
 	ExpiresAt time.Time `json:"expires_at,omitzero"`
 }
@@ -142,11 +149,54 @@ func (k *Keys) Verify(ctx context.Context, secret string) (Key, error) {
 	return key, nil
 }
 
-// fromItem returns the key an item of [Partition] describes.
+// fromItem returns the key an item of [Partition] describes. A profile
+// that no longer decodes or validates (a group since renamed) allows
+// nothing, rather than everything.
 func fromItem(it store.Item) Key {
 	created, _ := time.Parse(time.RFC3339, it.String("created_at"))
-	return Key{Hash: it.SK, Tenant: it.String("tenant"), Principal: it.String("principal"),
+	k := Key{Hash: it.SK, Tenant: it.String("tenant"), Principal: it.String("principal"),
 		Scopes: strings.Fields(it.String("scopes")), Created: created, ExpiresAt: it.ExpiresAt}
+	if raw := it.String("profile"); raw != "" {
+		if json.Unmarshal([]byte(raw), &k.Profile) != nil || k.Profile.Validate() != nil {
+			k.Profile = profile.Profile{Groups: []string{}, Allow: []string{denyAll}}
+		}
+	}
+	return k
+}
+
+// denyAll is the allow list of a stored profile that cannot be read: no tool
+// has this name.
+const denyAll = "-"
+
+// SetProfile sets the profile of the key whose hash is hash, replacing the
+// one it had; the zero profile allows every tool. A gateway that caches
+// verified keys applies it within its cache's lifetime.
+func (k *Keys) SetProfile(ctx context.Context, hash string, p profile.Profile) (Key, error) {
+	if !isHash(hash) {
+		return Key{}, fault.Invalid("hash", "%q is not a key's hash: 64 lowercase hexadecimal digits, as apikey list shows them", hash)
+	}
+	if err := p.Validate(); err != nil {
+		return Key{}, err
+	}
+	it, err := k.table.Get(ctx, Partition, hash)
+	if errors.Is(err, store.ErrNotFound) || err == nil && it.Expired(k.now()) {
+		return Key{}, fault.NotFound("no key has the hash %s (apikey list shows the live keys)", hash)
+	}
+	if err != nil {
+		return Key{}, fmt.Errorf("apikey: looking up key: %w", err)
+	}
+	delete(it.Attrs, "profile")
+	if !p.IsZero() {
+		raw, _ := json.Marshal(p) // strings only
+		it.Attrs["profile"] = string(raw)
+	}
+	// Conditional on the key still existing: a revocation in between wins.
+	if err := k.table.Put(ctx, it, store.IfExists()); errors.Is(err, store.ErrConditionFailed) {
+		return Key{}, fault.NotFound("no key has the hash %s (apikey list shows the live keys)", hash)
+	} else if err != nil {
+		return Key{}, fmt.Errorf("apikey: storing the profile: %w", err)
+	}
+	return fromItem(it), nil
 }
 
 // Any reports whether at least one live key exists.

@@ -7,8 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/switchboard-dev/switchboard/shared/apikey"
+	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/profile"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
 )
@@ -176,6 +180,85 @@ func TestAKeyStoredWithAnUnprintablePrincipalIsRefusedButListed(t *testing.T) {
 		}
 		if list, err := keys.List(ctx); err != nil || len(list) != 1 || list[0].Principal != "mallory\x1b[2J" {
 			t.Errorf("List = %+v, %v; want the stored key", list, err)
+		}
+	})
+}
+
+func TestAKeysProfileIsStoredAndReadBack(t *testing.T) {
+	eachTable(t, func(t *testing.T, tbl store.Table) {
+		ctx := context.Background()
+		keys := apikey.New(tbl, nil)
+		secret, key, err := keys.Create(ctx, "acme", "alice", nil, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := profile.Profile{Groups: []string{catalog.GroupVectorSearch}, Allow: []string{"memory_*", "optimizer_vs-*"}, Deny: []string{"memory_delete"}}
+		if _, err := keys.SetProfile(ctx, key.Hash, p); err != nil {
+			t.Fatal(err)
+		}
+		got, err := keys.Verify(ctx, secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(p, got.Profile); diff != "" {
+			t.Errorf("profile mismatch (-want +got):\n%s", diff)
+		}
+		if _, err := keys.SetProfile(ctx, key.Hash, profile.Profile{}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := keys.Verify(ctx, secret); !got.Profile.IsZero() {
+			t.Errorf("after clearing, profile = %+v", got.Profile)
+		}
+	})
+}
+
+func TestSetProfileRefusesBadInputAndChangesNothing(t *testing.T) {
+	eachTable(t, func(t *testing.T, tbl store.Table) {
+		ctx := context.Background()
+		keys := apikey.New(tbl, nil)
+		secret, key, err := keys.Create(ctx, "acme", "alice", nil, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tests := []struct {
+			name string
+			hash string
+			p    profile.Profile
+			kind fault.Kind
+		}{
+			{"an unknown group", key.Hash, profile.Profile{Groups: []string{"NL2SQL"}}, fault.KindInvalid},
+			{"a key that does not exist", strings.Repeat("0", 64), profile.Profile{}, fault.KindNotFound},
+			{"not a hash", "alice", profile.Profile{}, fault.KindInvalid},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if _, err := keys.SetProfile(ctx, tt.hash, tt.p); fault.KindOf(err) != tt.kind {
+					t.Errorf("SetProfile = %v, want %s", err, tt.kind)
+				}
+			})
+		}
+		if got, _ := keys.Verify(ctx, secret); !got.Profile.IsZero() {
+			t.Errorf("profile = %+v after refusals", got.Profile)
+		}
+	})
+}
+
+func TestAStoredProfileThatNoLongerReadsAllowsNothing(t *testing.T) {
+	eachTable(t, func(t *testing.T, tbl store.Table) {
+		ctx := context.Background()
+		keys := apikey.New(tbl, nil)
+		secret, key, err := keys.Create(ctx, "acme", "alice", nil, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		it, _ := tbl.Get(ctx, apikey.Partition, key.Hash)
+		it.Attrs["profile"] = `{"groups":["Retired Group"]}`
+		if err := tbl.Put(ctx, it, store.IfExists()); err != nil {
+			t.Fatal(err)
+		}
+		got, err := keys.Verify(ctx, secret)
+		if err != nil || got.Profile.Allows("memory_add_message", "") {
+			t.Errorf("Verify = %+v, %v; want a profile allowing nothing", got.Profile, err)
 		}
 	})
 }

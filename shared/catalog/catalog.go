@@ -150,7 +150,27 @@ type Tool struct {
 	// the template gives its function the search backends' settings and
 	// the Brave API key's secret.
 	Searches bool
+	// Group is the tool group a profile enables it by (an API key's
+	// profile, a thread's tools_enabled): one of [Groups], or "" for a tool
+	// in none, which no group setting hides. On connector_call it is the
+	// group of every proxied tool (<connector>__<tool>) it serves.
+	Group string
 }
+
+// The tool groups of seed 000's Settings.tools_enabled: a profile or a
+// thread that does not enable a group sees none of its tools.
+const (
+	// GroupVectorSearch holds the optimizer_vs-* tools hosts call (the
+	// retriever and the store list); the pipeline's steps are internal.
+	GroupVectorSearch = "Vector Search"
+	// GroupConnectors holds every connector's proxied tools.
+	GroupConnectors = "Connectors"
+	// GroupWebSearch holds the web search tools.
+	GroupWebSearch = "Web Search"
+)
+
+// Groups returns the tool groups, in the order settings show them.
+func Groups() []string { return []string{GroupVectorSearch, GroupConnectors, GroupWebSearch} }
 
 // KeyUse is what a function does with the connector credentials' KMS key.
 type KeyUse string
@@ -366,6 +386,8 @@ func checkTool(t *Tool) error {
 		return fmt.Errorf("catalog: tool %q accepts requests of %d bytes, more than the deployed gateway can receive (%d)", t.Name, t.MaxRequestBytes, MaxRequestBytes)
 	case len(t.BlobKeys) > 0 && t.Blobs == NoAccess:
 		return fmt.Errorf("catalog: tool %q narrows its blob access to keys, but has none", t.Name)
+	case t.Group != "" && !slices.Contains(Groups(), t.Group):
+		return fmt.Errorf("catalog: tool %q is in group %q, which is not one of %q", t.Name, t.Group, Groups())
 	}
 	return nil
 }

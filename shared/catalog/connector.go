@@ -78,6 +78,7 @@ func connectorProxyTools() []*Tool {
 			// after the answer, so the table write is off the call's path.
 			Progress: true, // the upstream's, relayed as it reports it
 			Example:  json.RawMessage(`{"name":"github__search","arguments":{"q":"switchboard"}}`),
+			Group:    GroupConnectors,
 		}),
 		proxyTool(&Tool{
 			Name: ConnectorListingTool, Title: "List proxied capabilities",

@@ -129,7 +129,7 @@ func ragStepTools() []*Tool {
 		{
 			Name: "optimizer_vs-rephrase", Title: "Rephrase a question from its conversation",
 			Description: "Internal pipeline step. Rewrites a question asked inside a conversation (thread_id or conversation_id, a memory conversation) into a standalone search query, using the conversation's summary and newest messages; only when the conversation holds more than two messages. Otherwise, or when the conversation does not exist, returns the question unchanged.",
-			Family:      stepFamily, Function: "vector/rephrase", PipelineTask: "RephraseFunctionArn",
+			Family:      stepFamily, Function: "vector/rephrase", PipelineTask: "RephraseFunctionArn", Group: GroupVectorSearch,
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 			Visibility:  Internal, Limits: stepLimits, Table: Read, Generates: true,
 			Example: json.RawMessage(`{"question":"How often should I replace it?","thread_id":"chat_demo"}`),
@@ -137,7 +137,7 @@ func ragStepTools() []*Tool {
 		{
 			Name: "optimizer_vs-grade", Title: "Grade retrieved documents",
 			Description: "Internal pipeline step. Judges whether the retrieved documents, together, are relevant to the question: relevant yes or no (binary). No documents grade no.",
-			Family:      stepFamily, Function: "vector/grade", PipelineTask: "GradeFunctionArn",
+			Family:      stepFamily, Function: "vector/grade", PipelineTask: "GradeFunctionArn", Group: GroupVectorSearch,
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 			Visibility:  Internal, Limits: stepLimits, Table: Read, Generates: true,
 			Example: json.RawMessage(`{"question":"How often should I replace my toothbrush?","documents":[{"doc_id":"dental-guide","chunk_id":"dental-guide#0","content":"Replace your toothbrush every three months, or sooner if the bristles fray.","score":0.83,"metadata":{"source":"dental-guide.md"},"store":"health"}]}`),

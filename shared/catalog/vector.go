@@ -28,7 +28,7 @@ func vectorTools() []*Tool {
 			Name: "optimizer_vs-retriever", Function: "vector/retriever", Title: "Search vector stores",
 			Description: "Retrieves the passages of your vector stores that best answer a question: BM25 keyword search, exact vector search, or both fused by reciprocal rank (hybrid, the default), with optional metadata filters. Without stores, picks the stores whose description and content best fit the question and merges their results; each document names its store. Stores, top_k and mode left out come from the thread's settings (thread_id, else your default thread; settings_update).",
 			Annotations: readOnly, Limits: Limits{Timeout: 30 * time.Second, MemoryMB: 2048}, Table: Read, Blobs: Read, Embeds: true,
-			PipelineTask: "RetrieverFunctionArn",
+			PipelineTask: "RetrieverFunctionArn", Group: GroupVectorSearch,
 			// A search of more shards than one group fans out to search_group.
 			Invokes: []string{searchGroupFunction},
 			Example: json.RawMessage(`{"question":"How do I rotate the API keys?","top_k":5}`),
@@ -37,7 +37,7 @@ func vectorTools() []*Tool {
 		vectorTool(&Tool{
 			Name: "optimizer_vs-storage", Function: "vector/storage", Title: "List searchable vector stores",
 			Description: "Lists your vector stores that a search can use, with alias, description and embedding model. Stores built with an embedding model other than the configured one are listed apart as hidden, with the reason.",
-			Annotations: readOnly, Limits: small, Table: Read, Example: json.RawMessage(`{}`),
+			Annotations: readOnly, Limits: small, Table: Read, Example: json.RawMessage(`{}`), Group: GroupVectorSearch,
 		}),
 		vectorTool(&Tool{
 			Name: "vector_store_create", Function: "vector/store_create", Title: "Create a vector store",
@@ -112,7 +112,7 @@ func searchGroupTool() *Tool {
 	return &Tool{
 		Name: "optimizer_vs-search-group", Title: "Search a group of shards",
 		Description: "Internal step of a search too large for one function. Runs one operation over a group of the caller's shards: stats (BM25 statistics of the query's terms), search (per-modality rankings with the collection's statistics, and the ranked chunks) or vectors (the vectors of hits it ranked). The retriever merges the groups' answers.",
-		Family:      VectorFamily, Function: searchGroupFunction,
+		Family:      VectorFamily, Function: searchGroupFunction, Group: GroupVectorSearch,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)},
 		Visibility:  Internal, Limits: searchGroupLimits,
 		Blobs: Read, BlobKeys: []string{shardKeys, centroidKeys},

@@ -28,6 +28,7 @@ func webSearchTools() []*Tool {
 		Limits:      limits,
 		Table:       ReadPut,
 		Searches:    true,
+		Group:       GroupWebSearch,
 		Example:     json.RawMessage(`{"query":"golang generics tutorial"}`),
 	}, {
 		Name:  "web_search",
@@ -42,6 +43,7 @@ func webSearchTools() []*Tool {
 		Limits:      limits,
 		Table:       ReadPut,
 		Searches:    true,
+		Group:       GroupWebSearch,
 		Example:     json.RawMessage(`{"query":"golang generics tutorial","max_results":5,"region":"us-en","safe_search":"moderate"}`),
 	}}
 }

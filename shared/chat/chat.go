@@ -38,6 +38,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchboard-dev/switchboard/shared/callcontext"
+	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/memory"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
@@ -69,9 +70,9 @@ const VectorSearchTool = "optimizer_vs-retriever"
 // The tool groups of [Settings.ToolsEnabled], seed 000's names, and
 // Switchboard's own tools, always on.
 const (
-	ToolsVectorSearch = "Vector Search"
-	ToolsConnectors   = "Connectors"
-	ToolsWebSearch    = "Web Search"
+	ToolsVectorSearch = catalog.GroupVectorSearch
+	ToolsConnectors   = catalog.GroupConnectors
+	ToolsWebSearch    = catalog.GroupWebSearch
 	ToolsSwitchboard  = "Switchboard"
 )
 

@@ -1,11 +1,11 @@
 package chat
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/shared/callcontext"
@@ -39,10 +39,9 @@ func (v *Invoked) List(ctx context.Context, c tenant.Caller) ([]Tool, error) {
 		if !catalog.ChatCallable(t) {
 			continue
 		}
-		group := ToolsSwitchboard
-		if slices.Contains(WebSearchTools, t.Name) {
-			group = ToolsWebSearch
-		}
+		// The catalog's group (catalog.Groups are seed 000's names, as this
+		// package's); a tool in none is always on.
+		group := cmp.Or(t.Group, ToolsSwitchboard)
 		out = append(out, Tool{Group: group, ToolSpec: specOf(t.Name, t.Description, t.InputSchema)})
 	}
 	if _, ok := v.Catalog.Tool(catalog.ConnectorListingTool); !ok {

@@ -440,10 +440,14 @@ var (
 	// states (elicit), and the Lambda Invoke API to invoke the tools
 	// (invoke/lambdaapi, which needs no SDK client, and callcontext, for the
 	// X-Ray trace it carries on); the approval page; its metric records;
-	// provider and signing-key secrets (config/secrets).
+	// provider and signing-key secrets (config/secrets); tool profiles and
+	// tool_search.
 	gatewayCode = []string{"shared/apigw", "shared/apikey", "shared/approvalpage", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config", "shared/config/invoker",
 		"shared/config/authz", "shared/config/secrets", "shared/elicit", "shared/fault", "shared/gateway", "shared/netguard", "shared/oauth", "shared/invoke", "shared/invoke/lambdaapi", "shared/keyfile", "shared/launch/lambdagateway",
-		"shared/metrics", "shared/prompt", "shared/ratelimit", "shared/rawjson", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant"}
+		"shared/metrics", "shared/prompt", "shared/ratelimit", "shared/rawjson", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant",
+		// Tool profiles, and tool_search's ranking: BM25 over package text's
+		// analyser, and the provider interfaces (no provider's client).
+		"shared/profile", "shared/toolsearch", "shared/text", "shared/provider"}
 )
 
 // allowed returns the packages of this module and the AWS clients the

@@ -191,7 +191,9 @@ func (g *Gateway) dispatchCompat(r *http.Request, method string, params json.Raw
 			}
 		}
 	case server == toolServer && name == "tools/list":
-		tools, _ := g.visibleTools(extraFrom(r), g.publicTools())
+		extra := extraFrom(r)
+		tools, _ := g.visibleTools(extra, g.publicTools())
+		tools = g.permitted(keyProfile(extra.TokenInfo), tools)
 		return map[string]any{"tools": tools}, nil
 	case server == toolServer && name == "tools/call":
 		var p struct {
@@ -221,6 +223,9 @@ func (g *Gateway) compatCall(r *http.Request, t *catalog.Tool, args json.RawMess
 	}
 	if !allows(extra, t) {
 		return nil, &rpcError{Code: jsonrpc.CodeInvalidRequest, Message: "this access token's scopes do not allow calling " + t.Name}
+	}
+	if key := keyProfile(extra.TokenInfo); !key.Allows(t.Name, t.Group) {
+		return nil, &rpcError{Code: jsonrpc.CodeInvalidRequest, Message: notEnabled(key, t.Name, t.Group, "")}
 	}
 	env := &invoke.Request{Method: invoke.MethodCallTool, Tool: t.Name, Arguments: args, Caller: caller, RequestID: newID(), TraceID: traceID(r.Header)}
 	resp, err := g.invoke(r.Context(), t.Function, env)

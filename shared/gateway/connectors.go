@@ -107,7 +107,7 @@ func (g *Gateway) connectorsMiddleware(next mcp.MethodHandler) mcp.MethodHandler
 		}
 		switch lr := res.(type) {
 		case *mcp.ListToolsResult:
-			if lr.NextCursor == "" {
+			if lr.NextCursor == "" && g.listsProxiedTools(ctx, req) { // profiles.go
 				if l, ok := g.listing(ctx, req.GetExtra()); ok {
 					lr.Tools = append(lr.Tools, g.usableTools(req.GetExtra(), l.Tools)...)
 				}
@@ -362,8 +362,15 @@ func (g *Gateway) callProxy(ctx context.Context, extra *mcp.RequestExtra, tool s
 		return nil, err
 	}
 	t, _ := g.opts.Catalog.Tool(tool)
+	return g.callFunction(ctx, caller, traceID(headerOf(extra)), t, args, notFound)
+}
+
+// callFunction calls tool t with args for caller, as callProxy does: for
+// the gateway's own needs (a listing, a thread's settings), not a host's call.
+func (g *Gateway) callFunction(ctx context.Context, caller tenant.Caller, trace string, t *catalog.Tool, args json.RawMessage, notFound error) (json.RawMessage, error) {
+	tool := t.Name
 	env := &invoke.Request{Method: invoke.MethodCallTool, Tool: tool, Arguments: args,
-		Caller: caller, RequestID: newID(), TraceID: traceID(headerOf(extra))}
+		Caller: caller, RequestID: newID(), TraceID: trace}
 	// Not admitted by the rate limits: these serve lists, resource reads
 	// and prompts, which the limits do not count for the catalog's either.
 	resp, err := g.invokeUnlimited(ctx, t.Function, env)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -100,7 +101,9 @@ func (g *Gateway) fastCalls(next http.Handler) http.Handler {
 	}
 	f := &fastPath{g: g, next: next, tools: map[string]*catalog.Tool{}, versions: map[string]bool{}}
 	for _, t := range g.opts.Catalog.Tools() {
-		if t.Visibility == catalog.Public {
+		// settings_update is the go-sdk's: profilesMiddleware then forgets
+		// the threads' settings it cached (profiles.go).
+		if t.Visibility == catalog.Public && t.Name != settingsUpdateTool {
 			f.tools[t.Name] = t
 		}
 	}
@@ -415,7 +418,7 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 	ctx := r.Context()
 	extra := &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context())}
 	caller, err := g.caller(extra)
-	if err != nil || !allows(extra, t) { // the go-sdk refuses it
+	if err != nil || !allows(extra, t) || !keyProfile(extra.TokenInfo).Allows(cmp.Or(call.proxied, t.Name), t.Group) { // the go-sdk refuses it
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		f.next.ServeHTTP(w, r)
 		return

@@ -38,8 +38,10 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/metrics"
+	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/ratelimit"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
+	"github.com/switchboard-dev/switchboard/shared/toolsearch"
 )
 
 // DefaultMaxBodyBytes is the request body limit when [Options.MaxBodyBytes] is zero.
@@ -102,6 +104,14 @@ type Options struct {
 	// of its tool's family: the function does not run to record it). If
 	// nil, none is written.
 	Metrics *metrics.Emitter
+	// Threads reads the tool groups a thread enables, for requests that
+	// name one (profiles.go). If nil, the catalog's settings_get tool is
+	// invoked, when the catalog has it; without it threads narrow nothing.
+	Threads ThreadTools
+	// ToolEmbedder, if set, embeds tools and queries for tool_search, whose
+	// ranking then fuses embeddings with BM25 (search.go). If nil, it ranks
+	// by BM25 alone.
+	ToolEmbedder provider.Embedder
 	// OAuth, if set, also admits JWT access tokens, serves the protected
 	// resource metadata for them, and the authorization-server facade if
 	// it has one (oauth.go). If nil, API keys are the only bearer tokens.
@@ -125,6 +135,10 @@ type Gateway struct {
 	// bodies held at once (see limits.go).
 	maxBody int64
 	budget  *semaphore.Weighted
+	// threads reads threads' tool groups (profiles.go); nil if none can be.
+	threads ThreadTools
+	// searcher ranks tools for tool_search (search.go).
+	searcher *toolsearch.Searcher
 }
 
 // New builds the gateway's MCP server from opts.Catalog.
@@ -170,6 +184,7 @@ func New(opts Options) (*Gateway, error) {
 		}
 	}
 	g.listed = sync.OnceValue(g.listedTools)
+	g.threads, g.searcher = g.threadTools(), toolsearch.New(opts.ToolEmbedder)
 	g.server = g.buildServer()
 	return g, nil
 }
@@ -244,7 +259,9 @@ func (g *Gateway) buildServer() *mcp.Server {
 		s.AddPrompt(&mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Arguments: p.Arguments}, g.getPrompt(p))
 	}
 	s.AddReceivingMiddleware(g.listResourcesMiddleware, g.listToolsMiddleware)
-	s.AddReceivingMiddleware(g.connectorsMiddleware) // outermost: connectors.go
+	g.addToolSearch(s)
+	s.AddReceivingMiddleware(g.connectorsMiddleware) // connectors.go
+	s.AddReceivingMiddleware(g.profilesMiddleware)   // outermost: profiles.go
 	return s
 }
 

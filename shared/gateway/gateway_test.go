@@ -220,8 +220,8 @@ func TestToolsListCarriesTitlesDescriptionsAndSchemas(t *testing.T) {
 			}
 		}
 	}
-	if len(listed) != public {
-		t.Errorf("tools/list has %d tools, the catalog %d public ones", len(listed), public)
+	if _, ok := listed[gateway.ToolSearchName]; !ok || len(listed) != public+1 {
+		t.Errorf("tools/list has %d tools, the catalog %d public ones and tool_search", len(listed), public)
 	}
 }
 

@@ -17,7 +17,7 @@ const InspectorVersion = "2.12.0"
 
 // instructions is what the server tells a host about itself at initialize:
 // what each family is for and where to start.
-const instructions = "Switchboard gives agents tools in these families. " +
+const instructions = "Switchboard gives agents tools in these families; tool_search finds one by what it does. " +
 	"Memory: open a conversation with memory_get_or_create, append messages with memory_add_message, and before " +
 	"answering fetch memory_get_context: the rolling summary plus every message after it. Older messages are " +
 	"summarised automatically; memory_get_all_messages returns the full history. " +

@@ -267,6 +267,9 @@ func (g *Gateway) verify(ctx context.Context, token string, _ *http.Request) (*a
 	if len(c.Scopes) > 0 { // a key with scopes is limited to them, as a token is
 		extra[accessKey] = g.scopeRules().Access(c.Scopes)
 	}
+	if p := withScopes(key.Profile, c.Scopes); !p.IsZero() { // profiles.go
+		extra[profileKey] = p
+	}
 	return &auth.TokenInfo{UserID: c.Tenant + "/" + c.Principal, Scopes: c.Scopes, Extra: extra}, nil
 }
 

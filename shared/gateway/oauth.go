@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/oauth"
+	"github.com/switchboard-dev/switchboard/shared/profile"
 )
 
 // OAuth makes the gateway an OAuth protected resource beside its API keys
@@ -73,6 +74,9 @@ func (g *Gateway) authenticateToken(w http.ResponseWriter, r *http.Request, toke
 	c := grant.Caller
 	info := &auth.TokenInfo{UserID: c.Tenant + "/" + c.Principal, Scopes: c.Scopes, Expiration: grant.Expires,
 		Extra: map[string]any{callerKey: c, accessKey: grant.Access}}
+	if p := withScopes(profile.Profile{}, c.Scopes); !p.IsZero() { // profiles.go
+		info.Extra[profileKey] = p
+	}
 	// The go-sdk's middleware puts info where its handlers find it.
 	auth.RequireBearerToken(func(_ context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) { return info, nil }, nil)(h).ServeHTTP(w, r)
 }
@@ -116,7 +120,7 @@ func (g *Gateway) visibleTools(extra *mcp.RequestExtra, tools []*mcp.Tool) ([]*m
 	}
 	visible := make([]*mcp.Tool, 0, len(tools))
 	for _, t := range tools {
-		if ct, ok := g.opts.Catalog.Tool(t.Name); ok && allows(extra, ct) {
+		if ct, ok := g.opts.Catalog.Tool(t.Name); ok && allows(extra, ct) || t.Name == ToolSearchName {
 			visible = append(visible, t)
 		}
 	}

@@ -156,6 +156,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 		Logger:            logger,
 		RequestStates:     states,
 		Approvals:         gateway.ConnectorApprovals(cat, stack),
+		ToolEmbedder:      deps.Embedder, // tool_search's embeddings: the deployed gateway links no provider
 	}
 	limits, limited, err := gateway.RateLimits(cfg.RateLimits, cat)
 	if err != nil {

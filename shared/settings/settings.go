@@ -20,20 +20,22 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
-// The tools a thread may enable (seed 000's tools_enabled).
+// The tools a thread may enable (seed 000's tools_enabled): the catalog's
+// tool groups, which the gateway holds a thread's tools to.
 const (
-	ToolVectorSearch = "Vector Search"
-	ToolConnectors   = "Connectors"
-	ToolWebSearch    = "Web Search"
+	ToolVectorSearch = catalog.GroupVectorSearch
+	ToolConnectors   = catalog.GroupConnectors
+	ToolWebSearch    = catalog.GroupWebSearch
 )
 
 // ToolNames are the values tools_enabled may hold, in their canonical order.
-var ToolNames = []string{ToolVectorSearch, ToolConnectors, ToolWebSearch}
+var ToolNames = catalog.Groups()
 
 // SystemPrompts are the prompts a thread may choose as its chat system prompt.
 var SystemPrompts = []string{prompt.Basic, prompt.Tools}

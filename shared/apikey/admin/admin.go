@@ -34,6 +34,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/profile"
 )
 
 // ErrNotRunning reports that no server listens on a data folder's socket.
@@ -45,6 +46,7 @@ type Manager interface {
 	Create(ctx context.Context, t, principal string, scopes []string, expires time.Time) (string, apikey.Key, error)
 	List(ctx context.Context) ([]apikey.Key, error)
 	Revoke(ctx context.Context, hash string) error
+	SetProfile(ctx context.Context, hash string, p profile.Profile) (apikey.Key, error)
 }
 
 var (
@@ -186,6 +188,21 @@ func handler(m Manager, o Options) http.Handler {
 		}
 		writeJSON(w, http.StatusOK, listed{keys})
 	})
+	mux.HandleFunc("PUT /keys/{hash}/profile", func(w http.ResponseWriter, r *http.Request) {
+		var p profile.Profile
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&p); err != nil {
+			writeJSON(w, http.StatusBadRequest, failure{"admin: the request is not a profile: " + err.Error()})
+			return
+		}
+		key, err := m.SetProfile(r.Context(), r.PathValue("hash"), p)
+		if err != nil {
+			writeError(w, o.Logger, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, key)
+	})
 	mux.HandleFunc("DELETE /keys/{hash}", func(w http.ResponseWriter, r *http.Request) {
 		if err := m.Revoke(r.Context(), r.PathValue("hash")); err != nil {
 			writeError(w, o.Logger, err)
@@ -264,6 +281,13 @@ func (c *Client) List(ctx context.Context) ([]apikey.Key, error) {
 // Revoke implements [Manager].
 func (c *Client) Revoke(ctx context.Context, hash string) error {
 	return c.do(ctx, http.MethodDelete, "/keys/"+url.PathEscape(hash), nil, nil)
+}
+
+// SetProfile implements [Manager].
+func (c *Client) SetProfile(ctx context.Context, hash string, p profile.Profile) (apikey.Key, error) {
+	var out apikey.Key
+	err := c.do(ctx, http.MethodPut, "/keys/"+url.PathEscape(hash)+"/profile", p, &out)
+	return out, err
 }
 
 // do sends a request with in as its JSON body, if not nil, and decodes the

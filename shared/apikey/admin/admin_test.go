@@ -14,7 +14,9 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/apikey/admin"
+	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/fault"
+	"github.com/switchboard-dev/switchboard/shared/profile"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
 )
@@ -86,6 +88,10 @@ func TestTheSocketCreatesListsAndRevokesKeys(t *testing.T) {
 			}, fault.KindInvalid, "not in the future"},
 			{"a malformed hash is refused", func() error { return c.Revoke(ctx, "../../keys") }, fault.KindInvalid, "hash"},
 			{"an unknown hash is not found", func() error { return c.Revoke(ctx, strings.Repeat("0", 64)) }, fault.KindNotFound, "no key has the hash"},
+			{"a profile with an unknown group is refused", func() error {
+				_, err := c.SetProfile(ctx, key.Hash, profile.Profile{Groups: []string{"NL2SQL"}})
+				return err
+			}, fault.KindInvalid, "profile.groups"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -97,6 +103,14 @@ func TestTheSocketCreatesListsAndRevokesKeys(t *testing.T) {
 		}
 		if created.Load() != 1 {
 			t.Errorf("after refused creations Created was called %d times, want 1", created.Load())
+		}
+
+		p := profile.Profile{Groups: []string{catalog.GroupConnectors}, Deny: []string{"memory_delete"}}
+		if set, err := c.SetProfile(ctx, key.Hash, p); err != nil || set.Hash != key.Hash || !set.Profile.EnablesGroup(catalog.GroupConnectors) {
+			t.Fatalf("SetProfile through the socket = %+v, %v", set, err)
+		}
+		if got, err := keys.Verify(ctx, secret); err != nil || got.Profile.Allows("memory_delete", "") || got.Profile.EnablesGroup(catalog.GroupWebSearch) {
+			t.Errorf("the profile set through the socket verifies as %+v, %v", got.Profile, err)
 		}
 
 		if err := c.Revoke(ctx, key.Hash); err != nil {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/netguard"
 	"github.com/switchboard-dev/switchboard/shared/oauth"
+	"github.com/switchboard-dev/switchboard/shared/profile"
 	"github.com/switchboard-dev/switchboard/shared/store"
 )
 
@@ -36,10 +38,18 @@ func Open(o config.OAuth, table store.Table, keyring *elicit.Keyring, logger *sl
 	if o.Resource == "" {
 		return nil, nil
 	}
-	var scopes oauth.ScopeRules
+	scopes := oauth.DefaultScopes()
 	if o.Scopes != "" {
+		scopes = nil
 		if err := json.Unmarshal([]byte(o.Scopes), &scopes); err != nil || len(scopes) == 0 {
 			return nil, fmt.Errorf("%s: want a JSON list of rules, [{\"scope\":\"switchboard:read\",\"families\":[\"*\"]}]: %v", config.EnvOAuthScopes, err)
+		}
+	}
+	// The scopes that enable tool groups (package profile) allow no family
+	// themselves; they are listed so that clients may ask for them.
+	for _, s := range profile.GroupScopes() {
+		if !slices.Contains(scopes.Supported(), s) {
+			scopes = append(scopes, oauth.ScopeRule{Scope: s})
 		}
 	}
 	if o.Facade != "on" {

@@ -1,0 +1,38 @@
+package catalog_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+)
+
+// TestToolsAreInSeed000sGroups checks the groups by seed 000's names: every
+// optimizer_vs-* tool is in Vector Search, the proxied tools (through
+// connector_call) in Connectors, the web search tools (when the catalog has
+// them) in Web Search, and no other tool in any group.
+func TestToolsAreInSeed000sGroups(t *testing.T) {
+	for _, tool := range catalog.Default().Tools() {
+		want := ""
+		switch {
+		case strings.HasPrefix(tool.Name, "optimizer_vs-"):
+			want = catalog.GroupVectorSearch
+		case tool.Name == catalog.ConnectorCallTool:
+			want = catalog.GroupConnectors
+		case tool.Name == "duckduckgo_search" || tool.Name == "web_search":
+			want = catalog.GroupWebSearch
+		}
+		if tool.Group != want {
+			t.Errorf("%s is in group %q, want %q", tool.Name, tool.Group, want)
+		}
+	}
+}
+
+func TestAToolInAnUnknownGroupIsRefused(t *testing.T) {
+	tool := &catalog.Tool{Name: "x", Title: "X", Description: "x", Family: "memory", Function: "memory/x",
+		Visibility: catalog.Public, Limits: catalog.Limits{Timeout: time.Second, MemoryMB: 128}, Group: "NL2SQL"}
+	if _, err := catalog.New([]*catalog.Tool{tool}, nil, nil); err == nil || !strings.Contains(err.Error(), `"NL2SQL"`) {
+		t.Errorf("err = %v, want a refusal naming the group", err)
+	}
+}

@@ -1,0 +1,295 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/profile"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
+)
+
+// Tool profiles (package profile): a host sees in tools/list, finds with
+// tool_search and may call only the tools its profile enables. The profile
+// is its API key's (apikey.Key.Profile; the zero profile allows every tool),
+// narrowed, when a request names a thread in
+// _meta["switchboard.dev/thread_id"], to the groups that thread's settings
+// enable (tools_enabled, read through the settings_get tool). A tool's group
+// is a catalog fact (catalog.Tool.Group; a proxied tool's is connector_call's).
+// Internal tools are never listed nor callable, whatever the profile.
+// profilesMiddleware holds the go-sdk's lists and calls to it; the fast path
+// hands a call the key's profile refuses to the go-sdk (a call naming a
+// thread never takes the fast path: it does not read that _meta key), and
+// the compatibility endpoint checks the key's profile itself.
+
+// profileKey is where an API key's profile travels in a TokenInfo's Extra,
+// when it limits anything.
+const profileKey = "switchboard.profile"
+
+// ThreadMetaKey is the _meta key of a request that names the thread it acts
+// in, whose settings narrow its tools.
+const ThreadMetaKey = "switchboard.dev/thread_id"
+
+// The settings family's tools (issue 14): the gateway reads a thread's
+// tools_enabled with the first and forgets what it cached of a tenant's
+// threads when the second is called through it.
+const (
+	settingsGetTool    = "settings_get"
+	settingsUpdateTool = "settings_update"
+)
+
+// ThreadTools reads the tool groups a thread enables.
+type ThreadTools interface {
+	// ThreadTools returns the groups thread enables for caller, its
+	// settings' tools_enabled. An error whose kind is invalid_argument is
+	// the caller's (a malformed thread id).
+	ThreadTools(ctx context.Context, caller tenant.Caller, thread string) ([]string, error)
+}
+
+// withScopes returns p narrowed to the groups scopes enable
+// (profile.GroupScopePrefix), if they name any: an access token's profile,
+// or an API key's with scopes.
+func withScopes(p profile.Profile, scopes []string) profile.Profile {
+	if s, limited := profile.FromScopes(scopes); limited {
+		return p.Narrowed(s.Groups)
+	}
+	return p
+}
+
+// keyProfile returns the profile of the key or token a request came with.
+func keyProfile(info *auth.TokenInfo) profile.Profile {
+	if info == nil {
+		return profile.Profile{}
+	}
+	p, _ := info.Extra[profileKey].(profile.Profile)
+	return p
+}
+
+// requestProfile returns the profile a request is held to: its key's,
+// narrowed to the groups of the thread meta names, if any, and that
+// thread's id.
+func (g *Gateway) requestProfile(ctx context.Context, extra *mcp.RequestExtra, meta mcp.Meta) (profile.Profile, string, error) {
+	p := keyProfile(tokenInfo(extra))
+	v, named := meta[ThreadMetaKey]
+	if !named || g.threads == nil {
+		return p, "", nil
+	}
+	thread, ok := v.(string)
+	if !ok || thread == "" {
+		return p, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("_meta[%q] must be a thread id, a string", ThreadMetaKey)}
+	}
+	caller, err := g.caller(extra)
+	if err != nil {
+		return p, "", err
+	}
+	groups, err := g.threads.ThreadTools(ctx, caller, thread)
+	if err != nil {
+		var rpc *jsonrpc.Error
+		if errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInvalidParams {
+			return p, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("_meta[%q]: %s", ThreadMetaKey, rpc.Message)}
+		}
+		g.log.ErrorContext(ctx, "reading a thread's settings failed", "thread", thread, "error", err)
+		return p, "", &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the settings of thread %q, which decide its tools, could not be read; retry", thread)}
+	}
+	return p.Narrowed(groups), thread, nil
+}
+
+// groupOf returns the group of the tool a host lists or calls by name, and
+// whether the gateway serves such a tool: a public catalog tool, tool_search,
+// or a connector's proxied tool.
+func (g *Gateway) groupOf(name string) (string, bool) {
+	if t, ok := g.opts.Catalog.Tool(name); ok {
+		return t.Group, t.Visibility == catalog.Public
+	}
+	if name == ToolSearchName {
+		return "", true
+	}
+	if t, ok := g.proxiedTool(name); ok {
+		return t.Group, true
+	}
+	return "", false
+}
+
+// permitted returns the tools of tools p allows, in order.
+func (g *Gateway) permitted(p profile.Profile, tools []*mcp.Tool) []*mcp.Tool {
+	if p.IsZero() {
+		return tools
+	}
+	out := make([]*mcp.Tool, 0, len(tools))
+	for _, t := range tools {
+		if group, served := g.groupOf(t.Name); served && p.Allows(t.Name, group) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// notEnabled says why a call is refused that the key's profile, or the
+// thread's settings, do not allow.
+func notEnabled(key profile.Profile, name, group, thread string) string {
+	msg := fmt.Sprintf("tool %s is not enabled for this API key (its profile); tools/list shows the tools it may call", name)
+	if key.Allows(name, group) {
+		msg = fmt.Sprintf("tool %s is in the group %q, which thread %q does not enable; settings_update's tools_enabled enables it", name, group, thread)
+	}
+	return msg
+}
+
+// profilesMiddleware holds tools/list and tools/call to the request's
+// profile: a list shows only the tools it enables (an answer that is then
+// the caller's own), a call of another tool is refused before it runs. It is
+// the outermost middleware, so that it sees the connectors' tools too.
+func (g *Gateway) profilesMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch r := req.(type) {
+		case *mcp.CallToolRequest:
+			group, served := g.groupOf(r.Params.Name)
+			if !served {
+				break // the go-sdk answers unknown tools
+			}
+			p, thread, err := g.requestProfile(ctx, r.Extra, r.Params.Meta)
+			if err != nil {
+				return nil, err
+			}
+			if !p.Allows(r.Params.Name, group) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: notEnabled(keyProfile(tokenInfo(r.Extra)), r.Params.Name, group, thread)}
+			}
+			if r.Params.Name == settingsUpdateTool {
+				defer g.forgetThreads(r.Extra)
+			}
+		case *mcp.ListToolsRequest:
+			var meta mcp.Meta
+			if r.Params != nil {
+				meta = r.Params.Meta
+			}
+			p, _, err := g.requestProfile(ctx, r.Extra, meta)
+			if err != nil {
+				return nil, err
+			}
+			res, err := next(ctx, method, req)
+			if lt, ok := res.(*mcp.ListToolsResult); ok && err == nil && !p.IsZero() {
+				lt.Tools = g.permitted(p, lt.Tools)
+				lt.Cacheable = narrower(lt.Cacheable, functionCacheable(mcp.Cacheable{}))
+			}
+			return res, err
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// listsProxiedTools reports whether a tools/list request's profile
+// enables the connectors' tools, so that one that does not costs no
+// listing (profilesMiddleware has read its thread's settings, and refused
+// the request if they could not be read).
+func (g *Gateway) listsProxiedTools(ctx context.Context, req mcp.Request) bool {
+	r, ok := req.(*mcp.ListToolsRequest)
+	call, proxies := g.proxy(catalog.ConnectorCallTool)
+	if !ok || !proxies {
+		return true
+	}
+	var meta mcp.Meta
+	if r.Params != nil {
+		meta = r.Params.Meta
+	}
+	p, _, err := g.requestProfile(ctx, r.Extra, meta)
+	return err != nil || p.EnablesGroup(call.Group)
+}
+
+// forgetThreads drops what the gateway cached of the settings of the
+// caller's tenant's threads, after a settings_update through it.
+func (g *Gateway) forgetThreads(extra *mcp.RequestExtra) {
+	if s, ok := g.threads.(*settingsThreads); ok {
+		if caller, err := g.caller(extra); err == nil {
+			s.forget(caller.Tenant)
+		}
+	}
+}
+
+// threadTTL is how long a thread's tools_enabled is reused. A chat turn
+// lists the tools and then calls some, each naming the thread: without it
+// each would invoke settings_get (a Lambda invocation and a table read on
+// AWS). A change made through another instance is seen within it; one made
+// through this instance at once (forgetThreads).
+const threadTTL = 5 * time.Second
+
+// maxThreads bounds the threads cached at once.
+const maxThreads = 1024
+
+// settingsThreads is the [ThreadTools] of a catalog that has settings_get:
+// it invokes that tool as the caller, as the connectors' listing is read,
+// and keeps each answer for [threadTTL].
+type settingsThreads struct {
+	g    *Gateway
+	tool *catalog.Tool
+	now  func() time.Time
+	mu   sync.Mutex
+	m    map[threadKey]cachedThread
+}
+
+type threadKey struct{ tenant, principal, thread string }
+
+type cachedThread struct {
+	groups []string
+	until  time.Time
+}
+
+// ThreadTools implements [ThreadTools].
+func (s *settingsThreads) ThreadTools(ctx context.Context, caller tenant.Caller, thread string) ([]string, error) {
+	key := threadKey{caller.Tenant, caller.Principal, thread}
+	now := s.now()
+	s.mu.Lock()
+	e, ok := s.m[key]
+	s.mu.Unlock()
+	if ok && now.Before(e.until) {
+		return e.groups, nil
+	}
+	args, _ := json.Marshal(map[string]string{"thread_id": thread}) // a string always encodes
+	raw, err := s.g.callFunction(ctx, caller, newID(), s.tool, args, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		ToolsEnabled *[]string `json:"tools_enabled"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil || out.ToolsEnabled == nil {
+		return nil, fmt.Errorf("%s answered no tools_enabled (%v)", s.tool.Name, err)
+	}
+	s.mu.Lock()
+	if len(s.m) >= maxThreads {
+		clear(s.m)
+	}
+	s.m[key] = cachedThread{groups: *out.ToolsEnabled, until: now.Add(threadTTL)}
+	s.mu.Unlock()
+	return *out.ToolsEnabled, nil
+}
+
+// forget drops the cached threads of tenant t.
+func (s *settingsThreads) forget(t string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.m {
+		if k.tenant == t {
+			delete(s.m, k)
+		}
+	}
+}
+
+// threadTools returns the [ThreadTools] of opts: its own, or one over the
+// catalog's settings_get, or nil (threads narrow nothing) without either.
+func (g *Gateway) threadTools() ThreadTools {
+	if g.opts.Threads != nil {
+		return g.opts.Threads
+	}
+	t, ok := g.opts.Catalog.Tool(settingsGetTool)
+	if !ok {
+		return nil
+	}
+	return &settingsThreads{g: g, tool: t, now: time.Now, m: map[threadKey]cachedThread{}}
+}
