@@ -161,6 +161,10 @@ type Settings struct {
 	Stores []string
 	Mode   string
 	TopK   int
+	// Ungraded keeps the documents retrieved whatever the grade step
+	// answered (the thread turned grading off). The pipeline takes no such
+	// switch, so the step still runs; its verdict is what is ignored.
+	Ungraded bool
 	// Model options.
 	Model       string
 	Temperature *float64
