@@ -180,7 +180,7 @@ func (s Settings) enabled(group string) bool {
 	return s.ToolsEnabled == nil || group == ToolsSwitchboard || slices.Contains(s.ToolsEnabled, group)
 }
 
-// SettingsSource gives a thread's settings (package settings, once merged).
+// SettingsSource gives a thread's settings (package settings, through chatfn's adapter).
 type SettingsSource interface {
 	Get(ctx context.Context, tenant, threadID string) (Settings, error)
 }

@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/chat"
+	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/search"
 	"github.com/switchboard-dev/switchboard/shared/handlers"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
@@ -26,10 +31,14 @@ var acme = tenant.Caller{Tenant: "acme", Principal: "alice"}
 
 // newStack returns every function in one process on an embedded table,
 // answering with gen, with a store of guides ingested through the tools.
-func newStack(t *testing.T, gen provider.Generator) *local.Stack {
+// with, if given, adds to the functions' dependencies.
+func newStack(t *testing.T, gen provider.Generator, with ...func(*lambdafn.Deps)) *local.Stack {
 	t.Helper()
 	deps := lambdafn.Deps{Table: storetest.OpenEmbedded(t), Blobs: storetest.OpenLocalFS(t), Summarizer: offline.Summarizer{},
 		Embedder: offline.NewEmbedder(offline.DefaultDims), Generator: gen}
+	for _, w := range with {
+		w(&deps)
+	}
 	s, err := local.New(local.Options{Deps: deps, Functions: handlers.All()})
 	if err != nil {
 		t.Fatal(err)
@@ -72,18 +81,26 @@ func chatTurn(t *testing.T, s *local.Stack, args string) chat.Output {
 func TestAThreadsToolsEnabledChooseTheRoute(t *testing.T) {
 	s := newStack(t, offline.NewGenerator())
 	const question = `"message":"How often should I replace my toothbrush?"`
+	call(t, s, "vector_store_create", `{"alias":"cooking","description":"recipes"}`)
 	call(t, s, "settings_update", `{"thread_id":"no-vs","tools_enabled":["Connectors","Web Search"]}`)
+	call(t, s, "settings_update", `{"thread_id":"recipes","vector_search":{"stores":["cooking"]}}`)
 	for _, c := range []struct {
 		name, thread string
-		searches     bool
+		searched     []string
+		documents    int
 	}{
-		{"AThreadNeverConfiguredSearchesTheDocuments", "defaults", true},
-		{"AThreadWithVectorSearchOffDoesNotSearch", "no-vs", false},
+		{"AThreadNeverConfiguredSearchesTheDocuments", "defaults", []string{"health"}, 1},
+		{"AThreadWithVectorSearchOffDoesNotSearch", "no-vs", nil, 0},
+		{"AThreadsStoresAreTheOnesSearched", "recipes", []string{"cooking"}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := chatTurn(t, s, `{"thread_id":"`+c.thread+`",`+question+`}`)
-			if slices.Contains(out.Route, chat.RouteVectorSearch) != c.searches || (out.VSMetadata != nil) != c.searches {
-				t.Errorf("route %v, vs_metadata %+v; searches = %v", out.Route, out.VSMetadata, c.searches)
+			searches := c.searched != nil
+			if slices.Contains(out.Route, chat.RouteVectorSearch) != searches || (out.VSMetadata != nil) != searches {
+				t.Fatalf("route %v, vs_metadata %+v; want a search: %v", out.Route, out.VSMetadata, searches)
+			}
+			if searches && (!slices.Equal(out.VSMetadata.SearchedStores, c.searched) || out.VSMetadata.NumDocuments != c.documents) {
+				t.Errorf("vs_metadata %+v, want stores %v and %d documents", out.VSMetadata, c.searched, c.documents)
 			}
 		})
 	}
@@ -148,5 +165,75 @@ func TestAPromptOverrideReachesTheModelOnTheNextTurn(t *testing.T) {
 	chatTurn(t, s, `{"thread_id":"t1","message":"hello again"}`)
 	if got := model.last(); got != pirate {
 		t.Errorf("system prompt after the override %q, want %q", got, pirate)
+	}
+}
+
+// Seed 000's "Hello, my name is Mike" retrieves the guide, which the grade
+// step rejects; a follow-up is rephrased from the conversation.
+func TestAThreadsGradeAndRephraseSwitchesShapeTheSearch(t *testing.T) {
+	s := newStack(t, offline.NewGenerator())
+	call(t, s, "settings_update", `{"thread_id":"ungraded","vector_search":{"grade":false}}`)
+	call(t, s, "settings_update", `{"thread_id":"literal","vector_search":{"rephrase":false}}`)
+	for _, c := range []struct {
+		name, thread string
+		messages     []string
+		documents    int
+		contextInput string
+	}{
+		{"GradingOnDropsWhatTheGradeStepRejects", "graded", []string{"Hello, my name is Mike"}, 0, "Hello, my name is Mike"},
+		{"GradingOffKeepsWhatTheGradeStepRejects", "ungraded", []string{"Hello, my name is Mike"}, 1, "Hello, my name is Mike"},
+		{"RephrasingOnRewritesAFollowUp", "rephrased", []string{"What about the bristles of a brush?", "replace"}, 1, "replace about bristles brush"},
+		{"RephrasingOffSearchesTheFollowUpAsWritten", "literal", []string{"What about the bristles of a brush?", "replace"}, 1, "replace"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out chat.Output
+			for _, m := range c.messages {
+				out = chatTurn(t, s, `{"thread_id":"`+c.thread+`","message":"`+m+`"}`)
+			}
+			if vs := out.VSMetadata; vs == nil || vs.NumDocuments != c.documents || vs.ContextInput != c.contextInput {
+				t.Errorf("vs_metadata %+v, want %d documents for %q", vs, c.documents, c.contextInput)
+			}
+		})
+	}
+}
+
+// duckDuckGo points d's web search at a local stand-in of DuckDuckGo's HTML
+// endpoint answering every search with package duckduckgo's results page,
+// opened as config/search opens it on a laptop; searches counts the searches.
+func duckDuckGo(t *testing.T, searches *atomic.Int64) func(*lambdafn.Deps) {
+	page, err := os.ReadFile("../../websearch/duckduckgo/testdata/results.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		searches.Add(1)
+		w.Write(page)
+	}))
+	t.Cleanup(srv.Close)
+	return func(d *lambdafn.Deps) {
+		cfg := config.Config{WebSearch: config.WebSearch{DuckDuckGoURL: srv.URL + "/html/", AllowedHosts: "127.0.0.1", AllowHTTP: true}}
+		if err := search.Open(context.Background(), &cfg, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Offline, a question with a web search trigger word is routed by code to
+// the web_search tool, which searches DuckDuckGo; a thread with Web Search
+// off searches its documents instead.
+func TestAnOfflineTurnWithTriggerWordsSearchesTheWeb(t *testing.T) {
+	var searches atomic.Int64
+	s := newStack(t, offline.NewGenerator(), duckDuckGo(t, &searches))
+	call(t, s, "settings_update", `{"thread_id":"no-web","tools_enabled":["Vector Search","Connectors"]}`)
+	const question = `"message":"What is the latest news on golang generics?"`
+
+	out := chatTurn(t, s, `{"thread_id":"web",`+question+`}`)
+	if !slices.Equal(out.Route, []string{chat.RouteTools, chat.RouteAnswer}) || searches.Load() != 1 ||
+		!strings.Contains(out.Answer, "web_search") || !strings.Contains(out.Answer, "https://go.dev/doc/tutorial/generics") {
+		t.Errorf("route %v after %d searches, answer %q: want the web_search tool's results", out.Route, searches.Load(), out.Answer)
+	}
+	out = chatTurn(t, s, `{"thread_id":"no-web",`+question+`}`)
+	if slices.Contains(out.Route, chat.RouteTools) || searches.Load() != 1 {
+		t.Errorf("route %v after %d searches: a thread with Web Search off searched the web", out.Route, searches.Load())
 	}
 }
