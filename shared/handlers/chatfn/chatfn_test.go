@@ -106,92 +106,107 @@ func TestAThreadsToolsEnabledChooseTheRoute(t *testing.T) {
 	}
 }
 
-// systemRecorder is an OpenAI-compatible model that answers "ok" and
-// records the system prompt of every request.
-type systemRecorder struct {
-	mu      sync.Mutex
-	systems []string
+// modelRequest is what a chat turn sent the model.
+type modelRequest struct {
+	System, Model string
+	Temperature   *float64
 }
 
-func (m *systemRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// modelRecorder is an OpenAI-compatible model that answers "ok" and
+// records every request.
+type modelRecorder struct {
+	mu       sync.Mutex
+	requests []modelRequest
+}
+
+func (m *modelRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Messages []struct {
+		Model       string   `json:"model"`
+		Temperature *float64 `json:"temperature"`
+		Messages    []struct {
 			Role    string `json:"role"`
 			Content string `json:"content"`
 		} `json:"messages"`
 	}
 	json.NewDecoder(r.Body).Decode(&req)
-	m.mu.Lock()
+	got := modelRequest{Model: req.Model, Temperature: req.Temperature}
 	for _, msg := range req.Messages {
 		if msg.Role == "system" {
-			m.systems = append(m.systems, msg.Content)
+			got.System = msg.Content
 		}
 	}
+	m.mu.Lock()
+	m.requests = append(m.requests, got)
 	m.mu.Unlock()
-	json.NewEncoder(w).Encode(map[string]any{"model": "gpt-4o-mini",
+	json.NewEncoder(w).Encode(map[string]any{"model": req.Model,
 		"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": "ok"}, "finish_reason": "stop"}},
 		"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}})
 }
 
-func (m *systemRecorder) last() string {
+func (m *modelRecorder) last() modelRequest {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.systems) == 0 {
-		return ""
+	if len(m.requests) == 0 {
+		return modelRequest{}
 	}
-	return m.systems[len(m.systems)-1]
+	return m.requests[len(m.requests)-1]
 }
 
-func TestAPromptOverrideReachesTheModelOnTheNextTurn(t *testing.T) {
-	model := &systemRecorder{}
+// recordedModel returns a generator answering with gpt-4o-mini, gpt-4o
+// allowed, at a modelRecorder.
+func recordedModel(t *testing.T) (provider.Generator, *modelRecorder) {
+	t.Helper()
+	model := &modelRecorder{}
 	srv := httptest.NewServer(model)
 	t.Cleanup(srv.Close)
 	client, err := openai.NewClient(srv.URL, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen, err := openai.NewGenerator(client, "gpt-4o-mini")
+	small, err := openai.NewGenerator(client, "gpt-4o-mini")
 	if err != nil {
 		t.Fatal(err)
 	}
+	big, err := openai.NewGenerator(client, "gpt-4o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return provider.WithGenerators(small, "gpt-4o-mini", map[string]provider.Generator{"gpt-4o": big}), model
+}
+
+func TestAPromptOverrideReachesTheModelOnTheNextTurn(t *testing.T) {
+	gen, model := recordedModel(t)
 	s := newStack(t, gen)
 	const pirate = "You are a pirate. Answer in pirate speech."
 
 	chatTurn(t, s, `{"thread_id":"t1","message":"hello"}`)
-	if got := model.last(); got == "" || got == pirate {
+	if got := model.last().System; got == "" || got == pirate {
 		t.Fatalf("system prompt before the override %q, want the default", got)
 	}
 	call(t, s, "prompt_override_set", `{"name":"optimizer_tools-default","text":"`+pirate+`"}`)
 	chatTurn(t, s, `{"thread_id":"t1","message":"hello again"}`)
-	if got := model.last(); got != pirate {
+	if got := model.last().System; got != pirate {
 		t.Errorf("system prompt after the override %q, want %q", got, pirate)
 	}
 }
 
-// Seed 000's "Hello, my name is Mike" retrieves the guide, which the grade
-// step rejects; a follow-up is rephrased from the conversation.
-func TestAThreadsGradeAndRephraseSwitchesShapeTheSearch(t *testing.T) {
-	s := newStack(t, offline.NewGenerator())
-	call(t, s, "settings_update", `{"thread_id":"ungraded","vector_search":{"grade":false}}`)
-	call(t, s, "settings_update", `{"thread_id":"literal","vector_search":{"rephrase":false}}`)
+func TestAThreadsModelOptionsReachTheModel(t *testing.T) {
+	gen, model := recordedModel(t)
+	s := newStack(t, gen)
+	call(t, s, "settings_update", `{"thread_id":"big","model":{"generator":"gpt-4o","temperature":0.7}}`)
 	for _, c := range []struct {
-		name, thread string
-		messages     []string
-		documents    int
-		contextInput string
+		name, args  string
+		model       string
+		temperature float64
 	}{
-		{"GradingOnDropsWhatTheGradeStepRejects", "graded", []string{"Hello, my name is Mike"}, 0, "Hello, my name is Mike"},
-		{"GradingOffKeepsWhatTheGradeStepRejects", "ungraded", []string{"Hello, my name is Mike"}, 1, "Hello, my name is Mike"},
-		{"RephrasingOnRewritesAFollowUp", "rephrased", []string{"What about the bristles of a brush?", "replace"}, 1, "replace about bristles brush"},
-		{"RephrasingOffSearchesTheFollowUpAsWritten", "literal", []string{"What about the bristles of a brush?", "replace"}, 1, "replace"},
+		{"AThreadNeverConfiguredHasTheDefaults", `{"thread_id":"plain","message":"hello"}`, "gpt-4o-mini", 0.2},
+		{"AThreadsModelAndTemperatureAreUsed", `{"thread_id":"big","message":"hello"}`, "gpt-4o", 0.7},
+		{"TheRequestsOwnTakePrecedence", `{"thread_id":"big","message":"hello","model":"gpt-4o-mini","temperature":1}`, "gpt-4o-mini", 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var out chat.Output
-			for _, m := range c.messages {
-				out = chatTurn(t, s, `{"thread_id":"`+c.thread+`","message":"`+m+`"}`)
-			}
-			if vs := out.VSMetadata; vs == nil || vs.NumDocuments != c.documents || vs.ContextInput != c.contextInput {
-				t.Errorf("vs_metadata %+v, want %d documents for %q", vs, c.documents, c.contextInput)
+			chatTurn(t, s, c.args)
+			if got := model.last(); got.Model != c.model || got.Temperature == nil || *got.Temperature != c.temperature {
+				t.Errorf("model got %+v, want %s at temperature %v", got, c.model, c.temperature)
 			}
 		})
 	}
