@@ -162,6 +162,10 @@ type Settings struct {
 	Stores []string
 	Mode   string
 	TopK   int
+	// Ungraded keeps the documents retrieved whatever the grade step
+	// answered (the thread turned grading off). The pipeline takes no such
+	// switch, so the step still runs; its verdict is what is ignored.
+	Ungraded bool
 	// Model options.
 	Model       string
 	Temperature *float64
@@ -177,7 +181,7 @@ func (s Settings) enabled(group string) bool {
 	return s.ToolsEnabled == nil || group == ToolsSwitchboard || slices.Contains(s.ToolsEnabled, group)
 }
 
-// SettingsSource gives a thread's settings (package settings, once merged).
+// SettingsSource gives a thread's settings (package settings, through chatfn's adapter).
 type SettingsSource interface {
 	Get(ctx context.Context, tenant, threadID string) (Settings, error)
 }

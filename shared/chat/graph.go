@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/memory"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -140,10 +141,11 @@ func (s *Service) systemPrompt(ctx context.Context, c tenant.Caller, t *turn) (s
 			return "", fmt.Errorf("chat: reading prompt %s: %w", name, err)
 		}
 	}
-	if text, ok := defaultPrompts[name]; ok {
-		return text, nil
+	text, err := prompt.Defaults.Text(ctx, c.Tenant, name)
+	if err != nil {
+		return "", fault.Invalid("prompts.system", "%q is not a prompt", name)
 	}
-	return "", fault.Invalid("prompts.system", "%q is not a prompt", name)
+	return text, nil
 }
 
 func (s *Service) vectorSearchOn(t *turn) bool {
@@ -307,7 +309,7 @@ func (s *Service) vectorSearch(ctx context.Context, t *turn, callID, question st
 	t.out.Route = append(t.out.Route, RouteVectorSearch)
 	meta := &VSMetadata{SearchedStores: nonNil(out.SearchedStores), ContextInput: out.ContextInput, Relevant: out.Relevant, Degraded: out.Degraded}
 	t.out.VSMetadata = meta
-	if out.Relevant != "yes" || len(out.Documents) == 0 {
+	if (out.Relevant != "yes" && !t.settings.Ungraded) || len(out.Documents) == 0 {
 		return nil
 	}
 	t.documents = out.Documents

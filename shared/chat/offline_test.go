@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/memory"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
@@ -84,6 +85,16 @@ func (o overrides) Text(_ context.Context, _, name string) (string, error) {
 	return "", &fault.Error{Kind: fault.KindNotFound, Message: name + " is not overridden"}
 }
 
+// mustPrompt returns the default text of the prompt named name.
+func mustPrompt(t *testing.T, name string) string {
+	t.Helper()
+	text, err := prompt.Defaults.Text(context.Background(), "", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
+}
+
 func TestSettingsAndPromptsShapeATurn(t *testing.T) {
 	ctx := context.Background()
 	alice := tenant.Caller{Tenant: "acme", Principal: "alice"}
@@ -94,7 +105,7 @@ func TestSettingsAndPromptsShapeATurn(t *testing.T) {
 
 	t.Run("AThreadWithoutVectorSearchNeverSearches", func(t *testing.T) {
 		out, err := svc.Chat(ctx, alice, Input{ThreadID: "no-vs", Message: "hello"})
-		if err != nil || out.VSMetadata != nil || len(systems) != 1 || systems[0] != defaultPrompts[PromptBasic] {
+		if err != nil || out.VSMetadata != nil || len(systems) != 1 || systems[0] != mustPrompt(t, PromptBasic) {
 			t.Errorf("Chat = %+v, %v; system prompts %q: want no search and the basic prompt", out, err, systems)
 		}
 	})
@@ -126,4 +137,27 @@ type failingPipeline struct{}
 
 func (failingPipeline) Run(context.Context, pipeline.Input) (pipeline.Output, error) {
 	return pipeline.Output{}, errors.New("the pipeline ran")
+}
+
+// ungradedPipeline finds one document and grades it not relevant.
+type ungradedPipeline struct{}
+
+func (ungradedPipeline) Run(_ context.Context, in pipeline.Input) (pipeline.Output, error) {
+	return pipeline.Output{Question: in.Question, ContextInput: in.Question, Relevant: "no", Graded: true, SearchedStores: []string{"guides"},
+		Documents: []pipeline.Document{{DocID: "guide", Content: "Rotate keys every ninety days.", Store: "guides"}}}, nil
+}
+
+func TestAThreadWithGradingOffKeepsTheDocumentsTheGradeStepRejected(t *testing.T) {
+	alice := tenant.Caller{Tenant: "acme", Principal: "alice"}
+	svc := New(Options{Memory: memory.New(storetest.OpenEmbedded(t), nil), Generator: offline.NewGenerator(), Pipeline: ungradedPipeline{},
+		Settings: threadSettings{"ungraded": {Ungraded: true}}})
+	for _, c := range []struct {
+		thread string
+		want   int
+	}{{"graded", 0}, {"ungraded", 1}} {
+		out, err := svc.Chat(context.Background(), alice, Input{ThreadID: c.thread, Message: "how often do I rotate keys?"})
+		if err != nil || out.VSMetadata == nil || out.VSMetadata.NumDocuments != c.want {
+			t.Errorf("thread %s: Chat = %+v, %v; want %d documents", c.thread, out, err, c.want)
+		}
+	}
 }

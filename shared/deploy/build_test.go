@@ -416,8 +416,9 @@ var (
 			"shared/document", "shared/colbert", "shared/settings"},
 		"shared/handlers/careerfn":    {"shared/career", "shared/retrieval", "shared/binread", "shared/document"},
 		"shared/handlers/connectorfn": {"shared/connector"},
-		// The chat reads and records its thread through the memory family.
-		"shared/handlers/chatfn":      {"shared/chat", "shared/memory"},
+		// The chat reads and records its thread through the memory family, and
+		// reads its settings and prompts.
+		"shared/handlers/chatfn":      {"shared/chat", "shared/memory", "shared/prompt", "shared/settings"},
 		"shared/handlers/assistantfn": {"shared/settings"},
 	}
 	// What the openers of package config link, and the catalog facts that

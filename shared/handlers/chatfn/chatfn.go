@@ -1,7 +1,9 @@
 // Package chatfn binds the chat orchestration's function (chat/chat) to
-// package chat: the thread's history through the memory family, the model,
-// the pipeline for the vector-search path, and the tools through the
-// function's invoker (the catalog's Invokes of the chat tool).
+// package chat: the thread's history through the memory family, its settings
+// through package settings and the prompts with their overrides through
+// package prompt (both on the same table), the model, the pipeline for the
+// vector-search path, and the tools through the function's invoker (the
+// catalog's Invokes of the chat tool).
 //
 //	func main() { lambdafn.Start(chatfn.Chat, lambdafn.Openers{...}) } // functions/chat/chat/main.go
 package chatfn
@@ -11,7 +13,9 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/chat"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/memory"
+	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
+	"github.com/switchboard-dev/switchboard/shared/settings"
 )
 
 // service builds the chat service from d: its generator, or the offline one
@@ -22,6 +26,8 @@ func service(d lambdafn.Deps) *chat.Service {
 		Memory:    memory.New(d.Table, &memory.Options{Summarizer: d.Summarizer, Logger: d.Logger}),
 		Generator: d.Generator,
 		Pipeline:  d.Pipeline,
+		Settings:  threadSettings{settings.New(d.Table, nil)},
+		Prompts:   prompt.NewStore(d.Table, nil),
 		Logger:    d.Logger,
 	}
 	if opts.Generator == nil {
