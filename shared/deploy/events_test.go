@@ -271,6 +271,7 @@ func checkGatewayAnswer(t *testing.T, ev Event, payload []byte) {
 				want = append(want, tl.Name)
 			}
 		}
+		want = append(want, gateway.ToolSearchName) // the gateway's own
 		sort.Strings(got)
 		sort.Strings(want)
 		if diff := cmp.Diff(want, got); diff != "" {

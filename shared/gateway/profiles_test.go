@@ -92,9 +92,12 @@ func newProfileHarness(t *testing.T) *profileHarness {
 			InputSchema: in, OutputSchema: out, Visibility: catalog.Public, Limits: limits, Group: group,
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}
 	}
-	webTool := entry("web_search", "test/web_search", catalog.GroupWebSearch, mustSchema[webSearchInput](t), mustSchema[webSearchOutput](t))
+	webTool := entry("web_search", "websearch/web_search", catalog.GroupWebSearch, mustSchema[webSearchInput](t), mustSchema[webSearchOutput](t))
 	webTool.Title, webTool.Description = "Search the web", "Searches the web for pages about a query and returns their titles and links."
-	cat, err := catalog.New(append(slices.Clone(catalog.Default().Tools()), webTool), catalog.Default().Resources(), nil)
+	// The stand-in replaces the real web_search (tool and function), which
+	// would reach a search engine.
+	tools := slices.DeleteFunc(slices.Clone(catalog.Default().Tools()), func(t *catalog.Tool) bool { return t.Name == webTool.Name })
+	cat, err := catalog.New(append(tools, webTool), catalog.Default().Resources(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +122,7 @@ func newProfileHarness(t *testing.T) *profileHarness {
 	connectorsDeps(t, &deps)
 	guard := &netguard.Policy{AllowHTTP: true, AllowedHosts: []string{"127.0.0.1"}}
 	deps.CheckURL, deps.HTTPClient = guard.CheckURL, guard.Client(0)
-	st, err := local.New(local.Options{Catalog: cat, Deps: deps, Functions: append(handlers.All(), extra...)})
+	st, err := local.New(local.Options{Catalog: cat, Deps: deps, Functions: append(slices.DeleteFunc(handlers.All(), func(f lambdafn.Function) bool { return f.Path == webTool.Function }), extra...)})
 	if err != nil {
 		t.Fatal(err)
 	}
