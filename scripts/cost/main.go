@@ -262,6 +262,7 @@ type Configuration struct {
 var Configurations = []Configuration{
 	{"defaults", nil},
 	{"Monitoring=none", map[string]string{"Monitoring": "none"}},
+	{"Monitoring=none, ConnectorKeyMode=secret", map[string]string{"Monitoring": "none", "ConnectorKeyMode": "secret"}},
 	{"Monitoring=none, OpenAIApiKey set", map[string]string{"Monitoring": "none", "Embedder": "openai", "OpenAIApiKey": "sk-x"}},
 	{"Monitoring=none, OAuth with the stack's Cognito", map[string]string{"Monitoring": "none", "OAuthResource": "https://mcp.example.com/mcp"}},
 	{"Monitoring=none, KmsKeyArn set (the key bills to its owner)", map[string]string{"Monitoring": "none", "KmsKeyArn": "arn:aws:kms:us-east-1:111122223333:key/00000000-0000-0000-0000-000000000000"}},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -153,5 +154,44 @@ func TestIdleOfTheTemplate(t *testing.T) {
 		if _, err := Idle(data, c.Parameters); err != nil {
 			t.Errorf("%s: the template has a cost at idle this model cannot price: %v", c.Name, err)
 		}
+	}
+}
+
+// TestIdleOfTheTemplateHasOneConnectorKey checks that each way of sealing
+// connector credentials creates exactly its own fixed cost: the stack's KMS
+// key by default, the key ring's secret with ConnectorKeyMode secret, and
+// neither with KmsKeyArn (the customer's key, whichever the mode).
+func TestIdleOfTheTemplateHasOneConnectorKey(t *testing.T) {
+	data, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = "arn:aws:kms:us-east-1:111122223333:key/00000000-0000-0000-0000-000000000000"
+	for _, tc := range []struct {
+		name   string
+		params map[string]string
+		want   []string
+	}{
+		{"the defaults create the stack's KMS key", nil, []string{"KMS key ConnectorKey"}},
+		{"mode kms creates the stack's KMS key", map[string]string{"ConnectorKeyMode": "kms"}, []string{"KMS key ConnectorKey"}},
+		{"mode secret creates the key ring's secret", map[string]string{"ConnectorKeyMode": "secret"}, []string{"secret ConnectorKeys"}},
+		{"KmsKeyArn creates neither", map[string]string{"KmsKeyArn": key}, nil},
+		{"KmsKeyArn with mode secret creates neither", map[string]string{"KmsKeyArn": key, "ConnectorKeyMode": "secret"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Idle(data, tc.params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keys []string
+			for _, f := range got.Fixed {
+				if strings.HasPrefix(f, "KMS key ") || strings.Contains(f, " ConnectorKey") {
+					keys = append(keys, f[:strings.LastIndex(f, " $")])
+				}
+			}
+			if !slices.Equal(keys, tc.want) {
+				t.Errorf("connector keys %v, want %v (%s)", keys, tc.want, fmt.Sprint(got.Fixed))
+			}
+		})
 	}
 }

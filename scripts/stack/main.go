@@ -17,7 +17,9 @@
 //
 // The template's references resolve as README's "The whole stack, locally"
 // lists: the stack name and its pseudo parameters, the table and bucket
-// names CloudFormation would generate, the state machine's ARN, and the ARNs of the template's secrets, whose generated
+// names CloudFormation would generate, the state machine's ARN, the ARNs of
+// the keys the local KMS makes for the template's KMS keys (the connectors'
+// key, with the default ConnectorKeyMode), and the ARNs of the template's secrets, whose generated
 // values (as their GenerateSecretString asks) a Secrets Manager stand-in
 // serves to the functions that read them at start. Every function also gets what Lambda sets
 // (AWS_LAMBDA_FUNCTION_NAME, AWS_LAMBDA_FUNCTION_MEMORY_SIZE, the log
@@ -53,6 +55,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
@@ -222,8 +225,8 @@ func (s *stack) start(ctx context.Context, o options) error {
 		return err
 	}
 
-	// The process's own AWS configuration (for the key and the table it
-	// creates) and the functions' endpoints.
+	// The process's own AWS configuration (for the API key, the table and
+	// the KMS keys it creates) and the functions' endpoints.
 	for k, v := range map[string]string{
 		"AWS_REGION": region, "AWS_ACCESS_KEY_ID": accessKey, "AWS_SECRET_ACCESS_KEY": secretKey,
 		"AWS_ENDPOINT_URL_DYNAMODB": s.env["DYNAMODB_URL"], "AWS_ENDPOINT_URL_KMS": s.env["KMS_URL"],
@@ -231,6 +234,22 @@ func (s *stack) start(ctx context.Context, o options) error {
 		os.Setenv(k, v)
 	}
 	awsCfg := aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(accessKey, secretKey, "")}
+	// The template's KMS keys (the connectors' key by default), made in the
+	// local KMS; a second reading gives the functions their ARNs.
+	if len(s.tmpl.Keys) > 0 {
+		kmsClient := kms.NewFromConfig(awsCfg, func(o *kms.Options) { o.BaseEndpoint = aws.String(s.env["KMS_URL"]) })
+		site.Keys = map[string]string{}
+		for _, id := range s.tmpl.Keys {
+			out, err := kmsClient.CreateKey(ctx, &kms.CreateKeyInput{Description: aws.String("scripts/stack " + id)})
+			if err != nil {
+				return fmt.Errorf("creating key %s in the local KMS: %w", id, err)
+			}
+			site.Keys[id] = *out.KeyMetadata.Arn
+		}
+		if s.tmpl, err = ReadTemplate(data, site); err != nil {
+			return err
+		}
+	}
 	ddb := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(s.env["DYNAMODB_URL"]) })
 	if err := dynamo.CreateTable(ctx, ddb, s.tmpl.Table); err != nil {
 		return err

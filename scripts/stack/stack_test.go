@@ -38,8 +38,11 @@ func readTemplate(t *testing.T, params map[string]string) (*Template, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ReadTemplate(data, Site{StackName: "sbtest", Region: region, Account: account, Suffix: "0123456789ab", Parameters: params})
+	return ReadTemplate(data, Site{StackName: "sbtest", Region: region, Account: account, Suffix: "0123456789ab", Parameters: params,
+		Keys: map[string]string{"ConnectorKey": keyARN}})
 }
+
+const keyARN = "arn:aws:kms:us-east-1:111122223333:key/test"
 
 func TestReadTemplateWiresTheFunctionsAsTheGatewayAndPipelineCallThem(t *testing.T) {
 	tmpl, err := readTemplate(t, nil)
@@ -94,10 +97,8 @@ func TestReadTemplateWiresTheFunctionsAsTheGatewayAndPipelineCallThem(t *testing
 				t.Errorf("%s is notified by bucket %s, want %s", f.Name, ev.Bucket, tmpl.Bucket)
 			}
 		}
-		if k, ok := f.Env[config.EnvConnectorKey]; ok {
-			if _, err := keyfile.Parse(tmpl.Secrets[k]); err != nil {
-				t.Errorf("%s: connector key %s is no secret holding a key ring: %v", f.Name, k, err)
-			}
+		if k, ok := f.Env[config.EnvConnectorKey]; ok && k != keyARN {
+			t.Errorf("%s: connector key %s, want the local KMS key %s (ConnectorKeyMode kms)", f.Name, k, keyARN)
 		}
 	}
 	if runsPipeline == 0 {
@@ -108,6 +109,48 @@ func TestReadTemplateWiresTheFunctionsAsTheGatewayAndPipelineCallThem(t *testing
 	}
 	if _, ok := gateway.Env[config.EnvTenantRoleARN]; ok {
 		t.Errorf("%s is set though TenantIsolation is off (AWS::NoValue)", config.EnvTenantRoleARN)
+	}
+}
+
+// TestReadTemplateMakesWhatConnectorKeyModeChooses checks the connectors'
+// key by mode: the template's KMS key, which the stack must make in the
+// local KMS, or the key ring's secret, which its Secrets Manager serves.
+func TestReadTemplateMakesWhatConnectorKeyModeChooses(t *testing.T) {
+	tests := []struct {
+		mode     string
+		wantKeys []string
+	}{
+		{"kms", []string{"ConnectorKey"}},
+		{"secret", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.mode, func(t *testing.T) {
+			tmpl, err := readTemplate(t, map[string]string{"ConnectorKeyMode": tc.mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(tmpl.Keys, tc.wantKeys) {
+				t.Errorf("keys to make %v, want %v", tmpl.Keys, tc.wantKeys)
+			}
+			connects := 0
+			for _, f := range tmpl.Functions {
+				k, ok := f.Env[config.EnvConnectorKey]
+				if !ok {
+					continue
+				}
+				connects++
+				if tc.mode == "kms" {
+					if k != keyARN {
+						t.Errorf("%s: connector key %s, want the local KMS key %s", f.Name, k, keyARN)
+					}
+				} else if _, err := keyfile.Parse(tmpl.Secrets[k]); err != nil {
+					t.Errorf("%s: connector key %s is no secret holding a key ring: %v", f.Name, k, err)
+				}
+			}
+			if connects == 0 {
+				t.Error("no function has a connector key")
+			}
+		})
 	}
 }
 

@@ -20,6 +20,11 @@ type Site struct {
 	// Parameters override the template's parameter defaults, as
 	// sam deploy --parameter-overrides does.
 	Parameters map[string]string
+	// Keys are the ARNs of the keys the local KMS made for the template's
+	// KMS keys ([Template.Keys]), by logical ID. A key without one reads as
+	// key/pending: such a reading serves to build the functions, not to
+	// run them.
+	Keys map[string]string
 	// Suffix stands for the random part of the names CloudFormation
 	// generates (a table without TableName: <stack>-Table-<suffix>), and of
 	// the stack id.
@@ -75,6 +80,9 @@ type Template struct {
 	// Substituted lists what the references resolved to, for the banner:
 	// "Table -> switchboard-local-Table-X".
 	Substituted []string
+	// Keys are the logical IDs of the KMS keys the template creates with
+	// its parameters, which the local KMS must make ([Site.Keys]).
+	Keys []string
 	// Secrets are the values of the secrets the template generates, by ARN,
 	// which the stack's Secrets Manager serves.
 	Secrets map[string]string
@@ -178,6 +186,8 @@ func ReadTemplate(data []byte, site Site) (*Template, error) {
 				secrets[r.refOf(id)] = string(b)
 				t.Substituted = append(t.Substituted, fmt.Sprintf("%s: generated as its GenerateSecretString says (%s with %q)", id, g.SecretStringTemplate, g.GenerateStringKey))
 			}
+		case "AWS::KMS::Key":
+			t.Keys = append(t.Keys, id)
 		case "AWS::DynamoDB::Table":
 			t.Table = r.refOf(id)
 		case "AWS::S3::Bucket":
@@ -532,6 +542,9 @@ func (r *resolver) refOf(id string) string {
 		return r.note(id, r.arn("states", "stateMachine:"+r.name(id, "Name")))
 	case "AWS::SecretsManager::Secret":
 		return r.note(id, r.arn("secretsmanager", "secret:"+r.name(id, "Name")+"-AbCdEf"))
+	case "AWS::KMS::Key":
+		_, keyID, _ := strings.Cut(r.keyArn(id), ":key/")
+		return keyID
 	case "AWS::Logs::LogGroup":
 		return r.name(id, "LogGroupName")
 	case "AWS::Serverless::HttpApi", "AWS::ApiGatewayV2::Api", "AWS::ApiGateway::RestApi":
@@ -572,6 +585,8 @@ func (r *resolver) getAtt(in any) any {
 		return "arn:aws:iam::" + r.site.Account + ":role/" + r.name(id, "RoleName")
 	case "AWS::Logs::LogGroup":
 		return r.arn("logs", "log-group:"+r.refOf(id)+":*")
+	case "AWS::KMS::Key":
+		return r.keyArn(id)
 	}
 	// SAM's implicit role of a function: <FunctionLogicalID>Role.
 	if fn, ok := strings.CutSuffix(id, "Role"); ok && r.types[fn] == "AWS::Serverless::Function" {
@@ -657,6 +672,14 @@ func (r *resolver) functionName(id string) string { return r.name(id, "FunctionN
 
 func (r *resolver) arn(service, resource string) string {
 	return "arn:aws:" + service + ":" + r.site.Region + ":" + r.site.Account + ":" + resource
+}
+
+// keyArn returns the ARN of the local KMS's key for the template's key id.
+func (r *resolver) keyArn(id string) string {
+	if v, ok := r.site.Keys[id]; ok {
+		return r.note(id, v)
+	}
+	return r.arn("kms", "key/pending")
 }
 
 // note records what a resource reference resolved to, for [Template.Substituted].

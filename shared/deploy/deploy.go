@@ -197,9 +197,10 @@ func ScheduleLogicalID(id string) string { return strings.TrimSuffix(id, "Functi
 type templateData struct {
 	Functions []templateFunction
 	Pipeline  *templatePipeline
-	// ConnectorKeys is the logical ID of the connectors' key ring secret,
-	// empty when no function connects.
-	ConnectorKeys                 string
+	// ConnectorKey is what seals connector credentials without KmsKeyArn
+	// (the key of the stack's own or the key ring's secret), nil when no
+	// function connects.
+	ConnectorKey                  *templateConnectorKey
 	PK, SK, ExpiresAt             string
 	OriginsPattern, TenantPattern string
 	DefaultRetention              int
@@ -230,17 +231,55 @@ const (
 	pipelineLogGroupID = "RagPipelineLogGroup"
 )
 
-// ConnectorKeysLogicalID is the Secrets Manager secret holding the key
-// ring that seals connector credentials when no customer-managed key is
-// given (condition NoKmsKey); with one (HasKmsKey), that KMS key seals them.
-const ConnectorKeysLogicalID = "ConnectorKeys"
+// Without KmsKeyArn, parameter ConnectorKeyMode chooses what seals connector
+// credentials: "kms" (the default, condition UseConnectorKey) the stack's own
+// KMS key ConnectorKeyLogicalID, whose policy alone grants the connector
+// functions its use; "secret" (condition UseConnectorKeyRing) the key ring of
+// the Secrets Manager secret ConnectorKeysLogicalID, read at start. With
+// KmsKeyArn (HasKmsKey), that key seals them and neither is created.
+const (
+	ConnectorKeyLogicalID  = "ConnectorKey"
+	ConnectorKeysLogicalID = "ConnectorKeys"
+	UseConnectorKey        = "UseConnectorKey"
+	UseConnectorKeyRing    = "UseConnectorKeyRing"
+)
 
-// NoKmsKey is the condition of no customer-managed KMS key: the opposite of
-// [HasKmsKey].
-const NoKmsKey = "NoKmsKey"
+// connectorKey is the value of SWITCHBOARD_CONNECTOR_KEY: the ARN of the key
+// or the key ring's secret that the conditions above create.
+const connectorKey = `!If [` + HasKmsKey + `, !Ref KmsKeyArn, !If [` + UseConnectorKey + `, !GetAtt ` + ConnectorKeyLogicalID +
+	`.Arn, !Ref ` + ConnectorKeysLogicalID + `]]`
+
+// templateConnectorKey is the stack's own key of connector credentials and
+// the key ring's secret: the roles of the functions that seal credentials
+// (their logical IDs) may generate data keys with the key, those that open
+// them decrypt, under Context only.
+type templateConnectorKey struct {
+	LogicalID, RingLogicalID string
+	Context                  *kmsContext
+	SealRoles, OpenRoles     []string
+}
+
+// keyStatement is one use of the connector key granted to some roles.
+type keyStatement struct {
+	Sid, Action string
+	Roles       []string
+}
+
+// Statements are the key policy's grants of its use: to seal, to open;
+// none for a use no function has.
+func (k *templateConnectorKey) Statements() []keyStatement {
+	var out []keyStatement
+	if len(k.SealRoles) > 0 {
+		out = append(out, keyStatement{Sid: "SealConnectorCredentials", Action: "kms:GenerateDataKey", Roles: k.SealRoles})
+	}
+	if len(k.OpenRoles) > 0 {
+		out = append(out, keyStatement{Sid: "OpenConnectorCredentials", Action: "kms:Decrypt", Roles: k.OpenRoles})
+	}
+	return out
+}
 
 // credentialsContext is the encryption context a connector function may
-// use the customer-managed key under: the purpose of connector credentials,
+// use the connector key (the stack's own or the customer-managed) under: the purpose of connector credentials,
 // naming a tenant and a connector (and a principal for one's own), nothing
 // else.
 var credentialsContext = &kmsContext{PurposeKey: connector.ContextPurpose, Purpose: connector.CredentialsPurpose,
@@ -572,12 +611,13 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 	}
 	if f.Connects {
 		// Credentials are sealed with the customer-managed key when one is
-		// given (seal/kms), else with the key ring of the ConnectorKeys
-		// secret, read at start (seal/localkey): no KMS key of the stack's
-		// own, whose monthly price an idle stack would pay.
-		tf.Env = append(tf.Env, envVar{config.EnvConnectorKey, `!If [` + HasKmsKey + `, !Ref KmsKeyArn, !Ref ` + ConnectorKeysLogicalID + `]`},
+		// given, else with the stack's own key (seal/kms; its key policy
+		// grants the use, since a role policy naming the key would make a
+		// cycle, the key's policy naming the role) or with the key ring of
+		// the ConnectorKeys secret, read at start (seal/localkey).
+		tf.Env = append(tf.Env, envVar{config.EnvConnectorKey, connectorKey},
 			envVar{config.EnvConnectorCacheTTL, "!Ref ConnectorCacheTtl"})
-		tf.Statements = append(tf.Statements, statement{Sid: "ReadConnectorKeys", Condition: NoKmsKey,
+		tf.Statements = append(tf.Statements, statement{Sid: "ReadConnectorKeys", Condition: UseConnectorKeyRing,
 			Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + ConnectorKeysLogicalID}})
 		if f.Seals {
 			tf.Statements = append(tf.Statements, statement{Sid: "SealConnectorCredentials", Condition: HasKmsKey,
@@ -782,7 +822,16 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 		}
 		if f.Connects {
 			connectorFunctions = append(connectorFunctions, f.Name)
-			data.ConnectorKeys = ConnectorKeysLogicalID
+			if data.ConnectorKey == nil {
+				data.ConnectorKey = &templateConnectorKey{LogicalID: ConnectorKeyLogicalID, RingLogicalID: ConnectorKeysLogicalID, Context: credentialsContext}
+			}
+			// SAM names a function's generated role <logical ID>Role.
+			if f.Seals {
+				data.ConnectorKey.SealRoles = append(data.ConnectorKey.SealRoles, f.LogicalID+"Role")
+			}
+			if f.Opens {
+				data.ConnectorKey.OpenRoles = append(data.ConnectorKey.OpenRoles, f.LogicalID+"Role")
+			}
 		}
 	}
 	var err error

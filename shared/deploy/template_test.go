@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/url"
 	"os"
@@ -238,11 +239,14 @@ func wantToolFunction(f catalog.Function) map[string]any {
 			}})
 	}
 	if f.Connects {
-		// The customer-managed key if given, else the key ring's secret;
-		// the key only for the purpose of connector credentials.
-		env[config.EnvConnectorKey] = ifv(HasKmsKey, ref("KmsKeyArn"), ref(ConnectorKeysLogicalID))
+		// The customer-managed key if given, else the stack's own key or
+		// the key ring's secret as ConnectorKeyMode says; a key only for
+		// the purpose of connector credentials. The stack's own key grants
+		// its use in its policy (TestOnlyTheConnectorFunctionsMayUseTheConnectorKeyAndOnlyForCredentials),
+		// so no role statement names it.
+		env[config.EnvConnectorKey] = ifv(HasKmsKey, ref("KmsKeyArn"), ifv(UseConnectorKey, getAtt(ConnectorKeyLogicalID+".Arn"), ref(ConnectorKeysLogicalID)))
 		env[config.EnvConnectorCacheTTL] = ref("ConnectorCacheTtl")
-		onlyIf(NoKmsKey, map[string]any{"Sid": "ReadConnectorKeys", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
+		onlyIf(UseConnectorKeyRing, map[string]any{"Sid": "ReadConnectorKeys", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
 			"Resource": []any{ref(ConnectorKeysLogicalID)}})
 		credentials := map[string]any{
 			"StringEquals":              map[string]any{"kms:EncryptionContext:purpose": connector.CredentialsPurpose},
@@ -892,19 +896,105 @@ func TestTheCatalogNamesTheConnectorsSyncIndex(t *testing.T) {
 	}
 }
 
-// TestConnectorCredentialsAreSealedWithoutAKeyOfTheStacksOwn checks what
-// seals connector credentials: the stack creates no KMS key (its monthly
-// price is paid idle); without KmsKeyArn a generated key ring in a secret
-// that seal/localkey accepts, with it none (wantToolFunction checks each
-// function's grants of either).
-func TestConnectorCredentialsAreSealedWithoutAKeyOfTheStacksOwn(t *testing.T) {
+// TestExactlyOneMechanismSealsConnectorCredentials checks the conditions
+// that choose what seals connector credentials: KmsKeyArn when given; else
+// ConnectorKeyMode's choice, the stack's own KMS key (the default) or the key
+// ring's secret; each created under its condition alone.
+func TestExactlyOneMechanismSealsConnectorCredentials(t *testing.T) {
 	p := readTemplate(t)
-	if keys := p.resourcesOfType("AWS::KMS::Key"); len(keys) > 0 {
-		t.Errorf("the template creates KMS keys %v", slices.Collect(maps.Keys(keys)))
+	mode := p.raw["Parameters"].(map[string]any)["ConnectorKeyMode"].(map[string]any)
+	if mode["Default"] != "kms" || !cmp.Equal(mode["AllowedValues"], []any{"kms", "secret"}) {
+		t.Errorf("ConnectorKeyMode: default %v, allowed %v; want kms of kms and secret", mode["Default"], mode["AllowedValues"])
 	}
-	if r := p.resource(t, ConnectorKeysLogicalID); r["Condition"] != NoKmsKey {
-		t.Errorf("%s has condition %v, want %s", ConnectorKeysLogicalID, r["Condition"], NoKmsKey)
+	noKey := map[string]any{"Fn::Equals": []any{ref("KmsKeyArn"), ""}}
+	conds := p.raw["Conditions"].(map[string]any)
+	for _, c := range []struct {
+		cond, resource, mode string
+	}{
+		{UseConnectorKey, ConnectorKeyLogicalID, "kms"},
+		{UseConnectorKeyRing, ConnectorKeysLogicalID, "secret"},
+	} {
+		want := map[string]any{"Fn::And": []any{noKey, map[string]any{"Fn::Equals": []any{ref("ConnectorKeyMode"), c.mode}}}}
+		if diff := cmp.Diff(want, conds[c.cond]); diff != "" {
+			t.Errorf("condition %s mismatch (-want +got):\n%s", c.cond, diff)
+		}
+		if r := p.resource(t, c.resource); r["Condition"] != c.cond {
+			t.Errorf("%s has condition %v, want %s", c.resource, r["Condition"], c.cond)
+		}
 	}
+	if keys := p.resourcesOfType("AWS::KMS::Key"); len(keys) != 1 || keys[ConnectorKeyLogicalID] == nil {
+		t.Errorf("the template creates KMS keys %v, want %s alone", slices.Collect(maps.Keys(keys)), ConnectorKeyLogicalID)
+	}
+}
+
+// TestOnlyTheConnectorFunctionsMayUseTheConnectorKeyAndOnlyForCredentials
+// checks the stack's own key's policy: the functions that seal connector
+// credentials may generate data keys, those that open them decrypt, exactly
+// those, and only under the encryption context of connector credentials.
+func TestOnlyTheConnectorFunctionsMayUseTheConnectorKeyAndOnlyForCredentials(t *testing.T) {
+	p := readTemplate(t)
+	key := props(p.resource(t, ConnectorKeyLogicalID))
+	if key["EnableKeyRotation"] != true {
+		t.Errorf("EnableKeyRotation = %v, want true", key["EnableKeyRotation"])
+	}
+	roles := map[string][]any{} // statement -> roles
+	for _, f := range Functions(catalog.Default()) {
+		if f.Seals {
+			roles["SealConnectorCredentials"] = append(roles["SealConnectorCredentials"], getAtt(f.LogicalID+"Role.Arn"))
+		}
+		if f.Opens {
+			roles["OpenConnectorCredentials"] = append(roles["OpenConnectorCredentials"], getAtt(f.LogicalID+"Role.Arn"))
+		}
+	}
+	if len(roles) != 2 {
+		t.Fatalf("the catalog's functions that seal and open connector credentials: %v", roles)
+	}
+	actions := map[string]any{"SealConnectorCredentials": "kms:GenerateDataKey", "OpenConnectorCredentials": "kms:Decrypt"}
+	usage := []string{"kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:ReEncrypt", "kms:*"}
+	seen := 0
+	for _, st := range key["KeyPolicy"].(map[string]any)["Statement"].([]any) {
+		st := st.(map[string]any)
+		sid, _ := st["Sid"].(string)
+		if want, ok := roles[sid]; ok {
+			seen++
+			if got := st["Principal"].(map[string]any)["AWS"]; !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: the key's users are %v, want exactly %v", sid, got, want)
+			}
+			if st["Action"] != actions[sid] || st["Resource"] != "*" {
+				t.Errorf("%s: its users may %v on %v, want %v on the key", sid, st["Action"], st["Resource"], actions[sid])
+			}
+			// The purpose of connector credentials, naming a tenant and a
+			// connector (and, for one's own, a principal), nothing else.
+			want := map[string]any{
+				"StringEquals":              map[string]any{"kms:EncryptionContext:purpose": connector.CredentialsPurpose},
+				"Null":                      map[string]any{"kms:EncryptionContext:tenant": "false", "kms:EncryptionContext:connector": "false"},
+				"ForAllValues:StringEquals": map[string]any{"kms:EncryptionContextKeys": strs("purpose", "tenant", "connector", "principal")},
+			}
+			if !reflect.DeepEqual(st["Condition"], want) {
+				t.Errorf("%s: its condition is %v, want %v", sid, st["Condition"], want)
+			}
+			continue
+		}
+		if a := fmt.Sprint(st["Action"]); slices.ContainsFunc(usage, func(u string) bool { return strings.Contains(a, u) }) {
+			t.Errorf("statement %v grants %s: only the connector functions may use the key", sid, a)
+		}
+	}
+	if seen != 2 {
+		t.Errorf("the key policy has %d of the 2 statements granting its use", seen)
+	}
+	for _, f := range Functions(catalog.Default()) {
+		env := props(p.resource(t, f.LogicalID))["Environment"].(map[string]any)["Variables"].(map[string]any)
+		if _, ok := env[config.EnvConnectorKey]; ok != f.Connects {
+			t.Errorf("%s has %s: %v; it connects: %v", f.Path, config.EnvConnectorKey, ok, f.Connects)
+		}
+	}
+}
+
+// TestTheConnectorKeyRingIsAGeneratedSecretThatSeals checks the secret of
+// ConnectorKeyMode secret: a generated key ring that seal/localkey accepts
+// (wantToolFunction checks that the connector functions alone read it).
+func TestTheConnectorKeyRingIsAGeneratedSecretThatSeals(t *testing.T) {
+	p := readTemplate(t)
 	secret, err := p.typed.GetSecretsManagerSecretWithName(ConnectorKeysLogicalID)
 	if err != nil {
 		t.Fatalf("goformation does not see the secret: %v", err)
@@ -920,10 +1010,6 @@ func TestConnectorCredentialsAreSealedWithoutAKeyOfTheStacksOwn(t *testing.T) {
 	}
 	if err != nil {
 		t.Errorf("a generated key ring %s would not seal: %v", ring, err)
-	}
-	cond := p.raw["Conditions"].(map[string]any)[NoKmsKey]
-	if want := map[string]any{"Fn::Equals": []any{ref("KmsKeyArn"), ""}}; !cmp.Equal(cond, want) {
-		t.Errorf("condition %s = %v, want %v", NoKmsKey, cond, want)
 	}
 }
 
@@ -1396,7 +1482,7 @@ func TestKmsKeyArnEncryptsEverythingTheStackKeeps(t *testing.T) {
 				t.Errorf("log group %s: KmsKeyId mismatch (-want +got):\n%s", id, diff)
 			}
 		case "AWS::SecretsManager::Secret":
-			if res["Condition"] == NoKmsKey {
+			if res["Condition"] == UseConnectorKeyRing {
 				continue // with the key, the connectors' key ring is not made
 			}
 			secrets++
