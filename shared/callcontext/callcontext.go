@@ -27,6 +27,9 @@ type Call struct {
 	TraceID string
 	// RequestID names this one call in the logs.
 	RequestID string
+	// Thread is the thread the request named in its _meta
+	// (the envelope's Thread); "" for none.
+	Thread string
 	// XRay is the X-Ray trace header (X-Amzn-Trace-Id) of the Lambda
 	// invocation serving the call ([LambdaTraceHeader]); "" without one.
 	XRay string

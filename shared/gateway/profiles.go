@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/profile"
+	"github.com/switchboard-dev/switchboard/shared/settings"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -78,13 +79,9 @@ func keyProfile(info *auth.TokenInfo) profile.Profile {
 // thread's id.
 func (g *Gateway) requestProfile(ctx context.Context, extra *mcp.RequestExtra, meta mcp.Meta) (profile.Profile, string, error) {
 	p := keyProfile(tokenInfo(extra))
-	v, named := meta[ThreadMetaKey]
-	if !named || g.threads == nil {
-		return p, "", nil
-	}
-	thread, ok := v.(string)
-	if !ok || thread == "" {
-		return p, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("_meta[%q] must be a thread id, a string", ThreadMetaKey)}
+	thread, err := metaThread(meta)
+	if err != nil || thread == "" || g.threads == nil {
+		return p, "", err
 	}
 	caller, err := g.caller(extra)
 	if err != nil {
@@ -100,6 +97,25 @@ func (g *Gateway) requestProfile(ctx context.Context, extra *mcp.RequestExtra, m
 		return p, "", &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the settings of thread %q, which decide its tools, could not be read; retry", thread)}
 	}
 	return p.Narrowed(groups), thread, nil
+}
+
+// metaThread returns the thread meta names, "" for none: the thread whose
+// settings narrow a request's tools, and which a call's function receives
+// (invoke.Request.Thread). A thread id that is not one is refused, naming
+// the key, as settings.ValidateThread words it.
+func metaThread(meta mcp.Meta) (string, error) {
+	v, named := meta[ThreadMetaKey]
+	if !named {
+		return "", nil
+	}
+	thread, ok := v.(string)
+	if !ok {
+		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("_meta[%q] must be a thread id, a string", ThreadMetaKey)}
+	}
+	if err := settings.ValidateThread(fmt.Sprintf("_meta[%q]", ThreadMetaKey), thread); err != nil {
+		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	return thread, nil
 }
 
 // groupOf returns the group of the tool a host lists or calls by name, and

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
@@ -30,16 +29,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
-type webSearchInput struct {
-	Query string `json:"query"`
-}
-
-type webSearchOutput struct {
-	Results []string `json:"results"`
-}
-
-// profileHarness is a gateway whose catalog also has web_search (in group
-// Web Search), with a connector "up" whose upstream offers a tool "look",
+// profileHarness is a gateway (web_search searching a stand-in DuckDuckGo)
+// with a connector "up" whose upstream offers a tool "look",
 // proxied as up__look; every function runs in process, the settings
 // family's too.
 type profileHarness struct {
@@ -86,29 +77,6 @@ func (c *listingCounter) settingsReads() int {
 
 func newProfileHarness(t *testing.T) *profileHarness {
 	t.Helper()
-	limits := catalog.Limits{Timeout: 5 * time.Second, MemoryMB: 128}
-	entry := func(name, function, group string, in, out []byte) *catalog.Tool {
-		return &catalog.Tool{Name: name, Title: name, Description: "Test " + name + ".", Family: "test", Function: function,
-			InputSchema: in, OutputSchema: out, Visibility: catalog.Public, Limits: limits, Group: group,
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}
-	}
-	webTool := entry("web_search", "websearch/web_search", catalog.GroupWebSearch, mustSchema[webSearchInput](t), mustSchema[webSearchOutput](t))
-	webTool.Title, webTool.Description = "Search the web", "Searches the web for pages about a query and returns their titles and links."
-	// The stand-in replaces the real web_search (tool and function), which
-	// would reach a search engine.
-	tools := slices.DeleteFunc(slices.Clone(catalog.Default().Tools()), func(t *catalog.Tool) bool { return t.Name == webTool.Name })
-	cat, err := catalog.New(append(tools, webTool), catalog.Default().Resources(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	extra := []lambdafn.Function{
-		{Path: webTool.Function, Build: func(d lambdafn.Deps) lambda.Handler {
-			return lambdafn.Tool(webTool, d, func(_ context.Context, _ tenant.Caller, in webSearchInput) (webSearchOutput, error) {
-				return webSearchOutput{Results: []string{"about " + in.Query}}, nil
-			})
-		}},
-	}
-
 	up := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
 	mcp.AddTool(up, &mcp.Tool{Name: "look", Description: "Looks up the weather forecast for a city.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
@@ -120,15 +88,16 @@ func newProfileHarness(t *testing.T) *profileHarness {
 	tbl := storetest.OpenEmbedded(t)
 	deps := lambdafn.Deps{Table: tbl, Blobs: storetest.OpenLocalFS(t), Summarizer: offline.Summarizer{}}
 	connectorsDeps(t, &deps)
+	webSearchDeps(t, &deps)
 	guard := &netguard.Policy{AllowHTTP: true, AllowedHosts: []string{"127.0.0.1"}}
 	deps.CheckURL, deps.HTTPClient = guard.CheckURL, guard.Client(0)
-	st, err := local.New(local.Options{Catalog: cat, Deps: deps, Functions: append(slices.DeleteFunc(handlers.All(), func(f lambdafn.Function) bool { return f.Path == webTool.Function }), extra...)})
+	st, err := local.New(local.Options{Deps: deps, Functions: handlers.All()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
 	listings := &listingCounter{Invoker: st}
-	gw, err := gateway.New(gateway.Options{Catalog: cat, Invoker: listings, Keys: apikey.New(tbl, nil), KeyCacheTTL: -1})
+	gw, err := gateway.New(gateway.Options{Catalog: catalog.Default(), Invoker: listings, Keys: apikey.New(tbl, nil), KeyCacheTTL: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

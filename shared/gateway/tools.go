@@ -32,6 +32,9 @@ func (g *Gateway) callTool(t *catalog.Tool) mcp.ToolHandler {
 			Method: invoke.MethodCallTool, Tool: t.Name, Arguments: req.Params.Arguments,
 			Caller: caller, RequestID: newID(), TraceID: traceID(headerOf(req.Extra)),
 		}
+		if env.Thread, err = metaThread(req.Params.Meta); err != nil {
+			return nil, err
+		}
 		version, caps := protocolOf(req.Session)
 		env.ProtocolVersion = version
 		b := elicit.Binding{Caller: caller, Method: invoke.MethodCallTool, Name: t.Name, Arguments: req.Params.Arguments}

@@ -16,7 +16,7 @@ import (
 func Encode(req *Request) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(160 + len(req.Method) + len(req.Tool) + len(req.Arguments) + len(req.URI) + len(req.Cursor) +
-		len(req.Caller.Tenant) + len(req.Caller.Principal) + len(req.RequestID) + len(req.TraceID) + len(req.ProtocolVersion))
+		len(req.Caller.Tenant) + len(req.Caller.Principal) + len(req.RequestID) + len(req.TraceID) + len(req.ProtocolVersion) + len(req.Thread))
 	field := func(name, value string, omitEmpty bool) {
 		if value == "" && omitEmpty {
 			return
@@ -58,6 +58,7 @@ func Encode(req *Request) ([]byte, error) {
 	if req.Stream {
 		buf.WriteString(`,"stream":true`)
 	}
+	field(`,"thread":`, req.Thread, true)
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
 }
@@ -154,6 +155,8 @@ func decodeRequestQuickly(payload []byte, req *Request) bool {
 		case "stream":
 			req.Stream = s.Peek() == 't'
 			return s.Literal("true") || s.Literal("false")
+		case "thread":
+			return str(&req.Thread)
 		}
 		return false
 	})

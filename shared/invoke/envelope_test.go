@@ -3,6 +3,7 @@ package invoke
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,6 +93,7 @@ func FuzzDecode(f *testing.F) {
 		`{"method":"m","caller":{"tenant":"a","principal":"p","scopes":[]},"request_id":"","trace_id":""}`,
 		`{"method":"m\u00e9","Method":"x"}`, `{"method":null}`, `{"arguments":null}`, `{"caller":null}`, `{"caller":{"scopes":null}}`,
 		`{"method":"a","method":"b"}`, `{}`, `[]`, `{"method":"m"} x`, `{"method":"m","input":{"can":["elicitation/create"]}}`, `{"input":null}`, `{"method":"m","stream":true}`, `{"stream":false}`, `{"stream":null}`,
+		`{"method":"m","thread":"chat_1"}`, `{"thread":null}`, `{"thread":"\u0000chat"}`, `{"thread":"` + strings.Repeat("t", 1<<16) + `"}`,
 	} {
 		f.Add(p)
 	}

@@ -62,6 +62,11 @@ type Request struct {
 	// each notification written as it is made, the response last. A
 	// [StreamInvoker] sets it.
 	Stream bool `json:"stream,omitempty"`
+	// Thread is the thread a tools/call names in
+	// _meta["switchboard.dev/thread_id"], which the gateway has checked is
+	// a thread id; "" for none. An optimizer_* tool reads its settings when
+	// its arguments name no thread (settings.Thread).
+	Thread string `json:"thread,omitempty"`
 }
 
 // Response is what a function answers.

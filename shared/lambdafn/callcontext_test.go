@@ -3,6 +3,7 @@ package lambdafn
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/shared/callcontext"
@@ -75,5 +76,42 @@ func TestATraceArgumentSetsTheTraceOfItsCall(t *testing.T) {
 	seen, meta := seenCall(t, base, `{"conversation_id":"c","trace_id":"`+valid+`"}`)
 	if seen.TraceID == valid || meta == valid {
 		t.Errorf("a tool without TraceArgument ran under its argument's trace (%q, %q)", seen.TraceID, meta)
+	}
+}
+
+// The thread an envelope names reaches domain code; an envelope naming a
+// malformed one is refused before any domain code runs.
+func TestDomainCodeSeesTheEnvelopesThread(t *testing.T) {
+	tool, _ := catalog.Default().Tool("memory_get_summary")
+	for _, tc := range []struct {
+		name, thread, wantErr string
+	}{
+		{"a thread id reaches it", "chat_1", ""},
+		{"no thread is none", "", ""},
+		{"a thread id with a space is refused", "chat 1", "envelope names no valid thread"},
+		{"a thread id too long is refused", strings.Repeat("t", 129), "envelope names no valid thread"},
+		{"a thread id of control characters is refused", "\x00", "envelope names no valid thread"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ran := false
+			var seen callcontext.Call
+			h := Tool(tool, Deps{}, func(ctx context.Context, _ tenant.Caller, _ memory.ConversationInput) (memory.SummaryOutput, error) {
+				ran = true
+				seen, _ = callcontext.FromContext(ctx)
+				return memory.SummaryOutput{}, nil
+			})
+			payload, _ := invoke.Encode(&invoke.Request{Method: invoke.MethodCallTool, Tool: tool.Name, Arguments: json.RawMessage(`{"conversation_id":"c"}`),
+				Caller: tenant.Caller{Tenant: "acme", Principal: "p"}, Thread: tc.thread})
+			_, err := h.Invoke(context.Background(), payload)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || ran {
+					t.Errorf("Invoke: %v (domain code ran: %t), want an error containing %q", err, ran, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || seen.Thread != tc.thread {
+				t.Errorf("Invoke: %v; domain code saw thread %q, want %q", err, seen.Thread, tc.thread)
+			}
+		})
 	}
 }

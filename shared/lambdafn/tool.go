@@ -222,11 +222,14 @@ func (h *toolHandler[In, Out]) handle(ctx context.Context, req invoke.Request) (
 	if err := tenant.Validate(req.Caller.Tenant); err != nil {
 		return invoke.Response{}, fmt.Errorf("envelope has no valid caller: %w", err)
 	}
+	if req.Thread != "" && !tenant.IsKeyID(req.Thread) {
+		return invoke.Response{}, fmt.Errorf("envelope names no valid thread: %.80q", req.Thread)
+	}
 	if h.tool.TraceArgument {
 		req.TraceID = traceArgument(req.Arguments, req.TraceID)
 	}
 	ctx, notes := withNotifications(ctx, sinkOf(ctx, req))
-	ctx = callcontext.NewContext(ctx, callcontext.Call{Caller: req.Caller, TraceID: req.TraceID, RequestID: req.RequestID, XRay: callcontext.LambdaTraceHeader(ctx)})
+	ctx = callcontext.NewContext(ctx, callcontext.Call{Caller: req.Caller, TraceID: req.TraceID, RequestID: req.RequestID, Thread: req.Thread, XRay: callcontext.LambdaTraceHeader(ctx)})
 	ctx = elicit.NewContext(ctx, req.Input)
 	out, err := h.call(ctx, req)
 	resp, outcome, err := h.respond(out, err, req)

@@ -67,10 +67,14 @@ var Retriever = lambdafn.ToolFunction("optimizer_vs-retriever", func(t *catalog.
 
 // withThreadSettings fills what a retrieval leaves unset (stores, top_k,
 // mode) from the settings of the thread it serves (seed 000: optimizer_*
-// tools read their thread's settings): its thread_id, else the caller's
-// default thread.
+// tools read their thread's settings): its thread_id, else the thread the
+// request named in _meta, else the caller's default thread.
 func withThreadSettings(ctx context.Context, threads *settings.Store, c tenant.Caller, in vector.RetrieveInput) (vector.RetrieveInput, error) {
-	thread, err := settings.Thread(c, in.ThreadID, nil)
+	var meta map[string]any
+	if call, _ := callcontext.FromContext(ctx); call.Thread != "" {
+		meta = map[string]any{settings.MetaThreadID: call.Thread}
+	}
+	thread, err := settings.Thread(c, in.ThreadID, meta)
 	if err != nil {
 		return in, err
 	}
