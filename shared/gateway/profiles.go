@@ -14,7 +14,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/profile"
-	"github.com/switchboard-dev/switchboard/shared/settings"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -102,7 +101,7 @@ func (g *Gateway) requestProfile(ctx context.Context, extra *mcp.RequestExtra, m
 // metaThread returns the thread meta names, "" for none: the thread whose
 // settings narrow a request's tools, and which a call's function receives
 // (invoke.Request.Thread). A thread id that is not one is refused, naming
-// the key, as settings.ValidateThread words it.
+// the key, as tenant.ValidateThread words it.
 func metaThread(meta mcp.Meta) (string, error) {
 	v, named := meta[ThreadMetaKey]
 	if !named {
@@ -112,7 +111,7 @@ func metaThread(meta mcp.Meta) (string, error) {
 	if !ok {
 		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("_meta[%q] must be a thread id, a string", ThreadMetaKey)}
 	}
-	if err := settings.ValidateThread(fmt.Sprintf("_meta[%q]", ThreadMetaKey), thread); err != nil {
+	if err := tenant.ValidateThread(fmt.Sprintf("_meta[%q]", ThreadMetaKey), thread); err != nil {
 		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	return thread, nil

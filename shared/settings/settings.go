@@ -21,7 +21,6 @@ import (
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
-	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -142,22 +141,13 @@ func DefaultThread(principal string) string {
 // error naming where it came from.
 func Thread(c tenant.Caller, arg string, meta map[string]any) (string, error) {
 	if arg != "" {
-		return arg, ValidateThread("thread_id", arg)
+		return arg, tenant.ValidateThread("thread_id", arg)
 	}
 	if v, ok := meta[MetaThreadID]; ok {
 		id, _ := v.(string)
-		return id, ValidateThread("_meta."+MetaThreadID, id)
+		return id, tenant.ValidateThread("_meta."+MetaThreadID, id)
 	}
 	return DefaultThread(c.Principal), nil
-}
-
-// ValidateThread checks a thread id: a memory conversation id's form
-// ([tenant.KeyIDPattern]). field names where it came from.
-func ValidateThread(field, id string) error {
-	if !tenant.IsKeyID(id) {
-		return fault.Invalid(field, "%q is not a thread id: use 1-128 letters, digits, '_', '-', '.' or ':', starting with a letter or digit", clip(id, 80))
-	}
-	return nil
 }
 
 func clip(s string, n int) string {

@@ -58,7 +58,7 @@ func settingsPK(t, thread string) string { return tenant.Key(t) + "settings#" + 
 // Get returns the settings of thread threadID of tenant t: the defaults if
 // none were ever stored.
 func (s *Store) Get(ctx context.Context, t, threadID string) (Settings, error) {
-	if err := ValidateThread("thread_id", threadID); err != nil {
+	if err := tenant.ValidateThread("thread_id", threadID); err != nil {
 		return Settings{}, err
 	}
 	return s.load(ctx, t, threadID)

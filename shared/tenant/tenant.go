@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/switchboard-dev/switchboard/shared/fault"
 )
 
 // Local is the tenant of an unauthenticated caller on a laptop.
@@ -107,6 +109,19 @@ func IsKeyID(s string) bool {
 		}
 	}
 	return true
+}
+
+// ValidateThread checks a thread id: a memory conversation id's form
+// ([KeyIDPattern]). field names where it came from.
+func ValidateThread(field, id string) error {
+	if !IsKeyID(id) {
+		shown := []rune(id)
+		if len(shown) > 80 {
+			shown = append(shown[:80], '…')
+		}
+		return fault.Invalid(field, "%q is not a thread id: use 1-128 letters, digits, '_', '-', '.' or ':', starting with a letter or digit", string(shown))
+	}
+	return nil
 }
 
 func isAlnum(c byte) bool {
