@@ -25,6 +25,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/provider/openai"
 	"github.com/switchboard-dev/switchboard/shared/seal/localkey"
+	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -36,11 +37,10 @@ type chatServer struct {
 	stack    *local.Stack
 }
 
-func newChatServer(t *testing.T) *chatServer {
+// serveChat serves every function over deps behind the gateway on HTTP,
+// with an API key for tenant acme.
+func serveChat(t *testing.T, tbl store.Table, deps lambdafn.Deps) *chatServer {
 	t.Helper()
-	tbl := storetest.OpenEmbedded(t)
-	deps := lambdafn.Deps{Table: tbl, Blobs: storetest.OpenLocalFS(t), Summarizer: offline.Summarizer{},
-		Embedder: offline.NewEmbedder(offline.DefaultDims), Generator: offline.NewGenerator()}
 	s := stack(t, deps)
 	t.Cleanup(func() { s.Close() })
 	keys := apikey.New(tbl, nil)
@@ -54,6 +54,15 @@ func newChatServer(t *testing.T) *chatServer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &chatServer{url: srv.URL, key: key, stack: s}
+}
+
+func newChatServer(t *testing.T) *chatServer {
+	t.Helper()
+	tbl := storetest.OpenEmbedded(t)
+	deps := lambdafn.Deps{Table: tbl, Blobs: storetest.OpenLocalFS(t), Summarizer: offline.Summarizer{},
+		Embedder: offline.NewEmbedder(offline.DefaultDims), Generator: offline.NewGenerator()}
+	srv := serveChat(t, tbl, deps)
 	acme := tenant.Caller{Tenant: "acme", Principal: "alice"}
 	for _, c := range []struct {
 		tool string
@@ -63,12 +72,12 @@ func newChatServer(t *testing.T) *chatServer {
 		{"vector_document_ingest", `{"store":"health","doc_id":"dental-guide","format":"md","content":"# Toothbrushes\n\nReplace your toothbrush every three months, or sooner if the bristles fray.","metadata":{"source":"dental-guide.md"}}`},
 	} {
 		tl, _ := catalog.Default().Tool(c.tool)
-		resp, err := s.Invoke(context.Background(), tl.Function, &invoke.Request{Method: invoke.MethodCallTool, Tool: c.tool, Arguments: json.RawMessage(c.args), Caller: acme})
+		resp, err := srv.stack.Invoke(context.Background(), tl.Function, &invoke.Request{Method: invoke.MethodCallTool, Tool: c.tool, Arguments: json.RawMessage(c.args), Caller: acme})
 		if err != nil || resp.Error != nil {
 			t.Fatalf("%s: %v %+v", c.tool, err, resp)
 		}
 	}
-	return &chatServer{url: srv.URL, key: key, stack: s}
+	return srv
 }
 
 func (c *chatServer) post(t *testing.T, key, body string) *http.Response {
@@ -300,24 +309,14 @@ func TestChatCallsConnectorToolsUnderTheirApprovalPolicy(t *testing.T) {
 	guard := &netguard.Policy{AllowHTTP: true, AllowedHosts: []string{"127.0.0.1"}}
 	deps := lambdafn.Deps{Table: tbl, Blobs: storetest.OpenLocalFS(t), Summarizer: offline.Summarizer{}, Embedder: offline.NewEmbedder(offline.DefaultDims),
 		Generator: gen, Sealer: sealer, CheckURL: guard.CheckURL, HTTPClient: guard.Client(10 * time.Second)}
-	s := stack(t, deps)
-	t.Cleanup(func() { s.Close() })
-	keys := apikey.New(tbl, nil)
-	gw, err := gateway.New(gateway.Options{Catalog: catalog.Default(), Invoker: s, Keys: keys})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(gw.Handler())
-	t.Cleanup(hs.Close)
-	key, _, _ := keys.Create(context.Background(), "acme", "alice", nil, time.Time{})
-	c := &chatServer{url: hs.URL, key: key, stack: s}
+	c := serveChat(t, tbl, deps)
 	acme := tenant.Caller{Tenant: "acme", Principal: "alice"}
 	for _, call := range []struct{ tool, args string }{
 		{"connector_create", `{"name":"pay","base_url":"` + up.URL + `","transport":"streamable_http"}`},
 		{"connector_sync", `{"name":"pay"}`},
 	} {
 		tl, _ := catalog.Default().Tool(call.tool)
-		resp, err := s.Invoke(context.Background(), tl.Function, &invoke.Request{Method: invoke.MethodCallTool, Tool: call.tool, Arguments: json.RawMessage(call.args), Caller: acme,
+		resp, err := c.stack.Invoke(context.Background(), tl.Function, &invoke.Request{Method: invoke.MethodCallTool, Tool: call.tool, Arguments: json.RawMessage(call.args), Caller: acme,
 			TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", RequestID: "setup"})
 		if err != nil || resp.Error != nil {
 			t.Fatalf("%s: %v %+v", call.tool, err, resp)
@@ -347,7 +346,7 @@ func TestChatCallsConnectorToolsUnderTheirApprovalPolicy(t *testing.T) {
 	})
 	t.Run("AlwaysAllowRunsTheToolAndKeepsItsNumbers", func(t *testing.T) {
 		tl, _ := catalog.Default().Tool("approval_policy_set")
-		resp, err := s.Invoke(context.Background(), tl.Function, &invoke.Request{Method: invoke.MethodCallTool, Tool: tl.Name,
+		resp, err := c.stack.Invoke(context.Background(), tl.Function, &invoke.Request{Method: invoke.MethodCallTool, Tool: tl.Name,
 			Arguments: json.RawMessage(`{"connector":"pay","tool":"charge","policy":"ALWAYS_ALLOW"}`), Caller: acme, TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", RequestID: "policy"})
 		if err != nil || resp.Error != nil {
 			t.Fatalf("approval_policy_set: %v %+v", err, resp)
