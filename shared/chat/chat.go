@@ -42,6 +42,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/memory"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -186,11 +187,6 @@ type SettingsSource interface {
 	Get(ctx context.Context, tenant, threadID string) (Settings, error)
 }
 
-// Prompts gives a prompt's text by name, overrides applied (package prompt's Lookup).
-type Prompts interface {
-	Text(ctx context.Context, tenant, name string) (string, error)
-}
-
 // ToolResult is what a called tool answered, as text the model reads.
 type ToolResult struct {
 	Text    string
@@ -225,7 +221,7 @@ type Options struct {
 	Tools Tools
 	// Settings and Prompts are read per thread and tenant; nil means the defaults.
 	Settings SettingsSource
-	Prompts  Prompts
+	Prompts  prompt.Lookup
 	// RecursionLimit bounds a turn's completions. If zero, [DefaultRecursionLimit].
 	RecursionLimit int
 	Logger         *slog.Logger
