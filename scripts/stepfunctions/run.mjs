@@ -8,6 +8,9 @@
 //     scenario broke;
 //   - each fallback gave the seed's value (the original question, no
 //     documents, relevant "yes");
+//   - an input with skip_grade true (grading turned off) reports
+//     grade_skipped, keeps the documents as relevant, and (with "calls")
+//     never invokes the grade step;
 //   - a scenario with "refused" (the caller's mistake: a store that does not
 //     exist, arguments the retriever refuses) ends with a refusal of that
 //     kind instead of degrading;
@@ -129,6 +132,11 @@ for (const sc of scenarios) {
     }
     if (broken.has('grade') && (node.relevant !== 'yes' || node.graded !== false)) {
       problems.push(`grade fell back, but relevant is ${node.relevant}, graded ${node.graded}`);
+    }
+    const skipped = input.skip_grade === true;
+    if (node.grade_skipped !== skipped) problems.push(`grade_skipped is ${node.grade_skipped}, want ${skipped}`);
+    if (skipped && (node.relevant !== 'yes' || node.graded !== false || node.steps?.grade?.model !== '')) {
+      problems.push(`grading was turned off, but relevant is ${node.relevant}, graded ${node.graded}, grade model ${JSON.stringify(node.steps?.grade?.model)}`);
     }
   }
   if (node) {

@@ -139,6 +139,7 @@ type VSMetadata struct {
 	ContextInput   string   `json:"context_input"`
 	NumDocuments   int      `json:"num_documents" jsonschema:"documents graded relevant and given to the model"`
 	Relevant       string   `json:"relevant"`
+	GradeSkipped   bool     `json:"grade_skipped,omitempty" jsonschema:"the thread turned grading off: the documents were kept without asking the grade step"`
 	Degraded       []string `json:"degraded,omitempty"`
 }
 
@@ -163,9 +164,8 @@ type Settings struct {
 	Stores []string
 	Mode   string
 	TopK   int
-	// Ungraded keeps the documents retrieved whatever the grade step
-	// answered (the thread turned grading off). The pipeline takes no such
-	// switch, so the step still runs; its verdict is what is ignored.
+	// Ungraded keeps the documents retrieved without grading them (the
+	// thread turned grading off): the pipeline skips its grade step.
 	Ungraded bool
 	// Model options.
 	Model       string

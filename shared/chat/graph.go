@@ -298,7 +298,7 @@ func (t *turn) offers(name string) bool {
 func (s *Service) vectorSearch(ctx context.Context, t *turn, callID, question string) error {
 	t.searched = true
 	in := pipeline.Input{Request: pipelineRequest(ctx, t.caller), Question: question, ThreadID: t.in.ThreadID,
-		Stores: t.settings.Stores, TopK: t.settings.TopK, Mode: t.settings.Mode, LLMModel: t.in.Model}
+		Stores: t.settings.Stores, TopK: t.settings.TopK, Mode: t.settings.Mode, LLMModel: t.in.Model, SkipGrade: t.settings.Ungraded}
 	out, err := s.opts.Pipeline.Run(ctx, in.WithDefaults())
 	if err != nil {
 		return fmt.Errorf("vector search: %w", err)
@@ -307,7 +307,7 @@ func (s *Service) vectorSearch(ctx context.Context, t *turn, callID, question st
 		return fault.Invalid(cmp.Or(out.Refusal.Field, "vector_search"), "%s", out.Refusal.Message)
 	}
 	t.out.Route = append(t.out.Route, RouteVectorSearch)
-	meta := &VSMetadata{SearchedStores: nonNil(out.SearchedStores), ContextInput: out.ContextInput, Relevant: out.Relevant, Degraded: out.Degraded}
+	meta := &VSMetadata{SearchedStores: nonNil(out.SearchedStores), ContextInput: out.ContextInput, Relevant: out.Relevant, GradeSkipped: out.GradeSkipped, Degraded: out.Degraded}
 	t.out.VSMetadata = meta
 	if (out.Relevant != "yes" && !t.settings.Ungraded) || len(out.Documents) == 0 {
 		return nil

@@ -237,6 +237,11 @@ func TestLocalRunsThePipelineAndDegradesOnEveryFailure(t *testing.T) {
 	in := pipeline.Input{Request: pipeline.Request{Caller: caller, TraceID: "trace-1", RequestID: "req-1"}, Question: "how often?", ThreadID: "chat_1", TopK: 3, Mode: "bm25"}
 	missingStore := in
 	missingStore.Stores = []string{"kb", "missing"}
+	ungraded := in
+	ungraded.SkipGrade = true
+	ungradedUnrelated := ungraded
+	ungradedUnrelated.Question, ungradedUnrelated.ThreadID = "an unrelated question", ""
+	gradeSkipped := func(o *pipeline.Output) { o.Relevant, o.Graded, o.GradeSkipped, o.Steps.Grade = "yes", false, true, pipeline.StepModel{} }
 
 	tests := []struct {
 		name   string
@@ -309,6 +314,15 @@ func TestLocalRunsThePipelineAndDegradesOnEveryFailure(t *testing.T) {
 				gradeFell(o)
 				o.Degraded = []string{"rephrase", "retrieve", "grade"}
 			}), nil},
+		{"grading turned off: the grade step is never invoked and the documents are kept", ungraded, nil,
+			with(gradeSkipped), map[string]int{"vector/rephrase": 1, "vector/retriever": 1, "vector/grade": 0}},
+		{"grading turned off keeps documents the grade step would reject", ungradedUnrelated, nil,
+			with(func(o *pipeline.Output) {
+				gradeSkipped(o)
+				o.Question, o.ContextInput, o.Rephrased = "an unrelated question", "an unrelated question", false
+			}), map[string]int{"vector/grade": 0}},
+		{"grading turned off: a grade step that would fail is no fallback", ungraded, map[string]stepFault{"vector/grade": functionError},
+			with(gradeSkipped), map[string]int{"vector/grade": 0}},
 		{"rephrase and grade fail", in, map[string]stepFault{"vector/rephrase": functionError, "vector/grade": functionError},
 			with(func(o *pipeline.Output) { rephraseFell(o); gradeFell(o); o.Degraded = []string{"rephrase", "grade"} }), nil},
 	}

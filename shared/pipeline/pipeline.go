@@ -71,6 +71,10 @@ type Input struct {
 	// GraphTraversalDepth, if set, makes the retriever fuse the stores'
 	// entity graphs into its ranking (rag_graphrag).
 	GraphTraversalDepth *int `json:"graph_traversal_depth,omitempty"`
+	// SkipGrade keeps the retrieved documents without grading them (a
+	// thread with vector_search.grade off): the grade step is never invoked,
+	// so it costs no model call, and the output says so (GradeSkipped).
+	SkipGrade bool `json:"skip_grade,omitempty"`
 }
 
 // The defaults of Input.TopK and Input.Mode, as the retriever's.
@@ -115,9 +119,13 @@ type Output struct {
 	// Graph is what the entity graph contributed to the retrieval; empty
 	// unless the input set GraphTraversalDepth and the retrieval ran.
 	Graph Graph `json:"graph"`
-	// Relevant is "yes" or "no"; Graded is false when grading fell back.
-	Relevant string `json:"relevant"`
-	Graded   bool   `json:"graded"`
+	// Relevant is "yes" or "no"; Graded is false when grading fell back
+	// or was skipped. GradeSkipped says the input turned grading off
+	// (SkipGrade): the documents are kept as relevant, and the grade step
+	// did not run.
+	Relevant     string `json:"relevant"`
+	Graded       bool   `json:"graded"`
+	GradeSkipped bool   `json:"grade_skipped"`
 	// Degraded names the steps that fell back, in pipeline order:
 	// "rephrase", "retrieve", "grade". The state machine reports them as
 	// flags ("fallback"), which DecodeOutput lists here.

@@ -252,3 +252,53 @@ func TestAnOfflineTurnWithTriggerWordsSearchesTheWeb(t *testing.T) {
 		t.Errorf("route %v after %d searches: a thread with Web Search off searched the web", out.Route, searches.Load())
 	}
 }
+
+// countingGenerator is the offline generator, counting the generations of
+// each task; it cannot call tools, so a turn's route is chosen by code.
+type countingGenerator struct {
+	provider.Generator
+	mu    sync.Mutex
+	tasks map[provider.Task]int
+}
+
+func (g *countingGenerator) Generate(ctx context.Context, req provider.GenerateRequest) (provider.Generation, error) {
+	g.mu.Lock()
+	g.tasks[req.Task]++
+	g.mu.Unlock()
+	return g.Generator.Generate(ctx, req)
+}
+
+func (g *countingGenerator) count(task provider.Task) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.tasks[task]
+}
+
+// A thread with grading off keeps its documents without the grade step
+// running: no generation is spent grading them, and vs_metadata says the
+// grade was skipped.
+func TestAThreadWithGradingOffNeverRunsTheGradeStep(t *testing.T) {
+	gen := &countingGenerator{Generator: offline.NewGenerator(), tasks: map[provider.Task]int{}}
+	s := newStack(t, gen)
+	call(t, s, "settings_update", `{"thread_id":"ungraded","vector_search":{"grade":false}}`)
+	const question = `"message":"How often should I replace my toothbrush?"`
+	for _, c := range []struct {
+		thread  string
+		grades  int
+		skipped bool
+	}{
+		{"graded", 1, false},
+		{"ungraded", 0, true},
+	} {
+		t.Run(c.thread, func(t *testing.T) {
+			before := gen.count(provider.TaskGrade)
+			out := chatTurn(t, s, `{"thread_id":"`+c.thread+`",`+question+`}`)
+			if grades := gen.count(provider.TaskGrade) - before; grades != c.grades {
+				t.Errorf("the turn graded %d times, want %d", grades, c.grades)
+			}
+			if out.VSMetadata == nil || out.VSMetadata.NumDocuments != 1 || out.VSMetadata.GradeSkipped != c.skipped || len(out.VSMetadata.Degraded) != 0 {
+				t.Errorf("vs_metadata %+v, want 1 document, grade_skipped %v, nothing degraded", out.VSMetadata, c.skipped)
+			}
+		})
+	}
+}
