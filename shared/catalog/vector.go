@@ -26,8 +26,10 @@ func vectorTools() []*Tool {
 	return []*Tool{
 		vectorTool(&Tool{
 			Name: "optimizer_vs-retriever", Function: "vector/retriever", Title: "Search vector stores",
-			Description: "Retrieves the passages of your vector stores that best answer a question: BM25 keyword search, exact vector search, or both fused by reciprocal rank (hybrid, the default), with optional metadata filters. Without stores, picks the stores whose description and content best fit the question and merges their results; each document names its store. Stores, top_k and mode left out come from the thread's settings (thread_id, else your default thread; settings_update).",
+			Description: "Retrieves the passages of your vector stores that best answer a question: BM25 keyword search, exact vector search, or both fused by reciprocal rank (hybrid, the default), with optional metadata filters. Without stores, picks the stores that fit the question (the configured language model chooses from their descriptions with the prompt optimizer_vs-table-selection; offline, or when its choice fails, the stores whose description and content best fit) and merges their results; each document names its store and store_selection says how they were chosen. Stores, top_k and mode left out come from the thread's settings (thread_id, else your default thread; settings_update).",
 			Annotations: readOnly, Limits: Limits{Timeout: 30 * time.Second, MemoryMB: 2048}, Table: Read, Blobs: Read, Embeds: true,
+			// A hosted generator chooses the stores a search names none of.
+			Generates:    true,
 			PipelineTask: "RetrieverFunctionArn", Group: GroupVectorSearch,
 			// A search of more shards than one group fans out to search_group.
 			Invokes: []string{searchGroupFunction},

@@ -140,7 +140,9 @@ type VSMetadata struct {
 	NumDocuments   int      `json:"num_documents" jsonschema:"documents graded relevant and given to the model"`
 	Relevant       string   `json:"relevant"`
 	GradeSkipped   bool     `json:"grade_skipped,omitempty" jsonschema:"the thread turned grading off: the documents were kept without asking the grade step"`
-	Degraded       []string `json:"degraded,omitempty"`
+	// StoreSelection says how the stores were chosen when the thread named none.
+	StoreSelection *pipeline.StoreSelection `json:"store_selection,omitempty" jsonschema:"how the stores searched were chosen, when the thread named none (by model or score, and why the model's choice was not used)"`
+	Degraded       []string                 `json:"degraded,omitempty"`
 }
 
 // TokenUsage sums the turn's model calls (seed 000's token_usage).

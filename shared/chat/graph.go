@@ -309,6 +309,9 @@ func (s *Service) vectorSearch(ctx context.Context, t *turn, callID, question st
 	t.out.Route = append(t.out.Route, RouteVectorSearch)
 	meta := &VSMetadata{SearchedStores: nonNil(out.SearchedStores), ContextInput: out.ContextInput, Relevant: out.Relevant, GradeSkipped: out.GradeSkipped, Degraded: out.Degraded}
 	t.out.VSMetadata = meta
+	if out.StoreSelection.By != "" {
+		meta.StoreSelection = &out.StoreSelection
+	}
 	if (out.Relevant != "yes" && !t.settings.Ungraded) || len(out.Documents) == 0 {
 		return nil
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/rag"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
@@ -35,10 +36,16 @@ var (
 // replace swaps in handlers by function path, to break a step.
 func stack(t *testing.T, replace map[string]lambda.Handler) invoke.Invoker {
 	t.Helper()
+	return stackGenerating(t, offline.NewGenerator(), replace)
+}
+
+// stackGenerating is [stack] whose functions generate with gen.
+func stackGenerating(t *testing.T, gen provider.Generator, replace map[string]lambda.Handler) invoke.Invoker {
+	t.Helper()
 	skipUnlessRAG(t)
 	deps := lambdafn.Deps{
 		Table: storetest.OpenEmbedded(t), Blobs: storetest.OpenLocalFS(t), Summarizer: offline.Summarizer{},
-		Embedder: offline.NewEmbedder(offline.DefaultDims), Generator: offline.NewGenerator(),
+		Embedder: offline.NewEmbedder(offline.DefaultDims), Generator: gen,
 	}
 	fns := handlers.All()
 	for path, h := range replace {

@@ -52,11 +52,12 @@ type retrieveIn struct {
 	GraphTraversalDepth *int `json:"graph_traversal_depth,omitempty"`
 }
 type retrieveOut struct {
-	Documents      []pipeline.Document `json:"documents"`
-	SearchedStores []string            `json:"searched_stores"`
-	ContextInput   string              `json:"context_input"`
-	Provider       string              `json:"provider"`
-	Model          string              `json:"model"`
+	Documents      []pipeline.Document      `json:"documents"`
+	SearchedStores []string                 `json:"searched_stores"`
+	ContextInput   string                   `json:"context_input"`
+	Provider       string                   `json:"provider"`
+	Model          string                   `json:"model"`
+	StoreSelection *pipeline.StoreSelection `json:"store_selection,omitempty"`
 }
 type gradeIn struct {
 	Question  string              `json:"question"`
@@ -77,6 +78,9 @@ func stepTool[In, Out any](name, function string) *catalog.Tool {
 		Visibility: catalog.Internal, Limits: catalog.Limits{Timeout: 5 * time.Second, MemoryMB: 128},
 	}
 }
+
+// selection is how the stub retriever chose its store when none was named.
+var selection = pipeline.StoreSelection{By: "score", Provider: "openai", Model: "gpt-4o-mini", Fallback: "the model chose no store"}
 
 var doc = pipeline.Document{DocID: "d1", ChunkID: "d1#0", Content: "Rotate keys every 90 days.", Score: 0.5, Metadata: map[string]string{"lang": "en"}, Store: "kb"}
 
@@ -99,7 +103,11 @@ func stepHandlers() map[string]lambda.Handler {
 				if slices.Contains(in.Stores, "missing") {
 					return retrieveOut{}, fault.NotFound("vector store %q does not exist", "missing")
 				}
-				return retrieveOut{Documents: []pipeline.Document{doc}, SearchedStores: []string{"kb"}, ContextInput: in.Question, Provider: "offline", Model: "hash-384"}, nil
+				out := retrieveOut{Documents: []pipeline.Document{doc}, SearchedStores: []string{"kb"}, ContextInput: in.Question, Provider: "offline", Model: "hash-384"}
+				if len(in.Stores) == 0 {
+					out.StoreSelection = &selection
+				}
+				return out, nil
 			}),
 		"vector/grade": lambdafn.Tool(stepTool[gradeIn, gradeOut]("optimizer_vs-grade", "vector/grade"), d,
 			func(_ context.Context, _ tenant.Caller, in gradeIn) (gradeOut, error) {
@@ -215,7 +223,7 @@ var caller = tenant.Caller{Tenant: "acme", Principal: "alice"}
 func TestLocalRunsThePipelineAndDegradesOnEveryFailure(t *testing.T) {
 	full := pipeline.Output{
 		Question: "how often?", ContextInput: "how often? (about key rotation)", Rephrased: true,
-		Documents: []pipeline.Document{doc}, SearchedStores: []string{"kb"}, Relevant: "yes", Graded: true, Degraded: []string{},
+		Documents: []pipeline.Document{doc}, SearchedStores: []string{"kb"}, StoreSelection: selection, Relevant: "yes", Graded: true, Degraded: []string{},
 		Steps: pipeline.Steps{
 			Rephrase: pipeline.StepModel{"offline", "rephrase-v1"}, Retrieve: pipeline.StepModel{"offline", "hash-384"},
 			Grade: pipeline.StepModel{"offline", "lexical-v1"},
@@ -231,17 +239,21 @@ func TestLocalRunsThePipelineAndDegradesOnEveryFailure(t *testing.T) {
 		o.ContextInput, o.Rephrased, o.Steps.Rephrase = "how often?", false, pipeline.StepModel{}
 	}
 	retrieveFell := func(o *pipeline.Output) {
-		o.Documents, o.SearchedStores, o.Steps.Retrieve = []pipeline.Document{}, []string{}, pipeline.StepModel{}
+		o.Documents, o.SearchedStores, o.Steps.Retrieve, o.StoreSelection = []pipeline.Document{}, []string{}, pipeline.StepModel{}, pipeline.StoreSelection{}
 	}
 	gradeFell := func(o *pipeline.Output) { o.Relevant, o.Graded, o.Steps.Grade = "yes", false, pipeline.StepModel{} }
 	in := pipeline.Input{Request: pipeline.Request{Caller: caller, TraceID: "trace-1", RequestID: "req-1"}, Question: "how often?", ThreadID: "chat_1", TopK: 3, Mode: "bm25"}
 	missingStore := in
 	missingStore.Stores = []string{"kb", "missing"}
+	named := in
+	named.Stores = []string{"kb"}
 	ungraded := in
 	ungraded.SkipGrade = true
 	ungradedUnrelated := ungraded
 	ungradedUnrelated.Question, ungradedUnrelated.ThreadID = "an unrelated question", ""
-	gradeSkipped := func(o *pipeline.Output) { o.Relevant, o.Graded, o.GradeSkipped, o.Steps.Grade = "yes", false, true, pipeline.StepModel{} }
+	gradeSkipped := func(o *pipeline.Output) {
+		o.Relevant, o.Graded, o.GradeSkipped, o.Steps.Grade = "yes", false, true, pipeline.StepModel{}
+	}
 
 	tests := []struct {
 		name   string
@@ -251,6 +263,8 @@ func TestLocalRunsThePipelineAndDegradesOnEveryFailure(t *testing.T) {
 		calls  map[string]int // invocations per function, when checked
 	}{
 		{"every step succeeds", in, nil, with(func(o *pipeline.Output) {}), nil},
+		{"a retrieval of the stores named says nothing of a selection", named, nil,
+			with(func(o *pipeline.Output) { o.StoreSelection = pipeline.StoreSelection{} }), nil},
 		{"without a thread the question is not rephrased", func() pipeline.Input { i := in; i.ThreadID = ""; return i }(), nil,
 			with(func(o *pipeline.Output) { o.ContextInput, o.Rephrased = "how often?", false }), nil},
 		{"rephrase fails outright: the original question is used", in, map[string]stepFault{"vector/rephrase": functionError},
@@ -279,7 +293,7 @@ func TestLocalRunsThePipelineAndDegradesOnEveryFailure(t *testing.T) {
 			with(func(o *pipeline.Output) { retrieveFell(o); o.Relevant = "no"; o.Degraded = []string{"retrieve"} }), nil},
 		{"a retrieval that names no embedder is no failure", in, map[string]stepFault{"vector/retriever": noModel},
 			with(func(o *pipeline.Output) {
-				o.Documents, o.Steps.Retrieve, o.Relevant = []pipeline.Document{}, pipeline.StepModel{}, "no"
+				o.Documents, o.Steps.Retrieve, o.Relevant, o.StoreSelection = []pipeline.Document{}, pipeline.StepModel{}, "no", pipeline.StoreSelection{}
 			}), nil},
 		{"retrieve times out", in, map[string]stepFault{"vector/retriever": slow},
 			with(func(o *pipeline.Output) { retrieveFell(o); o.Relevant = "no"; o.Degraded = []string{"retrieve"} }), nil},

@@ -119,6 +119,9 @@ type Output struct {
 	// Graph is what the entity graph contributed to the retrieval; empty
 	// unless the input set GraphTraversalDepth and the retrieval ran.
 	Graph Graph `json:"graph"`
+	// StoreSelection says how the retriever chose the stores it searched;
+	// empty when the input named them or the retrieval fell back.
+	StoreSelection StoreSelection `json:"store_selection"`
 	// Relevant is "yes" or "no"; Graded is false when grading fell back
 	// or was skipped. GradeSkipped says the input turned grading off
 	// (SkipGrade): the documents are kept as relevant, and the grade step
@@ -144,6 +147,17 @@ type Graph struct {
 	EntitiesReached int      `json:"entities_reached,omitempty"`
 	GraphChunks     int      `json:"graph_chunks,omitempty"`
 	GraphOnly       int      `json:"graph_only_documents,omitempty"`
+}
+
+// StoreSelection is the retriever's account of how it chose the stores a
+// retrieval naming none searched (vector.StoreSelection, as the state
+// machine passes it on).
+type StoreSelection struct {
+	By       string   `json:"by,omitempty"`
+	Provider string   `json:"provider,omitempty"`
+	Model    string   `json:"model,omitempty"`
+	Fallback string   `json:"fallback,omitempty"`
+	Ignored  []string `json:"ignored,omitempty"`
 }
 
 // Steps says which provider and model each step used: the generator that

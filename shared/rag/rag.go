@@ -478,6 +478,9 @@ func (s *Service) respond(ctx context.Context, cl *call, out pipeline.Output, do
 			SearchedStores: nonNil(out.SearchedStores), Steps: out.Steps, Discarded: discarded,
 		},
 	}
+	if out.StoreSelection.By != "" {
+		resp.Metadata.StoreSelection = &out.StoreSelection
+	}
 	for i, d := range docs {
 		md := map[string]string{}
 		if cl.p.includeMetadata && d.Metadata != nil {

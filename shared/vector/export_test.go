@@ -25,3 +25,6 @@ func (s *Service) IndexState(ctx context.Context, c tenant.Caller, alias string)
 	}
 	return len(m.IVF), partitioned - m.loose(), m.loose(), nil
 }
+
+// ParseSelection is parseSelection, for the tests of package vector_test.
+var ParseSelection = parseSelection

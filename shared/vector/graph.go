@@ -418,7 +418,7 @@ func (s *Service) CommunityReports(ctx context.Context, c tenant.Caller, in Repo
 	if err != nil {
 		return nil, err
 	}
-	recs, err := s.searchStores(ctx, c, RetrieveInput{Question: in.Question, Stores: in.Stores}, emb)
+	recs, _, err := s.searchStores(ctx, c, RetrieveInput{Question: in.Question, Stores: in.Stores}, emb)
 	if err != nil {
 		return nil, err
 	}

@@ -17,8 +17,9 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/text"
 )
 
-// Store selection, when a search names no stores (the seed's "smart table
-// selection", done without a model call): each of the caller's stores built
+// Store selection by score, when a search names no stores (the seed's "smart
+// table selection" done without a model call: offline, and whenever the
+// model's choice fails; see [StoreSelection]): each of the caller's stores built
 // with the configured embedder is scored against the question's terms
 // (text.Terms):
 //
@@ -117,7 +118,8 @@ func (s *Service) retrieve(ctx context.Context, c tenant.Caller, in RetrieveInpu
 		return RetrieveOutput{}, err
 	}
 	out := RetrieveOutput{Documents: []Document{}, SearchedStores: []string{}, ContextInput: in.Question, Mode: string(mode)}
-	recs, err := s.searchStores(ctx, c, in, emb)
+	recs, sel, err := s.searchStores(ctx, c, in, emb)
+	out.Selection = sel
 	if err != nil || len(recs) == 0 {
 		return out, err
 	}
@@ -205,8 +207,8 @@ func searchFailed(err error) error {
 
 // searchStores returns the stores a search covers: those named (each must
 // exist and match the embedder emb), or those built with emb that store
-// selection picks.
-func (s *Service) searchStores(ctx context.Context, c tenant.Caller, in RetrieveInput, emb provider.Embedder) ([]storeRec, error) {
+// selection picks, with how it picked them (nil when the stores were named).
+func (s *Service) searchStores(ctx context.Context, c tenant.Caller, in RetrieveInput, emb provider.Embedder) ([]storeRec, *StoreSelection, error) {
 	if len(in.Stores) > 0 {
 		var recs []storeRec
 		seen := map[string]bool{}
@@ -217,18 +219,18 @@ func (s *Service) searchStores(ctx context.Context, c tenant.Caller, in Retrieve
 			seen[a] = true
 			r, err := s.loadStore(ctx, c, a, false)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if err := embedderFits(r, emb); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			recs = append(recs, r)
 		}
-		return recs, nil
+		return recs, nil, nil
 	}
 	all, err := s.allStores(ctx, c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var usable []storeRec
 	for _, r := range all {
@@ -236,7 +238,8 @@ func (s *Service) searchStores(ctx context.Context, c tenant.Caller, in Retrieve
 			usable = append(usable, r)
 		}
 	}
-	return selectStores(in.Question, usable), nil
+	recs, sel := s.chooseStores(ctx, c, in.Question, usable)
+	return recs, sel, nil
 }
 
 // selectStores applies the store selection rule above.
@@ -244,6 +247,26 @@ func selectStores(question string, recs []storeRec) []storeRec {
 	if len(recs) <= 1 {
 		return recs
 	}
+	return cutRanked(rankStores(question, recs))
+}
+
+// cutRanked keeps the stores of a ranking (rankStores) that the rule above
+// searches: those scoring at least SelectRatio of the best, at most
+// MaxSelectedStores.
+func cutRanked(ranked []storeRec, scores []float64) []storeRec {
+	var out []storeRec
+	for i, r := range ranked {
+		if len(out) == MaxSelectedStores || scores[0] > 0 && scores[i] < SelectRatio*scores[0] {
+			break
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// rankStores orders recs by their store selection score, best first (by
+// size when none scores), and returns the scores in that order.
+func rankStores(question string, recs []storeRec) ([]storeRec, []float64) {
 	terms := slices.Compact(slices.Sorted(slices.Values(text.Terms(question))))
 	described := make([]map[string]bool, len(recs))
 	for i, r := range recs {
@@ -283,14 +306,11 @@ func selectStores(question string, recs []storeRec) []storeRec {
 		}
 		return cmp.Or(cmp.Compare(scores[b], scores[a]), cmp.Compare(recs[a].Alias, recs[b].Alias))
 	})
-	var out []storeRec
-	for _, i := range order {
-		if len(out) == MaxSelectedStores || best > 0 && scores[i] < SelectRatio*best {
-			break
-		}
-		out = append(out, recs[i])
+	ranked, rankedScores := make([]storeRec, len(order)), make([]float64, len(order))
+	for i, j := range order {
+		ranked[i], rankedScores[i] = recs[j], scores[j]
 	}
-	return out
+	return ranked, rankedScores
 }
 
 // searchShards returns the live shards of stores and the ids of the dead

@@ -159,6 +159,8 @@ type RetrieveOutput struct {
 	Provider       string       `json:"provider" jsonschema:"the embedding provider used for the question; empty when no embedding was needed (mode bm25)"`
 	Model          string       `json:"model" jsonschema:"the embedding model used; empty in mode bm25"`
 	Graph          *GraphSearch `json:"graph,omitempty" jsonschema:"what the entity graph contributed, when graph_traversal_depth was set"`
+	// Selection says how the stores were chosen when the search named none.
+	Selection *StoreSelection `json:"store_selection,omitempty" jsonschema:"how the stores searched were chosen, when the search named none"`
 }
 
 // StorageInput is the input of optimizer_vs-storage.

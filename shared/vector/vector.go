@@ -31,6 +31,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
@@ -89,6 +90,16 @@ type Options struct {
 	// LateBytes bounds the token vectors late interaction holds in memory,
 	// over all stores. If zero, defaults to [DefaultLateBytes].
 	LateBytes int64
+	// Generator, if it can hold a conversation (provider.ToolCallerOf: a
+	// hosted model, not the offline generator), chooses the stores a search
+	// naming none covers, asked with the optimizer_vs-table-selection prompt
+	// (see [StoreSelection]). If nil or offline, store selection is the
+	// code-driven score alone.
+	Generator provider.Generator
+	// Prompts reads the table-selection prompt in force for the caller's
+	// tenant (prompt.Store: its override, else the default). If nil,
+	// defaults to [prompt.Defaults].
+	Prompts prompt.Lookup
 }
 
 // Service implements the vector store tools on a [store.Table] and a
@@ -116,6 +127,9 @@ type Service struct {
 	multi     multivector.Embedder
 	lateBytes int64
 	late      lateIndexes
+
+	chooser provider.ToolCaller // nil: store selection by score alone
+	prompts prompt.Lookup
 }
 
 // New returns a Service keeping records in table and shards in blobs, and
@@ -128,7 +142,7 @@ func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Opti
 	s := &Service{table: table, blobs: blobs, emb: emb, cache: sharedCache, now: time.Now, log: slog.New(slog.DiscardHandler),
 		progress: func(context.Context, float64, float64, string) {}, groupBytes: DefaultGroupBytes, maxShards: MaxShards,
 		revalidate: DefaultRevalidate, ivfThreshold: DefaultIVFThreshold, graphWeight: DefaultGraphWeight, lateBytes: DefaultLateBytes,
-		late: lateIndexes{byStore: map[string]*lateIndex{}}}
+		late: lateIndexes{byStore: map[string]*lateIndex{}}, prompts: prompt.Defaults}
 	if opts != nil {
 		if opts.Cache != nil {
 			s.cache = opts.Cache
@@ -145,6 +159,12 @@ func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Opti
 		s.searcher = opts.Searcher
 		s.quotas = opts.Quotas
 		s.multi = opts.MultiVector
+		if opts.Generator != nil {
+			s.chooser, _ = provider.ToolCallerOf(opts.Generator)
+		}
+		if opts.Prompts != nil {
+			s.prompts = opts.Prompts
+		}
 		if opts.LateBytes > 0 {
 			s.lateBytes = opts.LateBytes
 		}

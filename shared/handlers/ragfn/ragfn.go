@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
@@ -67,9 +68,10 @@ func colbert(d lambdafn.Deps) *rag.Service {
 }
 
 // global builds rag_iris_global_graphrag's service: it runs no pipeline,
-// and reads the stores' community reports itself.
+// and reads the stores' community reports itself (of the stores the model
+// chooses, as the retriever does, when the request names none).
 func global(d lambdafn.Deps) *rag.Service {
-	reports := vector.New(d.Table, d.Blobs, d.Embedder, &vector.Options{Logger: d.Logger})
+	reports := vector.New(d.Table, d.Blobs, d.Embedder, &vector.Options{Logger: d.Logger, Generator: generator(d), Prompts: prompt.NewStore(d.Table, nil)})
 	return rag.New(d.Table, rag.Options{Generator: generator(d), Reports: reports, Logger: d.Logger, After: d.Later})
 }
 

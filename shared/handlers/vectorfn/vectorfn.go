@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/metrics"
+	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/settings"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -49,9 +50,12 @@ var (
 // Retriever serves optimizer_vs-retriever: the pipeline's retrieve step and a
 // public tool. A search spanning several groups of shards fans out to
 // [SearchGroup] through d.Invoker; a function without one (run alone: sam
-// local invoke, a test) searches every group itself.
+// local invoke, a test) searches every group itself. A search naming no
+// stores asks d's generator which to search, with the tenant's
+// optimizer_vs-table-selection prompt, when it is a hosted model.
 var Retriever = lambdafn.ToolFunction("optimizer_vs-retriever", func(t *catalog.Tool, d lambdafn.Deps) lambda.Handler {
 	opts := options(d)
+	opts.Generator, opts.Prompts = d.Generator, prompt.NewStore(d.Table, nil)
 	if d.Invoker != nil {
 		opts.Searcher = remote.New(d.Invoker, SearchGroup.Path, searchGroupTool)
 	}
