@@ -8,6 +8,9 @@
 //     scenario broke;
 //   - each fallback gave the seed's value (the original question, no
 //     documents, relevant "yes");
+//   - a retrieval that named no stores says how it chose them
+//     (store_selection: by score, with no hosted model here), one that named
+//     them or fell back says nothing;
 //   - an input with skip_grade true (grading turned off) reports
 //     grade_skipped, keeps the documents as relevant, and (with "calls")
 //     never invokes the grade step;
@@ -132,6 +135,11 @@ for (const sc of scenarios) {
     }
     if (broken.has('grade') && (node.relevant !== 'yes' || node.graded !== false)) {
       problems.push(`grade fell back, but relevant is ${node.relevant}, graded ${node.graded}`);
+    }
+    // The steps' retriever has no hosted model: a retrieval naming no stores chose them by score.
+    const selection = broken.has('retrieve') || input.stores ? undefined : 'score';
+    if (node.store_selection?.by !== selection) {
+      problems.push(`store_selection ${JSON.stringify(node.store_selection)}, want by ${selection ?? '(none)'}`);
     }
     const skipped = input.skip_grade === true;
     if (node.grade_skipped !== skipped) problems.push(`grade_skipped is ${node.grade_skipped}, want ${skipped}`);
