@@ -111,21 +111,23 @@ type RetrievedDocument struct {
 // Metadata describes how a pipeline produced a [Response]. The fields after
 // the common ones are set only by the pipelines they name.
 type Metadata struct {
-	PipelineName    string                   `json:"pipeline_name" jsonschema:"basic, basic_rerank, crag, graphrag, iris_global_graphrag or pylate_colbert"`
-	ExecutionTimeMS int64                    `json:"execution_time_ms"`
-	TokensUsed      int                      `json:"tokens_used" jsonschema:"tokens the answer (and crag's rewrite and grade) consumed, input plus output, as the generator reported them"`
-	Timestamp       string                   `json:"timestamp" jsonschema:"when the request was received (RFC 3339)"`
-	Provider        string                   `json:"provider,omitempty" jsonschema:"the generator that wrote the answer"`
-	Model           string                   `json:"model,omitempty"`
-	ContextInput    string                   `json:"context_input" jsonschema:"the query actually used for retrieval"`
-	Rephrased       bool                     `json:"rephrased" jsonschema:"true if the query was rephrased from the conversation"`
-	Relevant        string                   `json:"relevant" jsonschema:"the grade of the retrieved documents: yes or no; with no, the answer was written without them"`
-	Graded          bool                     `json:"graded" jsonschema:"false if grading failed and the documents were kept by default"`
-	Degraded        []string                 `json:"degraded" jsonschema:"pipeline steps that failed and fell back: rephrase (original query used), retrieve (no documents), grade (documents kept)"`
-	SearchedStores  []string                 `json:"searched_stores" jsonschema:"the vector stores searched"`
-	StoreSelection  *pipeline.StoreSelection `json:"store_selection,omitempty" jsonschema:"how the stores searched were chosen, when the request named none: by (model: the language model chose with the prompt optimizer_vs-table-selection; score: by their descriptions and content), and fallback, why the model's choice was not used"`
-	Steps           pipeline.Steps           `json:"steps" jsonschema:"the provider and model each step used: the generator that rephrased and graded, the embedder that retrieved (empty where a step fell back or needed no model)"`
-	Discarded       int                      `json:"discarded_documents" jsonschema:"documents retrieved but graded not relevant, so not used"`
+	PipelineName    string         `json:"pipeline_name" jsonschema:"basic, basic_rerank, crag, graphrag, iris_global_graphrag or pylate_colbert"`
+	ExecutionTimeMS int64          `json:"execution_time_ms"`
+	TokensUsed      int            `json:"tokens_used" jsonschema:"tokens the answer (and crag's rewrite and grade) consumed, input plus output, as the generator reported them"`
+	Timestamp       string         `json:"timestamp" jsonschema:"when the request was received (RFC 3339)"`
+	Provider        string         `json:"provider,omitempty" jsonschema:"the generator that wrote the answer"`
+	Model           string         `json:"model,omitempty"`
+	ContextInput    string         `json:"context_input" jsonschema:"the query actually used for retrieval"`
+	Rephrased       bool           `json:"rephrased" jsonschema:"true if the query was rephrased from the conversation"`
+	Relevant        string         `json:"relevant" jsonschema:"the grade of the retrieved documents: yes or no; with no, the answer was written without them"`
+	Graded          bool           `json:"graded" jsonschema:"false if grading failed and the documents were kept by default"`
+	Degraded        []string       `json:"degraded" jsonschema:"pipeline steps that failed and fell back: rephrase (original query used), retrieve (no documents), grade (documents kept)"`
+	SearchedStores  []string       `json:"searched_stores" jsonschema:"the vector stores searched"`
+	Steps           pipeline.Steps `json:"steps" jsonschema:"the provider and model each step used: the generator that rephrased and graded, the embedder that retrieved (empty where a step fell back or needed no model)"`
+	Discarded       int            `json:"discarded_documents" jsonschema:"documents retrieved but graded not relevant, so not used"`
+
+	// StoreSelection says how the stores were chosen when the request named none.
+	StoreSelection *pipeline.StoreSelection `json:"store_selection,omitempty" jsonschema:"how the stores searched were chosen, when the request named none: by (model: the language model chose with the prompt optimizer_vs-table-selection; score: by their descriptions and content), and fallback, why the model's choice was not used"`
 
 	// rag_basic_rerank
 	Reranker   string `json:"reranker,omitempty" jsonschema:"basic_rerank: the reranking method"`
