@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -76,6 +78,89 @@ func TestPromptedRefusesARepliesThatBreakTheSchema(t *testing.T) {
 	}
 }
 
+func TestPromptedFallsBackPerChunkOnAMalformedReplyAndCountsIt(t *testing.T) {
+	good := `{"entities":[{"name":"Tovar Kelmin"},{"name":"Brasco Industries"}],"relations":[{"source":"Tovar Kelmin","target":"Brasco Industries"}]}`
+	var systems []string
+	var mu sync.Mutex
+	gen := scripted{func(req provider.GenerateRequest) (string, error) {
+		mu.Lock()
+		systems = append(systems, req.System)
+		mu.Unlock()
+		switch {
+		case strings.Contains(req.Documents[0], "Kelmin"):
+			return good, nil
+		case strings.Contains(req.Documents[0], "Quelton"):
+			return "Quelton Harbour lies in Varnia.", nil // prose, not the JSON asked for
+		}
+		return "", errors.New("throttled")
+	}}
+	d := doc("d", "Tovar Kelmin works for Brasco Industries.", "Quelton Harbour is a port of Varnia.", "Ardent Labs studies Prellin Syndrome.")
+	tests := []struct {
+		name          string
+		fallback      graph.Extractor
+		wantFallbacks int
+		wantErr       string
+	}{
+		{"with a fallback, the chunks the model failed are extracted offline and counted", graph.Heuristic{}, 2, ""},
+		{"without one, the first failed chunk fails the extraction", nil, 0, "chunk 1: the model's reply: not the JSON object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			systems = nil
+			s, err := graph.NewShard(context.Background(), d, graph.Prompted{Generator: gen, Model: "m", System: "Extract, tenant style.", Fallback: tt.fallback}, nil, graph.Limits{})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one with %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Fallbacks != tt.wantFallbacks {
+				t.Errorf("fallbacks %d, want %d", s.Fallbacks, tt.wantFallbacks)
+			}
+			for _, k := range []string{"tovar kelmin", "quelton harbour", "ardent lab"} {
+				if !slices.Contains(keys(s), k) {
+					t.Errorf("entities %v lack %q", keys(s), k)
+				}
+			}
+			for _, sys := range systems {
+				if sys != "Extract, tenant style." {
+					t.Errorf("the model was sent system prompt %q, want the one given", sys)
+				}
+			}
+			b, err := s.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := graph.DecodeShard(b)
+			if err != nil || back.Fallbacks != tt.wantFallbacks {
+				t.Errorf("decoded fallbacks %v, %v; want %d", back, err, tt.wantFallbacks)
+			}
+		})
+	}
+}
+
+func TestPromptedSendsAtMostItsBoundOfChunksToTheModel(t *testing.T) {
+	var calls atomic.Int64
+	gen := scripted{func(provider.GenerateRequest) (string, error) {
+		calls.Add(1)
+		return `{"entities":[{"name":"Brasco Industries"}]}`, nil
+	}}
+	texts := make([]string, graph.MaxPromptedChunks+3)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("Brasco Industries opened Plant %d.", i)
+	}
+	s, err := graph.NewShard(context.Background(), doc("d", texts...), graph.Prompted{Generator: gen, Fallback: graph.Heuristic{}}, nil, graph.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != graph.MaxPromptedChunks || s.Fallbacks != 3 {
+		t.Errorf("%d calls and %d fallbacks, want %d and 3", calls.Load(), s.Fallbacks, graph.MaxPromptedChunks)
+	}
+}
+
 // world is the graph, communities and chunk texts of a small multi-hop world.
 func world(t *testing.T) (*graph.Graph, graph.Communities, graph.ChunkTexts) {
 	c := multihop.Generate(3, multihop.Options{People: 40, Companies: 6, Cities: 4, Questions: 1})
@@ -100,7 +185,7 @@ func world(t *testing.T) (*graph.Graph, graph.Communities, graph.ChunkTexts) {
 
 func TestReportsSummariseEachCommunityFromItsCentralChunks(t *testing.T) {
 	g, comms, texts := world(t)
-	reports, err := g.Reports(context.Background(), comms, texts, nil)
+	reports, err := g.Reports(context.Background(), comms, texts, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +228,7 @@ func TestReportsUseTheGeneratorAndFallBackWhenItFails(t *testing.T) {
 		}
 		return "A report on " + req.Question, nil
 	}}
-	reports, err := g.Reports(context.Background(), comms, texts, gen)
+	reports, err := g.Reports(context.Background(), comms, texts, gen, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +262,7 @@ func TestDecodeReportsRefusesReportsPastTheirBounds(t *testing.T) {
 
 func TestGlobalAnswersFromTheReportsThatCoverTheQuestion(t *testing.T) {
 	g, comms, texts := world(t)
-	reports, err := g.Reports(context.Background(), comms, texts, nil)
+	reports, err := g.Reports(context.Background(), comms, texts, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

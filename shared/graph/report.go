@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/text"
@@ -50,11 +51,6 @@ const (
 	maxReportsBytes = 32 << 20
 )
 
-// ReportPrompt is the system prompt of a community report written by a generator.
-const ReportPrompt = `You write a short report on a community of related entities in the user's documents.
-The entities are listed in the question; the documents are passages that mention them.
-Say what the entities are and how they relate, using only the documents. At most 150 words, plain prose.`
-
 // ChunkTexts returns the texts of the chunks named by ids, by id; a chunk it
 // cannot find is left out. The vector store provides it.
 type ChunkTexts func(ctx context.Context, ids []string) (map[string]string, error)
@@ -65,9 +61,17 @@ type ChunkTexts func(ctx context.Context, ids []string) (map[string]string, erro
 // (gen nil) a summary is extractive: the sentences of the central chunks
 // that name the most central entities, at most [MaxReportSentences] in
 // chunk order and [MaxReportChars]. With one, the summary is its answer to
-// [ReportPrompt] over the central chunks; a generation that fails leaves
-// that report extractive, and By says so.
-func (g *Graph) Reports(ctx context.Context, c Communities, texts ChunkTexts, gen provider.Generator) ([]Report, error) {
+// the report prompt system ("" means prompt.GraphReport's default text;
+// a caller with a tenant passes the tenant's) over the central chunks; a
+// generation that fails leaves that report extractive, and By says so.
+func (g *Graph) Reports(ctx context.Context, c Communities, texts ChunkTexts, gen provider.Generator, system string) ([]Report, error) {
+	if gen != nil && strings.TrimSpace(system) == "" {
+		s, err := prompt.SpecOf(prompt.GraphReport)
+		if err != nil {
+			return nil, err
+		}
+		system = s.Text
+	}
 	var out []Report
 	for l, part := range c.Levels {
 		members := make([][]int32, c.Count(l))
@@ -96,7 +100,7 @@ func (g *Graph) Reports(ctx context.Context, c Communities, texts ChunkTexts, ge
 			return nil, fmt.Errorf("graph: reports: chunk texts: %w", err)
 		}
 		for i := range reports {
-			g.summarise(ctx, &reports[i], found, gen)
+			g.summarise(ctx, &reports[i], found, gen, system)
 		}
 		out = append(out, reports...)
 	}
@@ -144,7 +148,7 @@ func (g *Graph) outline(part []int32, p int32, members []int32) Report {
 }
 
 // summarise writes a report's summary from its central chunks' texts.
-func (g *Graph) summarise(ctx context.Context, r *Report, texts map[string]string, gen provider.Generator) {
+func (g *Graph) summarise(ctx context.Context, r *Report, texts map[string]string, gen provider.Generator, system string) {
 	var docs []string
 	for _, id := range r.Chunks {
 		if t, ok := texts[id]; ok {
@@ -153,7 +157,7 @@ func (g *Graph) summarise(ctx context.Context, r *Report, texts map[string]strin
 	}
 	if gen != nil && len(docs) > 0 {
 		out, err := gen.Generate(ctx, provider.GenerateRequest{
-			Task: provider.TaskAnswer, System: ReportPrompt, Documents: docs, Sources: r.Chunks[:len(docs)],
+			Task: provider.TaskAnswer, System: system, Documents: docs, Sources: r.Chunks[:len(docs)],
 			Question: "Entities: " + strings.Join(r.Entities, "; "), MaxTokens: 400,
 		})
 		if err == nil && strings.TrimSpace(out.Text) != "" {
