@@ -31,6 +31,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
@@ -89,6 +90,21 @@ type Options struct {
 	// LateBytes bounds the token vectors late interaction holds in memory,
 	// over all stores. If zero, defaults to [DefaultLateBytes].
 	LateBytes int64
+	// Generator, if set, extracts the entity graphs of ingested documents
+	// (graph.Prompted with the tenant's prompt.GraphExtract, each chunk it
+	// fails extracted offline and counted) and writes community reports
+	// (prompt.GraphReport). If nil or the offline generator (whose
+	// extractive answers are no extraction), both are offline.
+	Generator provider.Generator
+	// Prompts reads the tenants' prompts for Generator. If nil, defaults to
+	// prompt.NewStore over the service's table.
+	Prompts prompt.Lookup
+	// TermsOnly matches questions to graph entities by their terms alone.
+	// Otherwise, when the embedder is a hosted one, ingestion embeds the
+	// names of each document's entities too, so that a question matches the
+	// entities it means as well as those it names (the offline hashing
+	// embedder's vectors of names add nothing their terms do not).
+	TermsOnly bool
 }
 
 // Service implements the vector store tools on a [store.Table] and a
@@ -116,6 +132,10 @@ type Service struct {
 	multi     multivector.Embedder
 	lateBytes int64
 	late      lateIndexes
+
+	gen       provider.Generator
+	prompts   prompt.Lookup
+	termsOnly bool
 }
 
 // New returns a Service keeping records in table and shards in blobs, and
@@ -145,6 +165,10 @@ func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Opti
 		s.searcher = opts.Searcher
 		s.quotas = opts.Quotas
 		s.multi = opts.MultiVector
+		s.gen, s.prompts, s.termsOnly = opts.Generator, opts.Prompts, opts.TermsOnly
+		if _, isOffline := s.gen.(offline.Generator); isOffline {
+			s.gen = nil
+		}
 		if opts.LateBytes > 0 {
 			s.lateBytes = opts.LateBytes
 		}
@@ -170,6 +194,9 @@ func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Opti
 	}
 	if s.quotas == nil {
 		s.quotas = quota.New(table, nil)
+	}
+	if s.prompts == nil {
+		s.prompts = prompt.NewStore(table, nil)
 	}
 	if s.searcher == nil {
 		s.searcher = s.LocalSearcher()

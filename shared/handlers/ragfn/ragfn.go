@@ -67,9 +67,10 @@ func colbert(d lambdafn.Deps) *rag.Service {
 }
 
 // global builds rag_iris_global_graphrag's service: it runs no pipeline,
-// and reads the stores' community reports itself.
+// and reads the stores' community reports itself (written by the
+// configured generator when there is one).
 func global(d lambdafn.Deps) *rag.Service {
-	reports := vector.New(d.Table, d.Blobs, d.Embedder, &vector.Options{Logger: d.Logger})
+	reports := vector.New(d.Table, d.Blobs, d.Embedder, &vector.Options{Logger: d.Logger, Generator: d.Generator})
 	return rag.New(d.Table, rag.Options{Generator: generator(d), Reports: reports, Logger: d.Logger, After: d.Later})
 }
 
