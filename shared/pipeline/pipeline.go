@@ -136,6 +136,8 @@ type Graph struct {
 	EntitiesReached int      `json:"entities_reached,omitempty"`
 	GraphChunks     int      `json:"graph_chunks,omitempty"`
 	GraphOnly       int      `json:"graph_only_documents,omitempty"`
+	// ExtractionFallbacks: chunks whose entities the configured generator failed to extract.
+	ExtractionFallbacks int `json:"extraction_fallback_chunks,omitempty"`
 }
 
 // Steps says which provider and model each step used: the generator that
