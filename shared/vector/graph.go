@@ -26,16 +26,17 @@ import (
 // their lifecycle. Each chunk shard has a graph pack (graph.MarshalPack): the
 // graph shards of the document versions it holds, each under the id of its
 // version's first chunk, built by the ingest that writes the chunk shard
-// (graph.Heuristic, offline) and named by the shard's manifest entry.
-// Compaction writes the merged shard's pack from the packs of the shards it
-// merges, keeping the versions whose chunks it keeps (never extracting
-// again). A store's graph is the union of the live versions' shards
+// (by the configured generator, graph.Prompted, or offline, graph.Heuristic)
+// and named by the shard's manifest entry. Compaction writes the merged
+// shard's pack from the packs of the shards it merges, keeping the versions
+// whose chunks it keeps (never extracting again; shards written before
+// graphs are extracted then, see backfill.go). A store's graph is the union of the live versions' shards
 // (graph.Build): a version on the manifest's dead list (replaced or deleted)
 // is left out, so its entities and relations leave with its chunks, and an
 // unchanged document is skipped before its pack would be built. The packs
 // change only in manifest commits, so concurrent ingests lose nothing.
 //
-//	tenants/<tenant>/vector/<alias>/graph/<shard id>.sbgp          the pack of a chunk shard
+//	tenants/<tenant>/vector/<alias>/graph/<shard id>[-<rand>].sbgp  the pack of a chunk shard (rand: backfilled)
 //	tenants/<tenant>/vector/<alias>/graph/reports-<ver>.json       community reports of manifest version ver
 //
 // A process builds a store's graph once per manifest version and keeps it
@@ -58,7 +59,11 @@ func reportsKey(c tenant.Caller, alias string, version int64) string {
 // writes it as the pack of the chunk shard shardID, returning its key and
 // size and how many chunks the generator's extraction fell back on.
 func (s *Service) writeGraph(ctx context.Context, c tenant.Caller, alias, shardID, docID string, chunks []retrieval.Chunk) (string, int64, int, error) {
-	sh, err := s.graphShard(ctx, c, docID, chunks)
+	ex, err := s.extractor(ctx, c)
+	if err != nil {
+		return "", 0, 0, err
+	}
+	sh, err := s.graphShard(ctx, docID, chunks, ex)
 	if err != nil {
 		return "", 0, 0, err
 	}
@@ -66,22 +71,27 @@ func (s *Service) writeGraph(ctx context.Context, c tenant.Caller, alias, shardI
 	return key, size, sh.Fallbacks, err
 }
 
-// graphShard extracts the entity graph of one document version's chunks:
-// by the generator when one is configured (the tenant's extraction prompt,
-// each chunk it fails extracted offline), else offline; with its entities'
-// names embedded when the embedder is a hosted one (see [Options.TermsOnly]).
-func (s *Service) graphShard(ctx context.Context, c tenant.Caller, docID string, chunks []retrieval.Chunk) (*graph.Shard, error) {
+// extractor is what extracts the entity graphs of caller c's ingests: the
+// generator when one is configured (with the tenant's extraction prompt,
+// each chunk it fails extracted offline), else the offline extractor.
+func (s *Service) extractor(ctx context.Context, c tenant.Caller) (graph.Extractor, error) {
+	if s.gen == nil {
+		return graph.Heuristic{}, nil
+	}
+	system, err := s.prompts.Text(ctx, c.Tenant, prompt.GraphExtract)
+	if err != nil {
+		return nil, fault.Unavailable(err, "reading the entity extraction prompt failed; retry")
+	}
+	return graph.Prompted{Generator: s.gen, System: system, Fallback: graph.Heuristic{}}, nil
+}
+
+// graphShard extracts the entity graph of one document version's chunks
+// with ex, its entities' names embedded when the embedder is a hosted one
+// (see [Options.TermsOnly]).
+func (s *Service) graphShard(ctx context.Context, docID string, chunks []retrieval.Chunk, ex graph.Extractor) (*graph.Shard, error) {
 	doc := graph.Document{ID: docID, Chunks: make([]graph.Chunk, len(chunks))}
 	for i, ch := range chunks {
 		doc.Chunks[i] = graph.Chunk{ID: ch.ID, Text: ch.Text}
-	}
-	var ex graph.Extractor = graph.Heuristic{}
-	if s.gen != nil {
-		system, err := s.prompts.Text(ctx, c.Tenant, prompt.GraphExtract)
-		if err != nil {
-			return nil, fault.Unavailable(err, "reading the entity extraction prompt failed; retry")
-		}
-		ex = graph.Prompted{Generator: s.gen, System: system, Fallback: graph.Heuristic{}}
 	}
 	var emb provider.Embedder
 	if !s.termsOnly && s.emb.Provider() != offline.Name {
@@ -289,7 +299,7 @@ const DefaultGraphWeight = 1.0
 // that ranking with hybrid's by reciprocal rank ([graph.Fuse]); each
 // returned chunk's Score is its rrf_score. A chunk only the graph found is
 // read from its shard, and must pass filter.
-func (s *Service) fuseGraph(ctx context.Context, recs []storeRec, emb provider.Embedder, question string, depth int, hybrid []ScoredChunk, filter map[string][]string, perDoc bool, k int) ([]ScoredChunk, GraphSearch, error) {
+func (s *Service) fuseGraph(ctx context.Context, c tenant.Caller, recs []storeRec, emb provider.Embedder, question string, depth int, hybrid []ScoredChunk, filter map[string][]string, perDoc bool, k int) ([]ScoredChunk, GraphSearch, error) {
 	info := GraphSearch{Depth: depth, EntitiesMatched: []string{}}
 	type ranked struct {
 		hit   retrieval.Hit
@@ -298,7 +308,7 @@ func (s *Service) fuseGraph(ctx context.Context, recs []storeRec, emb provider.E
 	var walked []ranked
 	sgs := make([]*storeGraph, len(recs))
 	for i, r := range recs {
-		m, err := s.loadManifest(ctx, r)
+		r, m, err := s.graphManifest(ctx, c, r)
 		if err != nil {
 			return nil, info, err
 		}
@@ -496,7 +506,7 @@ func (s *Service) storeReports(ctx context.Context, c tenant.Caller, r storeRec)
 			return StoreReports{}, fault.Unavailable(err, "reading the community reports of vector store %q failed; retry", r.Alias)
 		}
 	}
-	m, err := s.loadManifest(ctx, r)
+	r, m, err := s.graphManifest(ctx, c, r)
 	if err != nil {
 		return StoreReports{}, fault.Unavailable(err, "reading the manifest of vector store %q failed; retry", r.Alias)
 	}

@@ -177,3 +177,72 @@ func TestTheOfflineGeneratorLeavesTheGraphOffline(t *testing.T) {
 		t.Errorf("entities matched %q, want Dunmore", out.Graph.EntitiesMatched)
 	}
 }
+
+func TestGraphsAreBackfilledForDocumentsIngestedBeforeGraphs(t *testing.T) {
+	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+		acme, _ := newTenants()
+		ctx := context.Background()
+		blobs := storetest.OpenLocalFS(t)
+		svc := newService(t, tbl, blobs, nil)
+		ingestGraphDocs(t, svc, acme, "world")
+		graphless := func() int {
+			t.Helper()
+			n, err := svc.GraphlessShards(ctx, acme, "world")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if err := svc.DropGraphs(ctx, acme, "world"); err != nil {
+			t.Fatal(err)
+		}
+		if n := graphless(); n != len(graphDocs) || len(graphObjects(t, blobs, acme, "world")) != 0 {
+			t.Fatalf("%d shards without graphs and packs %v; want every shard's dropped", n, graphObjects(t, blobs, acme, "world"))
+		}
+
+		// The first graph search extracts them from the stored chunks.
+		out := graphSearch(t, svc, acme, "world", "Where did the founder of Quillfeather Labs study?")
+		if !slices.Contains(out.Graph.EntitiesMatched, "Quillfeather Labs") || !slices.Contains(docIDs(out), "marlow") {
+			t.Errorf("after the backfill: entities matched %q, documents %q", out.Graph.EntitiesMatched, docIDs(out))
+		}
+		packs := graphObjects(t, blobs, acme, "world")
+		if n := graphless(); n != 0 || len(packs) != len(graphDocs) {
+			t.Errorf("after the backfill: %d shards without graphs, %d packs; want none and %d", n, len(packs), len(graphDocs))
+		}
+
+		// Nothing is extracted again.
+		graphSearch(t, svc, acme, "world", "Where is Dunmore?")
+		if again := graphObjects(t, blobs, acme, "world"); !slices.Equal(again, packs) {
+			t.Errorf("a second search rewrote packs: %v, was %v", again, packs)
+		}
+
+		// A deleted document's entities leave.
+		if _, err := svc.DeleteDocument(ctx, acme, vector.DeleteDocumentInput{Store: "world", DocID: "quill"}); err != nil {
+			t.Fatal(err)
+		}
+		if out := graphSearch(t, svc, acme, "world", "Where did the founder of Quillfeather Labs study?"); slices.Contains(out.Graph.EntitiesMatched, "Quillfeather Labs") {
+			t.Errorf("after deleting its document, entities matched %q still hold Quillfeather Labs", out.Graph.EntitiesMatched)
+		}
+	})
+}
+
+func TestCompactionBackfillsTheGraphsOfTheShardsItMerges(t *testing.T) {
+	acme, _ := newTenants()
+	ctx := context.Background()
+	tbl, blobs := storetest.OpenEmbedded(t), storetest.OpenLocalFS(t)
+	ingestGraphDocs(t, newService(t, tbl, blobs, nil), acme, "world")
+	compacting := newService(t, tbl, blobs, &vector.Options{MaxShards: 2})
+	if err := compacting.DropGraphs(ctx, acme, "world"); err != nil {
+		t.Fatal(err)
+	}
+	if err := compacting.Compact(ctx, acme, "world"); err != nil {
+		t.Fatal(err)
+	}
+	n, err := compacting.GraphlessShards(ctx, acme, "world")
+	if err != nil || n != 0 {
+		t.Fatalf("after compaction, %d shards without graphs (%v); want none", n, err)
+	}
+	if out := graphSearch(t, compacting, acme, "world", "Where did the founder of Quillfeather Labs study?"); !slices.Contains(out.Graph.EntitiesMatched, "Quillfeather Labs") {
+		t.Errorf("entities matched %q, want Quillfeather Labs", out.Graph.EntitiesMatched)
+	}
+}
