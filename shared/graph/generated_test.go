@@ -220,10 +220,9 @@ func TestReportsSummariseEachCommunityFromItsCentralChunks(t *testing.T) {
 
 func TestReportsUseTheGeneratorAndFallBackWhenItFails(t *testing.T) {
 	g, comms, texts := world(t)
-	n := 0
+	var n atomic.Int64
 	gen := scripted{func(req provider.GenerateRequest) (string, error) {
-		n++
-		if n%2 == 0 {
+		if n.Add(1)%2 == 0 {
 			return "", errors.New("throttled")
 		}
 		return "A report on " + req.Question, nil
@@ -241,6 +240,45 @@ func TestReportsUseTheGeneratorAndFallBackWhenItFails(t *testing.T) {
 	slices.Sort(by)
 	if diff := cmp.Diff([]string{"extractive", "test/scripted"}, by); diff != "" {
 		t.Errorf("report writers mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestReportsAskTheGeneratorForAtMostTheirBoundCoarsestLevelsFirst(t *testing.T) {
+	c := multihop.Generate(3, multihop.Options{People: 400, Companies: 40, Cities: 12, Questions: 1})
+	texts := map[string]string{}
+	var shards []*graph.Shard
+	for _, d := range c.Docs {
+		texts[d.ID+"#0"] = d.Text
+		shards = append(shards, mustShard(t, doc(d.ID, d.Text), graph.Heuristic{}))
+	}
+	g := mustBuild(t, shards...)
+	lookup := func(_ context.Context, ids []string) (map[string]string, error) {
+		out := map[string]string{}
+		for _, id := range ids {
+			out[id] = texts[id]
+		}
+		return out, nil
+	}
+	var calls atomic.Int64
+	gen := scripted{func(provider.GenerateRequest) (string, error) {
+		calls.Add(1)
+		return "Generated.", nil
+	}}
+	reports, err := g.Reports(context.Background(), g.Communities(1), lookup, gen, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reports) <= graph.MaxGeneratedReports {
+		t.Fatalf("%d reports: the world is too small to pass the bound", len(reports))
+	}
+	if calls.Load() != graph.MaxGeneratedReports {
+		t.Errorf("%d generations, want %d", calls.Load(), graph.MaxGeneratedReports)
+	}
+	top := reports[len(reports)-1].Level
+	for _, r := range reports {
+		if r.Level == top && r.By != "test/scripted" {
+			t.Errorf("report %d/%d of the coarsest level is %s, want generated", r.Level, r.Community, r.By)
+		}
 	}
 }
 
