@@ -13,20 +13,32 @@ import (
 // Shards written before entity graphs existed have no graph pack. Their
 // documents' graphs are built from their stored chunks on the store's
 // lifecycle: compaction extracts the graphs of the shards it merges that
-// have none (see merge), and a graph search (rag_graphrag's retrieval,
-// global search's reports) that meets such shards first extracts theirs,
-// at most [MaxBackfillChunks] chunks a call (whole shards; the next search
-// goes on), and commits their packs into the manifest like any other
-// change. A backfill extracts offline ([graph.Heuristic]) whatever
-// generator is configured: it runs inside a query, whose deadline a model
-// call per chunk would pass; entity names are embedded as at ingest, so a
-// store's graph keeps one kind of entity vectors. Only shards without a
-// pack are read, so an unchanged document is never extracted again, and
-// dead chunks are skipped, so a deleted document's entities never enter.
+// have none (see merge); global search, which writes its reports anyway,
+// extracts theirs before building reports, at most [MaxBackfillChunks]
+// chunks a call (whole shards; the next call goes on), and commits their
+// packs into the manifest like any other change; and the retriever, which
+// is read-only, extracts them in memory when it builds a store's graph
+// (at most [MaxBackfillChunks] chunks; kept with the graph, for its
+// manifest version). A backfill extracts offline ([graph.Heuristic])
+// whatever generator is configured: it runs inside a query, whose deadline
+// a model call per chunk would pass; entity names are embedded as at
+// ingest, so a store's graph keeps one kind of entity vectors. Only shards
+// without a pack are read, so an unchanged document is never extracted
+// again once stored, and dead chunks are skipped, so a deleted document's
+// entities never enter.
 
-// MaxBackfillChunks bounds the chunks one graph search extracts entity
-// graphs from (whole shards, so one larger shard may pass it).
+// MaxBackfillChunks bounds the chunks one call extracts entity graphs from
+// (whole shards, so one larger shard may pass it).
 const MaxBackfillChunks = 4096
+
+// extractPack extracts the pack of shard sh of manifest m from its live chunks.
+func (s *Service) extractPack(ctx context.Context, sh shardRef, m *manifest) ([]graph.PackEntry, error) {
+	seg, err := s.segment(ctx, sh)
+	if err != nil {
+		return nil, err
+	}
+	return s.segmentGraphs(ctx, seg, func(i int) bool { return !m.dead[seg.ChunkID(i)] })
+}
 
 // segmentGraphs extracts the graph shards of the document versions whose
 // chunks seg holds and keep accepts, one pack entry per version (a
@@ -77,14 +89,10 @@ func (s *Service) backfillGraphs(ctx context.Context, c tenant.Caller, r storeRe
 			continue
 		}
 		chunks += sh.Chunks
-		seg, err := s.segment(ctx, sh)
+		entries, err := s.extractPack(ctx, sh, m)
 		if isNotFound(err) {
 			continue // compacted meanwhile
 		}
-		if err != nil {
-			return r, m, err
-		}
-		entries, err := s.segmentGraphs(ctx, seg, func(i int) bool { return !m.dead[seg.ChunkID(i)] })
 		if err != nil {
 			s.removeObjects(ctx, packKeys(written)...)
 			return r, m, err
@@ -134,7 +142,7 @@ func packKeys(written map[string]string) []string {
 	return keys
 }
 
-// graphManifest returns r's record and manifest for a graph search: with
+// graphManifest returns r's record and manifest for global search: with
 // the graphs of shards that lack them backfilled first. A backfill that
 // fails is logged and the search goes on with the graphs there are.
 func (s *Service) graphManifest(ctx context.Context, c tenant.Caller, r storeRec) (storeRec, *manifest, error) {

@@ -188,7 +188,9 @@ type storeGraph struct {
 var graphs singleflight.Group
 
 // storeGraph returns the graph of store r at manifest m, built once per
-// manifest version and process (it stays in the cache while it is used).
+// manifest version and process (it stays in the cache while it is used);
+// the graphs of shards written before graphs are extracted in memory, at
+// most [MaxBackfillChunks] chunks of them.
 func (s *Service) storeGraph(ctx context.Context, r storeRec, m *manifest) (*storeGraph, error) {
 	key := r.Manifest + "#graph"
 	if e := s.cache.lookup(key); e != nil {
@@ -201,11 +203,18 @@ func (s *Service) storeGraph(ctx context.Context, r storeRec, m *manifest) (*sto
 		sg := &storeGraph{shardOf: map[string]int{}, shards: m.Shards}
 		byDoc := map[string]*graph.Shard{}
 		var order []string
+		backfill := 0
 		for i, sh := range m.Shards {
-			if sh.Graph == "" {
-				continue
+			var pack []graph.PackEntry
+			var err error
+			switch {
+			case sh.Graph != "":
+				pack, err = s.pack(ctx, sh.Graph)
+			case backfill < MaxBackfillChunks:
+				// Written before graphs: extracted here, kept with the graph (see backfill.go).
+				backfill += sh.Chunks
+				pack, err = s.extractPack(ctx, sh, m)
 			}
-			pack, err := s.pack(ctx, sh.Graph)
 			if err != nil {
 				return nil, err
 			}
@@ -299,7 +308,7 @@ const DefaultGraphWeight = 1.0
 // that ranking with hybrid's by reciprocal rank ([graph.Fuse]); each
 // returned chunk's Score is its rrf_score. A chunk only the graph found is
 // read from its shard, and must pass filter.
-func (s *Service) fuseGraph(ctx context.Context, c tenant.Caller, recs []storeRec, emb provider.Embedder, question string, depth int, hybrid []ScoredChunk, filter map[string][]string, perDoc bool, k int) ([]ScoredChunk, GraphSearch, error) {
+func (s *Service) fuseGraph(ctx context.Context, recs []storeRec, emb provider.Embedder, question string, depth int, hybrid []ScoredChunk, filter map[string][]string, perDoc bool, k int) ([]ScoredChunk, GraphSearch, error) {
 	info := GraphSearch{Depth: depth, EntitiesMatched: []string{}}
 	type ranked struct {
 		hit   retrieval.Hit
@@ -308,7 +317,7 @@ func (s *Service) fuseGraph(ctx context.Context, c tenant.Caller, recs []storeRe
 	var walked []ranked
 	sgs := make([]*storeGraph, len(recs))
 	for i, r := range recs {
-		r, m, err := s.graphManifest(ctx, c, r)
+		m, err := s.loadManifest(ctx, r)
 		if err != nil {
 			return nil, info, err
 		}

@@ -200,20 +200,38 @@ func TestGraphsAreBackfilledForDocumentsIngestedBeforeGraphs(t *testing.T) {
 			t.Fatalf("%d shards without graphs and packs %v; want every shard's dropped", n, graphObjects(t, blobs, acme, "world"))
 		}
 
-		// The first graph search extracts them from the stored chunks.
-		out := graphSearch(t, svc, acme, "world", "Where did the founder of Quillfeather Labs study?")
+		// The retriever, read-only, extracts them in memory.
+		question := "Where did the founder of Quillfeather Labs study?"
+		out := graphSearch(t, svc, acme, "world", question)
 		if !slices.Contains(out.Graph.EntitiesMatched, "Quillfeather Labs") || !slices.Contains(docIDs(out), "marlow") {
-			t.Errorf("after the backfill: entities matched %q, documents %q", out.Graph.EntitiesMatched, docIDs(out))
+			t.Errorf("retrieval before the backfill: entities matched %q, documents %q", out.Graph.EntitiesMatched, docIDs(out))
 		}
-		packs := graphObjects(t, blobs, acme, "world")
+		if n := graphless(); n != len(graphDocs) || len(graphObjects(t, blobs, acme, "world")) != 0 {
+			t.Errorf("the retriever wrote: %d shards without graphs, packs %v", n, graphObjects(t, blobs, acme, "world"))
+		}
+
+		// Global search stores them.
+		reports := func() {
+			t.Helper()
+			if _, err := svc.CommunityReports(ctx, acme, vector.ReportsInput{Question: question, Stores: []string{"world"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		reports()
+		packs := slices.DeleteFunc(graphObjects(t, blobs, acme, "world"), func(k string) bool { return strings.Contains(k, "/reports-") })
 		if n := graphless(); n != 0 || len(packs) != len(graphDocs) {
-			t.Errorf("after the backfill: %d shards without graphs, %d packs; want none and %d", n, len(packs), len(graphDocs))
+			t.Errorf("after global search: %d shards without graphs, %d packs; want none and %d", n, len(packs), len(graphDocs))
 		}
 
 		// Nothing is extracted again.
-		graphSearch(t, svc, acme, "world", "Where is Dunmore?")
-		if again := graphObjects(t, blobs, acme, "world"); !slices.Equal(again, packs) {
-			t.Errorf("a second search rewrote packs: %v, was %v", again, packs)
+		graphSearch(t, svc, acme, "world", question)
+		reports()
+		again := slices.DeleteFunc(graphObjects(t, blobs, acme, "world"), func(k string) bool { return strings.Contains(k, "/reports-") })
+		if !slices.Equal(again, packs) {
+			t.Errorf("later calls rewrote packs: %v, was %v", again, packs)
+		}
+		if out := graphSearch(t, svc, acme, "world", question); !slices.Contains(out.Graph.EntitiesMatched, "Quillfeather Labs") {
+			t.Errorf("retrieval after the backfill: entities matched %q", out.Graph.EntitiesMatched)
 		}
 
 		// A deleted document's entities leave.
