@@ -46,7 +46,8 @@ const (
 // fails the extraction with an error naming the chunk and the field.
 type Prompted struct {
 	Generator provider.Generator
-	// Model names the generator's model in shards ("prompted:" + Model).
+	// Model names the generator's model in shards ("prompted:" + Model,
+	// or "prompted" without one).
 	Model string
 	// System is the extraction prompt; "" means the default text of
 	// prompt.GraphExtract (a caller with a tenant passes the tenant's, read
@@ -57,7 +58,12 @@ type Prompted struct {
 }
 
 // Name implements [Extractor].
-func (p Prompted) Name() string { return "prompted:" + p.Model }
+func (p Prompted) Name() string {
+	if p.Model == "" {
+		return "prompted"
+	}
+	return "prompted:" + p.Model
+}
 
 // Extract implements [Extractor].
 func (p Prompted) Extract(ctx context.Context, doc Document) (Extraction, error) {
