@@ -3,6 +3,8 @@ package vector
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 
 	"github.com/switchboard-dev/switchboard/shared/graph"
 	"github.com/switchboard-dev/switchboard/shared/retrieval"
@@ -94,13 +96,13 @@ func (s *Service) backfillGraphs(ctx context.Context, c tenant.Caller, r storeRe
 			continue // compacted meanwhile
 		}
 		if err != nil {
-			s.removeObjects(ctx, packKeys(written)...)
+			s.removeObjects(ctx, slices.Collect(maps.Values(written))...)
 			return r, m, err
 		}
 		// A random suffix, so that concurrent backfills of a shard do not collide.
 		key, _, err := s.writePack(ctx, c, r.Alias, sh.ID+"-"+randomID(4), entries)
 		if err != nil {
-			s.removeObjects(ctx, packKeys(written)...)
+			s.removeObjects(ctx, slices.Collect(maps.Values(written))...)
 			return r, m, err
 		}
 		written[sh.ID] = key
@@ -132,14 +134,6 @@ func (s *Service) backfillGraphs(ctx context.Context, c tenant.Caller, r storeRe
 		return r, m, err
 	}
 	return nr, nm, nil
-}
-
-func packKeys(written map[string]string) []string {
-	keys := make([]string, 0, len(written))
-	for _, k := range written {
-		keys = append(keys, k)
-	}
-	return keys
 }
 
 // graphManifest returns r's record and manifest for global search: with
