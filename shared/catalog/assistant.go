@@ -38,7 +38,7 @@ func assistantTools() []*Tool {
 	return []*Tool{
 		assistantTool(&Tool{
 			Name: "prompt_override_set", Function: "assistant/prompt_override_set", Title: "Override a prompt",
-			Description: "Replaces the text of one of Switchboard's prompts (optimizer_basic-default, optimizer_tools-default, optimizer_context-default, optimizer_vs-table-selection, optimizer_vs-grade, optimizer_vs-rephrase, switchboard_answer-default) for your tenant. In force from the next call on, in prompts/get and wherever the pipeline and the answers use it. The text (at most 20,000 characters) must keep the {placeholders} of the prompt's required arguments. Each change increments the prompt's version and is audited.",
+			Description: "Replaces the text of one of Switchboard's prompts (optimizer_basic-default, optimizer_tools-default, optimizer_context-default, optimizer_vs-table-selection, optimizer_vs-grade, optimizer_vs-rephrase, switchboard_answer-default, switchboard_graph-extract, switchboard_graph-report) for your tenant. In force from the next call on, in prompts/get and wherever the pipeline and the answers use it. The text (at most 20,000 characters) must keep the {placeholders} of the prompt's required arguments. Each change increments the prompt's version and is audited.",
 			Mutates:     true, Annotations: replaces,
 			Example: json.RawMessage(`{"name":"optimizer_vs-grade","text":"Reply yes if any document helps answer the question, else no. One word."}`),
 		}),

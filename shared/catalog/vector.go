@@ -61,7 +61,7 @@ func vectorTools() []*Tool {
 			Name: "vector_document_ingest", Function: "vector/document_ingest", Title: "Add a document to a vector store",
 			Description: "Adds a document (text, Markdown, PDF or DOCX) to a vector store: given inline as content (text), as content_base64 (binary), or as the key of an object under your tenant's prefix. It is cut into overlapping passages, embedded and written as a new shard. Ingesting the same doc_id again with the same text does nothing (status unchanged); with different text it replaces the old chunks. Each store and tenant has storage quotas (documents, chunks, bytes); an ingest that would pass one fails with quota_exceeded, naming the quota and current use, and stores nothing: delete documents or stores to make room. Uploading to documents/<store>/ in the bucket ingests too.",
 			Annotations: replacing, Limits: Limits{Timeout: 300 * time.Second, MemoryMB: 2048}, Table: ReadWrite, Blobs: ReadWrite, Embeds: true,
-			MaxRequestBytes: IngestRequestBytes, Progress: true,
+			Generates: true, MaxRequestBytes: IngestRequestBytes, Progress: true,
 			Example: json.RawMessage(`{"store":"manuals","file_name":"setup.md","content":"# Setup\n\nRun the installer, then sign in with your API key.","metadata":{"product":"switchboard"}}`),
 		}),
 		vectorTool(&Tool{
@@ -132,7 +132,7 @@ func vectorTriggers() []*Trigger {
 		Function: "vector/indexer", Family: VectorFamily,
 		Description: "Indexes documents uploaded to tenants/<tenant>/documents/<store>/ into that vector store, and removes deleted ones.",
 		Limits:      Limits{Timeout: 5 * time.Minute, MemoryMB: 2048},
-		Table:       ReadWrite, Blobs: ReadWrite, Embeds: true, Deletes: true,
+		Table:       ReadWrite, Blobs: ReadWrite, Embeds: true, Generates: true, Deletes: true,
 		S3: &S3Events{Events: []string{"s3:ObjectCreated:*", "s3:ObjectRemoved:*"}, Prefix: "tenants/"},
 	}}
 }

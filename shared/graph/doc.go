@@ -10,7 +10,7 @@
 //	local, _ := g.Local(ctx, question, graph.DefaultLocalOptions)           // PPR ranking of chunks
 //	fused := graph.Fuse(k, 1, hybridHits, local.Hits)                       // rrf_score
 //	comms := g.Communities(seed)                                            // levels, finest first
-//	reports, _ := g.Reports(ctx, comms, chunkTexts, nil)                    // stored with the manifest
+//	reports, _ := g.Reports(ctx, comms, chunkTexts, nil, "")                // stored with the manifest
 //	answer, _ := graph.Global(ctx, question, reports, graph.GlobalOptions{Level: -1})
 //
 // [Heuristic] extracts offline and deterministically; [Prompted] asks a

@@ -41,6 +41,9 @@ type Extraction struct {
 	// Aliases maps a short form to the name it abbreviates ("PPR" to
 	// "Personalized PageRank"), as the document defines it.
 	Aliases map[string]string
+	// Fallbacks counts the chunks a [Prompted] extractor's fallback
+	// extracted instead of its generator.
+	Fallbacks int
 }
 
 // Extractor finds entities and their relations in a document's chunks.
@@ -209,7 +212,9 @@ func count(doc Document, extractor string, x Extraction, lim Limits) (*Shard, er
 			}
 		}
 	}
-	return bound(doc, extractor, len(x.Contexts), tallies, pairs, aliases, lim), nil
+	s := bound(doc, extractor, len(x.Contexts), tallies, pairs, aliases, lim)
+	s.Fallbacks = max(x.Fallbacks, 0)
+	return s, nil
 }
 
 func meanIDF(terms []string) float64 {

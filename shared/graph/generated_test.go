@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -76,6 +78,89 @@ func TestPromptedRefusesARepliesThatBreakTheSchema(t *testing.T) {
 	}
 }
 
+func TestPromptedFallsBackPerChunkOnAMalformedReplyAndCountsIt(t *testing.T) {
+	good := `{"entities":[{"name":"Tovar Kelmin"},{"name":"Brasco Industries"}],"relations":[{"source":"Tovar Kelmin","target":"Brasco Industries"}]}`
+	var systems []string
+	var mu sync.Mutex
+	gen := scripted{func(req provider.GenerateRequest) (string, error) {
+		mu.Lock()
+		systems = append(systems, req.System)
+		mu.Unlock()
+		switch {
+		case strings.Contains(req.Documents[0], "Kelmin"):
+			return good, nil
+		case strings.Contains(req.Documents[0], "Quelton"):
+			return "Quelton Harbour lies in Varnia.", nil // prose, not the JSON asked for
+		}
+		return "", errors.New("throttled")
+	}}
+	d := doc("d", "Tovar Kelmin works for Brasco Industries.", "Quelton Harbour is a port of Varnia.", "Ardent Labs studies Prellin Syndrome.")
+	tests := []struct {
+		name          string
+		fallback      graph.Extractor
+		wantFallbacks int
+		wantErr       string
+	}{
+		{"with a fallback, the chunks the model failed are extracted offline and counted", graph.Heuristic{}, 2, ""},
+		{"without one, the first failed chunk fails the extraction", nil, 0, "chunk 1: the model's reply: not the JSON object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			systems = nil
+			s, err := graph.NewShard(context.Background(), d, graph.Prompted{Generator: gen, Model: "m", System: "Extract, tenant style.", Fallback: tt.fallback}, nil, graph.Limits{})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one with %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Fallbacks != tt.wantFallbacks {
+				t.Errorf("fallbacks %d, want %d", s.Fallbacks, tt.wantFallbacks)
+			}
+			for _, k := range []string{"tovar kelmin", "quelton harbour", "ardent lab"} {
+				if !slices.Contains(keys(s), k) {
+					t.Errorf("entities %v lack %q", keys(s), k)
+				}
+			}
+			for _, sys := range systems {
+				if sys != "Extract, tenant style." {
+					t.Errorf("the model was sent system prompt %q, want the one given", sys)
+				}
+			}
+			b, err := s.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := graph.DecodeShard(b)
+			if err != nil || back.Fallbacks != tt.wantFallbacks {
+				t.Errorf("decoded fallbacks %v, %v; want %d", back, err, tt.wantFallbacks)
+			}
+		})
+	}
+}
+
+func TestPromptedSendsAtMostItsBoundOfChunksToTheModel(t *testing.T) {
+	var calls atomic.Int64
+	gen := scripted{func(provider.GenerateRequest) (string, error) {
+		calls.Add(1)
+		return `{"entities":[{"name":"Brasco Industries"}]}`, nil
+	}}
+	texts := make([]string, graph.MaxPromptedChunks+3)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("Brasco Industries opened Plant %d.", i)
+	}
+	s, err := graph.NewShard(context.Background(), doc("d", texts...), graph.Prompted{Generator: gen, Fallback: graph.Heuristic{}}, nil, graph.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != graph.MaxPromptedChunks || s.Fallbacks != 3 {
+		t.Errorf("%d calls and %d fallbacks, want %d and 3", calls.Load(), s.Fallbacks, graph.MaxPromptedChunks)
+	}
+}
+
 // world is the graph, communities and chunk texts of a small multi-hop world.
 func world(t *testing.T) (*graph.Graph, graph.Communities, graph.ChunkTexts) {
 	c := multihop.Generate(3, multihop.Options{People: 40, Companies: 6, Cities: 4, Questions: 1})
@@ -100,7 +185,7 @@ func world(t *testing.T) (*graph.Graph, graph.Communities, graph.ChunkTexts) {
 
 func TestReportsSummariseEachCommunityFromItsCentralChunks(t *testing.T) {
 	g, comms, texts := world(t)
-	reports, err := g.Reports(context.Background(), comms, texts, nil)
+	reports, err := g.Reports(context.Background(), comms, texts, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,15 +220,14 @@ func TestReportsSummariseEachCommunityFromItsCentralChunks(t *testing.T) {
 
 func TestReportsUseTheGeneratorAndFallBackWhenItFails(t *testing.T) {
 	g, comms, texts := world(t)
-	n := 0
+	var n atomic.Int64
 	gen := scripted{func(req provider.GenerateRequest) (string, error) {
-		n++
-		if n%2 == 0 {
+		if n.Add(1)%2 == 0 {
 			return "", errors.New("throttled")
 		}
 		return "A report on " + req.Question, nil
 	}}
-	reports, err := g.Reports(context.Background(), comms, texts, gen)
+	reports, err := g.Reports(context.Background(), comms, texts, gen, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,6 +240,45 @@ func TestReportsUseTheGeneratorAndFallBackWhenItFails(t *testing.T) {
 	slices.Sort(by)
 	if diff := cmp.Diff([]string{"extractive", "test/scripted"}, by); diff != "" {
 		t.Errorf("report writers mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestReportsAskTheGeneratorForAtMostTheirBoundCoarsestLevelsFirst(t *testing.T) {
+	c := multihop.Generate(3, multihop.Options{People: 400, Companies: 40, Cities: 12, Questions: 1})
+	texts := map[string]string{}
+	var shards []*graph.Shard
+	for _, d := range c.Docs {
+		texts[d.ID+"#0"] = d.Text
+		shards = append(shards, mustShard(t, doc(d.ID, d.Text), graph.Heuristic{}))
+	}
+	g := mustBuild(t, shards...)
+	lookup := func(_ context.Context, ids []string) (map[string]string, error) {
+		out := map[string]string{}
+		for _, id := range ids {
+			out[id] = texts[id]
+		}
+		return out, nil
+	}
+	var calls atomic.Int64
+	gen := scripted{func(provider.GenerateRequest) (string, error) {
+		calls.Add(1)
+		return "Generated.", nil
+	}}
+	reports, err := g.Reports(context.Background(), g.Communities(1), lookup, gen, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reports) <= graph.MaxGeneratedReports {
+		t.Fatalf("%d reports: the world is too small to pass the bound", len(reports))
+	}
+	if calls.Load() != graph.MaxGeneratedReports {
+		t.Errorf("%d generations, want %d", calls.Load(), graph.MaxGeneratedReports)
+	}
+	top := reports[len(reports)-1].Level
+	for _, r := range reports {
+		if r.Level == top && r.By != "test/scripted" {
+			t.Errorf("report %d/%d of the coarsest level is %s, want generated", r.Level, r.Community, r.By)
+		}
 	}
 }
 
@@ -177,7 +300,7 @@ func TestDecodeReportsRefusesReportsPastTheirBounds(t *testing.T) {
 
 func TestGlobalAnswersFromTheReportsThatCoverTheQuestion(t *testing.T) {
 	g, comms, texts := world(t)
-	reports, err := g.Reports(context.Background(), comms, texts, nil)
+	reports, err := g.Reports(context.Background(), comms, texts, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

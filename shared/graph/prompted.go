@@ -8,17 +8,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"golang.org/x/sync/errgroup"
+
+	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 )
-
-// ExtractPrompt is the system prompt of [Prompted]: the chunk follows it as
-// the one document, and the reply must be the JSON object it describes.
-const ExtractPrompt = `You extract a knowledge graph from the document below.
-List the named entities and key domain concepts it mentions (people, organisations, places, products, methods, substances, diseases), and the relations the document states between them.
-Reply with one JSON object and nothing else:
-{"entities":[{"name":"..."}],"relations":[{"source":"...","target":"..."}]}
-Write each name as the document writes it. Every relation's source and target must be names listed in entities.
-List at most 24 entities and 48 relations.`
 
 // Bounds of a [Prompted] reply: a reply past them is refused.
 const (
@@ -27,44 +21,124 @@ const (
 	MaxReplyRelations = 64
 )
 
+// Bounds of a [Prompted] extraction's calls.
+const (
+	// MaxPromptedChunks is how many chunks of a document go to the
+	// generator; the rest are extracted by the fallback (a document of
+	// 20,000 chunks would otherwise make 20,000 calls in one ingest).
+	MaxPromptedChunks = 128
+	// promptedConcurrency is how many chunks of a document are extracted at once.
+	promptedConcurrency = 4
+)
+
 // Prompted is an [Extractor] backed by a generator: each chunk goes to
-// Generator with [ExtractPrompt] (as an answer task whose system prompt is
-// overridden, so every backend renders it), and the reply is validated
-// against the schema the prompt states: one JSON object (a Markdown code
-// fence around it is allowed), at most [MaxReplyBytes], [MaxReplyEntities]
-// entities with non-empty names of at most [MaxNameBytes] bytes,
-// [MaxReplyRelations] relations between listed names. A reply that breaks
-// it fails the extraction with an error naming the chunk and the field.
+// Generator with the extraction prompt (System, as an answer task whose
+// system prompt is overridden, so every backend renders it), and the reply
+// is validated against the schema the prompt states: one JSON object (a
+// Markdown code fence around it is allowed), at most [MaxReplyBytes],
+// [MaxReplyEntities] entities with non-empty names of at most
+// [MaxNameBytes] bytes, [MaxReplyRelations] relations between listed names.
 // Each chunk is one context: its entities, related as the reply says.
+//
+// A chunk whose generation fails or whose reply breaks the schema is
+// extracted by Fallback instead, and counted in [Extraction.Fallbacks], as
+// are the chunks past [MaxPromptedChunks]; without a Fallback, such a chunk
+// fails the extraction with an error naming the chunk and the field.
 type Prompted struct {
 	Generator provider.Generator
-	// Model names the generator's model in shards ("prompted:" + Model).
+	// Model names the generator's model in shards ("prompted:" + Model,
+	// or "prompted" without one).
 	Model string
+	// System is the extraction prompt; "" means the default text of
+	// prompt.GraphExtract (a caller with a tenant passes the tenant's, read
+	// through prompt.Lookup).
+	System string
+	// Fallback extracts the chunks the generator does not (typically [Heuristic]).
+	Fallback Extractor
 }
 
 // Name implements [Extractor].
-func (p Prompted) Name() string { return "prompted:" + p.Model }
+func (p Prompted) Name() string {
+	if p.Model == "" {
+		return "prompted"
+	}
+	return "prompted:" + p.Model
+}
 
 // Extract implements [Extractor].
 func (p Prompted) Extract(ctx context.Context, doc Document) (Extraction, error) {
-	var x Extraction
+	system := p.System
+	if strings.TrimSpace(system) == "" {
+		s, err := prompt.SpecOf(prompt.GraphExtract)
+		if err != nil {
+			return Extraction{}, err
+		}
+		system = s.Text
+	}
+	// Each chunk's contexts, or nil when it falls back (errs says why).
+	contexts := make([]*Context, len(doc.Chunks))
+	errs := make([]error, len(doc.Chunks))
+	var g errgroup.Group
+	g.SetLimit(promptedConcurrency)
 	for ci, c := range doc.Chunks {
-		gen, err := p.Generator.Generate(ctx, provider.GenerateRequest{
-			Task: provider.TaskAnswer, System: ExtractPrompt, MaxTokens: 1024,
-			Question:  "Extract the entities and relations of the document.",
-			Documents: []string{c.Text},
+		if ci >= MaxPromptedChunks {
+			errs[ci] = fmt.Errorf("past the %d chunks a document sends to the generator", MaxPromptedChunks)
+			continue
+		}
+		g.Go(func() error {
+			ctxt, err := p.extractChunk(ctx, system, c.Text)
+			ctxt.Chunk = ci
+			contexts[ci], errs[ci] = &ctxt, err
+			return nil
 		})
-		if err != nil {
-			return Extraction{}, fmt.Errorf("chunk %d: %w", ci, err)
+	}
+	g.Wait()
+	if err := ctx.Err(); err != nil {
+		return Extraction{}, err
+	}
+	var x Extraction
+	for ci, c := range contexts {
+		if errs[ci] == nil {
+			x.Contexts = append(x.Contexts, *c)
+			continue
 		}
-		ctxt, err := parseExtraction(gen.Text)
-		if err != nil {
-			return Extraction{}, fmt.Errorf("chunk %d: the model's reply: %w", ci, err)
+		if p.Fallback == nil {
+			return Extraction{}, fmt.Errorf("chunk %d: %w", ci, errs[ci])
 		}
-		ctxt.Chunk = ci
-		x.Contexts = append(x.Contexts, ctxt)
+		fx, err := p.Fallback.Extract(ctx, Document{ID: doc.ID, Chunks: doc.Chunks[ci : ci+1]})
+		if err != nil {
+			return Extraction{}, fmt.Errorf("chunk %d: fallback: %w", ci, err)
+		}
+		for _, fc := range fx.Contexts {
+			fc.Chunk = ci
+			x.Contexts = append(x.Contexts, fc)
+		}
+		for short, long := range fx.Aliases {
+			if x.Aliases == nil {
+				x.Aliases = map[string]string{}
+			}
+			x.Aliases[short] = long
+		}
+		x.Fallbacks++
 	}
 	return x, nil
+}
+
+// extractChunk asks the generator for one chunk's entities and relations.
+func (p Prompted) extractChunk(ctx context.Context, system, text string) (Context, error) {
+	gen, err := p.Generator.Generate(ctx, provider.GenerateRequest{
+		Task: provider.TaskAnswer, System: system, MaxTokens: 1024,
+		Question:  "Extract the entities and relations of the document.",
+		Documents: []string{text},
+	})
+	if err != nil {
+		return Context{}, err
+	}
+	c, err := parseExtraction(gen.Text)
+	if err != nil {
+		return Context{}, fmt.Errorf("the model's reply: %w", err)
+	}
+	return c, nil
 }
 
 // reply is the schema of an extraction reply.

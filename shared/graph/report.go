@@ -8,8 +8,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
+	"golang.org/x/sync/errgroup"
+
+	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/text"
@@ -50,11 +54,6 @@ const (
 	maxReportsBytes = 32 << 20
 )
 
-// ReportPrompt is the system prompt of a community report written by a generator.
-const ReportPrompt = `You write a short report on a community of related entities in the user's documents.
-The entities are listed in the question; the documents are passages that mention them.
-Say what the entities are and how they relate, using only the documents. At most 150 words, plain prose.`
-
 // ChunkTexts returns the texts of the chunks named by ids, by id; a chunk it
 // cannot find is left out. The vector store provides it.
 type ChunkTexts func(ctx context.Context, ids []string) (map[string]string, error)
@@ -64,11 +63,22 @@ type ChunkTexts func(ctx context.Context, ids []string) (map[string]string, erro
 // largest, ties by community number), levels in order. Without a generator
 // (gen nil) a summary is extractive: the sentences of the central chunks
 // that name the most central entities, at most [MaxReportSentences] in
-// chunk order and [MaxReportChars]. With one, the summary is its answer to
-// [ReportPrompt] over the central chunks; a generation that fails leaves
-// that report extractive, and By says so.
-func (g *Graph) Reports(ctx context.Context, c Communities, texts ChunkTexts, gen provider.Generator) ([]Report, error) {
+// chunk order and [MaxReportChars]. With one, up to [MaxGeneratedReports]
+// summaries are its answers to the report prompt system ("" means
+// prompt.GraphReport's default text; a caller with a tenant passes the
+// tenant's) over the central chunks; a report past that bound, whose
+// generation fails, or not generated within half the time ctx has left,
+// stays extractive, and By says so.
+func (g *Graph) Reports(ctx context.Context, c Communities, texts ChunkTexts, gen provider.Generator, system string) ([]Report, error) {
+	if gen != nil && strings.TrimSpace(system) == "" {
+		s, err := prompt.SpecOf(prompt.GraphReport)
+		if err != nil {
+			return nil, err
+		}
+		system = s.Text
+	}
 	var out []Report
+	var docs [][]string // each report's central chunks' texts
 	for l, part := range c.Levels {
 		members := make([][]int32, c.Count(l))
 		for e, p := range part {
@@ -95,12 +105,70 @@ func (g *Graph) Reports(ctx context.Context, c Communities, texts ChunkTexts, ge
 		if err != nil {
 			return nil, fmt.Errorf("graph: reports: chunk texts: %w", err)
 		}
-		for i := range reports {
-			g.summarise(ctx, &reports[i], found, gen)
+		for _, r := range reports {
+			var d []string
+			for _, id := range r.Chunks {
+				if t, ok := found[id]; ok {
+					d = append(d, t)
+				}
+			}
+			out, docs = append(out, r), append(docs, d)
 		}
-		out = append(out, reports...)
+	}
+	for i := range out {
+		out[i].Summary, out[i].By = extractive(out[i].Entities, docs[i]), "extractive"
+	}
+	if gen != nil {
+		g.generateSummaries(ctx, out, docs, gen, system)
 	}
 	return out, nil
+}
+
+// Bounds of the reports a generator writes.
+const (
+	// MaxGeneratedReports bounds the reports one [Graph.Reports] call asks a
+	// generator for: the coarsest levels' first (global search maps the
+	// finest level with at most max_communities reports, and coarser levels
+	// have fewer), the largest communities first within a level.
+	MaxGeneratedReports = 32
+	// reportConcurrency is how many reports are generated at once.
+	reportConcurrency = 4
+)
+
+// generateSummaries replaces the extractive summaries of up to
+// [MaxGeneratedReports] reports by gen's, within half the time ctx has left.
+func (g *Graph) generateSummaries(ctx context.Context, reports []Report, docs [][]string, gen provider.Generator, system string) {
+	order := make([]int, 0, len(reports))
+	for i := range reports {
+		if len(docs[i]) > 0 {
+			order = append(order, i)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(reports[b].Level, reports[a].Level), cmp.Compare(reports[b].Size, reports[a].Size))
+	})
+	order = order[:min(len(order), MaxGeneratedReports)]
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/2))
+		defer cancel()
+	}
+	var wg errgroup.Group
+	wg.SetLimit(reportConcurrency)
+	for _, i := range order {
+		wg.Go(func() error {
+			r := &reports[i]
+			out, err := gen.Generate(ctx, provider.GenerateRequest{
+				Task: provider.TaskAnswer, System: system, Documents: docs[i], Sources: r.Chunks[:len(docs[i])],
+				Question: "Entities: " + strings.Join(r.Entities, "; "), MaxTokens: 400,
+			})
+			if err == nil && strings.TrimSpace(out.Text) != "" {
+				r.Summary, r.By = clipChars(strings.TrimSpace(out.Text), MaxReportChars), out.Provider+"/"+out.Model
+			}
+			return nil
+		})
+	}
+	wg.Wait()
 }
 
 // outline fills a report's title, entities and central chunks.
@@ -141,27 +209,6 @@ func (g *Graph) outline(part []int32, p int32, members []int32) Report {
 	}
 	r.Title = strings.Join(r.Entities[:min(3, len(r.Entities))], ", ")
 	return r
-}
-
-// summarise writes a report's summary from its central chunks' texts.
-func (g *Graph) summarise(ctx context.Context, r *Report, texts map[string]string, gen provider.Generator) {
-	var docs []string
-	for _, id := range r.Chunks {
-		if t, ok := texts[id]; ok {
-			docs = append(docs, t)
-		}
-	}
-	if gen != nil && len(docs) > 0 {
-		out, err := gen.Generate(ctx, provider.GenerateRequest{
-			Task: provider.TaskAnswer, System: ReportPrompt, Documents: docs, Sources: r.Chunks[:len(docs)],
-			Question: "Entities: " + strings.Join(r.Entities, "; "), MaxTokens: 400,
-		})
-		if err == nil && strings.TrimSpace(out.Text) != "" {
-			r.Summary, r.By = clipChars(strings.TrimSpace(out.Text), MaxReportChars), out.Provider+"/"+out.Model
-			return
-		}
-	}
-	r.Summary, r.By = extractive(r.Entities, docs), "extractive"
 }
 
 // extractive picks the sentences of docs that name the most of entities.

@@ -24,6 +24,9 @@ type Shard struct {
 	// Contexts is how many contexts (sentences, or chunks) were read: the
 	// denominator of the relations' co-occurrence probabilities.
 	Contexts int
+	// Fallbacks is how many of the document's chunks a [Prompted]
+	// extractor's fallback extracted ([Extraction.Fallbacks]).
+	Fallbacks int
 	// Chunks are the ids of the document's chunks that mention an entity.
 	Chunks []string
 	// Entities are sorted by Key, keys distinct.
@@ -70,11 +73,11 @@ type Alias struct {
 	Short, Long string
 }
 
-// The shard format, version 1 (integers little-endian; uvarint and string as
+// The shard format, version 2 (integers little-endian; uvarint and string as
 // in encoding/binary, a string being a uvarint length then bytes):
 //
-//	"SBGS" magic, u8 version (1), u8 flags (0)
-//	string doc id, string extractor, uvarint contexts
+//	"SBGS" magic, u8 version (2), u8 flags (0)
+//	string doc id, string extractor, uvarint contexts, uvarint fallbacks
 //	uvarint c (chunks), c × string chunk id
 //	uvarint e (entities), e × (string key, string name, uvarint contexts,
 //	           uvarint l (links), l × (uvarint chunk gap, uvarint count))
@@ -84,9 +87,12 @@ type Alias struct {
 //	uvarint s (aliases), s × (string short, string long) (shorts strictly increasing)
 //	string embedder, uvarint dims, e × dims f32 values (when dims > 0)
 //	u32 CRC-32C (Castagnoli) of every preceding byte
+//
+// Version 1, written before extraction by a generator, lacks the fallbacks
+// (0); it is still read.
 const (
 	shardMagic   = "SBGS"
-	shardVersion = 1
+	shardVersion = 2
 	// maxDims bounds the dimensions a shard's vectors may claim.
 	maxDims = 1 << 14
 )
@@ -120,6 +126,7 @@ func (s *Shard) MarshalBinary() ([]byte, error) {
 	str(s.DocID)
 	str(s.Extractor)
 	num(s.Contexts)
+	num(s.Fallbacks)
 	num(len(s.Chunks))
 	for _, c := range s.Chunks {
 		str(c)
@@ -207,8 +214,8 @@ func DecodeShard(data []byte) (*Shard, error) {
 	if len(data) < len(shardMagic)+2+4 || string(data[:4]) != shardMagic {
 		return nil, fmt.Errorf("graph: decode shard: %w: not a graph shard", ErrCorrupt)
 	}
-	if data[4] != shardVersion {
-		return nil, fmt.Errorf("graph: decode shard: %w: version %d, want %d", ErrCorrupt, data[4], shardVersion)
+	if data[4] != shardVersion && data[4] != 1 {
+		return nil, fmt.Errorf("graph: decode shard: %w: version %d, want 1 or %d", ErrCorrupt, data[4], shardVersion)
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
 	if crc32.Checksum(body, castagnoli) != sum {
@@ -216,6 +223,9 @@ func DecodeShard(data []byte) (*Shard, error) {
 	}
 	r := binread.New(body[6:], "graph: decode shard", ErrCorrupt)
 	s := &Shard{DocID: r.String("doc id"), Extractor: r.String("extractor"), Contexts: r.Int("contexts", math.MaxInt32)}
+	if data[4] >= 2 {
+		s.Fallbacks = r.Int("fallbacks", math.MaxInt32)
+	}
 	s.Chunks = make([]string, r.Count("chunk count", 1))
 	for i := range s.Chunks {
 		s.Chunks[i] = r.String("chunk id")

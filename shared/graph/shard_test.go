@@ -54,6 +54,35 @@ func TestAShardDecodesToWhatWasEncodedAndEncodesTheSameEveryTime(t *testing.T) {
 	}
 }
 
+func TestAShardOfFormatVersion1StillDecodes(t *testing.T) {
+	s := fixtureShard(t)
+	b, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Version 1 is version 2 without the fallbacks after the contexts.
+	at := 6
+	for range 2 { // doc id, extractor
+		n, w := binary.Uvarint(b[at:])
+		at += w + int(n)
+	}
+	_, w := binary.Uvarint(b[at:])
+	at += w
+	if b[at] != 0 {
+		t.Fatalf("fallbacks byte %d, want 0", b[at])
+	}
+	v1 := append(append([]byte{}, b[:at]...), b[at+1:len(b)-4]...)
+	v1[4] = 1
+	v1 = binary.LittleEndian.AppendUint32(v1, crc32.Checksum(v1, crc32.MakeTable(crc32.Castagnoli)))
+	got, err := graph.DecodeShard(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(s, got); diff != "" {
+		t.Errorf("decoded shard mismatch (-want +got):\n%s", diff)
+	}
+}
+
 func TestDecodeShardRejectsDamagedData(t *testing.T) {
 	b, err := fixtureShard(t).MarshalBinary()
 	if err != nil {

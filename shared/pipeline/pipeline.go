@@ -147,6 +147,8 @@ type Graph struct {
 	EntitiesReached int      `json:"entities_reached,omitempty"`
 	GraphChunks     int      `json:"graph_chunks,omitempty"`
 	GraphOnly       int      `json:"graph_only_documents,omitempty"`
+	// ExtractionFallbacks: chunks whose entities the configured generator failed to extract.
+	ExtractionFallbacks int `json:"extraction_fallback_chunks,omitempty"`
 }
 
 // StoreSelection is the retriever's account of how it chose the stores a

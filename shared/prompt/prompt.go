@@ -1,6 +1,7 @@
 // Package prompt holds Switchboard's named prompts: seed 000's six defaults
-// (the chat system prompts, the rephrase, grade and store-selection prompts)
-// and the RAG answer writer's, with their arguments, and a per-tenant store of
+// (the chat system prompts, the rephrase, grade and store-selection prompts),
+// the RAG answer writer's and the entity graph's (extraction, community
+// reports), with their arguments, and a per-tenant store of
 // run-time overrides. Every piece of code that sends a named prompt to a model
 // reads it through one [Lookup], so that an override is in force on the next
 // call, everywhere, without a restart:
@@ -42,6 +43,13 @@ const (
 	Rephrase = "optimizer_vs-rephrase"
 	// Answer is the RAG answer writer's system prompt; the documents follow it.
 	Answer = "switchboard_answer-default"
+	// GraphExtract is the system prompt with which a generator extracts a
+	// chunk's entities and relations for a store's entity graph; the chunk
+	// follows it, and the reply must be the JSON object it describes.
+	GraphExtract = "switchboard_graph-extract"
+	// GraphReport is the system prompt with which a generator writes the
+	// report of a community of the entity graph; its central chunks follow it.
+	GraphReport = "switchboard_graph-report"
 )
 
 // Limits of an override.
@@ -136,6 +144,23 @@ Reply with exactly one word: yes if at least one document is relevant, no if non
 Base your answer on those documents. Quote figures, names and settings exactly as the documents state them.
 If the documents do not contain the answer, say that they do not, and do not make one up.
 Answer in the language of the question, directly and concisely.`,
+	},
+	{
+		Name: GraphExtract, Title: "Entity Extraction Prompt", Role: "assistant",
+		Description: "The system prompt with which a generator extracts a chunk's entities and relations for a store's entity graph (rag_graphrag); the chunk follows it. The reply must stay the JSON object it describes: a reply that is not is refused, and that chunk is extracted offline.",
+		Text: `You extract a knowledge graph from the document below.
+List the named entities and key domain concepts it mentions (people, organisations, places, products, methods, substances, diseases), and the relations the document states between them.
+Reply with one JSON object and nothing else:
+{"entities":[{"name":"..."}],"relations":[{"source":"...","target":"..."}]}
+Write each name as the document writes it. Every relation's source and target must be names listed in entities.
+List at most 24 entities and 48 relations.`,
+	},
+	{
+		Name: GraphReport, Title: "Community Report Prompt", Role: "assistant",
+		Description: "The system prompt with which a generator writes the report of a community of related entities (rag_iris_global_graphrag); the community's central chunks follow it, its entities are the question.",
+		Text: `You write a short report on a community of related entities in the user's documents.
+The entities are listed in the question; the documents are passages that mention them.
+Say what the entities are and how they relate, using only the documents. At most 150 words, plain prose.`,
 	},
 }
 

@@ -54,6 +54,7 @@ func (s *Service) GraphRAG(ctx context.Context, c tenant.Caller, in GraphRAGInpu
 		md := &resp.Metadata
 		md.EntitiesMatched, md.GraphTraversalDepth = nonNil(out.Graph.EntitiesMatched), &depth
 		md.EntitiesReached, md.GraphOnlyDocuments = ptr(out.Graph.EntitiesReached), ptr(out.Graph.GraphOnly)
+		md.ExtractionFallbacks = ptr(out.Graph.ExtractionFallbacks)
 		md.RRFScores = []float64{}
 		for _, d := range resp.RetrievedDocuments {
 			md.RRFScores = append(md.RRFScores, d.Score)

@@ -152,6 +152,7 @@ type Metadata struct {
 	GraphTraversalDepth *int      `json:"graph_traversal_depth,omitempty" jsonschema:"graphrag: how many relations the walk went from them"`
 	EntitiesReached     *int      `json:"entities_reached,omitempty" jsonschema:"graphrag: entities the walk reached"`
 	GraphOnlyDocuments  *int      `json:"graph_only_documents,omitempty" jsonschema:"graphrag: retrieved documents only the graph found (not hybrid search)"`
+	ExtractionFallbacks *int      `json:"extraction_fallback_chunks,omitempty" jsonschema:"graphrag: chunks of the searched graphs whose entities were extracted offline because the configured generator's extraction failed or was refused"`
 	RRFScores           []float64 `json:"rrf_scores,omitempty" jsonschema:"graphrag: each retrieved document's rrf_score (reciprocal rank fusion of hybrid search and the graph's Personalized PageRank), in order; also its score"`
 
 	// rag_iris_global_graphrag

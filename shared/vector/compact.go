@@ -214,6 +214,14 @@ func (s *Service) merge(ctx context.Context, c tenant.Caller, alias string, m *m
 			keep[si][i] = copies[id] == entries[id]+1
 		}
 	}
+	// Shards written before graphs get theirs now, from the chunks kept.
+	for si, sh := range picked {
+		if sh.Graph == "" {
+			if packs[si], err = s.segmentGraphs(ctx, segs[si], func(i int) bool { return keep[si][i] }); err != nil {
+				return err
+			}
+		}
+	}
 	// Postings and vectors are copied, not rebuilt from the texts: a merge
 	// that re-indexed its chunks spent more than the ingests themselves.
 	var seg *retrieval.Segment

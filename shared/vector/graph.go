@@ -14,7 +14,9 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/graph"
+	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/retrieval"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -24,16 +26,17 @@ import (
 // their lifecycle. Each chunk shard has a graph pack (graph.MarshalPack): the
 // graph shards of the document versions it holds, each under the id of its
 // version's first chunk, built by the ingest that writes the chunk shard
-// (graph.Heuristic, offline) and named by the shard's manifest entry.
-// Compaction writes the merged shard's pack from the packs of the shards it
-// merges, keeping the versions whose chunks it keeps (never extracting
-// again). A store's graph is the union of the live versions' shards
+// (by the configured generator, graph.Prompted, or offline, graph.Heuristic)
+// and named by the shard's manifest entry. Compaction writes the merged
+// shard's pack from the packs of the shards it merges, keeping the versions
+// whose chunks it keeps (never extracting again; shards written before
+// graphs are extracted then, see backfill.go). A store's graph is the union of the live versions' shards
 // (graph.Build): a version on the manifest's dead list (replaced or deleted)
 // is left out, so its entities and relations leave with its chunks, and an
 // unchanged document is skipped before its pack would be built. The packs
 // change only in manifest commits, so concurrent ingests lose nothing.
 //
-//	tenants/<tenant>/vector/<alias>/graph/<shard id>.sbgp          the pack of a chunk shard
+//	tenants/<tenant>/vector/<alias>/graph/<shard id>[-<rand>].sbgp  the pack of a chunk shard (rand: backfilled)
 //	tenants/<tenant>/vector/<alias>/graph/reports-<ver>.json       community reports of manifest version ver
 //
 // A process builds a store's graph once per manifest version and keeps it
@@ -53,20 +56,55 @@ func reportsKey(c tenant.Caller, alias string, version int64) string {
 }
 
 // writeGraph extracts the entity graph of one document version's chunks and
-// writes it as the pack of the chunk shard shardID, returning its key and size.
-func (s *Service) writeGraph(ctx context.Context, c tenant.Caller, alias, shardID, docID string, chunks []retrieval.Chunk) (string, int64, error) {
+// writes it as the pack of the chunk shard shardID, returning its key and
+// size and how many chunks the generator's extraction fell back on.
+func (s *Service) writeGraph(ctx context.Context, c tenant.Caller, alias, shardID, docID string, chunks []retrieval.Chunk) (string, int64, int, error) {
+	ex, err := s.extractor(ctx, c)
+	if err != nil {
+		return "", 0, 0, err
+	}
+	sh, err := s.graphShard(ctx, docID, chunks, ex)
+	if err != nil {
+		return "", 0, 0, err
+	}
+	key, size, err := s.writePack(ctx, c, alias, shardID, []graph.PackEntry{{Version: chunks[0].ID, Shard: sh}})
+	return key, size, sh.Fallbacks, err
+}
+
+// extractor is what extracts the entity graphs of caller c's ingests: the
+// generator when one is configured (with the tenant's extraction prompt,
+// each chunk it fails extracted offline), else the offline extractor.
+func (s *Service) extractor(ctx context.Context, c tenant.Caller) (graph.Extractor, error) {
+	if s.gen == nil {
+		return graph.Heuristic{}, nil
+	}
+	system, err := s.prompts.Text(ctx, c.Tenant, prompt.GraphExtract)
+	if err != nil {
+		return nil, fault.Unavailable(err, "reading the entity extraction prompt failed; retry")
+	}
+	return graph.Prompted{Generator: s.gen, System: system, Fallback: graph.Heuristic{}}, nil
+}
+
+// graphShard extracts the entity graph of one document version's chunks
+// with ex, its entities' names embedded when the embedder is a hosted one
+// (see [Options.TermsOnly]).
+func (s *Service) graphShard(ctx context.Context, docID string, chunks []retrieval.Chunk, ex graph.Extractor) (*graph.Shard, error) {
 	doc := graph.Document{ID: docID, Chunks: make([]graph.Chunk, len(chunks))}
 	for i, ch := range chunks {
 		doc.Chunks[i] = graph.Chunk{ID: ch.ID, Text: ch.Text}
 	}
-	sh, err := graph.NewShard(ctx, doc, graph.Heuristic{}, nil, graph.Limits{})
+	var emb provider.Embedder
+	if !s.termsOnly && s.emb.Provider() != offline.Name {
+		emb = s.emb
+	}
+	sh, err := graph.NewShard(ctx, doc, ex, emb, graph.Limits{})
 	if err != nil {
 		if ctx.Err() != nil {
-			return "", 0, ctx.Err()
+			return nil, ctx.Err()
 		}
-		return "", 0, fmt.Errorf("extracting the entity graph of %s: %w", docID, err)
+		return nil, fmt.Errorf("extracting the entity graph of %s: %w", docID, err)
 	}
-	return s.writePack(ctx, c, alias, shardID, []graph.PackEntry{{Version: chunks[0].ID, Shard: sh}})
+	return sh, nil
 }
 
 func (s *Service) writePack(ctx context.Context, c tenant.Caller, alias, shardID string, entries []graph.PackEntry) (string, int64, error) {
@@ -142,13 +180,17 @@ type storeGraph struct {
 	g       *graph.Graph
 	shardOf map[string]int // chunk id -> index into shards
 	shards  []shardRef
+	// fallbacks sums the live documents' [graph.Shard.Fallbacks].
+	fallbacks int
 }
 
 // graphs deduplicates concurrent builds of one store graph.
 var graphs singleflight.Group
 
 // storeGraph returns the graph of store r at manifest m, built once per
-// manifest version and process (it stays in the cache while it is used).
+// manifest version and process (it stays in the cache while it is used);
+// the graphs of shards written before graphs are extracted in memory, at
+// most [MaxBackfillChunks] chunks of them.
 func (s *Service) storeGraph(ctx context.Context, r storeRec, m *manifest) (*storeGraph, error) {
 	key := r.Manifest + "#graph"
 	if e := s.cache.lookup(key); e != nil {
@@ -161,11 +203,18 @@ func (s *Service) storeGraph(ctx context.Context, r storeRec, m *manifest) (*sto
 		sg := &storeGraph{shardOf: map[string]int{}, shards: m.Shards}
 		byDoc := map[string]*graph.Shard{}
 		var order []string
+		backfill := 0
 		for i, sh := range m.Shards {
-			if sh.Graph == "" {
-				continue
+			var pack []graph.PackEntry
+			var err error
+			switch {
+			case sh.Graph != "":
+				pack, err = s.pack(ctx, sh.Graph)
+			case backfill < MaxBackfillChunks:
+				// Written before graphs: extracted here, kept with the graph (see backfill.go).
+				backfill += sh.Chunks
+				pack, err = s.extractPack(ctx, sh, m)
 			}
-			pack, err := s.pack(ctx, sh.Graph)
 			if err != nil {
 				return nil, err
 			}
@@ -185,6 +234,7 @@ func (s *Service) storeGraph(ctx context.Context, r storeRec, m *manifest) (*sto
 		shards := make([]*graph.Shard, 0, len(order))
 		for _, d := range order {
 			shards = append(shards, byDoc[d])
+			sg.fallbacks += byDoc[d].Fallbacks
 		}
 		g, err := graph.Build(shards)
 		if errors.Is(err, graph.ErrTooLarge) {
@@ -240,6 +290,9 @@ type GraphSearch struct {
 	EntitiesReached int      `json:"entities_reached" jsonschema:"entities the walk reached"`
 	GraphChunks     int      `json:"graph_chunks" jsonschema:"chunks the graph ranked (Personalized PageRank)"`
 	GraphOnly       int      `json:"graph_only_documents" jsonschema:"returned documents that only the graph found, not hybrid search"`
+	// ExtractionFallbacks counts the chunks of the graphs' documents whose
+	// entities the configured generator failed to extract.
+	ExtractionFallbacks int `json:"extraction_fallback_chunks" jsonschema:"chunks of the searched graphs whose entities were extracted offline because the configured generator's extraction failed or was refused"`
 }
 
 // graphPool is how deep the hybrid and graph rankings fused go.
@@ -250,11 +303,12 @@ const graphPool = 100
 const DefaultGraphWeight = 1.0
 
 // fuseGraph ranks the chunks of recs' graphs for question by Personalized
-// PageRank, depth relations from the entities the question names, and fuses
+// PageRank, depth relations from the entities the question names (or, for
+// a graph whose entity names emb embedded, means), and fuses
 // that ranking with hybrid's by reciprocal rank ([graph.Fuse]); each
 // returned chunk's Score is its rrf_score. A chunk only the graph found is
 // read from its shard, and must pass filter.
-func (s *Service) fuseGraph(ctx context.Context, recs []storeRec, question string, depth int, hybrid []ScoredChunk, filter map[string][]string, perDoc bool, k int) ([]ScoredChunk, GraphSearch, error) {
+func (s *Service) fuseGraph(ctx context.Context, recs []storeRec, emb provider.Embedder, question string, depth int, hybrid []ScoredChunk, filter map[string][]string, perDoc bool, k int) ([]ScoredChunk, GraphSearch, error) {
 	info := GraphSearch{Depth: depth, EntitiesMatched: []string{}}
 	type ranked struct {
 		hit   retrieval.Hit
@@ -272,7 +326,7 @@ func (s *Service) fuseGraph(ctx context.Context, recs []storeRec, question strin
 			return nil, info, err
 		}
 		sgs[i] = sg
-		local, err := sg.g.Local(ctx, question, graph.LocalOptions{Depth: depth, K: graphPool})
+		local, err := sg.g.Local(ctx, question, graph.LocalOptions{Depth: depth, K: graphPool, Embedder: emb})
 		if err != nil {
 			return nil, info, err
 		}
@@ -282,6 +336,7 @@ func (s *Service) fuseGraph(ctx context.Context, recs []storeRec, question strin
 			}
 		}
 		info.EntitiesReached += local.Entities
+		info.ExtractionFallbacks += sg.fallbacks
 		for _, h := range local.Hits {
 			walked = append(walked, ranked{h, i})
 		}
@@ -407,8 +462,9 @@ const reportsSeed = 1
 // CommunityReports returns the community reports of the stores a global
 // search covers: the newest stored ones, unless they lag the store by more
 // than the staleness bound above, in which case they are built from the
-// store's current graph (communities at every level, extractive reports over
-// their central chunks: graph.Reports without a generator) and stored under
+// store's current graph (communities at every level, reports over their
+// central chunks: written by the configured generator with the tenant's
+// prompt.GraphReport, else extractive) and stored under
 // the current manifest version, older ones deleted.
 func (s *Service) CommunityReports(ctx context.Context, c tenant.Caller, in ReportsInput) ([]StoreReports, error) {
 	if _, err := validateQuery(RetrieveInput{Question: in.Question, Stores: in.Stores}); err != nil {
@@ -459,7 +515,7 @@ func (s *Service) storeReports(ctx context.Context, c tenant.Caller, r storeRec)
 			return StoreReports{}, fault.Unavailable(err, "reading the community reports of vector store %q failed; retry", r.Alias)
 		}
 	}
-	m, err := s.loadManifest(ctx, r)
+	r, m, err := s.graphManifest(ctx, c, r)
 	if err != nil {
 		return StoreReports{}, fault.Unavailable(err, "reading the manifest of vector store %q failed; retry", r.Alias)
 	}
@@ -478,7 +534,13 @@ func (s *Service) storeReports(ctx context.Context, c tenant.Caller, r storeRec)
 		}
 		return out, nil
 	}
-	reports, err := sg.g.Reports(ctx, sg.g.Communities(reportsSeed), texts, nil)
+	var system string
+	if s.gen != nil {
+		if system, err = s.prompts.Text(ctx, c.Tenant, prompt.GraphReport); err != nil {
+			return StoreReports{}, fault.Unavailable(err, "reading the community report prompt failed; retry")
+		}
+	}
+	reports, err := sg.g.Reports(ctx, sg.g.Communities(reportsSeed), texts, s.gen, system)
 	if err != nil {
 		return StoreReports{}, err
 	}

@@ -175,7 +175,7 @@ func (s *Service) Ingest(ctx context.Context, c tenant.Caller, in IngestInput) (
 	}
 	// The graph pack is stored with the shard and charged with it.
 	var graphBytes int64
-	if ref.Graph, graphBytes, err = s.writeGraph(ctx, c, in.Store, ref.ID, docID, chunks); err != nil {
+	if ref.Graph, graphBytes, out.GraphFallbacks, err = s.writeGraph(ctx, c, in.Store, ref.ID, docID, chunks); err != nil {
 		s.removeObjects(ctx, ref.Key)
 		return IngestOutput{}, err
 	}

@@ -167,7 +167,7 @@ func (s *Service) retrieve(ctx context.Context, c tenant.Caller, in RetrieveInpu
 	}
 	if d := in.GraphTraversalDepth; d != nil {
 		var info GraphSearch
-		if hits, info, err = s.fuseGraph(ctx, recs, in.Question, *d, hits, in.Filter, perDoc, q.K); err != nil {
+		if hits, info, err = s.fuseGraph(ctx, recs, emb, in.Question, *d, hits, in.Filter, perDoc, q.K); err != nil {
 			return RetrieveOutput{}, searchFailed(err)
 		}
 		out.Graph = &info

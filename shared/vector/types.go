@@ -82,6 +82,10 @@ type IngestOutput struct {
 	Provider    string `json:"provider" jsonschema:"the embedding provider used"`
 	Model       string `json:"model" jsonschema:"the embedding model used"`
 	Dims        int    `json:"dims"`
+	// GraphFallbacks counts the chunks whose entities the configured
+	// generator failed to extract (a refused reply, an error), extracted
+	// offline instead.
+	GraphFallbacks int `json:"graph_fallback_chunks,omitempty" jsonschema:"chunks whose entity graph was extracted offline because the configured generator's extraction failed or was refused"`
 }
 
 // DocumentInfo describes a stored document (not its chunks).

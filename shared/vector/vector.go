@@ -90,16 +90,24 @@ type Options struct {
 	// LateBytes bounds the token vectors late interaction holds in memory,
 	// over all stores. If zero, defaults to [DefaultLateBytes].
 	LateBytes int64
-	// Generator, if it can hold a conversation (provider.ToolCallerOf: a
-	// hosted model, not the offline generator), chooses the stores a search
-	// naming none covers, asked with the optimizer_vs-table-selection prompt
-	// (see [StoreSelection]). If nil or offline, store selection is the
-	// code-driven score alone.
+	// Generator, if a hosted model (the offline generator counts as none),
+	// extracts the entity graphs of ingested documents (graph.Prompted with
+	// the tenant's prompt.GraphExtract, each chunk it fails extracted offline
+	// and counted), writes community reports (prompt.GraphReport), and, if it
+	// can hold a conversation (provider.ToolCallerOf), chooses the stores a
+	// search naming none covers, asked with the optimizer_vs-table-selection
+	// prompt (see [StoreSelection]). If nil or offline, all of these are
+	// offline and store selection is the code-driven score alone.
 	Generator provider.Generator
-	// Prompts reads the table-selection prompt in force for the caller's
-	// tenant (prompt.Store: its override, else the default). If nil,
-	// defaults to [prompt.Defaults].
+	// Prompts reads the tenants' prompts for Generator. If nil, defaults to
+	// prompt.NewStore over the service's table.
 	Prompts prompt.Lookup
+	// TermsOnly matches questions to graph entities by their terms alone.
+	// Otherwise, when the embedder is a hosted one, ingestion embeds the
+	// names of each document's entities too, so that a question matches the
+	// entities it means as well as those it names (the offline hashing
+	// embedder's vectors of names add nothing their terms do not).
+	TermsOnly bool
 }
 
 // Service implements the vector store tools on a [store.Table] and a
@@ -128,8 +136,10 @@ type Service struct {
 	lateBytes int64
 	late      lateIndexes
 
-	chooser provider.ToolCaller // nil: store selection by score alone
-	prompts prompt.Lookup
+	gen       provider.Generator
+	chooser   provider.ToolCaller // nil: store selection by score alone
+	prompts   prompt.Lookup
+	termsOnly bool
 }
 
 // New returns a Service keeping records in table and shards in blobs, and
@@ -142,7 +152,7 @@ func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Opti
 	s := &Service{table: table, blobs: blobs, emb: emb, cache: sharedCache, now: time.Now, log: slog.New(slog.DiscardHandler),
 		progress: func(context.Context, float64, float64, string) {}, groupBytes: DefaultGroupBytes, maxShards: MaxShards,
 		revalidate: DefaultRevalidate, ivfThreshold: DefaultIVFThreshold, graphWeight: DefaultGraphWeight, lateBytes: DefaultLateBytes,
-		late: lateIndexes{byStore: map[string]*lateIndex{}}, prompts: prompt.Defaults}
+		late: lateIndexes{byStore: map[string]*lateIndex{}}}
 	if opts != nil {
 		if opts.Cache != nil {
 			s.cache = opts.Cache
@@ -159,8 +169,12 @@ func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Opti
 		s.searcher = opts.Searcher
 		s.quotas = opts.Quotas
 		s.multi = opts.MultiVector
-		if opts.Generator != nil {
-			s.chooser, _ = provider.ToolCallerOf(opts.Generator)
+		s.gen, s.termsOnly = opts.Generator, opts.TermsOnly
+		if _, isOffline := s.gen.(offline.Generator); isOffline {
+			s.gen = nil
+		}
+		if s.gen != nil {
+			s.chooser, _ = provider.ToolCallerOf(s.gen)
 		}
 		if opts.Prompts != nil {
 			s.prompts = opts.Prompts
@@ -190,6 +204,9 @@ func New(table store.Table, blobs store.Blobs, emb provider.Embedder, opts *Opti
 	}
 	if s.quotas == nil {
 		s.quotas = quota.New(table, nil)
+	}
+	if s.prompts == nil {
+		s.prompts = prompt.NewStore(table, nil)
 	}
 	if s.searcher == nil {
 		s.searcher = s.LocalSearcher()

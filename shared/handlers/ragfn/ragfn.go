@@ -68,10 +68,11 @@ func colbert(d lambdafn.Deps) *rag.Service {
 }
 
 // global builds rag_iris_global_graphrag's service: it runs no pipeline,
-// and reads the stores' community reports itself (of the stores the model
-// chooses, as the retriever does, when the request names none).
+// and reads the stores' community reports itself (written by the
+// configured generator when there is one; of the stores the model chooses,
+// as the retriever does, when the request names none).
 func global(d lambdafn.Deps) *rag.Service {
-	reports := vector.New(d.Table, d.Blobs, d.Embedder, &vector.Options{Logger: d.Logger, Generator: generator(d), Prompts: prompt.NewStore(d.Table, nil)})
+	reports := vector.New(d.Table, d.Blobs, d.Embedder, &vector.Options{Logger: d.Logger, Generator: d.Generator, Prompts: prompt.NewStore(d.Table, nil)})
 	return rag.New(d.Table, rag.Options{Generator: generator(d), Reports: reports, Logger: d.Logger, After: d.Later})
 }
 

@@ -32,7 +32,8 @@ func service(d lambdafn.Deps) *vector.Service {
 }
 
 func options(d lambdafn.Deps) *vector.Options {
-	return &vector.Options{Logger: d.Logger, Progress: lambdafn.ReportProgress, Quotas: quota.New(d.Table, &quota.Options{Defaults: d.Quotas, Overrides: d.OwnTable})}
+	return &vector.Options{Logger: d.Logger, Progress: lambdafn.ReportProgress, Quotas: quota.New(d.Table, &quota.Options{Defaults: d.Quotas, Overrides: d.OwnTable}),
+		Generator: d.Generator}
 }
 
 // The vector family's tool functions.
