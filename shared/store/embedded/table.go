@@ -12,6 +12,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -216,6 +217,9 @@ func (t *Table) Query(ctx context.Context, pk string, q store.Query) (store.Page
 				return err
 			}
 			if !it.Expired(now) {
+				if page.Items == nil {
+					page.Items = make([]store.Item, 0, min(q.Limit, 16)) // not grown item by item
+				}
 				page.Items = append(page.Items, it)
 			}
 		}
@@ -380,16 +384,23 @@ func live(v []byte, now time.Time) bool {
 }
 
 // decode decodes the item at key k, whose partition key is likely pk (the
-// one a Get or Query asked for), shared rather than allocated again.
+// one a Get or Query asked for), shared rather than allocated again. An
+// item with string values has them and its sort key as parts of one string
+// holding the sort key and v, made once.
 func decode(k, v []byte, pk string) (store.Item, error) {
 	i := bytes.IndexByte(k, 0)
-	it := store.Item{PK: pk, SK: string(k[i+1:])}
+	sk := k[i+1:]
+	it := store.Item{PK: pk}
 	if string(k[:i]) != pk {
 		it.PK = string(k[:i])
 	}
+	fail := func(err error) (store.Item, error) {
+		it.SK = string(sk)
+		return it, fmt.Errorf("embedded: decode %s/%s: %w", it.PK, it.SK, err)
+	}
 	r := &reader{b: v}
 	if r.byte() != recordVersion {
-		return it, fmt.Errorf("embedded: decode %s/%s: unknown record version", it.PK, it.SK)
+		return fail(errors.New("unknown record version"))
 	}
 	if r.byte()&1 != 0 {
 		it.ExpiresAt = time.Unix(r.varint(), 0)
@@ -399,19 +410,23 @@ func decode(k, v []byte, pk string) (store.Item, error) {
 		r.err = errCorrupt
 	}
 	if r.err != nil {
-		return it, fmt.Errorf("embedded: decode %s/%s: %w", it.PK, it.SK, r.err)
+		return fail(r.err)
 	}
 	it.Attrs = make(store.Attrs, n)
-	var text string // v as a string, made once: the item's string values are parts of it
+	var text string // the sort key and v, once the item has a string value
 	for j := uint64(0); j < n && r.err == nil; j++ {
 		name := attrName(r.bytes())
 		switch r.byte() {
 		case tagString:
 			b := r.bytes()
 			if text == "" {
-				text = string(v)
+				var sb strings.Builder
+				sb.Grow(len(sk) + len(v))
+				sb.Write(sk)
+				sb.Write(v)
+				text = sb.String()
 			}
-			end := len(v) - len(r.b)
+			end := len(sk) + len(v) - len(r.b)
 			it.Attrs[name] = text[end-len(b) : end]
 		case tagNumber:
 			it.Attrs[name] = r.varint()
@@ -427,7 +442,12 @@ func decode(k, v []byte, pk string) (store.Item, error) {
 		r.err = errCorrupt
 	}
 	if r.err != nil {
-		return it, fmt.Errorf("embedded: decode %s/%s: %w", it.PK, it.SK, r.err)
+		return fail(r.err)
+	}
+	if text != "" {
+		it.SK = text[:len(sk)]
+	} else {
+		it.SK = string(sk)
 	}
 	return it, nil
 }
