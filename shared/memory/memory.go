@@ -150,7 +150,18 @@ func ValidateID(id string) error {
 
 func convPK(c tenant.Caller, id string) string { return tenant.Key(c.Tenant) + "conv#" + id }
 func indexPK(c tenant.Caller) string           { return tenant.Key(c.Tenant) + "convs" }
-func msgSK(seq int64) string                   { return fmt.Sprintf("%s%012d", msgPrefix, seq) }
+func msgSK(seq int64) string {
+	if seq < 0 {
+		return fmt.Sprintf("%s%012d", msgPrefix, seq) // never written: the sign goes first
+	}
+	// fmt's %012d, without its cost: every read of messages makes two.
+	var buf [len(msgPrefix) + 20]byte
+	b := append(buf[:0], msgPrefix...)
+	for p := int64(100_000_000_000); p > seq && p > 1; p /= 10 {
+		b = append(b, '0')
+	}
+	return string(strconv.AppendInt(b, seq, 10))
+}
 
 // maxSeq is the largest sequence number msgSK writes in its 12 digits.
 const maxSeq = 999_999_999_999
