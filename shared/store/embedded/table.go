@@ -165,25 +165,26 @@ func (t *Table) Query(ctx context.Context, pk string, q store.Query) (store.Page
 		return store.Page{}, err
 	}
 	// lo and hi bound the bbolt keys of the selected sort keys: lo inclusive, hi exclusive.
-	part := key(pk, "")
-	lo, hi := part, successor(part)
+	// The keys are built in buffers on the stack (most fit).
+	var loBuf, hiBuf [keyBuffer]byte
+	var lo, hi []byte
 	switch {
 	case q.Prefix != "":
-		lo = key(pk, q.Prefix)
-		hi = successor(lo)
+		lo = appendKey(loBuf[:0], pk, q.Prefix)
+		hi = successor(append(hiBuf[:0], lo...))
 	default:
-		if q.From != "" {
-			lo = key(pk, q.From)
-		}
+		lo = appendKey(loBuf[:0], pk, q.From)
 		if q.To != "" {
-			hi = append(key(pk, q.To), 0) // the smallest key after To
+			hi = append(appendKey(hiBuf[:0], pk, q.To), 0) // the smallest key after To
+		} else {
+			hi = successor(appendKey(hiBuf[:0], pk, ""))
 		}
 	}
 	if after != "" {
 		if q.Reverse {
-			hi = key(pk, after)
+			hi = appendKey(hiBuf[:0], pk, after)
 		} else {
-			lo = append(key(pk, after), 0)
+			lo = append(appendKey(loBuf[:0], pk, after), 0)
 		}
 	}
 	now := t.now()
@@ -236,7 +237,8 @@ func step(c *bolt.Cursor, reverse bool) ([]byte, []byte) {
 }
 
 func (t *Table) load(b *bolt.Bucket, pk, sk string) (*store.Item, error) {
-	k := key(pk, sk)
+	var buf [keyBuffer]byte
+	k := appendKey(buf[:0], pk, sk)
 	v := b.Get(k)
 	if v == nil {
 		return nil, nil
@@ -251,19 +253,27 @@ func (t *Table) load(b *bolt.Bucket, pk, sk string) (*store.Item, error) {
 // key joins pk and sk with a NUL, which keys may not contain, so that the
 // bbolt order is (pk, sk) order and a partition is one contiguous range.
 func key(pk, sk string) []byte {
-	k := make([]byte, 0, len(pk)+1+len(sk))
-	k = append(k, pk...)
-	k = append(k, 0)
-	return append(k, sk...)
+	return appendKey(make([]byte, 0, len(pk)+1+len(sk)), pk, sk)
 }
 
-// successor returns the smallest key greater than every key with prefix p.
+// appendKey appends key(pk, sk) to dst.
+func appendKey(dst []byte, pk, sk string) []byte {
+	dst = append(dst, pk...)
+	dst = append(dst, 0)
+	return append(dst, sk...)
+}
+
+// keyBuffer is the size of the buffers on the stack that reads build keys
+// in: a key longer than that goes to the heap.
+const keyBuffer = 128
+
+// successor returns the smallest key greater than every key with prefix p,
+// in p's own bytes.
 func successor(p []byte) []byte {
-	s := bytes.Clone(p)
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] < 0xff {
-			s[i]++
-			return s[:i+1]
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] < 0xff {
+			p[i]++
+			return p[:i+1]
 		}
 	}
 	return nil // unreachable: keys always contain a NUL separator
