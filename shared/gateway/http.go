@@ -400,12 +400,13 @@ func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (g *Gateway) logRequests(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !g.log.Enabled(r.Context(), slog.LevelInfo) {
+			h.ServeHTTP(w, r) // no record to build
+			return
+		}
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
 		h.ServeHTTP(sw, r)
-		if !g.log.Enabled(r.Context(), slog.LevelInfo) {
-			return // the record is not built for nothing
-		}
 		remote, _, _ := net.SplitHostPort(r.RemoteAddr)
 		g.log.InfoContext(r.Context(), "http", "method", r.Method, "path", r.URL.Path, "status", sw.status,
 			"duration_ms", time.Since(start).Milliseconds(), "remote", remote,
