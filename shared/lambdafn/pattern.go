@@ -93,7 +93,7 @@ func (c *classPattern) Match(b []byte) bool {
 	if extra < 0 || extra > 0 && (c.vary < 0 || extra > c.parts[c.vary].max-c.parts[c.vary].min) {
 		return false
 	}
-	// The parts' times add up to the length of s: each character has a part.
+	// The parts' times add up to the length of b: each character has a part.
 	part, left := -1, 0
 	for _, r := range string(b) {
 		for left == 0 {
