@@ -212,8 +212,18 @@ func readRequestBody(body io.Reader, length, limit int64) ([]byte, error) {
 	if length < 0 || length > limit {
 		length = 0
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, length+bytes.MinRead))
-	_, err := buf.ReadFrom(body)
+	// A buffer one byte longer than declared sees the end of a body as long
+	// as declared in one read, with no room to spare.
+	b := make([]byte, length+1)
+	n, err := io.ReadFull(body, b)
+	switch {
+	case err == io.ErrUnexpectedEOF || err == io.EOF:
+		return b[:n], nil
+	case err != nil:
+		return b[:n], err
+	}
+	buf := bytes.NewBuffer(b)
+	_, err = buf.ReadFrom(body)
 	return buf.Bytes(), err
 }
 

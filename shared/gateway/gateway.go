@@ -324,9 +324,9 @@ func (g *Gateway) caller(extra *mcp.RequestExtra) (tenant.Caller, error) {
 // traceID returns the trace a request belongs to: the trace-id of its W3C
 // traceparent header, or a new one.
 func traceID(h http.Header) string {
-	if h != nil {
+	if tp := h.Get("Traceparent"); tp != "" {
 		// traceparent: version-traceid-parentid-flags
-		parts := strings.Split(h.Get("Traceparent"), "-")
+		parts := strings.Split(tp, "-")
 		if len(parts) == 4 && len(parts[1]) == 32 && strings.Trim(parts[1], "0123456789abcdef") == "" && strings.Trim(parts[1], "0") != "" {
 			return parts[1]
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -88,7 +89,7 @@ type requestScope struct {
 	deadline    time.Time
 	hasDeadline bool
 	done        <-chan struct{} // closed when the client goes away or the request ends
-	base        string          // baseURL of the request
+	req         *http.Request   // for its baseURL, made only when a call needs it
 }
 
 // keepRequest carries the request's deadline (in Lambda, the gateway's own),
@@ -98,7 +99,7 @@ type requestScope struct {
 // connection left its call running for nobody, issue 10), nor the request.
 func keepRequest(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rs := requestScope{done: r.Context().Done(), base: baseURL(r)}
+		rs := requestScope{done: r.Context().Done(), req: r}
 		rs.deadline, rs.hasDeadline = r.Context().Deadline()
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, rs)))
 	})
@@ -115,8 +116,11 @@ func deadline(ctx context.Context) (time.Time, bool) {
 // publicBase returns the base URL of the request ctx serves (see
 // [baseURL]), or "" if ctx serves none.
 func publicBase(ctx context.Context) string {
-	rs, _ := ctx.Value(requestKey{}).(requestScope)
-	return rs.base
+	rs, ok := ctx.Value(requestKey{}).(requestScope)
+	if !ok {
+		return ""
+	}
+	return baseURL(rs.req)
 }
 
 // withRequestEnd returns ctx, cancelled also when the HTTP request it serves
@@ -396,6 +400,10 @@ func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (g *Gateway) logRequests(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !g.log.Enabled(r.Context(), slog.LevelInfo) {
+			h.ServeHTTP(w, r) // no record to build
+			return
+		}
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
 		h.ServeHTTP(sw, r)

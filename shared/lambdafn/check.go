@@ -220,7 +220,7 @@ func (c *argsCheck) acceptsObject(s *rawjson.Scanner) bool {
 	n := 0
 	ok := s.Object(func(key []byte) bool {
 		n++
-		if c.names != nil && !c.names.acceptsText(string(key)) {
+		if c.names != nil && !c.names.acceptsText(key) {
 			return false
 		}
 		p, known := c.properties[string(key)]
@@ -248,25 +248,28 @@ func (c *argsCheck) acceptsString(s *rawjson.Scanner) bool {
 	if !ok {
 		return false
 	}
-	str := string(raw[1 : len(raw)-1])
-	if escaped && json.Unmarshal(raw, &str) != nil {
+	if !escaped { // checked where it lies, without a copy
+		return c.acceptsText(raw[1 : len(raw)-1])
+	}
+	var str string
+	if json.Unmarshal(raw, &str) != nil {
 		return false
 	}
-	return c.acceptsText(str)
+	return c.acceptsText([]byte(str))
 }
 
 // acceptsText checks the string str against the string keywords.
-func (c *argsCheck) acceptsText(str string) bool {
+func (c *argsCheck) acceptsText(str []byte) bool {
 	if c.enum != nil && !contains(c.enum, str) {
 		return false
 	}
-	n := utf8.RuneCountInString(str)
-	return n >= c.minLength && (c.maxLength < 0 || n <= c.maxLength) && (c.pattern == nil || c.pattern.MatchString(str))
+	n := utf8.RuneCount(str)
+	return n >= c.minLength && (c.maxLength < 0 || n <= c.maxLength) && (c.pattern == nil || c.pattern.Match(str))
 }
 
-func contains(list []string, s string) bool {
+func contains(list []string, s []byte) bool {
 	for _, e := range list {
-		if e == s {
+		if e == string(s) {
 			return true
 		}
 	}

@@ -35,11 +35,11 @@ func spendOnce(ctx context.Context, table store.Table, req invoke.Request) error
 // gateway's InputRequiredResult, and for front ends that cannot ask, a tool
 // error saying what it asked and which protocol version carries the question.
 func (h *toolHandler[In, Out]) respond(out Out, err error, req invoke.Request) (invoke.Response, string, error) {
-	var ask *elicit.InputRequired
-	switch {
-	case err == nil:
+	if err == nil {
 		return toolResponse(out, nil, req.TraceID), "ok", nil
-	case !errors.As(err, &ask):
+	}
+	var ask *elicit.InputRequired
+	if !errors.As(err, &ask) {
 		return toolResponse(out, err, req.TraceID), "error: " + string(fault.KindOf(err)), err
 	}
 	if verr := ask.Validate(); verr != nil {

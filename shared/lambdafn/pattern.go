@@ -6,8 +6,9 @@ import (
 	"unicode/utf8"
 )
 
-// matcher matches a string against a schema's pattern.
-type matcher interface{ MatchString(s string) bool }
+// matcher matches a string, as the bytes of its UTF-8, against a schema's
+// pattern.
+type matcher interface{ Match(b []byte) bool }
 
 // compilePattern compiles a schema's pattern as jsonschema-go does (Go's
 // regexp syntax, unanchored unless the pattern anchors itself), as a
@@ -86,15 +87,15 @@ func parseClassPattern(p string) (*classPattern, bool) {
 	return c, true
 }
 
-// MatchString reports whether s matches the whole pattern.
-func (c *classPattern) MatchString(s string) bool {
-	extra := utf8.RuneCountInString(s) - c.fixed
+// Match reports whether the string b matches the whole pattern.
+func (c *classPattern) Match(b []byte) bool {
+	extra := utf8.RuneCount(b) - c.fixed
 	if extra < 0 || extra > 0 && (c.vary < 0 || extra > c.parts[c.vary].max-c.parts[c.vary].min) {
 		return false
 	}
-	// The parts' times add up to the length of s: each character has a part.
+	// The parts' times add up to the length of b: each character has a part.
 	part, left := -1, 0
-	for _, r := range s {
+	for _, r := range string(b) {
 		for left == 0 {
 			part++
 			left = c.parts[part].min

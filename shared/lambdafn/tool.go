@@ -483,8 +483,7 @@ func passThrough(res *mcp.CallToolResult, traceID string) invoke.Response {
 
 // writeString writes s as a JSON string.
 func writeString(buf *bytes.Buffer, s string) {
-	b, _ := invoke.Marshal(s) // a string always encodes
-	buf.Write(b)
+	buf.Write(rawjson.AppendString(buf.AvailableBuffer(), s))
 }
 
 func (h *toolHandler[In, Out]) logCall(ctx context.Context, req invoke.Request, outcome string, err error, d time.Duration) {

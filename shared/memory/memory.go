@@ -150,7 +150,18 @@ func ValidateID(id string) error {
 
 func convPK(c tenant.Caller, id string) string { return tenant.Key(c.Tenant) + "conv#" + id }
 func indexPK(c tenant.Caller) string           { return tenant.Key(c.Tenant) + "convs" }
-func msgSK(seq int64) string                   { return fmt.Sprintf("%s%012d", msgPrefix, seq) }
+func msgSK(seq int64) string {
+	if seq < 0 {
+		return fmt.Sprintf("%s%012d", msgPrefix, seq) // never written: the sign goes first
+	}
+	// fmt's %012d, without its cost: every read of messages makes two.
+	var buf [len(msgPrefix) + 20]byte
+	b := append(buf[:0], msgPrefix...)
+	for p := int64(100_000_000_000); p > seq && p > 1; p /= 10 {
+		b = append(b, '0')
+	}
+	return string(strconv.AppendInt(b, seq, 10))
+}
 
 // maxSeq is the largest sequence number msgSK writes in its 12 digits.
 const maxSeq = 999_999_999_999
@@ -602,25 +613,30 @@ func (s *Service) GetContext(ctx context.Context, c tenant.Caller, in GetContext
 		return GetContextOutput{}, fault.Invalid("max_messages", "%d is outside 1..%d", n, MaxContextMessages)
 	}
 	// The summary first, then the messages: a compression in between makes a
-	// message appear in both, never in neither. The query reaches KeepRecent
-	// messages below what the summary covers, for a summary that covers some
-	// of the newest.
+	// message appear in both, never in neither. The messages after the
+	// summary come first; only if they are fewer than KeepRecent (a summary
+	// that covers some of the newest) does a second query reach below it,
+	// so that no message is read only to be dropped.
 	sum, err := s.loadSummary(ctx, c, in.ConversationID)
 	if err != nil {
 		return GetContextOutput{}, err
 	}
-	from := max(sum.Through+1-KeepRecent, 1)
-	page, err := s.table.Query(ctx, convPK(c, in.ConversationID), store.Query{From: msgSK(from), To: msgSK(maxSeq), Reverse: true, Limit: n})
+	page, err := s.table.Query(ctx, convPK(c, in.ConversationID), store.Query{From: msgSK(sum.Through + 1), To: msgSK(maxSeq), Reverse: true, Limit: n})
 	if err != nil {
 		return GetContextOutput{}, fault.Unavailable(err, "reading messages of %q failed; retry", in.ConversationID)
 	}
-	out := GetContextOutput{ConversationID: in.ConversationID, Summary: sum.Text, Through: sum.Through, Messages: []Message{}}
-	for i, it := range page.Items {
-		m := toMessage(it)
-		if m.Seq <= sum.Through && i >= KeepRecent {
-			break
+	out := GetContextOutput{ConversationID: in.ConversationID, Summary: sum.Text, Through: sum.Through, Messages: make([]Message, 0, len(page.Items))}
+	for _, it := range page.Items {
+		out.Messages = append(out.Messages, toMessage(it))
+	}
+	if more := min(KeepRecent, n) - len(out.Messages); more > 0 && sum.Through > 0 {
+		below, err := s.table.Query(ctx, convPK(c, in.ConversationID), store.Query{From: msgSK(max(sum.Through+1-KeepRecent, 1)), To: msgSK(sum.Through), Reverse: true, Limit: more})
+		if err != nil {
+			return GetContextOutput{}, fault.Unavailable(err, "reading messages of %q failed; retry", in.ConversationID)
 		}
-		out.Messages = append(out.Messages, m)
+		for _, it := range below.Items {
+			out.Messages = append(out.Messages, toMessage(it))
+		}
 	}
 	slices.Reverse(out.Messages)
 	// Sequences are gapless above the summary (memory_clear moves its end

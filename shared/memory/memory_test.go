@@ -89,6 +89,7 @@ func TestMemory(t *testing.T) {
 			{"CompressionKeepsSixRecentAndNeverLosesHistory", testCompression},
 			{"AFailingSummariserNeverLosesAMessage", testSummariserFailure},
 			{"TheContextHoldsEveryMessageAfterTheSummary", testContextWindow},
+			{"ASummaryCoveringTheNewestLeavesSixInTheContext", testContextBelowSummary},
 			{"SetSummaryAccumulates", testSetSummary},
 			{"GetOrCreateSummaryCreatesFromOldMessages", testGetOrCreateSummary},
 			{"ClearRemovesMessagesAndKeepsTheConversation", testClear},
@@ -453,6 +454,50 @@ func testClear(t *testing.T, tbl store.Table) {
 	if old.TotalCount != 2 || len(old.Messages) != 0 {
 		t.Errorf("after Clear and 2 adds: total %d, old %v", old.TotalCount, seqs(old.Messages))
 	}
+}
+
+// testContextBelowSummary is a clear that failed after moving the summary
+// past every message and before deleting them: the context still shows the
+// KeepRecent newest, as it does for any summary that covers them.
+func testContextBelowSummary(t *testing.T, tbl store.Table) {
+	ctx := context.Background()
+	c := newCaller(t, tbl)
+	id := mustCreate(t, memory.New(tbl, nil), c, "")
+	mustAdd(t, memory.New(tbl, nil), c, id, 9)
+	svc := memory.New(noDeletes{tbl}, nil)
+	if _, err := svc.Clear(ctx, c, memory.ConversationInput{ConversationID: id}); err == nil {
+		t.Fatal("Clear succeeded without deleting")
+	}
+	for _, tc := range []struct {
+		name string
+		in   memory.GetContextInput
+		want []int64
+	}{
+		{"ByDefaultTheSixNewest", memory.GetContextInput{ConversationID: id}, span(4, 9)},
+		{"WithASmallerWindowTheNewestItHolds", memory.GetContextInput{ConversationID: id, MaxMessages: 2}, span(8, 9)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := svc.GetContext(ctx, c, tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, seqs(got.Messages)); diff != "" || got.Through != 9 || got.Omitted != 0 {
+				t.Errorf("messages mismatch (-want +got):\n%s through %d, omitted %d", diff, got.Through, got.Omitted)
+			}
+		})
+	}
+}
+
+// noDeletes is a table whose transactions of deletes alone fail.
+type noDeletes struct{ store.Table }
+
+func (n noDeletes) Transact(ctx context.Context, writes ...store.Write) error {
+	for _, w := range writes {
+		if w.Kind != store.WriteDelete {
+			return n.Table.Transact(ctx, writes...)
+		}
+	}
+	return errors.New("deletes are off")
 }
 
 func testDeleteAsksFirst(t *testing.T, tbl store.Table) {

@@ -12,6 +12,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -164,25 +165,26 @@ func (t *Table) Query(ctx context.Context, pk string, q store.Query) (store.Page
 		return store.Page{}, err
 	}
 	// lo and hi bound the bbolt keys of the selected sort keys: lo inclusive, hi exclusive.
-	part := key(pk, "")
-	lo, hi := part, successor(part)
+	// The keys are built in buffers on the stack (most fit).
+	var loBuf, hiBuf [keyBuffer]byte
+	var lo, hi []byte
 	switch {
 	case q.Prefix != "":
-		lo = key(pk, q.Prefix)
-		hi = successor(lo)
+		lo = appendKey(loBuf[:0], pk, q.Prefix)
+		hi = successor(append(hiBuf[:0], lo...))
 	default:
-		if q.From != "" {
-			lo = key(pk, q.From)
-		}
+		lo = appendKey(loBuf[:0], pk, q.From)
 		if q.To != "" {
-			hi = append(key(pk, q.To), 0) // the smallest key after To
+			hi = append(appendKey(hiBuf[:0], pk, q.To), 0) // the smallest key after To
+		} else {
+			hi = successor(appendKey(hiBuf[:0], pk, ""))
 		}
 	}
 	if after != "" {
 		if q.Reverse {
-			hi = key(pk, after)
+			hi = appendKey(hiBuf[:0], pk, after)
 		} else {
-			lo = append(key(pk, after), 0)
+			lo = append(appendKey(loBuf[:0], pk, after), 0)
 		}
 	}
 	now := t.now()
@@ -216,6 +218,9 @@ func (t *Table) Query(ctx context.Context, pk string, q store.Query) (store.Page
 				return err
 			}
 			if !it.Expired(now) {
+				if page.Items == nil {
+					page.Items = make([]store.Item, 0, min(q.Limit, 16)) // not grown item by item
+				}
 				page.Items = append(page.Items, it)
 			}
 		}
@@ -232,7 +237,8 @@ func step(c *bolt.Cursor, reverse bool) ([]byte, []byte) {
 }
 
 func (t *Table) load(b *bolt.Bucket, pk, sk string) (*store.Item, error) {
-	k := key(pk, sk)
+	var buf [keyBuffer]byte
+	k := appendKey(buf[:0], pk, sk)
 	v := b.Get(k)
 	if v == nil {
 		return nil, nil
@@ -247,19 +253,27 @@ func (t *Table) load(b *bolt.Bucket, pk, sk string) (*store.Item, error) {
 // key joins pk and sk with a NUL, which keys may not contain, so that the
 // bbolt order is (pk, sk) order and a partition is one contiguous range.
 func key(pk, sk string) []byte {
-	k := make([]byte, 0, len(pk)+1+len(sk))
-	k = append(k, pk...)
-	k = append(k, 0)
-	return append(k, sk...)
+	return appendKey(make([]byte, 0, len(pk)+1+len(sk)), pk, sk)
 }
 
-// successor returns the smallest key greater than every key with prefix p.
+// appendKey appends key(pk, sk) to dst.
+func appendKey(dst []byte, pk, sk string) []byte {
+	dst = append(dst, pk...)
+	dst = append(dst, 0)
+	return append(dst, sk...)
+}
+
+// keyBuffer is the size of the buffers on the stack that reads build keys
+// in: a key longer than that goes to the heap.
+const keyBuffer = 128
+
+// successor returns the smallest key greater than every key with prefix p,
+// in p's own bytes.
 func successor(p []byte) []byte {
-	s := bytes.Clone(p)
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] < 0xff {
-			s[i]++
-			return s[:i+1]
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] < 0xff {
+			p[i]++
+			return p[:i+1]
 		}
 	}
 	return nil // unreachable: keys always contain a NUL separator
@@ -380,16 +394,23 @@ func live(v []byte, now time.Time) bool {
 }
 
 // decode decodes the item at key k, whose partition key is likely pk (the
-// one a Get or Query asked for), shared rather than allocated again.
+// one a Get or Query asked for), shared rather than allocated again. An
+// item with string values has them and its sort key as parts of one string
+// holding the sort key and v, made once.
 func decode(k, v []byte, pk string) (store.Item, error) {
 	i := bytes.IndexByte(k, 0)
-	it := store.Item{PK: pk, SK: string(k[i+1:])}
+	sk := k[i+1:]
+	it := store.Item{PK: pk}
 	if string(k[:i]) != pk {
 		it.PK = string(k[:i])
 	}
+	fail := func(err error) (store.Item, error) {
+		it.SK = string(sk)
+		return it, fmt.Errorf("embedded: decode %s/%s: %w", it.PK, it.SK, err)
+	}
 	r := &reader{b: v}
 	if r.byte() != recordVersion {
-		return it, fmt.Errorf("embedded: decode %s/%s: unknown record version", it.PK, it.SK)
+		return fail(errors.New("unknown record version"))
 	}
 	if r.byte()&1 != 0 {
 		it.ExpiresAt = time.Unix(r.varint(), 0)
@@ -399,19 +420,23 @@ func decode(k, v []byte, pk string) (store.Item, error) {
 		r.err = errCorrupt
 	}
 	if r.err != nil {
-		return it, fmt.Errorf("embedded: decode %s/%s: %w", it.PK, it.SK, r.err)
+		return fail(r.err)
 	}
 	it.Attrs = make(store.Attrs, n)
-	var text string // v as a string, made once: the item's string values are parts of it
+	var text string // the sort key and v, once the item has a string value
 	for j := uint64(0); j < n && r.err == nil; j++ {
 		name := attrName(r.bytes())
 		switch r.byte() {
 		case tagString:
 			b := r.bytes()
 			if text == "" {
-				text = string(v)
+				var sb strings.Builder
+				sb.Grow(len(sk) + len(v))
+				sb.Write(sk)
+				sb.Write(v)
+				text = sb.String()
 			}
-			end := len(v) - len(r.b)
+			end := len(sk) + len(v) - len(r.b)
 			it.Attrs[name] = text[end-len(b) : end]
 		case tagNumber:
 			it.Attrs[name] = r.varint()
@@ -427,7 +452,12 @@ func decode(k, v []byte, pk string) (store.Item, error) {
 		r.err = errCorrupt
 	}
 	if r.err != nil {
-		return it, fmt.Errorf("embedded: decode %s/%s: %w", it.PK, it.SK, r.err)
+		return fail(r.err)
+	}
+	if text != "" {
+		it.SK = text[:len(sk)]
+	} else {
+		it.SK = string(sk)
 	}
 	return it, nil
 }
