@@ -192,7 +192,7 @@ func connectorTools() []*Tool {
 			// Served by the proxy function: its figures are those of the
 			// instance that made the calls, cache lookups and approvals.
 			Name: "connector_health", Function: ConnectorProxyFunction, Title: "Connector health",
-			Description: "Reports each connector's status with its calls, errors, p50 and p95 latency, cache hits and misses and approvals requested, granted, denied and expired (counted per warm function instance), and overall down when every connector is in error.",
+			Description: "Reports each connector's status with its calls, errors, p50 and p95 latency, cache hits and misses (counted per warm function instance) and approvals requested, granted, denied and expired (stored, every instance's; a lapsed approval counts as expired without anyone opening it), and overall down when every connector is in error.",
 			Annotations: readOnly, Example: json.RawMessage(`{}`),
 			KeyUse: KeyNone,
 		}),

@@ -11,9 +11,9 @@
 //	                              sync              at: the time its item in the sync index is keyed by
 //	                              policy#<tool>     policy, ver
 //	                              stats             approvals requested, granted, denied, expired, ver
-//	t#<tenant>#connapprovals      <id>              a pending approval of the page flow (TTL)
-//	                              e#<state id>      an approval given by elicitation, spent (TTL)
+//	t#<tenant>#connapprovals      <id>              an approval, of the page flow or by elicitation (TTL)
 //	_conn#sync                    <synced at>#<tenant>#<name>   the scheduled sync's index, one item per connector
+//	                              approval#<expires>#<tenant>#<id>   the approvals' expiry index, one item per approval
 //
 //	svc := connector.New(table, sealer, &connector.Options{CheckURL: guard.CheckURL, HTTPClient: guard.Client()})
 //	defer svc.Close()
