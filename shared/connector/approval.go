@@ -367,7 +367,9 @@ const elicitGrace = 5 * time.Second
 // the approval has lapsed.
 const expiryPrefix = "approval#"
 
-func expirySK(at int64, t, id string) string { return fmt.Sprintf("%s%019d#%s#%s", expiryPrefix, at, t, id) }
+func expirySK(at int64, t, id string) string {
+	return fmt.Sprintf("%s%019d#%s#%s", expiryPrefix, at, t, id)
+}
 
 // storeApproval records a pending approval of b, its ApprovalRequested
 // event, its count and its entry in the expiry index, in one transaction,
