@@ -192,8 +192,8 @@ type Service struct {
 	// credentials as last opened, by their sealed bytes ([Service.openOnce]).
 	decoded memo[*cache]
 	opened  memo[*secrets]
-	tokens *tokenCache
-	stats  *stats
+	tokens  *tokenCache
+	stats   *stats
 }
 
 // New returns a Service keeping connectors in table and sealing their
