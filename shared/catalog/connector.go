@@ -212,7 +212,7 @@ const ConnectorSyncSchedule = "rate(5 minutes)"
 func connectorTriggers() []*Trigger {
 	return []*Trigger{{
 		Function: "connectors/scheduled_sync", Family: ConnectorFamily,
-		Description: "Syncs, every 5 minutes, the connectors of every tenant whose capability cache is older than the TTL; a failed sync keeps the last good cache and records why.",
+		Description: "Syncs, every 5 minutes, the connectors of every tenant whose capability cache is older than the TTL (a failed sync keeps the last good cache and records why), after recording as expired every approval that lapsed unanswered.",
 		Limits:      Limits{Timeout: 4 * time.Minute, MemoryMB: 256},
 		Table:       ReadWrite, Connects: true, KeyUse: KeyOpen, Deletes: true, Schedule: ConnectorSyncSchedule,
 	}}
