@@ -1,7 +1,6 @@
 package launch
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -67,11 +66,11 @@ func encodings(s string) []string {
 
 // recorder is an HTTP transport that signs requests with an API key and
 // keeps every response's status line, headers and body as the client reads
-// them (event streams included), for the search.
+// them (event streams included), each whole in a buffer of its own, so that
+// concurrent responses never interleave within one another.
 type recorder struct {
-	key  string
-	mu   *sync.Mutex
-	seen *bytes.Buffer
+	key string
+	log *responseLog
 }
 
 func (r recorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -81,26 +80,38 @@ func (r recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
-	fmt.Fprintf(r.seen, "\n%s %s -> %s\n", req.Method, req.URL, resp.Status)
-	resp.Header.Write(r.seen)
-	r.mu.Unlock()
+	seen := r.log.add()
+	fmt.Fprintf(seen, "\n%s %s -> %s\n", req.Method, req.URL, resp.Status)
+	resp.Header.Write(seen)
 	resp.Body = struct {
 		io.Reader
 		io.Closer
-	}{io.TeeReader(resp.Body, lockedWriter{r.mu, r.seen}), resp.Body}
+	}{io.TeeReader(resp.Body, seen), resp.Body}
 	return resp, nil
 }
 
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
+// responseLog holds what the clients read, a buffer per response.
+type responseLog struct {
+	mu     sync.Mutex
+	bodies []*syncBuffer
 }
 
-func (l lockedWriter) Write(p []byte) (int, error) {
+func (l *responseLog) add() *syncBuffer {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	b := &syncBuffer{}
+	l.bodies = append(l.bodies, b)
+	return b
+}
+
+func (l *responseLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out strings.Builder
+	for _, b := range l.bodies {
+		out.WriteString(b.String())
+	}
+	return out.String()
 }
 
 // leakyUpstream serves a go-sdk MCP server (echo, and charge, which asks
@@ -365,9 +376,8 @@ func runScenario(t *testing.T, data string, keys [2]string) (secrets map[string]
 	defer slog.SetDefault(prev)
 
 	base, stderr, stop := runLocal(t, data, "127.0.0.1")
-	var mu sync.Mutex
-	responses := &bytes.Buffer{}
-	aliceHTTP := &http.Client{Transport: recorder{keys[0], &mu, responses}}
+	responses := &responseLog{}
+	aliceHTTP := &http.Client{Transport: recorder{keys[0], responses}}
 	aliceHTTP.Jar, _ = cookiejar.New(nil)
 	connect := func(h *http.Client, opts *mcp.ClientOptions) *mcp.ClientSession {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, opts).Connect(context.Background(),
@@ -379,7 +389,7 @@ func runScenario(t *testing.T, data string, keys [2]string) (secrets map[string]
 		return cs
 	}
 	alice := connect(aliceHTTP, nil)
-	bob := connect(&http.Client{Transport: recorder{keys[1], &mu, responses}}, &mcp.ClientOptions{
+	bob := connect(&http.Client{Transport: recorder{keys[1], responses}}, &mcp.ClientOptions{
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
 		}})
@@ -388,7 +398,7 @@ func runScenario(t *testing.T, data string, keys [2]string) (secrets map[string]
 		t.Helper()
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args, Meta: meta})
 		if err != nil {
-			fmt.Fprintf(lockedWriter{&mu, responses}, "%s: %v\n", tool, err)
+			fmt.Fprintf(responses.add(), "%s: %v\n", tool, err)
 			return &mcp.CallToolResult{IsError: true}
 		}
 		if tr, ok := res.Meta[invoke.TraceMetaKey].(string); ok && cs == alice {
@@ -487,8 +497,6 @@ func runScenario(t *testing.T, data string, keys [2]string) (secrets map[string]
 	if up.echoed.Load() == 0 {
 		t.Fatal("no upstream sent a credential back: the failures the search covers did not happen")
 	}
-	mu.Lock()
 	seen = responses.String()
-	mu.Unlock()
 	return secrets, stderr.String() + defaults.String(), seen
 }
