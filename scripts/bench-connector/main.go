@@ -16,7 +16,13 @@
 // including the go-sdk client's decoding of the list. It prints the
 // percentiles of each, and the difference of the call p50s.
 //
-//	go run ./scripts/bench-connector            # -n 2000
+// With -gateways it runs the given gateway binaries instead of building one,
+// each with its own data folder, and alternates the slices of every one of
+// them with the direct calls', so that two builds are compared in one run
+// under the same load (build each with go build -o ./functions/gateway).
+//
+//	go run ./scripts/bench-connector                          # -n 2000
+//	go run ./scripts/bench-connector -gateways /tmp/a,/tmp/b  # two builds side by side
 //
 // It is a benchmark, not a test: it prints figures, and exits 1 if a call
 // fails or answers something else than expected.
@@ -48,48 +54,153 @@ const (
 
 func main() {
 	n := flag.Int("n", 2000, "calls of each kind")
+	gateways := flag.String("gateways", "", "comma-separated gateway `binaries` to compare in one run, instead of building ./functions/gateway")
 	flag.Parse()
-	if err := run(context.Background(), *n); err != nil {
+	var bins []string
+	if *gateways != "" {
+		bins = strings.Split(*gateways, ",")
+	}
+	if err := run(context.Background(), *n, bins); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-connector:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, n int) error {
+// target is one Switchboard under measure: its name in the figures, its
+// client session and the figures taken through it.
+type target struct {
+	name      string
+	sb        *mcp.ClientSession
+	own, p, l []time.Duration
+	ownListed int
+	listed    int
+}
+
+func run(ctx context.Context, n int, bins []string) error {
 	upstream, stopUpstream, err := serveUpstream()
 	if err != nil {
 		return err
 	}
 	defer stopUpstream()
-	base, stop, err := startSwitchboard(ctx)
-	if err != nil {
-		return err
+	if len(bins) == 0 {
+		bin, cleanup, err := build(ctx)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		bins = []string{bin}
 	}
-	defer stop()
-
 	direct, err := connect(ctx, upstream)
 	if err != nil {
 		return fmt.Errorf("connecting to the upstream: %w", err)
 	}
 	defer direct.Close()
-	sb, err := connect(ctx, base)
-	if err != nil {
-		return fmt.Errorf("connecting to Switchboard: %w", err)
+	var targets []*target
+	for _, bin := range bins {
+		base, stop, err := startSwitchboard(bin)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		sb, err := connect(ctx, base)
+		if err != nil {
+			return fmt.Errorf("connecting to Switchboard: %w", err)
+		}
+		defer sb.Close()
+		tg := &target{name: filepath.Base(bin), sb: sb}
+		if len(bins) > 1 {
+			tg.name = bin
+		}
+		if err := tg.prepare(ctx, n, upstream); err != nil {
+			return err
+		}
+		targets = append(targets, tg)
 	}
-	defer sb.Close()
-	// tools/list before any connector: the catalog's tools alone, the anchor.
-	var own []time.Duration
-	ownListed := 0
+
+	args := map[string]any{"text": "hello"}
+	directCall := func() error { _, err := call(ctx, direct, "echo", args, "hello"); return err }
+	// Warm: sessions pooled, caches filled, code paged in.
+	for range 200 {
+		if err := directCall(); err != nil {
+			return err
+		}
+		for _, tg := range targets {
+			if err := tg.proxied(ctx, args); err != nil {
+				return err
+			}
+		}
+	}
+	for _, tg := range targets {
+		for range 20 {
+			if err := tg.list(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	var d []time.Duration
+	timed := func(f func() error, out *[]time.Duration, k int) error {
+		for range k {
+			start := time.Now()
+			if err := f(); err != nil {
+				return err
+			}
+			*out = append(*out, time.Since(start))
+		}
+		return nil
+	}
+	for range rounds {
+		if err := timed(directCall, &d, n/rounds); err != nil {
+			return err
+		}
+		for _, tg := range targets {
+			if err := timed(func() error { return tg.proxied(ctx, args) }, &tg.p, n/rounds); err != nil {
+				return err
+			}
+			if err := timed(func() error { return tg.list(ctx) }, &tg.l, max(n/rounds/10, 1)); err != nil {
+				return err
+			}
+		}
+	}
+	fmt.Printf("bench-connector: warm, sequential, loopback; go-sdk upstream over Streamable HTTP; %d calls of each, in %d alternating slices\n\n", n, rounds)
+	fmt.Printf("%-60s %10s %10s %10s\n", "", "p50", "p90", "p99")
+	row := func(name string, ds []time.Duration) {
+		slices.Sort(ds)
+		fmt.Printf("%-60s %10s %10s %10s\n", name, us(pct(ds, 50)), us(pct(ds, 90)), us(pct(ds, 99)))
+	}
+	row("tools/call echo, directly to the upstream", d)
+	for _, tg := range targets {
+		through := "through Switchboard"
+		if len(targets) > 1 {
+			through = "through " + tg.name
+		}
+		row("tools/call c0__echo, "+through, tg.p)
+		row(fmt.Sprintf("tools/list %s, no connector (%d tools)", through, tg.ownListed), tg.own)
+		row(fmt.Sprintf("tools/list %s, 10 connectors (%d tools)", through, tg.listed), tg.l)
+	}
+	fmt.Println()
+	for _, tg := range targets {
+		which := ""
+		if len(targets) > 1 {
+			which = ", " + tg.name
+		}
+		fmt.Printf("proxied p50 - direct p50 = %s (target: at most 1 ms)%s\n", us(pct(tg.p, 50)-pct(d, 50)), which)
+	}
+	return nil
+}
+
+// prepare times tools/list before any connector (the catalog's tools alone,
+// the anchor), then registers the upstream as the 10 connectors.
+func (tg *target) prepare(ctx context.Context, n int, upstream string) error {
 	for i := range 20 + max(n/10, rounds) {
 		start := time.Now()
-		res, err := sb.ListTools(ctx, nil)
+		res, err := tg.sb.ListTools(ctx, nil)
 		if err != nil {
 			return err
 		}
 		if i >= 20 {
-			own = append(own, time.Since(start))
+			tg.own = append(tg.own, time.Since(start))
 		}
-		ownListed = len(res.Tools)
+		tg.ownListed = len(res.Tools)
 	}
 	for i := range connectors {
 		name := fmt.Sprintf("c%d", i)
@@ -101,73 +212,28 @@ func run(ctx context.Context, n int) error {
 			{"connector_verify", map[string]any{"name": name}},
 			{"connector_sync", map[string]any{"name": name}},
 		} {
-			if _, err := call(ctx, sb, step.tool, step.args, ""); err != nil {
+			if _, err := call(ctx, tg.sb, step.tool, step.args, ""); err != nil {
 				return err
 			}
 		}
 	}
-	if _, err := call(ctx, sb, "approval_policy_set", map[string]any{"connector": "c0", "tool": "echo", "policy": "ALWAYS_ALLOW"}, ""); err != nil {
+	_, err := call(ctx, tg.sb, "approval_policy_set", map[string]any{"connector": "c0", "tool": "echo", "policy": "ALWAYS_ALLOW"}, "")
+	return err
+}
+
+func (tg *target) proxied(ctx context.Context, args map[string]any) error {
+	_, err := call(ctx, tg.sb, "c0__echo", args, "hello")
+	return err
+}
+
+func (tg *target) list(ctx context.Context) error {
+	res, err := tg.sb.ListTools(ctx, nil)
+	if err != nil {
 		return err
 	}
-
-	args := map[string]any{"text": "hello"}
-	directCall := func() error { _, err := call(ctx, direct, "echo", args, "hello"); return err }
-	proxiedCall := func() error { _, err := call(ctx, sb, "c0__echo", args, "hello"); return err }
-	listed := 0
-	list := func() error {
-		res, err := sb.ListTools(ctx, nil)
-		if err != nil {
-			return err
-		}
-		if listed = len(res.Tools); listed < connectors*toolsPerServer {
-			return fmt.Errorf("tools/list listed %d tools, want at least %d", listed, connectors*toolsPerServer)
-		}
-		return nil
+	if tg.listed = len(res.Tools); tg.listed < connectors*toolsPerServer {
+		return fmt.Errorf("tools/list listed %d tools, want at least %d", tg.listed, connectors*toolsPerServer)
 	}
-	// Warm: sessions pooled, caches filled, code paged in.
-	for range 200 {
-		for _, f := range []func() error{directCall, proxiedCall} {
-			if err := f(); err != nil {
-				return err
-			}
-		}
-	}
-	for range 20 {
-		if err := list(); err != nil {
-			return err
-		}
-	}
-	var d, p, l []time.Duration
-	for range rounds {
-		for _, m := range []struct {
-			f   func() error
-			out *[]time.Duration
-			n   int
-		}{{directCall, &d, n / rounds}, {proxiedCall, &p, n / rounds}, {list, &l, max(n/rounds/10, 1)}} {
-			for range m.n {
-				start := time.Now()
-				if err := m.f(); err != nil {
-					return err
-				}
-				*m.out = append(*m.out, time.Since(start))
-			}
-		}
-	}
-	fmt.Printf("bench-connector: warm, sequential, loopback; go-sdk upstream over Streamable HTTP; %d calls of each, in %d alternating slices\n\n", n, rounds)
-	fmt.Printf("%-60s %10s %10s %10s\n", "", "p50", "p90", "p99")
-	for _, row := range []struct {
-		name string
-		ds   []time.Duration
-	}{
-		{"tools/call echo, directly to the upstream", d},
-		{"tools/call c0__echo, through Switchboard", p},
-		{fmt.Sprintf("tools/list through Switchboard, no connector (%d tools)", ownListed), own},
-		{fmt.Sprintf("tools/list through Switchboard, 10 connectors (%d tools)", listed), l},
-	} {
-		slices.Sort(row.ds)
-		fmt.Printf("%-60s %10s %10s %10s\n", row.name, us(pct(row.ds, 50)), us(pct(row.ds, 90)), us(pct(row.ds, 99)))
-	}
-	fmt.Printf("\nproxied p50 - direct p50 = %s (target: at most 1 ms)\n", us(pct(p, 50)-pct(d, 50)))
 	return nil
 }
 
@@ -218,19 +284,29 @@ func serveUpstream() (string, func(), error) {
 	return "http://" + ln.Addr().String() + "/mcp", func() { hs.Close() }, nil
 }
 
-// startSwitchboard builds and starts the local server, and returns its MCP
-// endpoint.
-func startSwitchboard(ctx context.Context) (string, func(), error) {
-	dir, err := os.MkdirTemp("", "bench-connector")
+// build builds the local server, and returns its binary and the function
+// that removes it.
+func build(ctx context.Context) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "bench-connector-bin")
 	if err != nil {
 		return "", nil, err
 	}
 	bin := filepath.Join(dir, "gateway")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./functions/gateway")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./functions/gateway")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
 		os.RemoveAll(dir)
 		return "", nil, fmt.Errorf("go build ./functions/gateway: %w", err)
+	}
+	return bin, func() { os.RemoveAll(dir) }, nil
+}
+
+// startSwitchboard starts the local server bin with a data folder of its
+// own, and returns its MCP endpoint.
+func startSwitchboard(bin string) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "bench-connector")
+	if err != nil {
+		return "", nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -192,7 +192,7 @@ func connectorTools() []*Tool {
 			// Served by the proxy function: its figures are those of the
 			// instance that made the calls, cache lookups and approvals.
 			Name: "connector_health", Function: ConnectorProxyFunction, Title: "Connector health",
-			Description: "Reports each connector's status with its calls, errors, p50 and p95 latency, cache hits and misses and approvals requested, granted, denied and expired (counted per warm function instance), and overall down when every connector is in error.",
+			Description: "Reports each connector's status with its calls, errors, p50 and p95 latency, cache hits and misses (counted per warm function instance) and approvals requested, granted, denied and expired (stored, every instance's; a lapsed approval counts as expired without anyone opening it), and overall down when every connector is in error.",
 			Annotations: readOnly, Example: json.RawMessage(`{}`),
 			KeyUse: KeyNone,
 		}),
@@ -212,7 +212,7 @@ const ConnectorSyncSchedule = "rate(5 minutes)"
 func connectorTriggers() []*Trigger {
 	return []*Trigger{{
 		Function: "connectors/scheduled_sync", Family: ConnectorFamily,
-		Description: "Syncs, every 5 minutes, the connectors of every tenant whose capability cache is older than the TTL; a failed sync keeps the last good cache and records why.",
+		Description: "Syncs, every 5 minutes, the connectors of every tenant whose capability cache is older than the TTL (a failed sync keeps the last good cache and records why), after recording as expired every approval that lapsed unanswered.",
 		Limits:      Limits{Timeout: 4 * time.Minute, MemoryMB: 256},
 		Table:       ReadWrite, Connects: true, KeyUse: KeyOpen, Deletes: true, Schedule: ConnectorSyncSchedule,
 	}}

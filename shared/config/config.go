@@ -72,6 +72,9 @@ const (
 	// EnvConnectorSyncInterval is how often the local server runs the
 	// connectors' scheduled sync, a Go duration (default 5m; 0 turns it off).
 	EnvConnectorSyncInterval = "SWITCHBOARD_CONNECTOR_SYNC_INTERVAL"
+	// EnvLogLevel is the least level the local server logs: debug, info,
+	// warn (the default) or error.
+	EnvLogLevel = "SWITCHBOARD_LOG_LEVEL"
 )
 
 // The gateway's OAuth settings (package config/authz builds them); README's

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/audit"
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/store"
@@ -252,57 +253,66 @@ func (s *Service) approve(ctx context.Context, c tenant.Caller, r *record, tool 
 	return s.requestApproval(ctx, c, b, in.Arguments)
 }
 
+// elicitState is what the request state of an approval asked by
+// elicitation carries: the binding and the id of the approval's item.
+type elicitState struct {
+	binding
+	ID string `json:"id"`
+}
+
 // approveByElicitation asks a client that can show forms, and on the
-// retry checks its answer: nil lets the call run, exactly once.
+// retry checks its answer: nil lets the call run, exactly once. The
+// approval is stored as the page's are, so that one left unanswered is
+// found expired by the sweep ([Service.SyncDue]), and its item's status,
+// changed by a conditional write, makes it single use whatever path the
+// call took.
 func (s *Service) approveByElicitation(ctx context.Context, c tenant.Caller, want binding, round *elicit.Round, args json.RawMessage) error {
-	detail := map[string]any{"connector": want.Connector, "tool": want.Tool, "policy_version": want.PolicyVer, "flow": "elicitation"}
 	yes, answered := round.Confirmed(approveField)
 	if !answered {
-		data, _ := json.Marshal(want)
+		// The stored expiry trails the state's (sealed after this returns) by
+		// a grace, so that the sweep never expires an approval whose state a
+		// client may still answer; a retry with an expired state expires it
+		// at once.
+		id, err := s.storeApproval(ctx, c, want, flowElicitation, args, s.opts.ApprovalTTL+elicitGrace)
+		if err != nil {
+			return err
+		}
+		data, _ := json.Marshal(elicitState{binding: want, ID: id})
 		ask := elicit.Ask(approveField, elicit.Confirm(fmt.Sprintf("Allow %s (connector %s) to run with these arguments?\n%s",
 			want.Tool, want.Connector, summary(args))))
 		ask.State, ask.Once, ask.TTL = data, true, s.opts.ApprovalTTL
-		s.record(ctx, c, audit.ApprovalRequested, ProxiedName(want.Connector, want.Tool), "ok", detail)
-		s.stats.approval(c.Tenant, want.Connector, ApprovalPending)
 		return ask
 	}
-	var got binding
-	if err := json.Unmarshal(round.State.Data, &got); err != nil {
+	var got elicitState
+	if err := json.Unmarshal(round.State.Data, &got); err != nil || !tenant.IsKeyID(got.ID) {
 		return refuse("the request state does not carry an approval of this server; call again without it to be asked")
 	}
 	if !s.now().Before(round.State.Expires) {
-		s.decided(ctx, c, want, audit.ApprovalExpired, ApprovalExpired, detail)
+		if _, err := s.settle(ctx, c, got.ID, ApprovalExpired, audit.ApprovalExpired, ApprovalPending, ApprovalGranted); err != nil {
+			return err
+		}
 		return refuse("the approval expired; call again to be asked again")
 	}
-	if why := want.mismatch(got); why != "" {
+	if why := want.mismatch(got.binding); why != "" {
 		return refuse("the approval does not cover this call: %s; call again without it to be asked", why)
 	}
+	status, event := ApprovalConsumed, audit.ApprovalGranted
 	if !yes {
-		s.decided(ctx, c, want, audit.ApprovalDenied, ApprovalDenied, detail)
+		status, event = ApprovalDenied, audit.ApprovalDenied
+	}
+	settled, err := s.settle(ctx, c, got.ID, status, event, ApprovalPending)
+	switch {
+	case err != nil:
+		return err
+	case !settled:
+		return refuse("this approval was already used or has expired; call again without it to be asked again")
+	case !yes:
 		return refuse("you declined %s; nothing was called", ProxiedName(want.Connector, want.Tool))
 	}
-	// The gateway spends a single-use state when a function serves the call
-	// through lambdafn; this record makes the approval single use whatever
-	// the path, so that of any number of retries exactly one runs.
-	err := s.table.Put(ctx, store.Item{PK: approvalPK(c.Tenant), SK: "e#" + round.State.ID,
-		Attrs: store.Attrs{"spent_at": s.now().UnixNano()}, ExpiresAt: round.State.Expires.Add(time.Hour)}, store.IfAbsent())
-	if errors.Is(err, store.ErrConditionFailed) {
-		return refuse("this approval was already used; call again without it to be asked again")
-	}
-	if err != nil {
-		return unavailable(err, "recording the approval failed; retry")
-	}
-	s.decided(ctx, c, want, audit.ApprovalGranted, ApprovalGranted, detail)
 	return nil
 }
 
-// decided audits and counts a decision on an approval.
-func (s *Service) decided(ctx context.Context, c tenant.Caller, b binding, event, status string, detail map[string]any) {
-	s.record(ctx, c, event, ProxiedName(b.Connector, b.Tool), "ok", detail)
-	s.stats.approval(c.Tenant, b.Connector, status)
-}
-
-// Approval is a pending approval of the page flow, as the page shows it.
+// Approval is an approval, as the page shows it.
 type Approval struct {
 	ID        string    `json:"id"`
 	Connector string    `json:"connector"`
@@ -312,6 +322,7 @@ type Approval struct {
 	Status    string    `json:"status"`
 	ExpiresAt time.Time `json:"expires_at"`
 	URL       string    `json:"url"`
+	flow      string
 }
 
 // ApprovalURL returns the path of the page that shows approval id. The
@@ -326,33 +337,77 @@ func newApprovalID() string {
 	return hex.EncodeToString(b[:])
 }
 
-func approvalItem(t, id string, b binding, status, args string, ver int64, expires time.Time) store.Item {
+func approvalItem(t, id string, b binding, status, flow, args string, ver int64, expires time.Time) store.Item {
 	bj, _ := json.Marshal(b)
 	return store.Item{PK: approvalPK(t), SK: id, ExpiresAt: expires.Add(time.Hour),
-		Attrs: store.Attrs{"binding": string(bj), "status": status, "arguments": args, "ver": ver, "expires": expires.UnixNano()}}
+		Attrs: store.Attrs{"binding": string(bj), "status": status, "flow": flow, "arguments": args, "ver": ver, "expires": expires.UnixNano()}}
 }
 
 func approvalFrom(it store.Item) (Approval, binding) {
 	var b binding
 	json.Unmarshal([]byte(it.String("binding")), &b)
 	return Approval{ID: it.SK, Connector: b.Connector, Tool: b.Tool, Arguments: it.String("arguments"), Principal: b.Principal,
-		Status: it.String("status"), ExpiresAt: time.Unix(0, it.Int("expires")).UTC(), URL: ApprovalURL(it.SK)}, b
+		Status: it.String("status"), ExpiresAt: time.Unix(0, it.Int("expires")).UTC(), URL: ApprovalURL(it.SK), flow: it.String("flow")}, b
+}
+
+// How an approval is asked, as its item and audit events say.
+const (
+	flowPage        = "page"
+	flowElicitation = "elicitation"
+)
+
+// elicitGrace is how long the item of an approval asked by elicitation
+// outlives its request state.
+const elicitGrace = 5 * time.Second
+
+// expiryPrefix begins the keys of the approvals' expiry index, which shares
+// the scheduled sync's partition (its keys begin with a digit, these never):
+// `approval#<expires, 19 digits>#<tenant>#<id>`, one item per approval,
+// written with it, read and removed by the sweep ([Service.SyncDue]) once
+// the approval has lapsed.
+const expiryPrefix = "approval#"
+
+func expirySK(at int64, t, id string) string {
+	return fmt.Sprintf("%s%019d#%s#%s", expiryPrefix, at, t, id)
+}
+
+// storeApproval records a pending approval of b, its ApprovalRequested
+// event, its count and its entry in the expiry index, in one transaction,
+// and returns its id.
+func (s *Service) storeApproval(ctx context.Context, c tenant.Caller, b binding, flow string, args json.RawMessage, ttl time.Duration) (string, error) {
+	id := newApprovalID()
+	expires := s.now().Add(ttl)
+	err := store.Retry(ctx, func() error {
+		aw, err := s.auditWrite(ctx, c, audit.ApprovalRequested, ProxiedName(b.Connector, b.Tool), approvalDetail(id, b, flow))
+		if err != nil {
+			return err
+		}
+		count, err := s.countWrite(ctx, c.Tenant, b.Connector, ApprovalPending)
+		if err != nil {
+			return err
+		}
+		return s.table.Transact(ctx, store.Put(approvalItem(c.Tenant, id, b, ApprovalPending, flow, summary(args), 1, expires), store.IfAbsent()), aw, count,
+			store.Put(store.Item{PK: SyncIndexPartition, SK: expirySK(expires.UnixNano(), c.Tenant, id), ExpiresAt: expires.Add(time.Hour)}, store.Condition{}))
+	})
+	if err != nil {
+		return "", unavailable(err, "recording the approval request failed; retry")
+	}
+	s.stats.approval(c.Tenant, b.Connector, ApprovalPending)
+	return id, nil
+}
+
+// approvalDetail is the detail of an approval's audit events.
+func approvalDetail(id string, b binding, flow string) map[string]any {
+	return map[string]any{"connector": b.Connector, "tool": b.Tool, "approval_id": id, "policy_version": b.PolicyVer, "flow": flow}
 }
 
 // requestApproval records a pending approval and answers the tool error
 // that links to its page.
 func (s *Service) requestApproval(ctx context.Context, c tenant.Caller, b binding, args json.RawMessage) (*mcp.CallToolResult, error) {
-	id := newApprovalID()
-	expires := s.now().Add(s.opts.PageApprovalTTL)
-	aw, err := s.auditWrite(ctx, c, audit.ApprovalRequested, ProxiedName(b.Connector, b.Tool), map[string]any{
-		"connector": b.Connector, "tool": b.Tool, "policy_version": b.PolicyVer, "flow": "page", "approval_id": id})
+	id, err := s.storeApproval(ctx, c, b, flowPage, args, s.opts.PageApprovalTTL)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.table.Transact(ctx, store.Put(approvalItem(c.Tenant, id, b, ApprovalPending, summary(args), 1, expires), store.IfAbsent()), aw); err != nil {
-		return nil, unavailable(err, "recording the approval request failed; retry")
-	}
-	s.stats.approval(c.Tenant, b.Connector, ApprovalPending)
 	text := fmt.Sprintf("Approval required: %s (connector %s) needs your approval before it runs. Open %s to approve or deny "+
 		"(within %v), then call again with the same arguments and _meta {%q: %q}.",
 		b.Tool, b.Connector, ApprovalURL(id), s.opts.PageApprovalTTL, ApprovalMetaKey, id)
@@ -386,7 +441,6 @@ func (s *Service) consumeApproval(ctx context.Context, c tenant.Caller, want bin
 	if err != nil {
 		return err
 	}
-	detail := map[string]any{"connector": want.Connector, "tool": want.Tool, "approval_id": id, "flow": "page"}
 	if why := want.mismatch(got); why != "" {
 		return refuse("approval %q does not cover this call: %s; call again without it to be asked", id, why)
 	}
@@ -396,12 +450,14 @@ func (s *Service) consumeApproval(ctx context.Context, c tenant.Caller, want bin
 	case a.Status == ApprovalDenied:
 		return refuse("approval %q was denied; nothing was called", id)
 	case !s.now().Before(a.ExpiresAt):
-		s.expire(ctx, c, it, want, detail)
+		if _, err := s.settle(ctx, c, id, ApprovalExpired, audit.ApprovalExpired, ApprovalPending, ApprovalGranted); err != nil {
+			return err
+		}
 		return refuse("approval %q expired at %s; call again without it to be asked again", id, a.ExpiresAt.Format(time.RFC3339))
 	case a.Status == ApprovalPending:
 		return refuse("approval %q is still waiting for a decision: open %s", id, ApprovalURL(id))
 	}
-	spent := approvalItem(c.Tenant, id, got, ApprovalConsumed, a.Arguments, it.Int("ver")+1, a.ExpiresAt)
+	spent := approvalItem(c.Tenant, id, got, ApprovalConsumed, a.flow, a.Arguments, it.Int("ver")+1, a.ExpiresAt)
 	err = s.table.Put(ctx, spent, store.IfEquals("ver", it.Int("ver")))
 	if errors.Is(err, store.ErrConditionFailed) {
 		return refuse("approval %q was already used; call again without it to be asked again", id)
@@ -412,16 +468,48 @@ func (s *Service) consumeApproval(ctx context.Context, c tenant.Caller, want bin
 	return nil
 }
 
-// expire marks a pending or granted approval found past its expiry, once.
-func (s *Service) expire(ctx context.Context, c tenant.Caller, it store.Item, b binding, detail map[string]any) {
-	a, _ := approvalFrom(it)
-	if a.Status != ApprovalPending && a.Status != ApprovalGranted {
-		return
+// settle moves approval id of c's tenant from one of the statuses from to
+// status to, with its audit event and its count, in one transaction
+// conditional on the version read: of any number of concurrent settlers
+// (sweeps, retries, the page) exactly one records it. It reports whether
+// this call did; false, nil when the approval is gone or in another status.
+func (s *Service) settle(ctx context.Context, c tenant.Caller, id, to, event string, from ...string) (bool, error) {
+	var settled *binding
+	err := store.Retry(ctx, func() error {
+		it, err := s.table.Get(ctx, approvalPK(c.Tenant), id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		a, b := approvalFrom(it)
+		if !slices.Contains(from, a.Status) {
+			return nil
+		}
+		aw, err := s.auditWrite(ctx, c, event, ProxiedName(b.Connector, b.Tool), approvalDetail(id, b, a.flow))
+		if err != nil {
+			return err
+		}
+		count, err := s.countWrite(ctx, c.Tenant, b.Connector, to)
+		if err != nil {
+			return err
+		}
+		next := approvalItem(c.Tenant, id, b, to, a.flow, a.Arguments, it.Int("ver")+1, a.ExpiresAt)
+		if err := s.table.Transact(ctx, store.Put(next, store.IfEquals("ver", it.Int("ver"))), aw, count); err != nil {
+			return err
+		}
+		settled = &b
+		return nil
+	})
+	if err != nil {
+		return false, unavailable(err, "recording approval %q failed; retry", id)
 	}
-	err := s.table.Put(ctx, approvalItem(c.Tenant, a.ID, b, ApprovalExpired, a.Arguments, it.Int("ver")+1, a.ExpiresAt), store.IfEquals("ver", it.Int("ver")))
-	if err == nil {
-		s.decided(ctx, c, b, audit.ApprovalExpired, ApprovalExpired, detail)
+	if settled == nil {
+		return false, nil
 	}
+	s.stats.approval(c.Tenant, settled.Connector, to)
+	return true, nil
 }
 
 // ApprovalInput names an approval of the page flow.
@@ -436,12 +524,14 @@ type ApprovalOutput struct {
 
 // ApprovalGet returns approval id, for the page that shows it.
 func (s *Service) ApprovalGet(ctx context.Context, c tenant.Caller, in ApprovalInput) (ApprovalOutput, error) {
-	it, a, b, err := s.loadApproval(ctx, c, in.ID)
+	_, a, _, err := s.loadApproval(ctx, c, in.ID)
 	if err != nil {
 		return ApprovalOutput{}, err
 	}
 	if (a.Status == ApprovalPending || a.Status == ApprovalGranted) && !s.now().Before(a.ExpiresAt) {
-		s.expire(ctx, c, it, b, map[string]any{"connector": b.Connector, "tool": b.Tool, "approval_id": a.ID, "flow": "page"})
+		if _, err := s.settle(ctx, c, a.ID, ApprovalExpired, audit.ApprovalExpired, ApprovalPending, ApprovalGranted); err != nil {
+			return ApprovalOutput{}, err
+		}
 		a.Status = ApprovalExpired
 	}
 	return ApprovalOutput{Approval: a}, nil
@@ -458,34 +548,125 @@ func (s *Service) Deny(ctx context.Context, c tenant.Caller, in ApprovalInput) (
 }
 
 func (s *Service) decide(ctx context.Context, c tenant.Caller, id, status string) (ApprovalOutput, error) {
-	it, a, b, err := s.loadApproval(ctx, c, id)
+	_, a, _, err := s.loadApproval(ctx, c, id)
 	if err != nil {
 		return ApprovalOutput{}, err
 	}
-	detail := map[string]any{"connector": b.Connector, "tool": b.Tool, "approval_id": id, "flow": "page"}
 	if a.Status != ApprovalPending {
 		return ApprovalOutput{}, fault.Conflict(nil, "approval %q was already decided (%s)", id, a.Status)
 	}
 	if !s.now().Before(a.ExpiresAt) {
-		s.expire(ctx, c, it, b, detail)
+		if _, err := s.settle(ctx, c, id, ApprovalExpired, audit.ApprovalExpired, ApprovalPending); err != nil {
+			return ApprovalOutput{}, err
+		}
 		return ApprovalOutput{}, refuse("approval %q expired at %s; call the tool again to be asked again", id, a.ExpiresAt.Format(time.RFC3339))
 	}
 	event := audit.ApprovalGranted
 	if status == ApprovalDenied {
 		event = audit.ApprovalDenied
 	}
-	aw, err := s.auditWrite(ctx, c, event, ProxiedName(b.Connector, b.Tool), detail)
+	settled, err := s.settle(ctx, c, id, status, event, ApprovalPending)
 	if err != nil {
 		return ApprovalOutput{}, err
 	}
-	err = s.table.Transact(ctx, store.Put(approvalItem(c.Tenant, id, b, status, a.Arguments, it.Int("ver")+1, a.ExpiresAt), store.IfEquals("ver", it.Int("ver"))), aw)
-	if errors.Is(err, store.ErrConditionFailed) || errors.Is(err, store.ErrConflict) {
-		return ApprovalOutput{}, fault.Conflict(err, "approval %q was decided meanwhile; reload the page", id)
+	if !settled {
+		return ApprovalOutput{}, fault.Conflict(nil, "approval %q was decided meanwhile; reload the page", id)
 	}
-	if err != nil {
-		return ApprovalOutput{}, unavailable(err, "recording the decision on approval %q failed; retry", id)
-	}
-	s.stats.approval(c.Tenant, b.Connector, status)
 	a.Status = status
 	return ApprovalOutput{Approval: a}, nil
+}
+
+// statsSK is the key, under a connector's, of its approval counts: every
+// instance's, durable, changed in the transaction that changes an approval.
+const statsSK = "stats"
+
+// approvalCount names the count of an approval's status.
+func approvalCount(status string) string {
+	switch status {
+	case ApprovalPending:
+		return "requested"
+	case ApprovalGranted, ApprovalConsumed:
+		return "granted"
+	case ApprovalDenied:
+		return "denied"
+	}
+	return "expired"
+}
+
+// countWrite returns the write adding one to connector name's count of
+// approvals in status, conditional on the counts' version.
+func (s *Service) countWrite(ctx context.Context, t, name, status string) (store.Write, error) {
+	it, err := s.table.Get(ctx, subPK(t, name), statsSK)
+	cond := store.IfEquals("ver", it.Int("ver"))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		it, cond = store.Item{}, store.IfAbsent()
+	case err != nil:
+		return store.Write{}, err
+	}
+	attrs := store.Attrs{"ver": it.Int("ver") + 1}
+	for _, k := range []string{"requested", "granted", "denied", "expired"} {
+		attrs[k] = it.Int(k)
+	}
+	attrs[approvalCount(status)] = it.Int(approvalCount(status)) + 1
+	return store.Put(store.Item{PK: subPK(t, name), SK: statsSK, Attrs: attrs}, cond), nil
+}
+
+// approvalCounts reads connector name's approval counts.
+func (s *Service) approvalCounts(ctx context.Context, t, name string) (ApprovalCounts, error) {
+	it, err := s.table.Get(ctx, subPK(t, name), statsSK)
+	if errors.Is(err, store.ErrNotFound) {
+		return ApprovalCounts{}, nil
+	}
+	if err != nil {
+		return ApprovalCounts{}, unavailable(err, "reading the approval counts of connector %q failed; retry", name)
+	}
+	return ApprovalCounts{Requested: it.Int("requested"), Granted: it.Int("granted"), Denied: it.Int("denied"), Expired: it.Int("expired")}, nil
+}
+
+// ExpireDue records every approval whose expiry has passed and that is
+// still pending or granted as expired, with its ApprovalExpired event and
+// count, whether or not anyone looks at it again: it reads the expiry index
+// up to now, settles each entry's approval as [SchedulerPrincipal] of its
+// tenant (a conditional write, so that of a concurrent sweep, retry or page
+// view exactly one records it) and removes the entry. It returns how many
+// it recorded; an entry it could not settle stays for the next run.
+func (s *Service) ExpireDue(ctx context.Context) (int, error) {
+	to := fmt.Sprintf("%s%019d#~", expiryPrefix, s.now().UnixNano())
+	expired := 0
+	for cursor := ""; ; {
+		page, err := s.index.Query(ctx, SyncIndexPartition, store.Query{From: expiryPrefix, To: to, Cursor: cursor, Limit: syncPage})
+		if err != nil {
+			return expired, unavailable(err, "reading the approvals' expiry index failed; retry")
+		}
+		for _, it := range page.Items {
+			if ctx.Err() != nil {
+				return expired, ctx.Err()
+			}
+			parts := strings.SplitN(strings.TrimPrefix(it.SK, expiryPrefix), "#", 3)
+			if len(parts) != 3 {
+				s.log.ErrorContext(ctx, "the approvals' expiry index holds a malformed key", "key", it.SK)
+				continue
+			}
+			c := tenant.Caller{Tenant: parts[1], Principal: SchedulerPrincipal}
+			// The sweep acts for the approval's tenant, as the scheduled
+			// sync does (package tenantcreds reads the call's caller).
+			call, _ := callcontext.FromContext(ctx)
+			call.Caller = c
+			settled, err := s.settle(callcontext.NewContext(ctx, call), c, parts[2], ApprovalExpired, audit.ApprovalExpired, ApprovalPending, ApprovalGranted)
+			if err != nil {
+				s.log.WarnContext(ctx, "expiring an approval failed; the next sweep retries", "tenant", c.Tenant, "approval_id", parts[2], "error", err)
+				continue
+			}
+			if settled {
+				expired++
+			}
+			if err := s.index.Delete(ctx, SyncIndexPartition, it.SK, store.Condition{}); err != nil {
+				s.log.WarnContext(ctx, "removing an approval's expiry entry failed", "key", it.SK, "error", err)
+			}
+		}
+		if cursor = page.Next; cursor == "" {
+			return expired, nil
+		}
+	}
 }

@@ -230,11 +230,23 @@ func (s *Service) target(ctx context.Context, c tenant.Caller, proxied string) (
 }
 
 // cached returns r's cache, refreshed first when stale; a failed refresh
-// keeps the last good cache (nil if there never was one).
+// keeps the last good cache (nil if there never was one). The cache is
+// decoded once per sync in a warm instance: a successful sync writes the
+// cache and the record's SyncedAt in one transaction, so the cache decoded
+// with the SyncedAt r holds is the one stored, and any later sync, or a
+// connector deleted and made again, reads it anew. The returned cache is
+// shared: callers must not change it.
 func (s *Service) cached(ctx context.Context, c tenant.Caller, r *record) (*cache, error) {
-	ch, err := s.loadCache(ctx, c.Tenant, r.Name)
-	if err != nil {
-		return nil, err
+	key := fmt.Sprintf("%s\x00%s\x00%d", c.Tenant, r.Name, r.SyncedAt.UnixNano())
+	ch, hit := s.decoded.get(key)
+	if !hit {
+		var err error
+		if ch, err = s.loadCache(ctx, c.Tenant, r.Name); err != nil {
+			return nil, err
+		}
+		if ch != nil && !r.SyncedAt.IsZero() && ch.SyncedAt.Equal(r.SyncedAt) {
+			s.decoded.put(key, ch)
+		}
 	}
 	if ch.fresh(s.now(), s.opts.CacheTTL) {
 		s.stats.cache(c.Tenant, r.Name, true)

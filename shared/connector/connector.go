@@ -11,9 +11,9 @@
 //	                              sync              at: the time its item in the sync index is keyed by
 //	                              policy#<tool>     policy, ver
 //	                              stats             approvals requested, granted, denied, expired, ver
-//	t#<tenant>#connapprovals      <id>              a pending approval of the page flow (TTL)
-//	                              e#<state id>      an approval given by elicitation, spent (TTL)
+//	t#<tenant>#connapprovals      <id>              an approval, of the page flow or by elicitation (TTL)
 //	_conn#sync                    <synced at>#<tenant>#<name>   the scheduled sync's index, one item per connector
+//	                              approval#<expires>#<tenant>#<id>   the approvals' expiry index, one item per approval
 //
 //	svc := connector.New(table, sealer, &connector.Options{CheckURL: guard.CheckURL, HTTPClient: guard.Client()})
 //	defer svc.Close()
@@ -187,8 +187,13 @@ type Service struct {
 	now    func() time.Time
 	log    *slog.Logger
 	pool   *pool
-	tokens *tokenCache
-	stats  *stats
+	// decoded keeps each connector's capability cache as last decoded,
+	// by the time of the sync that wrote it ([Service.cached]); opened,
+	// credentials as last opened, by their sealed bytes ([Service.openOnce]).
+	decoded memo[*cache]
+	opened  memo[*secrets]
+	tokens  *tokenCache
+	stats   *stats
 }
 
 // New returns a Service keeping connectors in table and sealing their
@@ -637,6 +642,23 @@ func (s *Service) open(ctx context.Context, sealed []byte, t, name, principal st
 		return nil, fmt.Errorf("connector: decoding the credentials of %s: %w", name, errors.New("malformed"))
 	}
 	return &sec, nil
+}
+
+// openOnce is [Service.open] for calls: a warm instance opens each sealed
+// credential once (on AWS a KMS Decrypt per call otherwise), keeping it by
+// its sealed bytes and encryption context, which name exactly one
+// plaintext: a changed credential is sealed anew, under a fresh data key,
+// and misses. The returned secrets are shared: callers must not change them.
+func (s *Service) openOnce(ctx context.Context, sealed []byte, t, name, principal string) (*secrets, error) {
+	key := t + "\x00" + name + "\x00" + principal + "\x00" + string(sealed)
+	if sec, ok := s.opened.get(key); ok {
+		return sec, nil
+	}
+	sec, err := s.open(ctx, sealed, t, name, principal)
+	if err == nil && sec != nil {
+		s.opened.put(key, sec)
+	}
+	return sec, err
 }
 
 // traceOf returns the trace of the call ctx serves (package callcontext), or

@@ -38,11 +38,11 @@ func (s *Service) credsFor(ctx context.Context, c tenant.Caller, r *record) (cre
 		return creds{}, err
 	}
 	if has {
-		sec, err := s.open(ctx, own.Bytes("sealed"), c.Tenant, r.Name, c.Principal)
+		sec, err := s.openOnce(ctx, own.Bytes("sealed"), c.Tenant, r.Name, c.Principal)
 		return creds{owner: c.Principal, ver: own.Int("ver"), sec: sec}, err
 	}
 	if len(r.Sealed) > 0 {
-		sec, err := s.open(ctx, r.Sealed, c.Tenant, r.Name, "")
+		sec, err := s.openOnce(ctx, r.Sealed, c.Tenant, r.Name, "")
 		return creds{ver: r.Ver, sec: sec}, err
 	}
 	if r.PrincipalScoped {
@@ -53,16 +53,18 @@ func (s *Service) credsFor(ctx context.Context, c tenant.Caller, r *record) (cre
 }
 
 // sessionKey identifies a pooled session: one per tenant, calling principal,
-// connector and version of the connector and of the credentials, so that one
-// principal's session never carries another's token.
+// connector (by its creation time too: one deleted and made again under its
+// name, by another instance, starts again at version 1) and version of the
+// connector and of the credentials, so that one principal's session never
+// carries another's token.
 func (cr creds) sessionKey(t, principal string, r *record) string {
-	return fmt.Sprintf("%s\x00%s\x00%s\x00%d\x00%s\x00%d", t, r.Name, principal, r.Ver, cr.owner, cr.ver)
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%s\x00%d\x00%s\x00%d", t, r.Name, r.CreatedAt.UnixNano(), principal, r.Ver, cr.owner, cr.ver)
 }
 
 // tokenKey identifies the OAuth token of cr: the tenant's credentials share
 // one token, a principal's own have theirs.
 func (cr creds) tokenKey(t string, r *record) string {
-	return fmt.Sprintf("%s\x00%s\x00%s\x00%d", t, r.Name, cr.owner, cr.ver)
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%s\x00%d", t, r.Name, r.CreatedAt.UnixNano(), cr.owner, cr.ver)
 }
 
 // authTransport adds a connector's credentials to every upstream request, and

@@ -18,7 +18,6 @@ const maxLatencySamples = 256
 // counters are one connector's figures in this process.
 type counters struct {
 	calls, errors, cacheHits, cacheMisses int64
-	requested, granted, denied, expired   int64
 	latencies                             []time.Duration
 	next                                  int
 }
@@ -73,22 +72,17 @@ func (st *stats) cache(t, name string, hit bool) {
 	}
 }
 
+// approval writes the metric record of an approval that reached status;
+// its durable count is the connector's stats item ([Service.countWrite]).
 func (st *stats) approval(t, name, status string) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	c := st.get(t, name)
 	switch status {
 	case ApprovalPending:
-		c.requested++
 		st.m.ConnectorCount(t, name, metrics.ApprovalsRequested)
-	case ApprovalGranted:
-		c.granted++
+	case ApprovalGranted, ApprovalConsumed:
 		st.m.ConnectorCount(t, name, metrics.ApprovalsGranted)
 	case ApprovalDenied:
-		c.denied++
 		st.m.ConnectorCount(t, name, metrics.ApprovalsDenied)
 	case ApprovalExpired:
-		c.expired++
 		st.m.ConnectorCount(t, name, metrics.ApprovalsExpired)
 	}
 }
@@ -106,7 +100,7 @@ type ConnectorHealth struct {
 	P95Ms      float64        `json:"p95_ms"`
 	CacheHits  int64          `json:"cache_hits"`
 	CacheMiss  int64          `json:"cache_misses"`
-	Approvals  ApprovalCounts `json:"approvals"`
+	Approvals  ApprovalCounts `json:"approvals" jsonschema:"every instance's, stored"`
 }
 
 // ApprovalCounts counts approvals by outcome.
@@ -132,14 +126,15 @@ type HealthOutput struct {
 	Scope string `json:"scope"`
 }
 
-// Health serves connector_health: statuses from the table (durable, every
-// instance's view), figures from this instance since it started.
+// Health serves connector_health: statuses and approval counts from the
+// table (durable, every instance's view), the other figures from this
+// instance since it started.
 func (s *Service) Health(ctx context.Context, c tenant.Caller, _ HealthInput) (HealthOutput, error) {
 	if err := validateCaller(c); err != nil {
 		return HealthOutput{}, err
 	}
 	out := HealthOutput{Status: "up", Connectors: []ConnectorHealth{},
-		Scope: "statuses are stored; calls, errors, latencies, cache and approval counts are those of this instance of the proxy function since it started (CloudWatch has every instance's)"}
+		Scope: "statuses and approval counts are stored; calls, errors, latencies and cache counts are those of this instance of the proxy function since it started (CloudWatch has every instance's)"}
 	for cursor := ""; ; {
 		page, err := s.table.Query(ctx, connPK(c.Tenant), store.Query{Cursor: cursor, Limit: store.MaxQueryLimit})
 		if err != nil {
@@ -149,10 +144,12 @@ func (s *Service) Health(ctx context.Context, c tenant.Caller, _ HealthInput) (H
 			r := recordFrom(it)
 			h := ConnectorHealth{Name: r.Name, Status: r.Status, SyncStatus: r.SyncStatus, LastError: r.LastError,
 				Sessions: s.pool.states(c.Tenant, r.Name)}
+			if h.Approvals, err = s.approvalCounts(ctx, c.Tenant, r.Name); err != nil {
+				return HealthOutput{}, err
+			}
 			s.stats.mu.Lock()
 			if k := s.stats.by[c.Tenant+"\x00"+r.Name]; k != nil {
 				h.Calls, h.Errors, h.CacheHits, h.CacheMiss = k.calls, k.errors, k.cacheHits, k.cacheMisses
-				h.Approvals = ApprovalCounts{Requested: k.requested, Granted: k.granted, Denied: k.denied, Expired: k.expired}
 				h.P50Ms, h.P95Ms = percentile(k.latencies, 0.50), percentile(k.latencies, 0.95)
 			}
 			s.stats.mu.Unlock()

@@ -389,6 +389,9 @@ type SyncDueOutput struct {
 	// More is true when connectors were still due as the deadline neared:
 	// the next run syncs them first, being the oldest.
 	More bool `json:"more"`
+	// Expired counts the approvals this run found lapsed and recorded
+	// ([Service.ExpireDue]).
+	Expired int `json:"expired"`
 }
 
 // SyncDue syncs the connectors of every tenant whose last sync attempt is
@@ -398,14 +401,19 @@ type SyncDueOutput struct {
 // deadline leaves it a call's time and the time to record it. A failed sync
 // keeps the last good cache, records why on the connector and counts in
 // Failed; it never stops the others. The error is the index's, if it
-// cannot be read. The scheduler calls it every 5 minutes
+// cannot be read. First it records the approvals that lapsed
+// ([Service.ExpireDue]). The scheduler calls it every 5 minutes
 // (functions/connectors/scheduled_sync), the local server on a ticker.
 func (s *Service) SyncDue(ctx context.Context) (SyncDueOutput, error) {
+	expired, sweepErr := s.ExpireDue(ctx)
+	if sweepErr != nil {
+		s.log.WarnContext(ctx, "the approvals' expiry sweep stopped", "error", sweepErr)
+	}
+	out := SyncDueOutput{Expired: expired}
 	to := fmt.Sprintf("%019d#~", s.now().Add(-s.opts.CacheTTL).UnixNano())
 	var synced, failed, skipped atomic.Int64
 	var g errgroup.Group
 	g.SetLimit(syncConcurrency)
-	out := SyncDueOutput{}
 	var err error
 	for cursor := ""; ; {
 		var page store.Page

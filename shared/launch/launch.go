@@ -107,8 +107,17 @@ func Gateway(args []string, extras Extras) int {
 // localGateway serves everything in one process until ctx is done.
 // connectorHosts are the hosts connectors may reach whatever they resolve to.
 func localGateway(ctx context.Context, addr, data string, stdio bool, connectorHosts string, extras Extras, stdout, stderr io.Writer) error {
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	level := slog.LevelWarn
+	if raw := os.Getenv(config.EnvLogLevel); raw != "" {
+		if err := level.UnmarshalText([]byte(raw)); err != nil {
+			return fmt.Errorf("%s: %q is not a level: use debug, info, warn or error", config.EnvLogLevel, raw)
+		}
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	cfg := config.Local(data)
+	if name := os.Getenv(config.EnvTable); name != "" {
+		cfg.Table = name // a DynamoDB table (AWS_ENDPOINT_URL_DYNAMODB for DynamoDB Local) or another file
+	}
 	if spec, set := os.LookupEnv(config.EnvRateLimits); set {
 		cfg.RateLimits = spec
 	}

@@ -46,16 +46,26 @@ func serveLocal(t *testing.T, data string) (string, *syncBuffer) {
 // serveLocalAllowing is [serveLocal] with --allow-connector-hosts hosts.
 func serveLocalAllowing(t *testing.T, data, hosts string) (string, *syncBuffer) {
 	t.Helper()
+	url, stderr, _ := runLocal(t, data, hosts)
+	return url, stderr
+}
+
+// runLocal runs the local server with --allow-connector-hosts hosts on a
+// free port until the test ends and returns its MCP URL, what it writes to
+// stderr, and the function that stops it sooner and waits until it has.
+func runLocal(t *testing.T, data, hosts string) (string, *syncBuffer, func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	done := make(chan error, 1)
 	go func() { done <- localGateway(ctx, "127.0.0.1:0", data, false, hosts, Extras{}, stdout, stderr) }()
-	t.Cleanup(func() {
+	stop := sync.OnceFunc(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("localGateway: %v", err)
 		}
 	})
+	t.Cleanup(stop)
 	out := awaitBanner(t, stdout, stderr)
 	m := urlLine.FindStringSubmatch(out)
 	if m == nil {
@@ -64,7 +74,7 @@ func serveLocalAllowing(t *testing.T, data, hosts string) (string, *syncBuffer) 
 	if !strings.Contains(out, "claude mcp add --transport http switchboard "+m[1]) || !strings.Contains(out, "inspector@"+gateway.InspectorVersion+" --cli "+m[1]) {
 		t.Errorf("the banner does not say how to connect:\n%s", out)
 	}
-	return m[1], stderr
+	return m[1], stderr, stop
 }
 
 // bannerEnd is the last line of the banner the local server prints once it

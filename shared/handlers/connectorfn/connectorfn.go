@@ -146,7 +146,7 @@ func syncDue(ctx context.Context, svc *connector.Service, log *slog.Logger) (con
 	if err != nil || out.Failed > 0 {
 		level = slog.LevelWarn
 	}
-	log.Log(ctx, level, "scheduled sync", "synced", out.Synced, "failed", out.Failed, "skipped", out.Skipped, "more", out.More, "error", err)
+	log.Log(ctx, level, "scheduled sync", "synced", out.Synced, "failed", out.Failed, "skipped", out.Skipped, "more", out.More, "approvals_expired", out.Expired, "error", err)
 	return out, err
 }
 

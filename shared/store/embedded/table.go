@@ -4,6 +4,12 @@
 //
 // bbolt lets one process open a file at a time; a second process waits up to
 // [Options.LockTimeout] and then fails with a message saying so.
+//
+// Writes are committed in groups: bbolt syncs the file at each commit, and a
+// writer that arrives while another commits waits for it and then commits
+// with every writer that arrived meanwhile, in one transaction and one sync,
+// each in its turn as if alone (its conditions see the writes before it).
+// A lone writer never waits.
 package embedded
 
 import (
@@ -13,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -36,8 +43,85 @@ type Options struct {
 
 // Table is a [store.Table] in a bbolt file.
 type Table struct {
-	db  *bolt.DB
-	now func() time.Time
+	db    *bolt.DB
+	now   func() time.Time
+	group group
+}
+
+// group is the writers of the commit under way and of the next: while busy,
+// writers queue; the commit that ends hands the queue to its first writer,
+// which commits it whole.
+type group struct {
+	mu    sync.Mutex
+	busy  bool
+	queue []*write
+}
+
+// write is one writer's transaction: fn checks all its conditions before it
+// writes anything, so one that fails on a condition leaves the transaction
+// as it found it, and the others in its group commit.
+type write struct {
+	fn   func(*bolt.Tx) error
+	done chan error
+}
+
+// errLead tells a queued writer that it commits the queue.
+var errLead = errors.New("embedded: lead the next commit")
+
+// commit runs fn in a write transaction, grouped with the writers that
+// queue meanwhile, and returns fn's error or the commit's.
+func (t *Table) commit(fn func(*bolt.Tx) error) error {
+	w := &write{fn: fn, done: make(chan error, 1)}
+	g := &t.group
+	g.mu.Lock()
+	g.queue = append(g.queue, w)
+	lead := !g.busy
+	g.busy = true
+	g.mu.Unlock()
+	if !lead {
+		if err := <-w.done; err != errLead {
+			return err
+		}
+	}
+	g.mu.Lock()
+	batch := g.queue
+	g.queue = nil
+	g.mu.Unlock()
+	t.run(batch)
+	g.mu.Lock()
+	if len(g.queue) > 0 {
+		g.queue[0].done <- errLead
+	} else {
+		g.busy = false
+	}
+	g.mu.Unlock()
+	return <-w.done
+}
+
+// run commits batch in one transaction, telling each writer its outcome. A
+// writer failing otherwise than on a condition may have written half of its
+// writes, so the transaction is rolled back and each writer runs alone.
+func (t *Table) run(batch []*write) {
+	if len(batch) == 1 {
+		batch[0].done <- t.db.Update(batch[0].fn)
+		return
+	}
+	errs := make([]error, len(batch))
+	err := t.db.Update(func(tx *bolt.Tx) error {
+		for i, w := range batch {
+			if errs[i] = w.fn(tx); errs[i] != nil && !errors.Is(errs[i], store.ErrConditionFailed) {
+				return errs[i]
+			}
+		}
+		return nil
+	})
+	for i, w := range batch {
+		if err != nil {
+			w.done <- t.db.Update(w.fn)
+		} else {
+			w.done <- errs[i]
+		}
+	}
 }
 
 // Open opens or creates the table file at path.
@@ -122,7 +206,7 @@ func (t *Table) Transact(ctx context.Context, writes ...store.Write) error {
 		return err
 	}
 	now := t.now()
-	return t.db.Update(func(tx *bolt.Tx) error {
+	return t.commit(func(tx *bolt.Tx) error {
 		b := tx.Bucket(itemsBucket)
 		for i, w := range writes {
 			cur, err := t.load(b, w.Item.PK, w.Item.SK)
