@@ -937,12 +937,16 @@ func TestExactlyOneMechanismSealsConnectorCredentials(t *testing.T) {
 		}
 	}
 	// The ring: in the secret with KeyStore secretsmanager, in the parameter with ssm.
-	for _, c := range []struct{ cond, store, resource string }{
-		{UseConnectorKeySecret, KeyStoreIsSecretsManager, ConnectorKeysLogicalID},
-		{UseConnectorKeyParameter, KeyStoreIsSSM, ConnectorKeysParameterLogicalID},
+	ssm := map[string]any{"Fn::Equals": []any{ref("KeyStore"), "ssm"}}
+	ring := map[string]any{"Fn::Equals": []any{ref("ConnectorKeyMode"), "secret"}}
+	for _, c := range []struct {
+		cond, resource string
+		store          any
+	}{
+		{UseConnectorKeySecret, ConnectorKeysLogicalID, map[string]any{"Fn::Not": []any{ssm}}},
+		{UseConnectorKeyParameter, ConnectorKeysParameterLogicalID, ssm},
 	} {
-		// goformation's reader writes !Condition X as X.
-		if diff := cmp.Diff(map[string]any{"Fn::And": strs(UseConnectorKeyRing, c.store)}, conds[c.cond]); diff != "" {
+		if diff := cmp.Diff(map[string]any{"Fn::And": []any{noKey, ring, c.store}}, conds[c.cond]); diff != "" {
 			t.Errorf("condition %s mismatch (-want +got):\n%s", c.cond, diff)
 		}
 		if r := p.resource(t, c.resource); r["Condition"] != c.cond {
