@@ -1,9 +1,9 @@
 // Package connectors opens what the connectors family's functions need to
 // reach tenants' upstream MCP servers: the sealer of their credentials (on
 // AWS a customer-managed KMS key, or a key ring in a Secrets Manager secret
-// or an SSM SecureString parameter,
-// read once at start; a local key file on a laptop) and the outbound guard
-// (shared/netguard) with the configured allow-list.
+// or an SSM SecureString parameter, read once at start; a local key file on
+// a laptop) and the outbound guard (shared/netguard) with the configured
+// allow-list.
 //
 //	err := connectors.Open(ctx, &cfg, &deps) // sets deps.Sealer, CheckURL, HTTPClient
 package connectors
