@@ -35,6 +35,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/deploy"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/keyring"
 )
 
 // Prices in US dollars, us-east-1, read on 2026-11-26 from the pages named
@@ -373,7 +374,7 @@ func Idle(template []byte, params map[string]string) (IdleCost, error) {
 			}
 			c.Monthly += monthly
 			c.Fixed = append(c.Fixed, fmt.Sprintf("schedule %s $%.4f", id, monthly))
-		case "Custom::KeyRing":
+		case keyring.ResourceType:
 			// A key ring in a standard SSM SecureString parameter (package
 			// keyring), whose function runs only when the stack is deployed.
 			c.Monthly += StandardParameterPerMonth
