@@ -240,8 +240,8 @@ const (
 // Without KmsKeyArn, parameter ConnectorKeyMode chooses what seals connector
 // credentials: "kms" (the default, condition UseConnectorKey) the stack's own
 // KMS key ConnectorKeyLogicalID, whose policy alone grants the connector
-// functions its use; "secret" (condition UseConnectorKeyRing) a key ring,
-// read at start, kept where KeyStore says: the Secrets Manager secret
+// functions its use; "secret" a key ring, read at start, kept where KeyStore
+// says: the Secrets Manager secret
 // ConnectorKeysLogicalID (UseConnectorKeySecret), or the SSM parameter of
 // the Custom::KeyRing ConnectorKeysParameterLogicalID
 // (UseConnectorKeyParameter). With KmsKeyArn (HasKmsKey), that key seals
@@ -251,7 +251,6 @@ const (
 	ConnectorKeysLogicalID          = "ConnectorKeys"
 	ConnectorKeysParameterLogicalID = "ConnectorKeysParameter"
 	UseConnectorKey                 = "UseConnectorKey"
-	UseConnectorKeyRing             = "UseConnectorKeyRing"
 	UseConnectorKeySecret           = "UseConnectorKeySecret"
 	UseConnectorKeyParameter        = "UseConnectorKeyParameter"
 )

@@ -919,22 +919,12 @@ func TestExactlyOneMechanismSealsConnectorCredentials(t *testing.T) {
 	}
 	noKey := map[string]any{"Fn::Equals": []any{ref("KmsKeyArn"), ""}}
 	conds := p.raw["Conditions"].(map[string]any)
-	for _, c := range []struct {
-		cond, resource, mode string
-	}{
-		{UseConnectorKey, ConnectorKeyLogicalID, "kms"},
-		{UseConnectorKeyRing, "", "secret"},
-	} {
-		want := map[string]any{"Fn::And": []any{noKey, map[string]any{"Fn::Equals": []any{ref("ConnectorKeyMode"), c.mode}}}}
-		if diff := cmp.Diff(want, conds[c.cond]); diff != "" {
-			t.Errorf("condition %s mismatch (-want +got):\n%s", c.cond, diff)
-		}
-		if c.resource == "" {
-			continue // the ring's condition, which those below refine
-		}
-		if r := p.resource(t, c.resource); r["Condition"] != c.cond {
-			t.Errorf("%s has condition %v, want %s", c.resource, r["Condition"], c.cond)
-		}
+	want := map[string]any{"Fn::And": []any{noKey, map[string]any{"Fn::Equals": []any{ref("ConnectorKeyMode"), "kms"}}}}
+	if diff := cmp.Diff(want, conds[UseConnectorKey]); diff != "" {
+		t.Errorf("condition %s mismatch (-want +got):\n%s", UseConnectorKey, diff)
+	}
+	if r := p.resource(t, ConnectorKeyLogicalID); r["Condition"] != UseConnectorKey {
+		t.Errorf("%s has condition %v, want %s", ConnectorKeyLogicalID, r["Condition"], UseConnectorKey)
 	}
 	// The ring: in the secret with KeyStore secretsmanager, in the parameter with ssm.
 	ssm := map[string]any{"Fn::Equals": []any{ref("KeyStore"), "ssm"}}
