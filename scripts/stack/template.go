@@ -208,16 +208,6 @@ func ReadTemplate(data []byte, site Site) (*Template, error) {
 			}
 		case "AWS::KMS::Key":
 			t.Keys = append(t.Keys, id)
-		default:
-			if !strings.HasPrefix(res.Type, "Custom::") {
-				break
-			}
-			c := CustomResource{LogicalID: id, Type: res.Type}
-			if err := json.Unmarshal(res.Properties, &c.Properties); err != nil {
-				return nil, fmt.Errorf("custom resource %s: %w", id, err)
-			}
-			c.ServiceToken, _ = c.Properties["ServiceToken"].(string)
-			t.CustomResources = append(t.CustomResources, c)
 		case "AWS::DynamoDB::Table":
 			t.Table = r.refOf(id)
 		case "AWS::S3::Bucket":
@@ -232,6 +222,16 @@ func ReadTemplate(data []byte, site Site) (*Template, error) {
 				return nil, fmt.Errorf("state machine %s: %w", id, err)
 			}
 			t.StateMachines = append(t.StateMachines, StateMachine{LogicalID: id, ARN: r.refOf(id), Type: p.Type, DefinitionURI: p.DefinitionUri, Substitutions: p.DefinitionSubstitutions})
+		default:
+			if !strings.HasPrefix(res.Type, "Custom::") {
+				break
+			}
+			c := CustomResource{LogicalID: id, Type: res.Type}
+			if err := json.Unmarshal(res.Properties, &c.Properties); err != nil {
+				return nil, fmt.Errorf("custom resource %s: %w", id, err)
+			}
+			c.ServiceToken, _ = c.Properties["ServiceToken"].(string)
+			t.CustomResources = append(t.CustomResources, c)
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(out.Resources)) {
