@@ -101,7 +101,8 @@ FUNCTIONS = \
 	vector/store_get \
 	vector/store_list \
 	websearch/duckduckgo_search \
-	websearch/web_search
+	websearch/web_search \
+	keyring
 
 build-GatewayFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/gateway
@@ -312,4 +313,7 @@ build-WebsearchDuckduckgoSearchFunction:
 
 build-WebsearchWebSearchFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/websearch/web_search
+
+build-KeyringFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/keyring
 # generated:end

@@ -35,6 +35,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/deploy"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/keyring"
 )
 
 // Prices in US dollars, us-east-1, read on 2026-11-26 from the pages named
@@ -82,8 +83,19 @@ const (
 	// targets' Lambda functions and storage bill apart.
 	AgentCoreGatewayPerMillion = 5.00
 	// https://aws.amazon.com/eventbridge/pricing/: Scheduler, per million
-	// invocations (past 14 million free a month).
-	SchedulerPerMillion = 1.00
+	// invocations past the first 14 million of a month, which AWS's price
+	// list (AWSEvents, "$0 for the first 14 million scheduled invocations")
+	// prices at $0 as a tier of the on-demand rate itself, not as a
+	// time-limited free tier. An account's other schedules count toward it.
+	SchedulerPerMillion      = 1.00
+	SchedulerFreeInvocations = 14e6
+	// https://aws.amazon.com/systems-manager/pricing/: Parameter Store
+	// standard parameters and their standard throughput are free; an
+	// advanced parameter is $0.05 a month (the template makes standard ones,
+	// of at most 4 KB). SecureString values are encrypted with the AWS
+	// managed key aws/ssm, which has no monthly fee
+	// (https://aws.amazon.com/kms/pricing/: AWS managed keys).
+	StandardParameterPerMonth = 0.00
 )
 
 // Measurement is what scripts/stack --measure writes (its Measurement).
@@ -196,19 +208,22 @@ func run(measured, template string, w io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", conf.Name, err)
 		}
-		fmt.Fprintf(w, "  $%.2f  %s: %s\n", idle.Monthly, conf.Name, fixedSummary(idle.Fixed))
+		fmt.Fprintf(w, "  $%.2f  %s: %s\n", idle.Monthly, conf.Name, fixedSummary(idle.Fixed, idle.Free))
 		if checked == nil {
 			checked = idle.Checked
 		}
 	}
+	fmt.Fprintf(w, "\n  A schedule's cost is the Lambda requests it makes (within Lambda's free tier of a million a month, which this model\n"+
+		"  counts for nothing): EventBridge Scheduler's first %.0f million invocations a month are $0. KeyStore=ssm keeps the key\n"+
+		"  rings in standard SSM SecureString parameters, free, encrypted with aws/ssm (no monthly fee).\n", SchedulerFreeInvocations/1e6)
 	fmt.Fprintf(w, "\n  checked, with the defaults: %s\n", strings.Join(checked, "; "))
 	return nil
 }
 
 // fixedSummary lists fixed costs, those of the same kind and price counted
-// together ("22 alarms $2.20").
-func fixedSummary(fixed []string) string {
-	if len(fixed) == 0 {
+// together ("22 alarms $2.20"), then the resources priced at nothing.
+func fixedSummary(fixed, free []string) string {
+	if len(fixed)+len(free) == 0 {
 		return "nothing"
 	}
 	var alarms int
@@ -223,7 +238,7 @@ func fixedSummary(fixed []string) string {
 	if alarms > 0 {
 		out = append(out, fmt.Sprintf("%d alarms $%.2f", alarms, float64(alarms)*AlarmPerMonth))
 	}
-	return strings.Join(out, ", ")
+	return strings.Join(append(out, free...), ", ")
 }
 
 // table prints the cost per million calls of each call in m.
@@ -247,6 +262,7 @@ func table(w io.Writer, m Measurement, memoryMB func(string) (int, error)) error
 type IdleCost struct {
 	Monthly float64
 	Fixed   []string // the resources with a monthly price
+	Free    []string // the resources that could have one and have none
 	Checked []string // what was checked to have none
 }
 
@@ -263,6 +279,8 @@ var Configurations = []Configuration{
 	{"defaults", nil},
 	{"Monitoring=none", map[string]string{"Monitoring": "none"}},
 	{"Monitoring=none, ConnectorKeyMode=secret", map[string]string{"Monitoring": "none", "ConnectorKeyMode": "secret"}},
+	{"Monitoring=none, KeyStore=ssm", map[string]string{"Monitoring": "none", "KeyStore": "ssm"}},
+	{"Monitoring=none, KeyStore=ssm, ConnectorKeyMode=secret", map[string]string{"Monitoring": "none", "KeyStore": "ssm", "ConnectorKeyMode": "secret"}},
 	{"Monitoring=none, OpenAIApiKey set", map[string]string{"Monitoring": "none", "Embedder": "openai", "OpenAIApiKey": "sk-x"}},
 	{"Monitoring=none, OAuth with the stack's Cognito", map[string]string{"Monitoring": "none", "OAuthResource": "https://mcp.example.com/mcp"}},
 	{"Monitoring=none, KmsKeyArn set (the key bills to its owner)", map[string]string{"Monitoring": "none", "KmsKeyArn": "arn:aws:kms:us-east-1:111122223333:key/00000000-0000-0000-0000-000000000000"}},
@@ -355,7 +373,12 @@ func Idle(template []byte, params map[string]string) (IdleCost, error) {
 				break
 			}
 			c.Monthly += monthly
-			c.Fixed = append(c.Fixed, fmt.Sprintf("schedule %s $%.2f", id, monthly))
+			c.Fixed = append(c.Fixed, fmt.Sprintf("schedule %s $%.4f", id, monthly))
+		case keyring.ResourceType:
+			// A key ring in a standard SSM SecureString parameter (package
+			// keyring), whose function runs only when the stack is deployed.
+			c.Monthly += StandardParameterPerMonth
+			c.Free = append(c.Free, fmt.Sprintf("SSM parameter of %s $%.2f", id, StandardParameterPerMonth))
 		case "AWS::CloudWatch::Dashboard":
 			c.Monthly += DashboardPerMonth
 			c.Fixed = append(c.Fixed, fmt.Sprintf("dashboard %s $%.2f", id, DashboardPerMonth))
@@ -448,8 +471,9 @@ func conditionValue(values map[string]string, v any) (string, error) {
 }
 
 // scheduleMonthly prices a rate schedule's invocations for a month of 30
-// days: the scheduler's and the Lambda requests it makes (the function's
-// duration is left out: a sweep that finds nothing due takes milliseconds).
+// days: the Lambda requests it makes, the scheduler's own invocations being
+// $0 below [SchedulerFreeInvocations] a month (the function's duration is
+// left out: a sweep that finds nothing due takes milliseconds).
 func scheduleMonthly(expr any) (float64, error) {
 	var n int
 	var unit string
@@ -461,7 +485,8 @@ func scheduleMonthly(expr any) (float64, error) {
 		return 0, fmt.Errorf("this model cannot read the schedule %v", expr)
 	}
 	runs := float64(30*24*60) / float64(n*minutes)
-	return runs * (SchedulerPerMillion + LambdaPerMillionRequests) / 1e6, nil
+	scheduler := max(0, runs-SchedulerFreeInvocations) * SchedulerPerMillion
+	return (scheduler + runs*LambdaPerMillionRequests) / 1e6, nil
 }
 
 func rateExpr(s string, n *int, unit *string) bool {

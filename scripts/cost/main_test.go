@@ -195,3 +195,49 @@ func TestIdleOfTheTemplateHasOneConnectorKey(t *testing.T) {
 		})
 	}
 }
+
+// TestKeyStoreSSMWithoutMonitoringIsFreeAtIdle checks the configuration the
+// README gives for $0 at idle: no secret, no KMS key, no dashboard or alarm;
+// the key rings in SSM parameters, priced at nothing; the sync schedule's
+// Lambda requests, a fifth of a cent.
+func TestKeyStoreSSMWithoutMonitoringIsFreeAtIdle(t *testing.T) {
+	data, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Idle(data, map[string]string{"Monitoring": "none", "KeyStore": "ssm", "ConnectorKeyMode": "secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Monthly >= 0.005 {
+		t.Errorf("Monthly = $%v, want under half a cent (%s)", got.Monthly, fmt.Sprint(got.Fixed))
+	}
+	for _, f := range got.Fixed {
+		if !strings.HasPrefix(f, "schedule ") {
+			t.Errorf("a fixed cost remains: %s", f)
+		}
+	}
+	want := []string{"SSM parameter of ConnectorKeysParameter $0.00", "SSM parameter of RequestStateKeysParameter $0.00"}
+	if !slices.Equal(got.Free, want) {
+		t.Errorf("Free = %v, want the two key rings' parameters %v", got.Free, want)
+	}
+}
+
+func TestScheduleMonthlyCountsOnlyLambdaRequestsUnderSchedulersFreeInvocations(t *testing.T) {
+	for _, tc := range []struct {
+		expr string
+		want float64
+	}{
+		// 8,640 runs a month, each a Lambda request at $0.20 a million.
+		{"rate(5 minutes)", 8640 * 0.20 / 1e6},
+		{"rate(1 hour)", 720 * 0.20 / 1e6},
+	} {
+		got, err := scheduleMonthly(tc.expr)
+		if err != nil || math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("scheduleMonthly(%s) = %v, %v; want %v", tc.expr, got, err, tc.want)
+		}
+	}
+	if _, err := scheduleMonthly("cron(0 * * * ? *)"); err == nil {
+		t.Error("a cron schedule was priced; this model prices rate schedules only")
+	}
+}

@@ -21,7 +21,10 @@
 // the keys the local KMS makes for the template's KMS keys (the connectors'
 // key, with the default ConnectorKeyMode), and the ARNs of the template's secrets, whose generated
 // values (as their GenerateSecretString asks) a Secrets Manager stand-in
-// serves to the functions that read them at start. Every function also gets what Lambda sets
+// serves to the functions that read them at start; the attributes of the
+// template's custom resources (the key rings of KeyStore ssm), which their
+// functions create, as CloudFormation has them do, in an SSM Parameter
+// Store stand-in that the functions then read at start. Every function also gets what Lambda sets
 // (AWS_LAMBDA_FUNCTION_NAME, AWS_LAMBDA_FUNCTION_MEMORY_SIZE, the log
 // format, the region, credentials) and AWS_ENDPOINT_URL_<SERVICE> for the
 // stand-ins, the one difference from AWS.
@@ -61,6 +64,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/config/secrets/secretstest"
+	"github.com/switchboard-dev/switchboard/shared/config/secrets/ssmtest"
 	"github.com/switchboard-dev/switchboard/shared/conformance"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdatest"
@@ -159,6 +163,7 @@ func run(o options) error {
 	fmt.Printf("  S3 (gofakes3)   %s, bucket %s\n", os.Getenv("AWS_ENDPOINT_URL_S3"), s.tmpl.Bucket)
 	fmt.Printf("  Step Functions  %s (aws-local-stepfunctions)\n", os.Getenv("AWS_ENDPOINT_URL_SFN"))
 	fmt.Printf("  KMS             %s\n", s.env["KMS_URL"])
+	fmt.Printf("  SSM (stand-in)  %s\n", os.Getenv("AWS_ENDPOINT_URL_SSM"))
 	fmt.Printf("  function logs   %s\n", o.logs)
 	for _, line := range s.tmpl.Substituted {
 		fmt.Printf("  resolved        %s\n", line)
@@ -281,10 +286,16 @@ func (s *stack) start(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	// SSM Parameter Store, where the custom resources of KeyStore ssm keep
+	// the key rings that the functions read when they start.
+	ssmURL, err := s.serve(ssmtest.Handler(), "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
 	endpoints := map[string]string{
 		"AWS_ENDPOINT_URL_DYNAMODB": s.env["DYNAMODB_URL"], "AWS_ENDPOINT_URL_KMS": s.env["KMS_URL"],
 		"AWS_ENDPOINT_URL_LAMBDA": lambdaURL, "AWS_ENDPOINT_URL_S3": s3URL, "AWS_ENDPOINT_URL_SFN": sfnURL,
-		"AWS_ENDPOINT_URL_SECRETS_MANAGER": secretsURL,
+		"AWS_ENDPOINT_URL_SECRETS_MANAGER": secretsURL, "AWS_ENDPOINT_URL_SSM": ssmURL,
 	}
 	if o.measure != "" { // the functions reach DynamoDB, Step Functions and KMS through the meter
 		for k, proxy := range map[string]func(*url.URL) http.Handler{
@@ -301,6 +312,16 @@ func (s *stack) start(ctx context.Context, o options) error {
 	}
 	for k, v := range endpoints {
 		os.Setenv(k, v)
+	}
+	// The template's custom resources, created by their functions; a second
+	// reading gives the other functions their attributes.
+	if len(s.tmpl.CustomResources) > 0 {
+		if err := s.createCustomResources(ctx, &site, bins, endpoints, o.logs); err != nil {
+			return err
+		}
+		if s.tmpl, err = ReadTemplate(data, site); err != nil {
+			return err
+		}
 	}
 
 	// The functions: the InvokeAPI and the S3 stand-in read s.functions and

@@ -26,6 +26,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/apigw"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/config/secrets"
+	"github.com/switchboard-dev/switchboard/shared/config/secrets/ssmtest"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/keyfile"
@@ -541,5 +543,80 @@ func TestReadTemplateFindsAFrontDoorDeclaredAsAPIGatewayResources(t *testing.T) 
 				t.Errorf("routes mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestKeyStoreSSMRunsTheKeyRingFunctionAsCloudFormationDoes checks the stack
+// with KeyStore ssm: the template's Custom::KeyRing resources are created by
+// the keyring function's bootstrap, invoked with Create requests whose
+// answers reach the stack's ResponseURL, in the SSM stand-in; the second
+// reading gives the gateway and the connector functions the parameters'
+// references, which read back, as they do at start, as the key rings
+// elicit and seal/localkey accept.
+func TestKeyStoreSSMRunsTheKeyRingFunctionAsCloudFormationDoes(t *testing.T) {
+	data, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := Site{StackName: "sbtest", Region: region, Account: account, Suffix: "0123456789ab",
+		Parameters: map[string]string{"KeyStore": "ssm", "ConnectorKeyMode": "secret"}}
+	first, err := ReadTemplate(data, site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.CustomResources) != 2 || len(first.Keys) != 0 || len(first.Secrets) != 0 {
+		t.Fatalf("KeyStore ssm with ConnectorKeyMode secret: %d custom resources, keys %v, %d secrets; want the two key rings alone",
+			len(first.CustomResources), first.Keys, len(first.Secrets))
+	}
+	bin := filepath.Join(t.TempDir(), "keyring")
+	if err := lambdatest.Build("../../functions/keyring", bin); err != nil {
+		t.Fatal(err)
+	}
+	ps := ssmtest.New(t)
+	endpoints := map[string]string{"AWS_ENDPOINT_URL_SSM": ps.URL}
+	s := &stack{tmpl: first}
+	defer s.close()
+	if err := s.createCustomResources(context.Background(), &site, map[string]string{invoke.LogicalID("keyring"): bin}, endpoints, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := ReadTemplate(data, site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"AWS_ENDPOINT_URL_SSM": ps.URL, "AWS_REGION": region, "AWS_ACCESS_KEY_ID": accessKey, "AWS_SECRET_ACCESS_KEY": secretKey,
+		"AWS_SESSION_TOKEN": "", "AWS_PROFILE": "", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull} {
+		t.Setenv(k, v)
+	}
+	read := func(f *Function, name string) string {
+		t.Helper()
+		v := f.Env[name]
+		if !strings.HasPrefix(v, "arn:aws:ssm:us-east-1:"+account+":parameter/switchboard/sbtest/") {
+			t.Fatalf("%s: %s = %q, want a parameter of the stack", f.Name, name, v)
+		}
+		cfg := config.FromEnv(os.Getenv)
+		if err := secrets.Resolve(context.Background(), &cfg, name, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	connects := 0
+	for _, f := range tmpl.Functions {
+		if len(f.HTTP) > 0 {
+			if _, err := elicit.ParseKeyring(read(f, config.EnvRequestStateKeys)); err != nil {
+				t.Errorf("the gateway's request-state keys: %v", err)
+			}
+		}
+		if _, ok := f.Env[config.EnvConnectorKey]; ok {
+			connects++
+			if _, err := keyfile.Parse(read(f, config.EnvConnectorKey)); err != nil {
+				t.Errorf("%s: the connector key ring: %v", f.Name, err)
+			}
+		}
+	}
+	if connects == 0 {
+		t.Error("no function reads the connector key ring")
+	}
+	if got := ps.Calls(); !slices.Contains(got, "PutParameter /switchboard/sbtest/request-state-keys") || !slices.Contains(got, "PutParameter /switchboard/sbtest/connector-keys") {
+		t.Errorf("SSM calls %v, want both rings put by the keyring function", got)
 	}
 }

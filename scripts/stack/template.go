@@ -29,6 +29,15 @@ type Site struct {
 	// generates (a table without TableName: <stack>-Table-<suffix>), and of
 	// the stack id.
 	Suffix string
+	// Custom are the attributes the template's custom resources answered
+	// their Create with ([Template.CustomResources]), by logical ID. An
+	// attribute without one reads as pending, as a key does.
+	Custom map[string]map[string]string
+}
+
+// StackID is the stack's ARN, AWS::StackId.
+func (s Site) StackID() string {
+	return "arn:aws:cloudformation:" + s.Region + ":" + s.Account + ":stack/" + s.StackName + "/00000000-0000-4000-8000-" + s.Suffix
 }
 
 // Function is a function of the template as this stack runs it.
@@ -86,6 +95,17 @@ type Template struct {
 	// Secrets are the values of the secrets the template generates, by ARN,
 	// which the stack's Secrets Manager serves.
 	Secrets map[string]string
+	// CustomResources are the custom resources the template creates with
+	// its parameters (Custom::*), which this stack creates by invoking
+	// their functions as CloudFormation does ([Site.Custom]).
+	CustomResources []CustomResource
+}
+
+// CustomResource is a custom resource of the template: its type, the ARN
+// of the function it names as ServiceToken, and its properties, resolved.
+type CustomResource struct {
+	LogicalID, Type, ServiceToken string
+	Properties                    map[string]any
 }
 
 // StateMachine is a state machine of the template.
@@ -202,6 +222,16 @@ func ReadTemplate(data []byte, site Site) (*Template, error) {
 				return nil, fmt.Errorf("state machine %s: %w", id, err)
 			}
 			t.StateMachines = append(t.StateMachines, StateMachine{LogicalID: id, ARN: r.refOf(id), Type: p.Type, DefinitionURI: p.DefinitionUri, Substitutions: p.DefinitionSubstitutions})
+		default:
+			if !strings.HasPrefix(res.Type, "Custom::") {
+				break
+			}
+			c := CustomResource{LogicalID: id, Type: res.Type}
+			if err := json.Unmarshal(res.Properties, &c.Properties); err != nil {
+				return nil, fmt.Errorf("custom resource %s: %w", id, err)
+			}
+			c.ServiceToken, _ = c.Properties["ServiceToken"].(string)
+			t.CustomResources = append(t.CustomResources, c)
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(out.Resources)) {
@@ -507,7 +537,7 @@ func (r *resolver) pseudo(name string) (string, bool) {
 	case "AWS::URLSuffix":
 		return "amazonaws.com", true
 	case "AWS::StackId":
-		return r.arn("cloudformation", "stack/"+r.site.StackName+"/00000000-0000-4000-8000-"+r.site.Suffix), true
+		return r.site.StackID(), true
 	}
 	return "", false
 }
@@ -569,6 +599,12 @@ func (r *resolver) getAtt(in any) any {
 	}
 	if len(parts) == 2 && parts[1] == "RootResourceId" && r.types[parts[0]] == "AWS::ApiGateway::RestApi" {
 		return restRoot
+	}
+	if len(parts) == 2 && strings.HasPrefix(r.types[parts[0]], "Custom::") {
+		if v, ok := r.site.Custom[parts[0]][parts[1]]; ok {
+			return r.note(parts[0]+"."+parts[1], v)
+		}
+		return "pending " + parts[0] + "." + parts[1]
 	}
 	if len(parts) != 2 || parts[1] != "Arn" {
 		return unresolved + "Fn::GetAtt " + strings.Join(parts, ".") + ">"

@@ -402,6 +402,11 @@ var (
 	// Secrets Manager at cold start with config/secrets, which needs no SDK
 	// client.
 	gatewayClients = []string{"dynamodb"}
+	// The key rings' custom resource function (KeyStore ssm): its SSM calls
+	// (awsjson, no SDK client) and the AWS configuration of package config,
+	// with what config links.
+	keyringCode = []string{"shared/keyring", "shared/awsjson", "shared/keyfile", "shared/config", "shared/elicit", "shared/fault",
+		"shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant"}
 	// The domain code each family's bindings may link. A pipeline tool's
 	// function drives the state machine and links none of its steps' code:
 	// neither the retriever's bindings nor package local.
@@ -426,15 +431,15 @@ var (
 	// invoke/lambdaapi makes the one call it needs itself.
 	blobsCode = []string{"shared/config/blobs", "shared/store/localfs", "shared/store/s3"}
 	// The providers' API keys come from Secrets Manager (config/secrets).
-	providersCode = []string{"shared/config/providers", "shared/config/secrets", "shared/provider/bedrock", "shared/provider/openai", "shared/provider/jina"}
+	providersCode = []string{"shared/config/providers", "shared/config/secrets", "shared/awsjson", "shared/provider/bedrock", "shared/provider/openai", "shared/provider/jina"}
 	pipelineCode  = []string{"shared/config/stepfunctions", "shared/pipeline/stepfunctions"}
 	invokerCode   = []string{"shared/config/invoker", "shared/invoke/lambdaapi"}
 	// The connector functions' sealer (a KMS key or a local key file) and
 	// outbound guard.
-	connectorsCode = []string{"shared/config/connectors", "shared/config/secrets", "shared/netguard", "shared/seal", "shared/seal/kms", "shared/seal/localkey"}
+	connectorsCode = []string{"shared/config/connectors", "shared/config/secrets", "shared/awsjson", "shared/netguard", "shared/seal", "shared/seal/kms", "shared/seal/localkey"}
 	// The web search functions' backends, each request through the outbound
 	// guard, the tenants' rate bucket, and the Brave key's secret.
-	searchCode = []string{"shared/config/search", "shared/config/secrets", "shared/netguard", "shared/ratelimit", "shared/websearch",
+	searchCode = []string{"shared/config/search", "shared/config/secrets", "shared/awsjson", "shared/netguard", "shared/ratelimit", "shared/websearch",
 		"shared/websearch/brave", "shared/websearch/duckduckgo", "shared/websearch/searxng"}
 	// The deployed gateway: the catalog, the gateway (its tools/call fast
 	// path reads requests with rawjson), API keys and rate limits on the table, request
@@ -444,7 +449,7 @@ var (
 	// provider and signing-key secrets (config/secrets); tool profiles and
 	// tool_search.
 	gatewayCode = []string{"shared/apigw", "shared/apikey", "shared/approvalpage", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config", "shared/config/invoker",
-		"shared/config/authz", "shared/config/secrets", "shared/elicit", "shared/fault", "shared/gateway", "shared/netguard", "shared/oauth", "shared/invoke", "shared/invoke/lambdaapi", "shared/keyfile", "shared/launch/lambdagateway",
+		"shared/config/authz", "shared/config/secrets", "shared/awsjson", "shared/elicit", "shared/fault", "shared/gateway", "shared/netguard", "shared/oauth", "shared/invoke", "shared/invoke/lambdaapi", "shared/keyfile", "shared/launch/lambdagateway",
 		"shared/metrics", "shared/prompt", "shared/ratelimit", "shared/rawjson", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant",
 		// Tool profiles, and tool_search's ranking: BM25 over package text's
 		// analyser, and the provider interfaces (no provider's client).
@@ -498,10 +503,14 @@ func TestEveryFunctionLinksOnlyWhatItUses(t *testing.T) {
 		}
 	}
 	fns := catalog.Default().Functions()
-	for _, f := range append(fns, catalog.Function{Path: GatewayPath}) {
+	for _, f := range append(fns, catalog.Function{Path: GatewayPath}, catalog.Function{Path: KeyringPath}) {
 		t.Run(f.Path, func(t *testing.T) {
 			code, clients := gatewayCode, gatewayClients
-			if f.Path != GatewayPath {
+			switch f.Path {
+			case GatewayPath:
+			case KeyringPath:
+				code, bindings[f.Path] = keyringCode, "shared/keyring"
+			default:
 				code, clients = allowed(f, bindings[f.Path])
 			}
 			linked, ok := deps[f.Path]

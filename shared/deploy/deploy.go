@@ -32,6 +32,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
+	"github.com/switchboard-dev/switchboard/shared/keyring"
 	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/oauth"
 	"github.com/switchboard-dev/switchboard/shared/provider/bedrock"
@@ -171,6 +172,9 @@ type statement struct {
 
 type templateFunction struct {
 	LogicalID, LogGroupID, Name, Comment, Description string
+	// Condition, if set, names the template condition under which the
+	// function and its log group exist.
+	Condition string
 	// Timeout is in seconds, or the template's choice between two.
 	Timeout            string
 	MemoryMB, Reserved int
@@ -200,7 +204,9 @@ type templateData struct {
 	// ConnectorKey is what seals connector credentials without KmsKeyArn
 	// (the key of the stack's own or the key ring's secret), nil when no
 	// function connects.
-	ConnectorKey                  *templateConnectorKey
+	ConnectorKey *templateConnectorKey
+	// KeyRing names what the Custom::KeyRing resources use (KeyStore ssm).
+	KeyRing                       *templateKeyRing
 	PK, SK, ExpiresAt             string
 	OriginsPattern, TenantPattern string
 	DefaultRetention              int
@@ -234,20 +240,83 @@ const (
 // Without KmsKeyArn, parameter ConnectorKeyMode chooses what seals connector
 // credentials: "kms" (the default, condition UseConnectorKey) the stack's own
 // KMS key ConnectorKeyLogicalID, whose policy alone grants the connector
-// functions its use; "secret" (condition UseConnectorKeyRing) the key ring of
-// the Secrets Manager secret ConnectorKeysLogicalID, read at start. With
-// KmsKeyArn (HasKmsKey), that key seals them and neither is created.
+// functions its use; "secret" a key ring, read at start, kept where KeyStore
+// says: the Secrets Manager secret
+// ConnectorKeysLogicalID (UseConnectorKeySecret), or the SSM parameter of
+// the Custom::KeyRing ConnectorKeysParameterLogicalID
+// (UseConnectorKeyParameter). With KmsKeyArn (HasKmsKey), that key seals
+// them and none is created.
 const (
-	ConnectorKeyLogicalID  = "ConnectorKey"
-	ConnectorKeysLogicalID = "ConnectorKeys"
-	UseConnectorKey        = "UseConnectorKey"
-	UseConnectorKeyRing    = "UseConnectorKeyRing"
+	ConnectorKeyLogicalID           = "ConnectorKey"
+	ConnectorKeysLogicalID          = "ConnectorKeys"
+	ConnectorKeysParameterLogicalID = "ConnectorKeysParameter"
+	UseConnectorKey                 = "UseConnectorKey"
+	UseConnectorKeySecret           = "UseConnectorKeySecret"
+	UseConnectorKeyParameter        = "UseConnectorKeyParameter"
 )
 
-// connectorKey is the value of SWITCHBOARD_CONNECTOR_KEY: the ARN of the key
-// or the key ring's secret that the conditions above create.
+// connectorKey is the value of SWITCHBOARD_CONNECTOR_KEY: the ARN of the key,
+// of the key ring's secret, or of its parameter with the version (ARN#VERSION,
+// so that a rotation starts fresh instances) that the conditions above create.
 const connectorKey = `!If [` + HasKmsKey + `, !Ref KmsKeyArn, !If [` + UseConnectorKey + `, !GetAtt ` + ConnectorKeyLogicalID +
-	`.Arn, !Ref ` + ConnectorKeysLogicalID + `]]`
+	`.Arn, !If [` + KeyStoreIsSSM + `, !GetAtt ` + ConnectorKeysParameterLogicalID + `.` + keyring.AttrReference + `, !Ref ` + ConnectorKeysLogicalID + `]]]`
+
+// Parameter KeyStore chooses where the key rings the stack generates (the
+// gateway's request-state keys; the connectors' ring with ConnectorKeyMode
+// secret) are kept: "secretsmanager" (the default) Secrets Manager secrets,
+// $0.40 a month each; "ssm" (condition KeyStoreIsSSM) SecureString
+// parameters of SSM Parameter Store's standard tier, free, which the
+// function KeyringPath creates, rotates and deletes as Custom::KeyRing
+// resources (package keyring), since CloudFormation cannot create
+// SecureString parameters.
+const (
+	KeyStoreIsSSM            = "KeyStoreIsSSM"
+	KeyStoreIsSecretsManager = "KeyStoreIsSecretsManager"
+	// KeyringPath is the custom resources' function's folder under functions/.
+	KeyringPath = "keyring"
+	// RequestStateKeysParameterLogicalID is the Custom::KeyRing of the
+	// gateway's request-state keys with KeyStore ssm.
+	RequestStateKeysParameterLogicalID = "RequestStateKeysParameter"
+)
+
+// parameterArn returns the ARN of the stack's SSM parameter whose name is
+// /switchboard/<stack>/<leaf>, as a !Sub expression.
+func parameterArn(leaf string) string {
+	return "!Sub arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter" + ParameterName(leaf)
+}
+
+// ParameterName is the name of the stack's SSM parameter leaf, with
+// ${AWS::StackName} for !Sub to fill.
+func ParameterName(leaf string) string { return "/switchboard/${AWS::StackName}/" + leaf }
+
+// The leaves of the key rings' parameter names.
+const (
+	RequestStateKeysLeaf = "request-state-keys"
+	ConnectorKeysLeaf    = "connector-keys"
+)
+
+// keyringFunction is the function of the Custom::KeyRing resources, which
+// exists with KeyStore ssm: it may read, write and delete the two key rings'
+// parameters and nothing else (with KmsKeyArn, encrypt and decrypt them
+// with that key).
+func keyringFunction() templateFunction {
+	params := []string{parameterArn(RequestStateKeysLeaf), parameterArn(ConnectorKeysLeaf)}
+	id := invoke.LogicalID(KeyringPath)
+	return templateFunction{
+		LogicalID: id, LogGroupID: logGroupID(id), Name: invoke.FunctionName(KeyringPath), Condition: KeyStoreIsSSM,
+		Comment:     "functions/keyring: the Custom::KeyRing resources (KeyStore ssm), key rings in SSM SecureString parameters.",
+		Description: "Switchboard key rings in SSM Parameter Store (CloudFormation custom resource)",
+		Timeout:     fmt.Sprint(int(KeyringLimits.Timeout / time.Second)), MemoryMB: KeyringLimits.MemoryMB,
+		Statements: []statement{
+			{Sid: "KeepKeyRings", Actions: []string{"ssm:GetParameter", "ssm:PutParameter", "ssm:DeleteParameter"}, Resources: params},
+			{Sid: "UseKmsKey", Condition: HasKmsKey, Actions: []string{"kms:Encrypt", "kms:Decrypt"}, Resources: []string{"!Ref KmsKeyArn"}},
+		},
+	}
+}
+
+// KeyringLimits are the custom resources' function's limits: a few SSM
+// calls per request.
+var KeyringLimits = catalog.Limits{Timeout: 30 * time.Second, MemoryMB: 128}
 
 // templateConnectorKey is the stack's own key of connector credentials and
 // the key ring's secret: the roles of the functions that seal credentials
@@ -255,8 +324,18 @@ const connectorKey = `!If [` + HasKmsKey + `, !Ref KmsKeyArn, !If [` + UseConnec
 // them decrypt, under Context only.
 type templateConnectorKey struct {
 	LogicalID, RingLogicalID string
-	Context                  *kmsContext
-	SealRoles, OpenRoles     []string
+	// The ring's Custom::KeyRing with KeyStore ssm, and its parameter's name.
+	ParameterLogicalID, ParameterName string
+	Context                           *kmsContext
+	SealRoles, OpenRoles              []string
+}
+
+// templateKeyRing is what the template's Custom::KeyRing resources name:
+// their type, their function's logical ID, the attribute the functions
+// read, and the request-state keys' resource and parameter name.
+type templateKeyRing struct {
+	ResourceType, Function, Reference  string
+	RequestStateKeys, RequestStateName string
 }
 
 // keyStatement is one use of the connector key granted to some roles.
@@ -383,7 +462,10 @@ const RequestStateKeysLogicalID = "RequestStateKeys"
 // reads it once at cold start (package config/secrets), so the keys never
 // sit in its environment; a changed variable starts fresh instances, which
 // read the secret again (README, rotating the keys).
-const requestStateKeys = `!If [HasRequestStateKeysVersion, !Sub "${` + RequestStateKeysLogicalID + `}#${RequestStateKeysVersion}", !Ref ` + RequestStateKeysLogicalID + `]`
+// With KeyStore ssm, the parameter's ARN and version instead
+// (Custom::KeyRing's Reference), which a rotation changes.
+const requestStateKeys = `!If [` + KeyStoreIsSSM + `, !GetAtt ` + RequestStateKeysParameterLogicalID + `.` + keyring.AttrReference +
+	`, !If [HasRequestStateKeysVersion, !Sub "${` + RequestStateKeysLogicalID + `}#${RequestStateKeysVersion}", !Ref ` + RequestStateKeysLogicalID + `]]`
 
 // OAuth with the stack's own identity provider: when OAuthResource is set
 // and OAuthIssuer is not (condition UseCognito), the template creates a
@@ -508,7 +590,10 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 			{Sid: "KeepOAuthClients", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{"!GetAtt Table.Arn"},
 				LeadingKeys: []string{oauth.ClientPartition, oauth.ClientPartition + "#rate", oauth.SpentPartition}},
 			{Sid: "KeepRateLimits", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{"!GetAtt Table.Arn"}, LeadingKeyPatterns: []string{tenant.Key("*") + "limits"}},
-			{Sid: "ReadRequestStateKeys", Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + RequestStateKeysLogicalID}},
+			{Sid: "ReadRequestStateKeys", Condition: KeyStoreIsSecretsManager, Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + RequestStateKeysLogicalID}},
+			// SSM decrypts with aws/ssm, whose key policy lets the account's
+			// principals use it through SSM: no KMS grant is needed.
+			{Sid: "ReadRequestStateKeysParameter", Condition: KeyStoreIsSSM, Actions: []string{"ssm:GetParameter"}, Resources: []string{parameterArn(RequestStateKeysLeaf)}},
 			{Sid: "ReadOAuthSigningKeys", Condition: UseCognito, Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + OAuthSigningKeysLogicalID}},
 			// The signing keys' secret, with a customer-managed key.
 			{Sid: "UseKmsKey", Condition: HasKmsKey, Actions: []string{"kms:Decrypt"}, Resources: []string{"!Ref KmsKeyArn"}},
@@ -614,11 +699,13 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 		// given, else with the stack's own key (seal/kms; its key policy
 		// grants the use, since a role policy naming the key would make a
 		// cycle, the key's policy naming the role) or with the key ring of
-		// the ConnectorKeys secret, read at start (seal/localkey).
+		// the ConnectorKeys secret or parameter, read at start (seal/localkey).
 		tf.Env = append(tf.Env, envVar{config.EnvConnectorKey, connectorKey},
 			envVar{config.EnvConnectorCacheTTL, "!Ref ConnectorCacheTtl"})
-		tf.Statements = append(tf.Statements, statement{Sid: "ReadConnectorKeys", Condition: UseConnectorKeyRing,
-			Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + ConnectorKeysLogicalID}})
+		tf.Statements = append(tf.Statements, statement{Sid: "ReadConnectorKeys", Condition: UseConnectorKeySecret,
+			Actions: []string{"secretsmanager:GetSecretValue"}, Resources: []string{"!Ref " + ConnectorKeysLogicalID}},
+			statement{Sid: "ReadConnectorKeysParameter", Condition: UseConnectorKeyParameter,
+				Actions: []string{"ssm:GetParameter"}, Resources: []string{parameterArn(ConnectorKeysLeaf)}})
 		if f.Seals {
 			tf.Statements = append(tf.Statements, statement{Sid: "SealConnectorCredentials", Condition: HasKmsKey,
 				Actions: []string{"kms:GenerateDataKey"}, Resources: []string{"!Ref KmsKeyArn"}, EncryptionContext: credentialsContext})
@@ -833,6 +920,12 @@ func Template(cat *catalog.Catalog) ([]byte, error) {
 				data.ConnectorKey.OpenRoles = append(data.ConnectorKey.OpenRoles, f.LogicalID+"Role")
 			}
 		}
+	}
+	data.Functions = append(data.Functions, keyringFunction())
+	data.KeyRing = &templateKeyRing{ResourceType: keyring.ResourceType, Function: invoke.LogicalID(KeyringPath), Reference: keyring.AttrReference,
+		RequestStateKeys: RequestStateKeysParameterLogicalID, RequestStateName: ParameterName(RequestStateKeysLeaf)}
+	if data.ConnectorKey != nil {
+		data.ConnectorKey.ParameterLogicalID, data.ConnectorKey.ParameterName = ConnectorKeysParameterLogicalID, ParameterName(ConnectorKeysLeaf)
 	}
 	var err error
 	if data.Pipeline, err = pipelineOf(all, cat.PipelineTasks()); err != nil {

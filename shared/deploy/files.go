@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/catalog/toolschema"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
 )
 
 // The files the generator writes whole, and the markers around the parts it
@@ -176,12 +177,18 @@ func MakeTargets(cat *catalog.Catalog) string {
 	fns := Functions(cat)
 	var b strings.Builder
 	b.WriteString("FUNCTIONS =")
+	paths, ids := []string{}, []string{}
 	for _, f := range fns {
-		b.WriteString(" \\\n\t" + f.Path)
+		paths, ids = append(paths, f.Path), append(ids, f.LogicalID)
+	}
+	// The key rings' custom resource function (KeyStore ssm).
+	paths, ids = append(paths, KeyringPath), append(ids, invoke.LogicalID(KeyringPath))
+	for _, p := range paths {
+		b.WriteString(" \\\n\t" + p)
 	}
 	b.WriteString("\n")
-	for _, f := range fns {
-		fmt.Fprintf(&b, "\nbuild-%s:\n\t%s -o $(ARTIFACTS_DIR)/bootstrap ./functions/%s\n", f.LogicalID, LambdaBuild, f.Path)
+	for i, p := range paths {
+		fmt.Fprintf(&b, "\nbuild-%s:\n\t%s -o $(ARTIFACTS_DIR)/bootstrap ./functions/%s\n", ids[i], LambdaBuild, p)
 	}
 	return b.String()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/invoke"
 )
 
 func TestGeneratedFilesMatchTheCatalog(t *testing.T) {
@@ -126,6 +127,7 @@ func TestTheMakefileBuildsEveryFunctionOfTheTemplate(t *testing.T) {
 	for _, f := range Functions(catalog.Default()) {
 		paths[f.LogicalID] = f.Path
 	}
+	paths[invoke.LogicalID(KeyringPath)] = KeyringPath
 	for _, id := range p.serverlessFunctions() {
 		t.Run(id, func(t *testing.T) {
 			recipe, ok := rules["build-"+id]

@@ -27,6 +27,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/keyfile"
+	"github.com/switchboard-dev/switchboard/shared/keyring"
 	"github.com/switchboard-dev/switchboard/shared/oauth"
 	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/seal/localkey"
@@ -240,14 +241,18 @@ func wantToolFunction(f catalog.Function) map[string]any {
 	}
 	if f.Connects {
 		// The customer-managed key if given, else the stack's own key or
-		// the key ring's secret as ConnectorKeyMode says; a key only for
-		// the purpose of connector credentials. The stack's own key grants
-		// its use in its policy (TestOnlyTheConnectorFunctionsMayUseTheConnectorKeyAndOnlyForCredentials),
+		// the key ring as ConnectorKeyMode says, in the secret or the
+		// parameter KeyStore says; a key only for the purpose of connector
+		// credentials. The stack's own key grants its use in its policy
+		// (TestOnlyTheConnectorFunctionsMayUseTheConnectorKeyAndOnlyForCredentials),
 		// so no role statement names it.
-		env[config.EnvConnectorKey] = ifv(HasKmsKey, ref("KmsKeyArn"), ifv(UseConnectorKey, getAtt(ConnectorKeyLogicalID+".Arn"), ref(ConnectorKeysLogicalID)))
+		env[config.EnvConnectorKey] = ifv(HasKmsKey, ref("KmsKeyArn"), ifv(UseConnectorKey, getAtt(ConnectorKeyLogicalID+".Arn"),
+			ifv(KeyStoreIsSSM, getAtt(ConnectorKeysParameterLogicalID+".Reference"), ref(ConnectorKeysLogicalID))))
 		env[config.EnvConnectorCacheTTL] = ref("ConnectorCacheTtl")
-		onlyIf(UseConnectorKeyRing, map[string]any{"Sid": "ReadConnectorKeys", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
+		onlyIf(UseConnectorKeySecret, map[string]any{"Sid": "ReadConnectorKeys", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
 			"Resource": []any{ref(ConnectorKeysLogicalID)}})
+		onlyIf(UseConnectorKeyParameter, map[string]any{"Sid": "ReadConnectorKeysParameter", "Effect": "Allow", "Action": strs("ssm:GetParameter"),
+			"Resource": []any{sub("arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/switchboard/${AWS::StackName}/connector-keys")}})
 		credentials := map[string]any{
 			"StringEquals":              map[string]any{"kms:EncryptionContext:purpose": connector.CredentialsPurpose},
 			"Null":                      map[string]any{"kms:EncryptionContext:tenant": "false", "kms:EncryptionContext:connector": "false"},
@@ -339,7 +344,7 @@ func TestTemplateParsesWithGoformation(t *testing.T) {
 
 func TestTemplateDeploysTheGatewayAndExactlyTheCatalogFunctions(t *testing.T) {
 	p := readTemplate(t)
-	want := []string{invoke.LogicalID(GatewayPath)}
+	want := []string{invoke.LogicalID(GatewayPath), invoke.LogicalID(KeyringPath)}
 	for _, f := range catalog.Default().Functions() {
 		want = append(want, invoke.LogicalID(f.Path))
 	}
@@ -483,8 +488,8 @@ func TestTheGatewayCanOnlyInvokeTheStackAndReadApiKeys(t *testing.T) {
 			config.EnvAllowedOrigins:  ref("AllowedOrigins"),
 			config.EnvAnonymousTenant: ref("AnonymousTenant"),
 			config.EnvRateLimits:      ref("RateLimits"),
-			config.EnvRequestStateKeys: ifv("HasRequestStateKeysVersion",
-				sub("${RequestStateKeys}#${RequestStateKeysVersion}"), ref(RequestStateKeysLogicalID)),
+			config.EnvRequestStateKeys: ifv(KeyStoreIsSSM, getAtt(RequestStateKeysParameterLogicalID+".Reference"), ifv("HasRequestStateKeysVersion",
+				sub("${RequestStateKeys}#${RequestStateKeysVersion}"), ref(RequestStateKeysLogicalID))),
 			config.EnvOAuthResource: ref("OAuthResource"),
 			config.EnvOAuthIssuer:   ref("OAuthIssuer"),
 			config.EnvOAuthJWKSURL:  ref("OAuthJwksUrl"),
@@ -523,11 +528,16 @@ func TestTheGatewayCanOnlyInvokeTheStackAndReadApiKeys(t *testing.T) {
 				"Resource":  []any{getAtt("Table.Arn")},
 				"Condition": map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": strs("t#*#limits")}},
 			},
-			map[string]any{
+		}},
+			// The request-state keys, from the secret or the parameter KeyStore chooses.
+			ifv(KeyStoreIsSecretsManager, map[string]any{"Statement": []any{map[string]any{
 				"Sid": "ReadRequestStateKeys", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
 				"Resource": []any{ref(RequestStateKeysLogicalID)},
-			},
-		}},
+			}}}, ref("AWS::NoValue")),
+			ifv(KeyStoreIsSSM, map[string]any{"Statement": []any{map[string]any{
+				"Sid": "ReadRequestStateKeysParameter", "Effect": "Allow", "Action": strs("ssm:GetParameter"),
+				"Resource": []any{sub("arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/switchboard/${AWS::StackName}/request-state-keys")},
+			}}}, ref("AWS::NoValue")),
 			// The facade's signing keys, only with the stack's Cognito.
 			ifv(UseCognito, map[string]any{"Statement": []any{map[string]any{
 				"Sid": "ReadOAuthSigningKeys", "Effect": "Allow", "Action": strs("secretsmanager:GetSecretValue"),
@@ -899,7 +909,8 @@ func TestTheCatalogNamesTheConnectorsSyncIndex(t *testing.T) {
 // TestExactlyOneMechanismSealsConnectorCredentials checks the conditions
 // that choose what seals connector credentials: KmsKeyArn when given; else
 // ConnectorKeyMode's choice, the stack's own KMS key (the default) or the key
-// ring's secret; each created under its condition alone.
+// ring, in the secret or the parameter KeyStore chooses; each created under
+// its condition alone.
 func TestExactlyOneMechanismSealsConnectorCredentials(t *testing.T) {
 	p := readTemplate(t)
 	mode := p.raw["Parameters"].(map[string]any)["ConnectorKeyMode"].(map[string]any)
@@ -908,14 +919,24 @@ func TestExactlyOneMechanismSealsConnectorCredentials(t *testing.T) {
 	}
 	noKey := map[string]any{"Fn::Equals": []any{ref("KmsKeyArn"), ""}}
 	conds := p.raw["Conditions"].(map[string]any)
+	want := map[string]any{"Fn::And": []any{noKey, map[string]any{"Fn::Equals": []any{ref("ConnectorKeyMode"), "kms"}}}}
+	if diff := cmp.Diff(want, conds[UseConnectorKey]); diff != "" {
+		t.Errorf("condition %s mismatch (-want +got):\n%s", UseConnectorKey, diff)
+	}
+	if r := p.resource(t, ConnectorKeyLogicalID); r["Condition"] != UseConnectorKey {
+		t.Errorf("%s has condition %v, want %s", ConnectorKeyLogicalID, r["Condition"], UseConnectorKey)
+	}
+	// The ring: in the secret with KeyStore secretsmanager, in the parameter with ssm.
+	ssm := map[string]any{"Fn::Equals": []any{ref("KeyStore"), "ssm"}}
+	ring := map[string]any{"Fn::Equals": []any{ref("ConnectorKeyMode"), "secret"}}
 	for _, c := range []struct {
-		cond, resource, mode string
+		cond, resource string
+		store          any
 	}{
-		{UseConnectorKey, ConnectorKeyLogicalID, "kms"},
-		{UseConnectorKeyRing, ConnectorKeysLogicalID, "secret"},
+		{UseConnectorKeySecret, ConnectorKeysLogicalID, map[string]any{"Fn::Not": []any{ssm}}},
+		{UseConnectorKeyParameter, ConnectorKeysParameterLogicalID, ssm},
 	} {
-		want := map[string]any{"Fn::And": []any{noKey, map[string]any{"Fn::Equals": []any{ref("ConnectorKeyMode"), c.mode}}}}
-		if diff := cmp.Diff(want, conds[c.cond]); diff != "" {
+		if diff := cmp.Diff(map[string]any{"Fn::And": []any{noKey, ring, c.store}}, conds[c.cond]); diff != "" {
 			t.Errorf("condition %s mismatch (-want +got):\n%s", c.cond, diff)
 		}
 		if r := p.resource(t, c.resource); r["Condition"] != c.cond {
@@ -1079,7 +1100,7 @@ func TestOutputsGiveTheMcpUrlAndTheStores(t *testing.T) {
 		"DomainTarget":     ifv("FrontDoorIsRest", getAtt("RestApiDomain.RegionalDomainName"), getAtt("HttpApiDomain.RegionalDomainName")),
 		"TableName":        ref("Table"),
 		"BucketName":       ref("Bucket"),
-		"RequestStateKeys": ref(RequestStateKeysLogicalID),
+		"RequestStateKeys": ifv(KeyStoreIsSSM, sub(ParameterName(RequestStateKeysLeaf)), ref(RequestStateKeysLogicalID)),
 		"Dashboard":        sub("https://${AWS::Region}.console.aws.amazon.com/cloudwatch/home?region=${AWS::Region}#dashboards:name=${" + DashboardLogicalID + "}"),
 		"UserPoolId":       ref(UserPoolLogicalID),
 		"CreateApiKey":     sub("AWS_REGION=${AWS::Region} go run ./scripts/apikey create --table ${Table} --tenant TENANT --principal WHO"),
@@ -1472,7 +1493,7 @@ func TestKmsKeyArnEncryptsEverythingTheStackKeeps(t *testing.T) {
 	if diff := cmp.Diff(map[string]any{"Fn::Not": []any{map[string]any{"Fn::Equals": []any{ref("KmsKeyArn"), ""}}}}, p.raw["Conditions"].(map[string]any)[HasKmsKey]); diff != "" {
 		t.Errorf("condition %s mismatch (-want +got):\n%s", HasKmsKey, diff)
 	}
-	logs, secrets := 0, 0
+	logs, secrets, rings := 0, 0, 0
 	for id, r := range p.raw["Resources"].(map[string]any) {
 		res := r.(map[string]any)
 		switch res["Type"] {
@@ -1482,14 +1503,25 @@ func TestKmsKeyArnEncryptsEverythingTheStackKeeps(t *testing.T) {
 				t.Errorf("log group %s: KmsKeyId mismatch (-want +got):\n%s", id, diff)
 			}
 		case "AWS::SecretsManager::Secret":
-			if res["Condition"] == UseConnectorKeyRing {
+			if res["Condition"] == UseConnectorKeySecret {
 				continue // with the key, the connectors' key ring is not made
 			}
 			secrets++
 			if diff := cmp.Diff(key, props(res)["KmsKeyId"]); diff != "" {
 				t.Errorf("secret %s: KmsKeyId mismatch (-want +got):\n%s", id, diff)
 			}
+		case keyring.ResourceType:
+			if res["Condition"] == UseConnectorKeyParameter {
+				continue // likewise
+			}
+			rings++
+			if diff := cmp.Diff(key, props(res)["KeyId"]); diff != "" {
+				t.Errorf("key ring %s: KeyId mismatch (-want +got):\n%s", id, diff)
+			}
 		}
+	}
+	if rings != 1 {
+		t.Errorf("%d key ring parameters the key encrypts; want the request-state keys'", rings)
 	}
 	if logs < len(Functions(catalog.Default())) || secrets < 3 {
 		t.Errorf("%d log groups and %d secrets; want every function's log group and the three secrets", logs, secrets)
@@ -1560,5 +1592,57 @@ func TestTheMultiVectorKeyReachesOnlyLateInteractionAsASecret(t *testing.T) {
 	}
 	if fn, ok := catalog.Default().Function("rag/pylate_colbert"); !ok || !fn.MultiVector || readers == 0 {
 		t.Errorf("rag/pylate_colbert marks MultiVector: %v; %d functions read the key", fn.MultiVector, readers)
+	}
+}
+
+// TestWithKeyStoreSSMTheKeyRingsAreParametersOnlyTheirFunctionKeeps checks
+// KeyStore ssm: the key rings are Custom::KeyRing resources served by the
+// keyring function, which exists with them alone and may read, write and
+// delete exactly their two parameters; the request-state secret exists
+// only without it; the readers' grants name the parameters the resources
+// make.
+func TestWithKeyStoreSSMTheKeyRingsAreParametersOnlyTheirFunctionKeeps(t *testing.T) {
+	p := readTemplate(t)
+	param := p.raw["Parameters"].(map[string]any)["KeyStore"].(map[string]any)
+	if param["Default"] != "secretsmanager" || !cmp.Equal(param["AllowedValues"], []any{"secretsmanager", "ssm"}) {
+		t.Errorf("KeyStore: default %v, allowed %v; want secretsmanager of secretsmanager and ssm", param["Default"], param["AllowedValues"])
+	}
+	fnID := invoke.LogicalID(KeyringPath)
+	fn := p.resource(t, fnID)
+	if fn["Condition"] != KeyStoreIsSSM || p.resource(t, logGroupID(fnID))["Condition"] != KeyStoreIsSSM {
+		t.Errorf("the keyring function and its log group have conditions %v and %v, want %s", fn["Condition"], p.resource(t, logGroupID(fnID))["Condition"], KeyStoreIsSSM)
+	}
+	arns := []any{sub("arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/switchboard/${AWS::StackName}/request-state-keys"),
+		sub("arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/switchboard/${AWS::StackName}/connector-keys")}
+	wantPolicies := []any{
+		map[string]any{"Statement": []any{map[string]any{"Sid": "KeepKeyRings", "Effect": "Allow",
+			"Action": strs("ssm:GetParameter", "ssm:PutParameter", "ssm:DeleteParameter"), "Resource": arns}}},
+		ifv(HasKmsKey, map[string]any{"Statement": []any{map[string]any{"Sid": "UseKmsKey", "Effect": "Allow",
+			"Action": strs("kms:Encrypt", "kms:Decrypt"), "Resource": []any{ref("KmsKeyArn")}}}}, noValue),
+	}
+	if diff := cmp.Diff(wantPolicies, props(fn)["Policies"]); diff != "" {
+		t.Errorf("the keyring function's policies mismatch (-want +got):\n%s", diff)
+	}
+	for _, c := range []struct {
+		id, cond string
+		arn      any
+	}{
+		{RequestStateKeysParameterLogicalID, KeyStoreIsSSM, arns[0]},
+		{ConnectorKeysParameterLogicalID, UseConnectorKeyParameter, arns[1]},
+	} {
+		r := p.resource(t, c.id)
+		pr := props(r)
+		if r["Type"] != keyring.ResourceType || r["Condition"] != c.cond || !cmp.Equal(pr["ServiceToken"], getAtt(fnID+".Arn")) || !cmp.Equal(pr["Rotation"], ref("KeyRotation")) {
+			t.Errorf("%s: %v under %v, served by %v, rotated by %v; want %s under %s, by %s, rotated by KeyRotation",
+				c.id, r["Type"], r["Condition"], pr["ServiceToken"], pr["Rotation"], keyring.ResourceType, c.cond, fnID)
+		}
+		// The name the resource makes is the one the grants name.
+		name, _ := pr["Name"].(map[string]any)["Fn::Sub"].(string)
+		if want := c.arn.(map[string]any)["Fn::Sub"]; "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter"+name != want {
+			t.Errorf("%s makes %s, but the grants name %s", c.id, name, want)
+		}
+	}
+	if r := p.resource(t, RequestStateKeysLogicalID); r["Condition"] != KeyStoreIsSecretsManager {
+		t.Errorf("the request-state secret has condition %v, want %s", r["Condition"], KeyStoreIsSecretsManager)
 	}
 }

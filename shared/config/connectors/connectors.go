@@ -1,8 +1,9 @@
 // Package connectors opens what the connectors family's functions need to
 // reach tenants' upstream MCP servers: the sealer of their credentials (on
-// AWS a customer-managed KMS key, or a key ring in a Secrets Manager secret,
-// read once at start; a local key file on a laptop) and the outbound guard
-// (shared/netguard) with the configured allow-list.
+// AWS a customer-managed KMS key, or a key ring in a Secrets Manager secret
+// or an SSM SecureString parameter, read once at start; a local key file on
+// a laptop) and the outbound guard (shared/netguard) with the configured
+// allow-list.
 //
 //	err := connectors.Open(ctx, &cfg, &deps) // sets deps.Sealer, CheckURL, HTTPClient
 package connectors
@@ -45,9 +46,9 @@ func Open(ctx context.Context, c *config.Config, d *lambdafn.Deps) error {
 	d.CheckURL, d.HTTPClient = guard.CheckURL, guard.Client(0)
 	switch path, isFile := strings.CutPrefix(c.ConnectorKey, config.FilePrefix); {
 	case c.ConnectorKey == "":
-		return fmt.Errorf("%s is required by the connector functions: a KMS key ARN, a Secrets Manager secret's ARN, or %s/path/to/connector-keys.json", config.EnvConnectorKey, config.FilePrefix)
+		return fmt.Errorf("%s is required by the connector functions: a KMS key ARN, the ARN of a Secrets Manager secret or of an SSM SecureString parameter holding a key ring, or %s/path/to/connector-keys.json", config.EnvConnectorKey, config.FilePrefix)
 	case secrets.IsRef(c.ConnectorKey):
-		// A key ring ({"k1":"..."}) in a secret: sealed as a key file's.
+		// A key ring ({"k1":"..."}) in a secret or a parameter: sealed as a key file's.
 		ring := c.ConnectorKey
 		if err := secrets.Resolve(ctx, c, config.EnvConnectorKey, &ring); err != nil {
 			return err

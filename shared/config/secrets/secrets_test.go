@@ -9,9 +9,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboard-dev/switchboard/shared/awsjson"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/config/secrets"
 	"github.com/switchboard-dev/switchboard/shared/config/secrets/secretstest"
+	"github.com/switchboard-dev/switchboard/shared/config/secrets/ssmtest"
 )
 
 // useStandIn points the AWS configuration at sm, with static credentials.
@@ -89,4 +91,87 @@ func TestResolveRetriesThrottling(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestResolveReadsAParameter(t *testing.T) {
+	ps := ssmtest.New(t)
+	useStandIn(t, secretstest.New(t, nil))
+	t.Setenv("AWS_ENDPOINT_URL_SSM", ps.URL)
+	ps.Put("/switchboard/s/keys", `{"k1":"first"}`)
+	ps.Put("/switchboard/s/plain", "x")
+	ps.Put("flat", " sk-flat\n")
+	if _, err := (&ssmPut{ps}).put("/switchboard/s/keys", `{"k1":"first","k2":"second"}`); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, value, want, err string
+	}{
+		{name: "a path's ARN reads its latest version, decrypted", value: ssmtest.ARN("/switchboard/s/keys"), want: `{"k1":"first","k2":"second"}`},
+		{name: "an ARN with a version number reads that version", value: ssmtest.ARN("/switchboard/s/keys") + "#1", want: `{"k1":"first"}`},
+		{name: "a name without a path reads, trimmed", value: ssmtest.ARN("flat"), want: "sk-flat"},
+		{name: "a missing parameter is an error naming the variable", value: ssmtest.ARN("/gone"), err: "SWITCHBOARD_X: reading parameter " + ssmtest.ARN("/gone") + ": ParameterNotFound"},
+		{name: "a missing version is an error", value: ssmtest.ARN("flat") + "#7", err: "SWITCHBOARD_X: reading parameter " + ssmtest.ARN("flat") + ": ParameterVersionNotFound"},
+		{name: "a malformed ARN is an error naming the variable", value: "arn:aws:ssm:us-east-1:1:parameter/x", err: "SWITCHBOARD_X: \"arn:aws:ssm:us-east-1:1:parameter/x\" is not an SSM parameter's ARN"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := config.FromEnv(os.Getenv)
+			v := tt.value
+			err := secrets.Resolve(context.Background(), &cfg, "SWITCHBOARD_X", &v)
+			if tt.err != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tt.err) {
+					t.Fatalf("Resolve(%q) = %v; want an error starting %q", tt.value, err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v != tt.want {
+				t.Fatalf("Resolve(%q) = %q, want %q", tt.value, v, tt.want)
+			}
+		})
+	}
+}
+
+func TestResolveRefusesAParameterThatIsNotASecureString(t *testing.T) {
+	ps := ssmtest.New(t)
+	useStandIn(t, secretstest.New(t, nil))
+	t.Setenv("AWS_ENDPOINT_URL_SSM", ps.URL)
+	if _, err := (&ssmPut{ps}).putType("/x/plain", "String", `{"k1":"in the clear"}`); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.FromEnv(os.Getenv)
+	v := ssmtest.ARN("/x/plain")
+	if err := secrets.Resolve(context.Background(), &cfg, "SWITCHBOARD_X", &v); err == nil || !strings.Contains(err.Error(), "not a SecureString") {
+		t.Fatalf("err = %v, want one saying the parameter is not a SecureString", err)
+	}
+}
+
+func TestParameterName(t *testing.T) {
+	for arn, want := range map[string]string{
+		"arn:aws:ssm:us-east-1:123456789012:parameter/a/b": "/a/b",
+		"arn:aws:ssm:us-east-1:123456789012:parameter/c":   "c",
+	} {
+		if got := secrets.ParameterName(arn); got != want {
+			t.Errorf("ParameterName(%s) = %s, want %s", arn, got, want)
+		}
+	}
+}
+
+// ssmPut writes a parameter's new version through the stand-in's wire
+// format, as SSM's PutParameter with Overwrite.
+type ssmPut struct{ ps *ssmtest.Server }
+
+func (s *ssmPut) put(name, value string) (int, error) { return s.putType(name, "SecureString", value) }
+
+func (s *ssmPut) putType(name, typ, value string) (int, error) {
+	cfg, err := (&config.Config{}).AWS(context.Background())
+	if err != nil {
+		return 0, err
+	}
+	var out struct{ Version int }
+	_, err = awsjson.Call(context.Background(), &cfg, awsjson.SSM, "PutParameter",
+		map[string]any{"Name": name, "Value": value, "Type": typ, "Overwrite": true}, &out, 4096)
+	return out.Version, err
 }
