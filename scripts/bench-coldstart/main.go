@@ -26,7 +26,8 @@
 // StartSyncExecution with a fixed run. A connector tool reaches a real
 // upstream, as on AWS: the sample connector is pointed at a go-sdk MCP
 // server over TLS on 127.0.0.1, which the connector functions allow (the
-// allow-list setting) and trust (SSL_CERT_FILE names its certificate), so
+// allow-list setting) and trust (SSL_CERT_FILE names a CA bundle, this
+// machine's with its certificate, and no certificate folder), so
 // that connector_verify and connector_sync connect, initialise and list
 // rather than wait out an upstream that does not exist. Every bootstrap gets a Lambda-like environment
 // and nothing else: AWS_CA_BUNDLE, which this machine sets and Lambda does
@@ -168,11 +169,11 @@ func run(n int, only, table string, inittrace bool, baseline string) error {
 		up.CloseClientConnections() // the connectors' sessions hold event streams open
 		up.Close()
 	}()
-	cert := filepath.Join(dir, "upstream.pem")
-	if err := os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: up.Certificate().Raw}), 0o644); err != nil {
+	certs, err := trustUpstream(filepath.Join(dir, "certs"), up)
+	if err != nil {
 		return err
 	}
-	connectorEnv = []string{config.EnvConnectorAllowedHosts + "=" + deploy.SampleConnectorHost + "," + upstreamHost, "SSL_CERT_FILE=" + cert}
+	connectorEnv = append([]string{config.EnvConnectorAllowedHosts + "=" + deploy.SampleConnectorHost + "," + upstreamHost}, certs...)
 	seed := filepath.Join(dir, "seed")
 	if err := seedData(seed, up.URL+"/mcp"); err != nil {
 		return err
@@ -350,6 +351,33 @@ func pointConnector(ctx context.Context, tbl *embedded.Table, url string) error 
 // connectorEnv lets a connector function reach [upstream] and trust its
 // certificate.
 var connectorEnv []string
+
+// systemBundles are where Linux distributions keep their CA bundle.
+var systemBundles = []string{"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"}
+
+// trustUpstream writes, under dir, a CA bundle of this machine's (if it has
+// one) and up's certificate, and returns the environment that makes a
+// bootstrap trust it alone: one bundle file, as on Lambda, whose image has
+// one; this machine's certificate folder (hundreds of files, which Go would
+// read at the first TLS handshake) is left out.
+func trustUpstream(dir string, up *httptest.Server) ([]string, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "none"), 0o755); err != nil {
+		return nil, err
+	}
+	var bundle []byte
+	for _, f := range systemBundles {
+		if b, err := os.ReadFile(f); err == nil {
+			bundle = b
+			break
+		}
+	}
+	bundle = append(bundle, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: up.Certificate().Raw})...)
+	file := filepath.Join(dir, "bundle.pem")
+	if err := os.WriteFile(file, bundle, 0o644); err != nil {
+		return nil, err
+	}
+	return []string{"SSL_CERT_FILE=" + file, "SSL_CERT_DIR=" + filepath.Join(dir, "none")}, nil
+}
 
 // pipelineEnv points a pipeline function at [stepFunctions].
 var pipelineEnv []string
