@@ -17,7 +17,6 @@ package settings
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
@@ -49,10 +48,27 @@ const MetaThreadID = "switchboard.dev/thread_id"
 var (
 	// Modes are the search modes.
 	Modes = []string{"bm25", "vector", "hybrid"}
-	// AliasPattern is what a store alias matches.
+	// AliasPattern is what a store alias matches (isAlias).
 	AliasPattern = `^[a-z0-9][a-z0-9_-]{0,63}$`
-	aliasRE      = regexp.MustCompile(AliasPattern)
 )
+
+// isAlias reports whether s matches [AliasPattern], checked byte by byte:
+// compiling the pattern, whose {0,63} the regexp package unrolls, took about
+// 0.2 ms of the cold start of every bootstrap that links this package.
+func isAlias(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := range len(s) {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case i > 0 && (c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // Bounds of the settings.
 const (

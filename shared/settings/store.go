@@ -280,7 +280,7 @@ func checkStores(stores []string) ([]string, error) {
 	seen := map[string]bool{}
 	for i, a := range stores {
 		field := fmt.Sprintf("vector_search.stores[%d]", i)
-		if !aliasRE.MatchString(a) {
+		if !isAlias(a) {
 			return nil, fault.Invalid(field, "%q is not a store alias: use 1-64 lowercase letters, digits, '_' or '-', starting with a letter or digit", clip(a, 80))
 		}
 		if seen[a] {

@@ -1,0 +1,19 @@
+package settings
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestIsAliasMatchesAliasPattern holds the byte-by-byte check to the
+// pattern the settings publish, as vector/query's is held to its own.
+func TestIsAliasMatchesAliasPattern(t *testing.T) {
+	re := regexp.MustCompile(AliasPattern)
+	for _, s := range []string{"", "a", "0", "docs", "my-store_2", "-docs", "_docs", "Docs", "docs!", "dócs", "docs\n", "a b",
+		strings.Repeat("a", 64), strings.Repeat("a", 65), "a" + strings.Repeat("-", 63), "a" + strings.Repeat("_", 64)} {
+		if got, want := isAlias(s), re.MatchString(s); got != want {
+			t.Errorf("isAlias(%q) = %v, the pattern says %v", s, got, want)
+		}
+	}
+}
