@@ -412,20 +412,20 @@ var (
 		// The vector functions link late interaction's codec: compaction
 		// merges token shards beside chunk shards.
 		// The retriever and the rephrase step read their thread's settings.
-		"shared/handlers/vectorfn": {"shared/vector", "shared/vector/query", "shared/vector/remote", "shared/retrieval", "shared/binread", "shared/graph", "shared/document", "shared/colbert", "shared/settings"},
+		"shared/handlers/vectorfn": {"shared/vector", "shared/vector/query", "shared/vector/remote", "shared/retrieval", "shared/binread", "shared/graph", "shared/document", "shared/colbert", "shared/settings", "shared/vector/alias"},
 		// The pipeline tools name the stores' search types (vector/query)
 		// and link none of the stores' code: not vector, nor document nor
 		// colbert; graph (with retrieval's analyser) is global search's.
-		"shared/handlers/ragfn": {"shared/rag", "shared/memory", "shared/vector/query", "shared/retrieval", "shared/binread", "shared/graph", "shared/settings"},
+		"shared/handlers/ragfn": {"shared/rag", "shared/memory", "shared/vector/query", "shared/retrieval", "shared/binread", "shared/graph", "shared/settings", "shared/vector/alias"},
 		// The RAG tools that read the stores themselves link their code.
 		"shared/handlers/ragstorefn": {"shared/handlers/ragfn", "shared/rag", "shared/memory", "shared/vector", "shared/vector/query", "shared/retrieval", "shared/binread", "shared/graph",
-			"shared/document", "shared/colbert", "shared/settings"},
+			"shared/document", "shared/colbert", "shared/settings", "shared/vector/alias"},
 		"shared/handlers/careerfn":    {"shared/career", "shared/retrieval", "shared/binread", "shared/document"},
 		"shared/handlers/connectorfn": {"shared/connector"},
 		// The chat reads and records its thread through the memory family, and
 		// reads its settings and prompts.
-		"shared/handlers/chatfn":      {"shared/chat", "shared/memory", "shared/prompt", "shared/settings"},
-		"shared/handlers/assistantfn": {"shared/settings"},
+		"shared/handlers/chatfn":      {"shared/chat", "shared/memory", "shared/prompt", "shared/settings", "shared/vector/alias"},
+		"shared/handlers/assistantfn": {"shared/settings", "shared/vector/alias"},
 	}
 	// What the openers of package config link, and the catalog facts that
 	// call for each. No function links the SDK's Lambda client: package

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
+	"github.com/switchboard-dev/switchboard/shared/vector/alias"
 )
 
 // The tools a thread may enable (seed 000's tools_enabled): the catalog's
@@ -48,27 +49,9 @@ const MetaThreadID = "switchboard.dev/thread_id"
 var (
 	// Modes are the search modes.
 	Modes = []string{"bm25", "vector", "hybrid"}
-	// AliasPattern is what a store alias matches (isAlias).
-	AliasPattern = `^[a-z0-9][a-z0-9_-]{0,63}$`
+	// AliasPattern is what a store alias matches ([alias.Pattern]).
+	AliasPattern = alias.Pattern
 )
-
-// isAlias reports whether s matches [AliasPattern], checked byte by byte:
-// compiling the pattern, whose {0,63} the regexp package unrolls, took about
-// 0.2 ms of the cold start of every bootstrap that links this package.
-func isAlias(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for i := range len(s) {
-		switch c := s[i]; {
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-		case i > 0 && (c == '_' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return true
-}
 
 // Bounds of the settings.
 const (

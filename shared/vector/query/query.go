@@ -7,13 +7,14 @@
 // pipeline tool's bootstrap would otherwise initialise at each cold start
 // (issue 11).
 //
-//	if err := query.ValidateAlias("stores", alias); err != nil { ... }
-//	out, err := retriever.Retrieve(ctx, caller, query.RetrieveInput{Question: q, Stores: []string{alias}})
+//	if err := query.ValidateAlias("stores", name); err != nil { ... }
+//	out, err := retriever.Retrieve(ctx, caller, query.RetrieveInput{Question: q, Stores: []string{name}})
 package query
 
 import (
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/graph"
+	"github.com/switchboard-dev/switchboard/shared/vector/alias"
 )
 
 // Limits of a search's arguments.
@@ -161,34 +162,16 @@ type LateOutput struct {
 	Tokens     int64
 }
 
-// AliasPattern is what a store alias must match.
-const AliasPattern = `^[a-z0-9][a-z0-9_-]{0,63}$`
+// AliasPattern is what a store alias must match ([alias.Pattern]).
+const AliasPattern = alias.Pattern
 
 // ValidateAlias checks a store alias against [AliasPattern]; field names the
 // argument it came from.
-func ValidateAlias(field, alias string) error {
-	if !isAlias(alias) {
-		return fault.Invalid(field, "%q is not a store alias: use 1-64 lowercase letters, digits, '_' or '-', starting with a letter or digit", alias)
+func ValidateAlias(field, name string) error {
+	if !alias.Valid(name) {
+		return fault.Invalid(field, "%q is not a store alias: use 1-64 lowercase letters, digits, '_' or '-', starting with a letter or digit", name)
 	}
 	return nil
-}
-
-// isAlias reports whether s matches [AliasPattern], checked byte by byte:
-// compiling the pattern, whose {0,63} the regexp package unrolls, took about
-// 0.2 ms of the cold start of every bootstrap that links this package.
-func isAlias(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for i := range len(s) {
-		switch c := s[i]; {
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-		case i > 0 && (c == '_' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // ValidateFilter checks a metadata filter against [MaxFilterKeys] and
