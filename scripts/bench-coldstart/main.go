@@ -23,7 +23,13 @@
 // that call on the embedded store, not the DynamoDB and S3 calls it would
 // make on AWS. A pipeline tool calls the state machine, as on AWS: a
 // stand-in of the Step Functions API on 127.0.0.1 answers its
-// StartSyncExecution with a fixed run. Every bootstrap gets a Lambda-like environment
+// StartSyncExecution with a fixed run. A connector tool reaches a real
+// upstream, as on AWS: the sample connector is pointed at a go-sdk MCP
+// server over TLS on 127.0.0.1, which the connector functions allow (the
+// allow-list setting) and trust (SSL_CERT_FILE names a CA bundle, this
+// machine's with its certificate, and no certificate folder), so
+// that connector_verify and connector_sync connect, initialise and list
+// rather than wait out an upstream that does not exist. Every bootstrap gets a Lambda-like environment
 // and nothing else: AWS_CA_BUNDLE, which this machine sets and Lambda does
 // not, never reaches it.
 //
@@ -39,9 +45,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"flag"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -54,15 +62,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
+	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/deploy"
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/lambdatest"
+	"github.com/switchboard-dev/switchboard/shared/netguard"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/pipeline/stepfunctions"
 	"github.com/switchboard-dev/switchboard/shared/store/embedded"
 	"github.com/switchboard-dev/switchboard/shared/store/localfs"
+	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
 // Targets from issue 11 (cold start over hello's) and issue 2 (size).
@@ -151,8 +164,18 @@ func run(n int, only, table string, inittrace bool, baseline string) error {
 			bins = append(bins, b)
 		}
 	}
+	up := upstream()
+	defer func() {
+		up.CloseClientConnections() // the connectors' sessions hold event streams open
+		up.Close()
+	}()
+	certs, err := trustUpstream(filepath.Join(dir, "certs"), up)
+	if err != nil {
+		return err
+	}
+	connectorEnv = append([]string{config.EnvConnectorAllowedHosts + "=" + deploy.SampleConnectorHost + "," + upstreamHost}, certs...)
 	seed := filepath.Join(dir, "seed")
-	if err := seedData(seed); err != nil {
+	if err := seedData(seed, up.URL+"/mcp"); err != nil {
 		return err
 	}
 	runs, err := runsDir(dir)
@@ -271,8 +294,9 @@ func firstEvents(cat *catalog.Catalog) (map[string][]byte, error) {
 }
 
 // seedData writes, under dir, the embedded table and the blob folder the
-// sample events need (deploy.Seed); each run gets a copy.
-func seedData(dir string) error {
+// sample events need (deploy.Seed), with the sample connector at
+// upstreamURL; each run gets a copy.
+func seedData(dir, upstreamURL string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -282,11 +306,77 @@ func seedData(dir string) error {
 	}
 	blobs := localfs.New(filepath.Join(dir, "blobs"))
 	err = deploy.Seed(context.Background(), tbl, blobs)
+	if err == nil {
+		err = pointConnector(context.Background(), tbl, upstreamURL)
+	}
 	blobs.Close()
 	if cerr := tbl.Close(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// upstreamHost is where [upstream] listens.
+const upstreamHost = "127.0.0.1"
+
+// upstream serves, over TLS on [upstreamHost], a go-sdk MCP server with one
+// tool: the sample connector's upstream.
+func upstream() *httptest.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echoes its text"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	return httptest.NewTLSServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+}
+
+// pointConnector moves the sample connector, which deploy.Seed registers
+// at a host that does not exist, to url.
+func pointConnector(ctx context.Context, tbl *embedded.Table, url string) error {
+	guard := &netguard.Policy{AllowedHosts: []string{upstreamHost}}
+	conns := connector.New(tbl, nil, &connector.Options{CheckURL: guard.CheckURL, HTTPClient: guard.Client(0)})
+	defer conns.Close()
+	sample := tenant.Caller{Tenant: deploy.SampleTenant, Principal: deploy.SamplePrincipal}
+	got, err := conns.Get(ctx, sample, connector.NameInput{Name: deploy.SampleConnector})
+	if err != nil {
+		return fmt.Errorf("pointing the sample connector at the upstream: %w", err)
+	}
+	if _, err := conns.Update(ctx, sample, connector.UpdateInput{Name: deploy.SampleConnector, Version: got.Connector.Version, BaseURL: url}); err != nil {
+		return fmt.Errorf("pointing the sample connector at the upstream: %w", err)
+	}
+	return nil
+}
+
+// connectorEnv lets a connector function reach [upstream] and trust its
+// certificate.
+var connectorEnv []string
+
+// systemBundles are where Linux distributions keep their CA bundle.
+var systemBundles = []string{"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"}
+
+// trustUpstream writes, under dir, a CA bundle of this machine's (if it has
+// one) and up's certificate, and returns the environment that makes a
+// bootstrap trust it alone: one bundle file, as on Lambda, whose image has
+// one; this machine's certificate folder (hundreds of files, which Go would
+// read at the first TLS handshake) is left out.
+func trustUpstream(dir string, up *httptest.Server) ([]string, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "none"), 0o755); err != nil {
+		return nil, err
+	}
+	var bundle []byte
+	for _, f := range systemBundles {
+		if b, err := os.ReadFile(f); err == nil {
+			bundle = b
+			break
+		}
+	}
+	bundle = append(bundle, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: up.Certificate().Raw})...)
+	file := filepath.Join(dir, "bundle.pem")
+	if err := os.WriteFile(file, bundle, 0o644); err != nil {
+		return nil, err
+	}
+	return []string{"SSL_CERT_FILE=" + file, "SSL_CERT_DIR=" + filepath.Join(dir, "none")}, nil
 }
 
 // pipelineEnv points a pipeline function at [stepFunctions].
@@ -350,10 +440,10 @@ func environment(b *bootstrap, dir, seed, table string) ([]string, error) {
 		return nil, err
 	}
 	if b.connects {
-		// A local key file, as the bootstrap tests give them; the sample
-		// connector's host is allowed and never reached in time to count.
-		env = append(env, config.EnvConnectorKey+"="+config.FilePrefix+filepath.Join(data, "connector-keys.json"),
-			config.EnvConnectorAllowedHosts+"="+deploy.SampleConnectorHost)
+		// A local key file, as the bootstrap tests give them, and the
+		// upstream, allowed and trusted.
+		env = append(env, config.EnvConnectorKey+"="+config.FilePrefix+filepath.Join(data, "connector-keys.json"))
+		env = append(env, connectorEnv...)
 	}
 	return append(env, config.EnvTable+"="+config.FilePrefix+filepath.Join(data, "t.db"),
 		config.EnvBucket+"="+config.FilePrefix+filepath.Join(data, "blobs")), nil

@@ -72,7 +72,7 @@ func (c *Codec) EncodeShard(s Shard) ([]byte, error) {
 		}
 		b = append(b, t.Residuals...)
 	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli())), nil
 }
 
 // DecodeShard decodes a shard written by [Codec.EncodeShard] with c. Every
@@ -90,7 +90,7 @@ func (c *Codec) DecodeShard(b []byte) (Shard, error) {
 	if b[4] != shardVersion {
 		return Shard{}, corrupt("version %d, want %d", b[4], shardVersion)
 	}
-	if crc32.Checksum(b[:len(b)-4], castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+	if crc32.Checksum(b[:len(b)-4], castagnoli()) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
 		return Shard{}, corrupt("checksum mismatch")
 	}
 	if bits, dims, id := int(b[5]), int(binary.LittleEndian.Uint16(b[6:])), binary.LittleEndian.Uint64(b[8:]); bits != c.bits || dims != c.dims || id != c.id {

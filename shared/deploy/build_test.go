@@ -31,6 +31,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/handlers/memoryfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/operationsfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/ragfn"
+	"github.com/switchboard-dev/switchboard/shared/handlers/ragstorefn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/vectorfn"
 	"github.com/switchboard-dev/switchboard/shared/handlers/websearchfn"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
@@ -416,15 +417,20 @@ var (
 		// The vector functions link late interaction's codec: compaction
 		// merges token shards beside chunk shards.
 		// The retriever and the rephrase step read their thread's settings.
-		"shared/handlers/vectorfn": {"shared/vector", "shared/vector/remote", "shared/retrieval", "shared/binread", "shared/graph", "shared/document", "shared/colbert", "shared/settings"},
-		"shared/handlers/ragfn": {"shared/rag", "shared/memory", "shared/vector", "shared/retrieval", "shared/binread", "shared/graph",
-			"shared/document", "shared/colbert", "shared/settings"},
+		"shared/handlers/vectorfn": {"shared/vector", "shared/vector/query", "shared/vector/remote", "shared/retrieval", "shared/binread", "shared/graph", "shared/document", "shared/colbert", "shared/settings", "shared/vector/alias"},
+		// The pipeline tools name the stores' search types (vector/query)
+		// and link none of the stores' code: not vector, nor document nor
+		// colbert; graph (with retrieval's analyser) is global search's.
+		"shared/handlers/ragfn": {"shared/rag", "shared/memory", "shared/vector/query", "shared/retrieval", "shared/binread", "shared/graph", "shared/settings", "shared/vector/alias"},
+		// The RAG tools that read the stores themselves link their code.
+		"shared/handlers/ragstorefn": {"shared/handlers/ragfn", "shared/rag", "shared/memory", "shared/vector", "shared/vector/query", "shared/retrieval", "shared/binread", "shared/graph",
+			"shared/document", "shared/colbert", "shared/settings", "shared/vector/alias"},
 		"shared/handlers/careerfn":    {"shared/career", "shared/retrieval", "shared/binread", "shared/document"},
 		"shared/handlers/connectorfn": {"shared/connector"},
 		// The chat reads and records its thread through the memory family, and
 		// reads its settings and prompts.
-		"shared/handlers/chatfn":      {"shared/chat", "shared/memory", "shared/prompt", "shared/settings"},
-		"shared/handlers/assistantfn": {"shared/settings"},
+		"shared/handlers/chatfn":      {"shared/chat", "shared/memory", "shared/prompt", "shared/settings", "shared/vector/alias"},
+		"shared/handlers/assistantfn": {"shared/settings", "shared/vector/alias"},
 	}
 	// What the openers of package config link, and the catalog facts that
 	// call for each. No function links the SDK's Lambda client: package
@@ -492,7 +498,7 @@ func TestEveryFunctionLinksOnlyWhatItUses(t *testing.T) {
 	bindings := map[string]string{} // function path -> the bindings that serve it
 	for pkg, fns := range map[string][]lambdafn.Function{
 		"shared/handlers/memoryfn": memoryfn.Functions(), "shared/handlers/operationsfn": operationsfn.Functions(),
-		"shared/handlers/vectorfn": vectorfn.Functions(), "shared/handlers/ragfn": ragfn.Functions(),
+		"shared/handlers/vectorfn": vectorfn.Functions(), "shared/handlers/ragfn": ragfn.Functions(), "shared/handlers/ragstorefn": ragstorefn.Functions(),
 		"shared/handlers/careerfn": careerfn.Functions(), "shared/handlers/connectorfn": connectorfn.Functions(),
 		"shared/handlers/chatfn":      chatfn.Functions(),
 		"shared/handlers/assistantfn": assistantfn.Functions(),

@@ -230,16 +230,27 @@ func (g *Gateway) buildServer() *mcp.Server {
 	// The go-sdk uses a raw tool's input schema only to find x-mcp-header
 	// annotations, which the catalog's schemas have none of; validating the
 	// arguments is each tool function's job (lambdafn.Tool).
+	//
+	// Even so, adding them takes most of a millisecond (each check decodes
+	// into fresh 32 KiB buffers), and only tools/list and tools/call read
+	// them: addToolsMiddleware adds them when the first of those arrives,
+	// so that an instance whose first request is initialize, or a call the
+	// fast path answers, does not wait for it (issue 11). The capabilities
+	// above announce the tools either way.
 	anyObject := &jsonschema.Schema{Type: "object"}
-	for _, t := range cat.Tools() {
-		if t.Visibility != catalog.Public {
-			continue
+	addTools := sync.OnceFunc(func() {
+		for _, t := range cat.Tools() {
+			if t.Visibility != catalog.Public {
+				continue
+			}
+			s.AddTool(&mcp.Tool{
+				Name: t.Name, Title: t.Title, Description: t.Description,
+				InputSchema: anyObject, Annotations: t.Annotations,
+			}, g.callTool(t))
 		}
-		s.AddTool(&mcp.Tool{
-			Name: t.Name, Title: t.Title, Description: t.Description,
-			InputSchema: anyObject, Annotations: t.Annotations,
-		}, g.callTool(t))
-	}
+		g.addToolSearch(s)
+	})
+	s.AddReceivingMiddleware(addToolsMiddleware(addTools))
 	for _, r := range cat.Resources() {
 		if r.URITemplate != "" {
 			g.patterns[r.URITemplate] = templateRE(r.URITemplate)
@@ -259,10 +270,22 @@ func (g *Gateway) buildServer() *mcp.Server {
 		s.AddPrompt(&mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Arguments: p.Arguments}, g.getPrompt(p))
 	}
 	s.AddReceivingMiddleware(g.listResourcesMiddleware, g.listToolsMiddleware)
-	g.addToolSearch(s)
 	s.AddReceivingMiddleware(g.connectorsMiddleware) // connectors.go
 	s.AddReceivingMiddleware(g.profilesMiddleware)   // outermost: profiles.go
 	return s
+}
+
+// addToolsMiddleware calls addTools before the go-sdk serves the first
+// request that reads the server's tools (tools/list, tools/call).
+func addToolsMiddleware(addTools func()) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" || method == "tools/call" {
+				addTools()
+			}
+			return next(ctx, method, req)
+		}
+	}
 }
 
 // listedTools returns the public tools as hosts see them, by name: with the

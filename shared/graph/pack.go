@@ -43,7 +43,7 @@ func MarshalPack(entries []PackEntry) ([]byte, error) {
 		b = binary.AppendUvarint(b, uint64(len(data)))
 		b = append(b, data...)
 	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli())), nil
 }
 
 // DecodePack decodes a pack written by [MarshalPack], each shard as
@@ -58,7 +58,7 @@ func DecodePack(data []byte) ([]PackEntry, error) {
 		return nil, fmt.Errorf("graph: decode pack: %w: version %d flags %d, want %d and 0", ErrCorrupt, data[4], data[5], packVersion)
 	}
 	body := data[:len(data)-4]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
+	if crc32.Checksum(body, castagnoli()) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
 		return nil, fmt.Errorf("graph: decode pack: %w: checksum mismatch", ErrCorrupt)
 	}
 	r := binread.New(body[6:], "graph: decode pack", ErrCorrupt)

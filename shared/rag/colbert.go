@@ -8,18 +8,18 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
-	"github.com/switchboard-dev/switchboard/shared/vector"
+	"github.com/switchboard-dev/switchboard/shared/vector/query"
 )
 
 // PipelineColbert is rag_pylate_colbert's pipeline_name.
 const PipelineColbert = "pylate_colbert"
 
 // CandidateSources lists rag_pylate_colbert's candidate sources, the default first.
-var CandidateSources = []string{vector.LateFromHybrid, vector.LateFromCentroids}
+var CandidateSources = []string{query.LateFromHybrid, query.LateFromCentroids}
 
 // LateInteraction searches stores by late interaction (vector.Service's).
 type LateInteraction interface {
-	LateInteraction(ctx context.Context, c tenant.Caller, in vector.LateInput) (vector.LateOutput, error)
+	LateInteraction(ctx context.Context, c tenant.Caller, in query.LateInput) (query.LateOutput, error)
 }
 
 // PylateColbert serves rag_pylate_colbert: the pipeline runs once
@@ -34,7 +34,7 @@ func (s *Service) PylateColbert(ctx context.Context, c tenant.Caller, in Colbert
 	return s.serve(ctx, c, PipelineColbert, in.Request, func(ctx context.Context, cl *call) (Response, error) {
 		source := in.CandidateSource
 		if source == "" {
-			source = vector.LateFromHybrid
+			source = query.LateFromHybrid
 		}
 		if !slices.Contains(CandidateSources, source) {
 			return Response{}, fault.Invalid("candidate_source", "%q is not a candidate source: use %s", source, strings.Join(CandidateSources, " or "))
@@ -57,21 +57,21 @@ func (s *Service) PylateColbert(ctx context.Context, c tenant.Caller, in Colbert
 			return Response{}, fault.Unavailable(nil, "pipeline %s is not configured: it needs a multi-vector embedder", cl.pipeline)
 		}
 		k := pool
-		if source == vector.LateFromCentroids {
+		if source == query.LateFromCentroids {
 			k = cl.p.topK // the run serves for the query, the stores and nothing else
 		}
 		out, err := s.retrieve(ctx, cl, cl.p.Query, cl.p.conversation, k)
 		if err != nil {
 			return Response{}, err
 		}
-		li := vector.LateInput{Question: out.ContextInput, Stores: out.SearchedStores, K: cl.p.topK, Filter: cl.p.Filter, Threshold: threshold}
-		if source == vector.LateFromHybrid {
+		li := query.LateInput{Question: out.ContextInput, Stores: out.SearchedStores, K: cl.p.topK, Filter: cl.p.Filter, Threshold: threshold}
+		if source == query.LateFromHybrid {
 			li.K = len(out.Documents)
 			for _, d := range out.Documents {
-				li.Candidates = append(li.Candidates, vector.LateCandidate{Store: d.Store, ChunkID: d.ChunkID})
+				li.Candidates = append(li.Candidates, query.LateCandidate{Store: d.Store, ChunkID: d.ChunkID})
 			}
 		}
-		var lo vector.LateOutput
+		var lo query.LateOutput
 		if len(li.Stores) > 0 && li.K > 0 {
 			lctx, cancel := cl.beforeAnswer(ctx)
 			t0 := s.now()
@@ -87,7 +87,7 @@ func (s *Service) PylateColbert(ctx context.Context, c tenant.Caller, in Colbert
 			docs[i] = pipeline.Document{DocID: h.DocID, ChunkID: h.ChunkID, Content: h.Content, Score: h.Score, Metadata: h.Metadata, Store: h.Store}
 		}
 		docs = docs[:min(len(docs), cl.p.topK)]
-		if source == vector.LateFromCentroids {
+		if source == query.LateFromCentroids {
 			// Other passages than the pipeline graded: grade these (as crag
 			// grades a corrected run); a failed grade keeps them, as the
 			// pipeline's grade fallback does.

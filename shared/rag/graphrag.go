@@ -12,7 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
-	"github.com/switchboard-dev/switchboard/shared/vector"
+	"github.com/switchboard-dev/switchboard/shared/vector/query"
 )
 
 // DefaultGraphTraversalDepth is rag_graphrag's graph_traversal_depth when
@@ -64,9 +64,9 @@ func (s *Service) GraphRAG(ctx context.Context, c tenant.Caller, in GraphRAGInpu
 }
 
 // Reporter gives the community reports of the stores a global search covers
-// ([vector.Service.CommunityReports]).
+// (vector.Service.CommunityReports).
 type Reporter interface {
-	CommunityReports(ctx context.Context, c tenant.Caller, in vector.ReportsInput) ([]vector.StoreReports, error)
+	CommunityReports(ctx context.Context, c tenant.Caller, in query.ReportsInput) ([]query.StoreReports, error)
 }
 
 // GlobalGraphRAG serves rag_iris_global_graphrag: GraphRAG's global search
@@ -108,7 +108,7 @@ func (s *Service) GlobalGraphRAG(ctx context.Context, c tenant.Caller, in Global
 
 		t0 := s.now()
 		question, steps, degraded := s.rephrase(ctx, cl)
-		stores, err := s.reports.CommunityReports(ctx, cl.caller, vector.ReportsInput{Question: question, Stores: cl.p.Stores, EmbeddingModel: cl.p.EmbeddingModel})
+		stores, err := s.reports.CommunityReports(ctx, cl.caller, query.ReportsInput{Question: question, Stores: cl.p.Stores, EmbeddingModel: cl.p.EmbeddingModel})
 		cl.retrieval += s.now().Sub(t0)
 		if err != nil {
 			if callerFault(err) || fault.KindOf(err) != fault.KindInternal {
@@ -207,7 +207,7 @@ func (c community) String() string {
 // unionReports joins the reports of several stores into one list for
 // graph.Global, numbering communities apart (store by store), and returns
 // what each number stands for.
-func unionReports(stores []vector.StoreReports) ([]graph.Report, map[[2]int]community) {
+func unionReports(stores []query.StoreReports) ([]graph.Report, map[[2]int]community) {
 	var out []graph.Report
 	names := map[[2]int]community{}
 	offset := 0

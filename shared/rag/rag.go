@@ -53,7 +53,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
-	"github.com/switchboard-dev/switchboard/shared/vector"
+	"github.com/switchboard-dev/switchboard/shared/vector/query"
 )
 
 // The pipelines, by seed 002's pipeline_name.
@@ -222,15 +222,15 @@ func validate(r Request) (params, error) {
 	if r.Mode != "" && !slices.Contains(Modes, r.Mode) {
 		return params{}, fault.Invalid("mode", "%q is not a retrieval mode: use %s", r.Mode, strings.Join(Modes, ", "))
 	}
-	if len(r.Stores) > vector.MaxSearchStores {
-		return params{}, fault.Invalid("stores", "names %d stores, more than %d", len(r.Stores), vector.MaxSearchStores)
+	if len(r.Stores) > query.MaxSearchStores {
+		return params{}, fault.Invalid("stores", "names %d stores, more than %d", len(r.Stores), query.MaxSearchStores)
 	}
 	for _, st := range r.Stores {
-		if err := vector.ValidateAlias("stores", st); err != nil {
+		if err := query.ValidateAlias("stores", st); err != nil {
 			return params{}, err
 		}
 	}
-	if err := vector.ValidateFilter("filter", r.Filter); err != nil {
+	if err := query.ValidateFilter("filter", r.Filter); err != nil {
 		return params{}, err
 	}
 	return p, nil

@@ -10,13 +10,13 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/graph"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
-	"github.com/switchboard-dev/switchboard/shared/vector"
+	"github.com/switchboard-dev/switchboard/shared/vector/query"
 )
 
 // DocumentRanker ranks documents, each by its best chunk
-// ([vector.Service.RankDocuments]).
+// (vector.Service.RankDocuments).
 type DocumentRanker interface {
-	RankDocuments(ctx context.Context, c tenant.Caller, in vector.RetrieveInput, k int) (vector.RetrieveOutput, error)
+	RankDocuments(ctx context.Context, c tenant.Caller, in query.RetrieveInput, k int) (query.RetrieveOutput, error)
 }
 
 // RankInput is what [Service.Rank] ranks for.
@@ -57,13 +57,13 @@ type RankInput struct {
 //   - iris_global_graphrag: the documents of the communities whose points
 //     reached the answer, in order of use (global search ranks no passages:
 //     this is what it cites).
-func (s *Service) Rank(ctx context.Context, c tenant.Caller, ranker DocumentRanker, in RankInput) ([]vector.Document, error) {
+func (s *Service) Rank(ctx context.Context, c tenant.Caller, ranker DocumentRanker, in RankInput) ([]query.Document, error) {
 	topK := max(in.TopK, 0)
 	if topK == 0 {
 		topK = DefaultTopK
 	}
-	search := func(q string, depth *int) ([]vector.Document, error) {
-		out, err := ranker.RankDocuments(ctx, c, vector.RetrieveInput{Question: q, Stores: in.Stores, GraphTraversalDepth: depth}, in.Depth)
+	search := func(q string, depth *int) ([]query.Document, error) {
+		out, err := ranker.RankDocuments(ctx, c, query.RetrieveInput{Question: q, Stores: in.Stores, GraphTraversalDepth: depth}, in.Depth)
 		return out.Documents, err
 	}
 	pool := min(max(4*topK, 20), MaxCandidatePool)
@@ -83,9 +83,9 @@ func (s *Service) Rank(ctx context.Context, c tenant.Caller, ranker DocumentRank
 		}
 		pool := min(pool, len(docs))
 		reranked := rerank(in.Query, asPipeline(docs[:pool]))
-		out := make([]vector.Document, 0, len(docs))
+		out := make([]query.Document, 0, len(docs))
 		for _, d := range reranked {
-			i := slices.IndexFunc(docs[:pool], func(x vector.Document) bool { return x.DocID == d.DocID && x.Store == d.Store })
+			i := slices.IndexFunc(docs[:pool], func(x query.Document) bool { return x.DocID == d.DocID && x.Store == d.Store })
 			docs[i].Score = d.Score
 			out = append(out, docs[i])
 		}
@@ -119,7 +119,7 @@ func (s *Service) Rank(ctx context.Context, c tenant.Caller, ranker DocumentRank
 		if s.reports == nil {
 			return nil, fmt.Errorf("rag: rank %s: no community reports configured", in.Pipeline)
 		}
-		stores, err := s.reports.CommunityReports(ctx, c, vector.ReportsInput{Question: in.Query, Stores: in.Stores})
+		stores, err := s.reports.CommunityReports(ctx, c, query.ReportsInput{Question: in.Query, Stores: in.Stores})
 		if err != nil {
 			return nil, err
 		}
@@ -128,9 +128,9 @@ func (s *Service) Rank(ctx context.Context, c tenant.Caller, ranker DocumentRank
 		if err != nil {
 			return nil, err
 		}
-		var out []vector.Document
+		var out []query.Document
 		for i, d := range res.Sources[:min(len(res.Sources), in.Depth)] {
-			out = append(out, vector.Document{DocID: d, Score: 1 / float64(i+1)})
+			out = append(out, query.Document{DocID: d, Score: 1 / float64(i+1)})
 		}
 		return out, nil
 	}
@@ -139,7 +139,7 @@ func (s *Service) Rank(ctx context.Context, c tenant.Caller, ranker DocumentRank
 
 // rankConfidence is crag's confidence in documents retrieved for query:
 // graded by the generator, then their best coverage of it.
-func (s *Service) rankConfidence(ctx context.Context, c tenant.Caller, query string, docs []vector.Document) (float64, error) {
+func (s *Service) rankConfidence(ctx context.Context, c tenant.Caller, query string, docs []query.Document) (float64, error) {
 	pd := asPipeline(docs)
 	g, err := NewSteps(s.table, s.gen).Grade(ctx, c, GradeInput{Question: query, Documents: pd})
 	if err != nil {
@@ -148,7 +148,7 @@ func (s *Service) rankConfidence(ctx context.Context, c tenant.Caller, query str
 	return confidence(query, pipeline.Output{Relevant: g.Relevant}, pd), nil
 }
 
-func asPipeline(docs []vector.Document) []pipeline.Document {
+func asPipeline(docs []query.Document) []pipeline.Document {
 	out := make([]pipeline.Document, len(docs))
 	for i, d := range docs {
 		out[i] = pipeline.Document{DocID: d.DocID, ChunkID: d.ChunkID, Content: d.Content, Score: d.Score, Metadata: d.Metadata, Store: d.Store}
@@ -157,19 +157,19 @@ func asPipeline(docs []vector.Document) []pipeline.Document {
 }
 
 // rankLate is Rank for pylate_colbert.
-func (s *Service) rankLate(ctx context.Context, c tenant.Caller, in RankInput, pool int, search func(string, *int) ([]vector.Document, error)) ([]vector.Document, error) {
+func (s *Service) rankLate(ctx context.Context, c tenant.Caller, in RankInput, pool int, search func(string, *int) ([]query.Document, error)) ([]query.Document, error) {
 	if s.late == nil {
 		return nil, fmt.Errorf("rag: rank %s: no late interaction configured", in.Pipeline)
 	}
-	source := cmp.Or(in.Source, vector.LateFromHybrid)
+	source := cmp.Or(in.Source, query.LateFromHybrid)
 	if !slices.Contains(CandidateSources, source) {
 		return nil, fmt.Errorf("rag: rank %s: candidate source %q: use %s", in.Pipeline, source, strings.Join(CandidateSources, " or "))
 	}
 	// Three chunks a document asked for from centroid pruning, so that Depth
 	// documents remain when chunks of one document are merged.
-	li := vector.LateInput{Question: in.Query, Stores: in.Stores, K: min(3*in.Depth, vector.MaxLateK)}
-	var rest []vector.Document
-	if source == vector.LateFromHybrid {
+	li := query.LateInput{Question: in.Query, Stores: in.Stores, K: min(3*in.Depth, query.MaxLateK)}
+	var rest []query.Document
+	if source == query.LateFromHybrid {
 		docs, err := search(in.Query, nil)
 		if err != nil {
 			return nil, err
@@ -179,7 +179,7 @@ func (s *Service) rankLate(ctx context.Context, c tenant.Caller, in RankInput, p
 			return docs, nil
 		}
 		for _, d := range docs[:pool] {
-			li.Candidates = append(li.Candidates, vector.LateCandidate{Store: d.Store, ChunkID: d.ChunkID})
+			li.Candidates = append(li.Candidates, query.LateCandidate{Store: d.Store, ChunkID: d.ChunkID})
 		}
 		li.K, rest = pool, docs[pool:]
 	}
@@ -187,7 +187,7 @@ func (s *Service) rankLate(ctx context.Context, c tenant.Caller, in RankInput, p
 	if err != nil {
 		return nil, err
 	}
-	var out []vector.Document
+	var out []query.Document
 	seen := map[[2]string]bool{}
 	for _, h := range lo.Hits {
 		key := [2]string{h.Store, h.DocID}
@@ -195,7 +195,7 @@ func (s *Service) rankLate(ctx context.Context, c tenant.Caller, in RankInput, p
 			continue
 		}
 		seen[key] = true
-		out = append(out, vector.Document{DocID: h.DocID, ChunkID: h.ChunkID, Content: h.Content, Score: h.Score, Metadata: h.Metadata, Store: h.Store})
+		out = append(out, query.Document{DocID: h.DocID, ChunkID: h.ChunkID, Content: h.Content, Score: h.Score, Metadata: h.Metadata, Store: h.Store})
 	}
 	return append(out, rest[:min(len(rest), in.Depth-len(out))]...), nil
 }

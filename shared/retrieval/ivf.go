@@ -503,7 +503,7 @@ func (c *Centroids) MarshalBinary() ([]byte, error) {
 	for _, x := range c.vecs {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
 	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli())), nil
 }
 
 // DecodeCentroids decodes centroids written by [Centroids.MarshalBinary];
@@ -520,7 +520,7 @@ func DecodeCentroids(data []byte) (*Centroids, error) {
 		return nil, bad(fmt.Sprintf("version %d, want %d", data[4], centroidsVersion))
 	}
 	body := data[:len(data)-4]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
+	if crc32.Checksum(body, castagnoli()) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
 		return nil, bad("checksum mismatch")
 	}
 	r := binread.New(body[5:], "retrieval: decode centroids", ErrCorrupt)

@@ -17,12 +17,12 @@ package settings
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
+	"github.com/switchboard-dev/switchboard/shared/vector/alias"
 )
 
 // The tools a thread may enable (seed 000's tools_enabled): the catalog's
@@ -49,9 +49,8 @@ const MetaThreadID = "switchboard.dev/thread_id"
 var (
 	// Modes are the search modes.
 	Modes = []string{"bm25", "vector", "hybrid"}
-	// AliasPattern is what a store alias matches.
-	AliasPattern = `^[a-z0-9][a-z0-9_-]{0,63}$`
-	aliasRE      = regexp.MustCompile(AliasPattern)
+	// AliasPattern is what a store alias matches ([alias.Pattern]).
+	AliasPattern = alias.Pattern
 )
 
 // Bounds of the settings.

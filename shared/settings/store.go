@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
+	"github.com/switchboard-dev/switchboard/shared/vector/alias"
 )
 
 // Store keeps thread settings in a [store.Table]: one item per tenant and
@@ -280,7 +281,7 @@ func checkStores(stores []string) ([]string, error) {
 	seen := map[string]bool{}
 	for i, a := range stores {
 		field := fmt.Sprintf("vector_search.stores[%d]", i)
-		if !aliasRE.MatchString(a) {
+		if !alias.Valid(a) {
 			return nil, fault.Invalid(field, "%q is not a store alias: use 1-64 lowercase letters, digits, '_' or '-', starting with a letter or digit", clip(a, 80))
 		}
 		if seen[a] {

@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/retrieval"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
+	"github.com/switchboard-dev/switchboard/shared/vector/query"
 )
 
 // A store's entity graph (issue 15) lives beside its chunks and follows
@@ -282,18 +283,8 @@ func (s *Service) chunkTexts(ctx context.Context, alias string, sg *storeGraph, 
 	return out, nil
 }
 
-// GraphSearch describes the graph's part of a retrieval with
-// graph_traversal_depth ([RetrieveInput.GraphTraversalDepth]).
-type GraphSearch struct {
-	EntitiesMatched []string `json:"entities_matched" jsonschema:"names of the entities of the stores' graphs that the question names, the seeds of the walk"`
-	Depth           int      `json:"graph_traversal_depth" jsonschema:"how many relations from the matched entities the walk went"`
-	EntitiesReached int      `json:"entities_reached" jsonschema:"entities the walk reached"`
-	GraphChunks     int      `json:"graph_chunks" jsonschema:"chunks the graph ranked (Personalized PageRank)"`
-	GraphOnly       int      `json:"graph_only_documents" jsonschema:"returned documents that only the graph found, not hybrid search"`
-	// ExtractionFallbacks counts the chunks of the graphs' documents whose
-	// entities the configured generator failed to extract.
-	ExtractionFallbacks int `json:"extraction_fallback_chunks" jsonschema:"chunks of the searched graphs whose entities were extracted offline because the configured generator's extraction failed or was refused"`
-}
+// GraphSearch is [query.GraphSearch].
+type GraphSearch = query.GraphSearch
 
 // graphPool is how deep the hybrid and graph rankings fused go.
 const graphPool = 100
@@ -423,27 +414,11 @@ func passes(md map[string]string, filter map[string][]string) bool {
 	return true
 }
 
-// ReportsInput is the input of [Service.CommunityReports].
-type ReportsInput struct {
-	Question string
-	// Stores are the stores to read; if empty, store selection picks them
-	// for Question, as for a retrieval.
-	Stores []string
-	// EmbeddingModel, if set, picks the stores built with that embedding
-	// model (among those the server allows) instead of the configured one's.
-	EmbeddingModel string
-}
+// ReportsInput is [query.ReportsInput].
+type ReportsInput = query.ReportsInput
 
-// StoreReports are one store's community reports.
-type StoreReports struct {
-	Store   string
-	Reports []graph.Report
-	// Version is the manifest version they were built from; Behind how many
-	// versions the store has moved on since (0: current).
-	Version, Behind int64
-	// Built is true when this call built them.
-	Built bool
-}
+// StoreReports is [query.StoreReports].
+type StoreReports = query.StoreReports
 
 // ReportsStaleness is how far community reports may lag their store before
 // global search builds them again: [MinReportsStaleness] manifest versions,

@@ -24,6 +24,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 	"github.com/switchboard-dev/switchboard/shared/text"
+	"github.com/switchboard-dev/switchboard/shared/vector/query"
 )
 
 // Late interaction (rag_pylate_colbert) keeps a store's chunks a second way,
@@ -58,72 +59,27 @@ const (
 	lateMaxCentroids = 1024
 	// lateBatch is how many texts one token-embedding call carries.
 	lateBatch = 16
-	// MaxLateK bounds how many chunks a late-interaction search returns.
-	MaxLateK = MaxRankDepth
+	// MaxLateK is [query.MaxLateK].
+	MaxLateK = query.MaxLateK
 )
 
-// The candidate sources of a late-interaction search.
+// The candidate sources of a late-interaction search ([query.LateFromCentroids], [query.LateFromHybrid]).
 const (
-	// LateFromCentroids finds candidates by PLAID's centroid pruning over
-	// the whole store.
-	LateFromCentroids = "centroid"
-	// LateFromHybrid reranks candidates another search found (the hybrid top-k).
-	LateFromHybrid = "hybrid"
+	LateFromCentroids = query.LateFromCentroids
+	LateFromHybrid    = query.LateFromHybrid
 )
 
-// LateInput asks for a late-interaction search.
-type LateInput struct {
-	// Question is what to search for.
-	Question string
-	// Stores are the stores to search (the ones the pipeline's retrieval
-	// searched); at least one.
-	Stores []string
-	// Candidates, if set, are the chunks to rerank (LateFromHybrid); if
-	// empty, candidates come from centroid pruning (LateFromCentroids).
-	Candidates []LateCandidate
-	// K is how many chunks to return, 1..[MaxLateK].
-	K int
-	// Filter keeps only chunks whose metadata matches it.
-	Filter map[string][]string
-	// Threshold is seed 002's interaction_threshold, 0..1 (0: plain MaxSim).
-	Threshold float64
-}
+// LateInput is [query.LateInput].
+type LateInput = query.LateInput
 
-// LateCandidate names one chunk to rerank.
-type LateCandidate struct {
-	Store, ChunkID string
-}
+// LateCandidate is [query.LateCandidate].
+type LateCandidate = query.LateCandidate
 
-// LateHit is one chunk a late-interaction search found, with its MaxSim score.
-type LateHit struct {
-	Store    string
-	ChunkID  string
-	DocID    string
-	Content  string
-	Metadata map[string]string
-	Score    float64
-}
+// LateHit is [query.LateHit].
+type LateHit = query.LateHit
 
-// LateOutput is a late-interaction search's answer.
-type LateOutput struct {
-	// Hits are the best chunks, best first.
-	Hits []LateHit
-	// Source is LateFromCentroids or LateFromHybrid.
-	Source string
-	// Candidates is how many chunks were scored exactly, TokenInteractions
-	// how many query-token × chunk-token similarities that took.
-	Candidates        int
-	TokenInteractions int64
-	// CompressionRatio is float32 token vectors' size over their compressed
-	// size (0 when no store held tokens).
-	CompressionRatio float64
-	// Provider, Model and Dims name the multi-vector embedder.
-	Provider, Model string
-	Dims            int
-	// IndexBytes and Tokens are the memory and token vectors of the searched stores' indexes.
-	IndexBytes int64
-	Tokens     int64
-}
+// LateOutput is [query.LateOutput].
+type LateOutput = query.LateOutput
 
 // lateIndex is a store's token vectors at one manifest version, in memory.
 type lateIndex struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/retrieval"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 	"github.com/switchboard-dev/switchboard/shared/text"
+	"github.com/switchboard-dev/switchboard/shared/vector/query"
 )
 
 // Store selection by score, when a search names no stores (the seed's "smart
@@ -40,8 +41,8 @@ const (
 	MaxSelectedStores = 3
 )
 
-// MaxRankDepth bounds [Service.RankDocuments].
-const MaxRankDepth = 1000
+// MaxRankDepth is [query.MaxRankDepth].
+const MaxRankDepth = query.MaxRankDepth
 
 // Retrieve searches the caller's vector stores for the passages that best
 // answer a question: the stores named, or those store selection picks. The

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/switchboard-dev/switchboard/shared/vector/query"
 	"regexp"
 	"strconv"
 	"strings"
@@ -51,14 +52,8 @@ const (
 	SelectedByScore = "score"
 )
 
-// StoreSelection says how a search that named no stores chose them.
-type StoreSelection struct {
-	By       string   `json:"by" jsonschema:"model: the generator chose them (prompt optimizer_vs-table-selection); score: the stores whose description and content best fit the question"`
-	Provider string   `json:"provider,omitempty" jsonschema:"the generator that chose, or answered before the score chose"`
-	Model    string   `json:"model,omitempty"`
-	Fallback string   `json:"fallback,omitempty" jsonschema:"why the model's choice was not used, when the model was asked and the score chose instead"`
-	Ignored  []string `json:"ignored,omitempty" jsonschema:"names in the model's reply that are not stores it could choose, ignored"`
-}
+// StoreSelection is [query.StoreSelection].
+type StoreSelection = query.StoreSelection
 
 // chooseStores picks the stores a search naming none covers, among recs:
 // by the model when the service has one and there is a choice to make, else

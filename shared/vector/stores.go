@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 	"unicode/utf8"
 
@@ -14,12 +13,11 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 	"github.com/switchboard-dev/switchboard/shared/text"
+	"github.com/switchboard-dev/switchboard/shared/vector/query"
 )
 
-// AliasPattern is what a store alias must match.
-const AliasPattern = `^[a-z0-9][a-z0-9_-]{0,63}$`
-
-var aliasRE = regexp.MustCompile(AliasPattern)
+// AliasPattern is [query.AliasPattern].
+const AliasPattern = query.AliasPattern
 
 // Limits of store settings.
 const (
@@ -28,32 +26,11 @@ const (
 	MaxChunkSize        = 8000
 )
 
-// ValidateAlias checks a store alias against [AliasPattern]; field names the
-// argument it came from.
-func ValidateAlias(field, alias string) error {
-	if !aliasRE.MatchString(alias) {
-		return fault.Invalid(field, "%q is not a store alias: use 1-64 lowercase letters, digits, '_' or '-', starting with a letter or digit", alias)
-	}
-	return nil
-}
+// ValidateAlias is [query.ValidateAlias].
+func ValidateAlias(field, alias string) error { return query.ValidateAlias(field, alias) }
 
-// ValidateFilter checks a metadata filter against [MaxFilterKeys] and
-// [MaxFilterValues]: every key named, with 1 to MaxFilterValues accepted
-// values. field names the argument it came from.
-func ValidateFilter(field string, f map[string][]string) error {
-	if len(f) > MaxFilterKeys {
-		return fault.Invalid(field, "has %d keys, more than %d", len(f), MaxFilterKeys)
-	}
-	for k, vs := range f {
-		if k == "" || len(vs) == 0 || len(vs) > MaxFilterValues {
-			if r := []rune(k); len(r) > 60 {
-				k = string(r[:60]) + "…"
-			}
-			return fault.Invalid(field, "key %q needs a name and 1-%d accepted values", k, MaxFilterValues)
-		}
-	}
-	return nil
-}
+// ValidateFilter is [query.ValidateFilter].
+func ValidateFilter(field string, f map[string][]string) error { return query.ValidateFilter(field, f) }
 
 // Table keys. A tenant's stores share one partition, so listing them is one
 // query; each store's documents have a partition of their own:

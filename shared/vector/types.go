@@ -1,6 +1,10 @@
 package vector
 
-import "time"
+import (
+	"time"
+
+	"github.com/switchboard-dev/switchboard/shared/vector/query"
+)
 
 // Store describes a vector store, as the store tools return it.
 type Store struct {
@@ -128,44 +132,14 @@ type DeleteDocumentOutput struct {
 	Removed int    `json:"removed_chunks" jsonschema:"chunks removed from search"`
 }
 
-// RetrieveInput is the input of optimizer_vs-retriever and [Service.Retrieve].
-type RetrieveInput struct {
-	Question string              `json:"question" jsonschema:"what to search for"`
-	Stores   []string            `json:"stores,omitempty" jsonschema:"aliases of the stores to search; omit to let the retriever pick the stores whose description and content best fit the question"`
-	TopK     int                 `json:"top_k,omitempty" jsonschema:"how many documents to return (default 5)"`
-	Mode     string              `json:"mode,omitempty" jsonschema:"bm25 (keywords), vector (embeddings) or hybrid (both, fused by reciprocal rank; the default)"`
-	Filter   map[string][]string `json:"filter,omitempty" jsonschema:"metadata key -> accepted values; a chunk must match every key"`
-	NProbe   int                 `json:"nprobe,omitempty" jsonschema:"for stores large enough to have an inverted-file index: how many of its clusters the vector search scans, 1-2048 (default: a sixteenth of them, at least 8); more finds more of the exact nearest chunks, slower"`
-	ThreadID string              `json:"thread_id,omitempty" jsonschema:"the thread this search serves: its settings (settings_get) give the stores, top_k and mode this call leaves out; default: your default thread"`
-	// EmbeddingModel overrides the configured embedder for this search.
-	EmbeddingModel string `json:"embedding_model,omitempty" jsonschema:"the embedding model to search with, among those the server allows (default: the configured one); a store built with another model is refused"`
-	// GraphTraversalDepth, when set, fuses the stores' entity graphs into
-	// the ranking (rag_graphrag).
-	GraphTraversalDepth *int `json:"graph_traversal_depth,omitempty" jsonschema:"set to also rank chunks by the stores' entity graphs: entities the question names, expanded this many relations (0-5), chunks scored by Personalized PageRank and fused with hybrid search by reciprocal rank (each document's score is then its rrf_score); mode must be hybrid"`
-}
+// RetrieveInput is [query.RetrieveInput].
+type RetrieveInput = query.RetrieveInput
 
-// Document is one retrieved chunk.
-type Document struct {
-	DocID    string            `json:"doc_id"`
-	ChunkID  string            `json:"chunk_id"`
-	Content  string            `json:"content"`
-	Score    float64           `json:"score"`
-	Metadata map[string]string `json:"metadata"`
-	Store    string            `json:"store" jsonschema:"alias of the store it came from"`
-}
+// Document is [query.Document].
+type Document = query.Document
 
-// RetrieveOutput is the output of optimizer_vs-retriever and [Service.Retrieve].
-type RetrieveOutput struct {
-	Documents      []Document   `json:"documents" jsonschema:"best first"`
-	SearchedStores []string     `json:"searched_stores" jsonschema:"aliases of the stores searched"`
-	ContextInput   string       `json:"context_input" jsonschema:"the question used for the search"`
-	Mode           string       `json:"mode"`
-	Provider       string       `json:"provider" jsonschema:"the embedding provider used for the question; empty when no embedding was needed (mode bm25)"`
-	Model          string       `json:"model" jsonschema:"the embedding model used; empty in mode bm25"`
-	Graph          *GraphSearch `json:"graph,omitempty" jsonschema:"what the entity graph contributed, when graph_traversal_depth was set"`
-	// Selection says how the stores were chosen when the search named none.
-	Selection *StoreSelection `json:"store_selection,omitempty" jsonschema:"how the stores searched were chosen, when the search named none"`
-}
+// RetrieveOutput is [query.RetrieveOutput].
+type RetrieveOutput = query.RetrieveOutput
 
 // StorageInput is the input of optimizer_vs-storage.
 type StorageInput struct {

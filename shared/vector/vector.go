@@ -38,6 +38,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/retrieval"
 	"github.com/switchboard-dev/switchboard/shared/store"
+	"github.com/switchboard-dev/switchboard/shared/vector/query"
 )
 
 // Options configures [New]. A nil *Options uses the defaults.
@@ -240,11 +241,11 @@ const (
 	// DefaultTopK and MaxTopK bound how many documents a search returns.
 	DefaultTopK = 5
 	MaxTopK     = 50
-	// MaxSearchStores bounds the stores one search names.
-	MaxSearchStores = 20
-	// MaxFilterKeys and MaxFilterValues bound a metadata filter.
-	MaxFilterKeys   = 16
-	MaxFilterValues = 64
+	// MaxSearchStores, MaxFilterKeys and MaxFilterValues are query's
+	// ([query.MaxSearchStores]).
+	MaxSearchStores = query.MaxSearchStores
+	MaxFilterKeys   = query.MaxFilterKeys
+	MaxFilterValues = query.MaxFilterValues
 	// MaxInlineBytes bounds a document passed inline (content or
 	// content_base64, decoded); the tool's request limit (3 MiB) fits both
 	// at once, as the schema allows. Larger documents go through S3 (the key

@@ -1,4 +1,4 @@
-// Command pylate_colbert is the Lambda function rag/pylate_colbert; see [ragfn.Colbert].
+// Command pylate_colbert is the Lambda function rag/pylate_colbert; see [ragstorefn.Colbert].
 package main
 
 import (
@@ -6,10 +6,10 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config/providers"
 	"github.com/switchboard-dev/switchboard/shared/config/stepfunctions"
 	"github.com/switchboard-dev/switchboard/shared/config/tenantscoped"
-	"github.com/switchboard-dev/switchboard/shared/handlers/ragfn"
+	"github.com/switchboard-dev/switchboard/shared/handlers/ragstorefn"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 )
 
 func main() {
-	lambdafn.Start(ragfn.Colbert, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open, MultiVector: providers.OpenMultiVector, Pipeline: stepfunctions.Open, Credentials: tenantscoped.Open})
+	lambdafn.Start(ragstorefn.Colbert, lambdafn.Openers{Blobs: blobs.Open, Providers: providers.Open, MultiVector: providers.OpenMultiVector, Pipeline: stepfunctions.Open, Credentials: tenantscoped.Open})
 }

@@ -1,34 +1,30 @@
 // Package ragfn binds the RAG pipeline's functions to package rag: the
-// pipeline tools (rag/basic, rag/basic_rerank, rag/crag, rag/graphrag,
-// rag/iris_global_graphrag, rag/pylate_colbert), rag/health_check,
-// and the pipeline's rephrase and grade steps (vector/rephrase, vector/grade).
+// pipeline tools that drive the state machine (rag/basic,
+// rag/basic_rerank, rag/crag, rag/graphrag), rag/health_check, and the
+// pipeline's rephrase and grade steps (vector/rephrase, vector/grade).
 // Each is a [lambdafn.Function], which its main starts and package handlers
-// lists.
+// lists. None reads the vector stores itself, so none links their code
+// (package vector): the tools that do are package ragstorefn's.
 package ragfn
 
 import (
-	"sync"
-
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
-	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/provider"
-	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/rag"
-	"github.com/switchboard-dev/switchboard/shared/vector"
 )
 
-// generator is the generator d names, or the offline one: a function run
+// Generator is the generator d names, or the offline one: a function run
 // without configuration (a test, sam local invoke) still generates.
-func generator(d lambdafn.Deps) provider.Generator {
+func Generator(d lambdafn.Deps) provider.Generator {
 	if d.Generator == nil {
 		return offline.NewGenerator()
 	}
 	return d.Generator
 }
 
-func steps(d lambdafn.Deps) *rag.Steps { return rag.NewSteps(d.Table, generator(d)) }
+func steps(d lambdafn.Deps) *rag.Steps { return rag.NewSteps(d.Table, Generator(d)) }
 
 // The pipeline's steps that package rag serves.
 var (
@@ -44,36 +40,7 @@ var (
 // is not configured: it does not link its steps' code to run them itself,
 // as every linked package costs its initialisation at each cold start.
 func service(d lambdafn.Deps) *rag.Service {
-	return rag.New(d.Table, rag.Options{Generator: generator(d), Runner: d.Pipeline, Logger: d.Logger, After: d.Later})
-}
-
-// colbertCacheBytes bounds the chunk shards rag_pylate_colbert keeps
-// decoded, beside its token vectors (vector.DefaultLateBytes): its function
-// has 1024 MB (catalog.colbertLimits).
-const colbertCacheBytes = 256 << 20
-
-// colbertCache is the process's cache of rag_pylate_colbert's shards.
-var colbertCache = sync.OnceValue(func() *vector.Cache { return vector.NewCache(colbertCacheBytes) })
-
-// colbert builds rag_pylate_colbert's service: the pipeline tools', with
-// late interaction over d's stores with d's multi-vector embedder (the
-// offline one when none is configured).
-func colbert(d lambdafn.Deps) *rag.Service {
-	multi := d.MultiVector
-	if multi == nil {
-		multi = multivector.NewHashing(0)
-	}
-	late := vector.New(d.Table, d.Blobs, d.Embedder, &vector.Options{MultiVector: multi, Cache: colbertCache(), Logger: d.Logger})
-	return rag.New(d.Table, rag.Options{Generator: generator(d), Runner: d.Pipeline, Late: late, Logger: d.Logger, After: d.Later})
-}
-
-// global builds rag_iris_global_graphrag's service: it runs no pipeline,
-// and reads the stores' community reports itself (written by the
-// configured generator when there is one; of the stores the model chooses,
-// as the retriever does, when the request names none).
-func global(d lambdafn.Deps) *rag.Service {
-	reports := vector.New(d.Table, d.Blobs, d.Embedder, &vector.Options{Logger: d.Logger, Generator: d.Generator, Prompts: prompt.NewStore(d.Table, nil)})
-	return rag.New(d.Table, rag.Options{Generator: generator(d), Reports: reports, Logger: d.Logger, After: d.Later})
+	return rag.New(d.Table, rag.Options{Generator: Generator(d), Runner: d.Pipeline, Logger: d.Logger, After: d.Later})
 }
 
 // health builds the service of rag_health_check, which reads the recorded
@@ -82,25 +49,23 @@ func health(d lambdafn.Deps) *rag.Service {
 	return rag.New(d.Table, rag.Options{Logger: d.Logger, After: d.Later, Pipelines: catalog.Default().RAGPipelines()})
 }
 
-// recording marks a pipeline tool's function as recording its call's
+// Recording marks a pipeline tool's function as recording its call's
 // health after the answer.
-func recording(f lambdafn.Function) lambdafn.Function {
+func Recording(f lambdafn.Function) lambdafn.Function {
 	f.Later = true
 	return f
 }
 
 // The pipeline tools and the health check.
 var (
-	Basic       = recording(lambdafn.Method("rag_basic", service, (*rag.Service).Basic))
-	BasicRerank = recording(lambdafn.Method("rag_basic_rerank", service, (*rag.Service).BasicRerank))
-	CRAG        = recording(lambdafn.Method("rag_crag", service, (*rag.Service).CRAG))
-	GraphRAG    = recording(lambdafn.Method("rag_graphrag", service, (*rag.Service).GraphRAG))
-	GlobalGraph = recording(lambdafn.Method("rag_iris_global_graphrag", global, (*rag.Service).GlobalGraphRAG))
-	Colbert     = recording(lambdafn.Method("rag_pylate_colbert", colbert, (*rag.Service).PylateColbert))
+	Basic       = Recording(lambdafn.Method("rag_basic", service, (*rag.Service).Basic))
+	BasicRerank = Recording(lambdafn.Method("rag_basic_rerank", service, (*rag.Service).BasicRerank))
+	CRAG        = Recording(lambdafn.Method("rag_crag", service, (*rag.Service).CRAG))
+	GraphRAG    = Recording(lambdafn.Method("rag_graphrag", service, (*rag.Service).GraphRAG))
 	HealthCheck = lambdafn.Method("rag_health_check", health, (*rag.Service).Health)
 )
 
-// Functions returns every function package rag serves.
+// Functions returns every function this package binds.
 func Functions() []lambdafn.Function {
-	return []lambdafn.Function{Basic, BasicRerank, CRAG, GraphRAG, GlobalGraph, Colbert, HealthCheck, Rephrase, Grade}
+	return []lambdafn.Function{Basic, BasicRerank, CRAG, GraphRAG, HealthCheck, Rephrase, Grade}
 }
