@@ -42,6 +42,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/memory"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/profile"
 	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -182,6 +183,19 @@ func (s Settings) enabled(group string) bool {
 	return s.ToolsEnabled == nil || group == ToolsSwitchboard || slices.Contains(s.ToolsEnabled, group)
 }
 
+// allows reports whether the thread's settings and the caller's profile
+// both enable the tool name of group ([ToolsSwitchboard] is in no group of
+// a profile's).
+func (t *turn) allows(name, group string) bool {
+	if !t.settings.enabled(group) {
+		return false
+	}
+	if group == ToolsSwitchboard {
+		group = ""
+	}
+	return t.held.Allows(name, group)
+}
+
 // SettingsSource gives a thread's settings (package settings, through chatfn's adapter).
 type SettingsSource interface {
 	Get(ctx context.Context, tenant, threadID string) (Settings, error)
@@ -255,7 +269,10 @@ type turn struct {
 	documents []pipeline.Document
 	searched  bool
 	tools     []Tool
-	out       Output
+	// held is the tool profile the caller is held to (its API key's or
+	// token's, from the envelope): the turn offers and calls only what it allows.
+	held profile.Profile
+	out  Output
 }
 
 // Chat runs one turn. A failure of the model, the pipeline or a tool ends

@@ -118,8 +118,14 @@ func (g *Gateway) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, http.StatusForbidden, "permission_error", "", "this access token's scopes do not allow calling "+t.Name)
 		return
 	}
+	key := keyProfile(extra.TokenInfo)
+	if !key.Allows(t.Name, t.Group) {
+		openAIError(w, http.StatusForbidden, "permission_error", "", notEnabled(key, t.Name, t.Group, ""))
+		return
+	}
 	raw, _ := json.Marshal(args)
-	env := &invoke.Request{Method: invoke.MethodCallTool, Tool: t.Name, Arguments: raw, Caller: caller, RequestID: newID(), TraceID: traceID(r.Header)}
+	env := &invoke.Request{Method: invoke.MethodCallTool, Tool: t.Name, Arguments: raw, Caller: caller, RequestID: newID(), TraceID: traceID(r.Header),
+		Profile: heldTo(t, key)}
 	c := &completion{id: "chatcmpl-" + env.RequestID, created: time.Now().Unix(), model: req.Model, includeUsage: req.StreamOptions.IncludeUsage}
 	if req.Stream {
 		c.startStream(w)

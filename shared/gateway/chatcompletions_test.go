@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/netguard"
+	"github.com/switchboard-dev/switchboard/shared/profile"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/provider/openai"
 	"github.com/switchboard-dev/switchboard/shared/seal/localkey"
@@ -35,6 +36,7 @@ import (
 type chatServer struct {
 	url, key string
 	stack    *local.Stack
+	keys     *apikey.Keys
 }
 
 // serveChat serves every function over deps behind the gateway on HTTP,
@@ -54,7 +56,7 @@ func serveChat(t *testing.T, tbl store.Table, deps lambdafn.Deps) *chatServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &chatServer{url: srv.URL, key: key, stack: s}
+	return &chatServer{url: srv.URL, key: key, stack: s, keys: keys}
 }
 
 func newChatServer(t *testing.T) *chatServer {
@@ -322,9 +324,9 @@ func TestChatCallsConnectorToolsUnderTheirApprovalPolicy(t *testing.T) {
 			t.Fatalf("%s: %v %+v", call.tool, err, resp)
 		}
 	}
-	answer := func(t *testing.T, thread string) string {
+	answer := func(t *testing.T, thread string, key ...string) string {
 		t.Helper()
-		resp := c.post(t, c.key, `{"model":"switchboard","thread_id":"`+thread+`","messages":[{"role":"user","content":"Charge my card."}]}`)
+		resp := c.post(t, append(key, c.key)[0], `{"model":"switchboard","thread_id":"`+thread+`","messages":[{"role":"user","content":"Charge my card."}]}`)
 		body, _ := io.ReadAll(resp.Body)
 		var got struct {
 			Choices []struct {
@@ -353,6 +355,23 @@ func TestChatCallsConnectorToolsUnderTheirApprovalPolicy(t *testing.T) {
 		}
 		if got, want := answer(t, "pay-2"), `The upstream said: {"charged":12345678901234567890,"fee":0.1}`; got != want {
 			t.Errorf("answer %q, want %q", got, want)
+		}
+	})
+	t.Run("AKeyWhoseProfileDeniesTheToolCannotHaveTheChatCallIt", func(t *testing.T) {
+		secret, key, err := c.keys.Create(context.Background(), "acme", "alice", nil, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.keys.SetProfile(context.Background(), key.Hash, profile.Profile{Deny: []string{"pay__*"}}); err != nil {
+			t.Fatal(err)
+		}
+		const refused = "The upstream said: pay__charge is not a tool available in this conversation."
+		if got := answer(t, "pay-3", secret); got != refused {
+			t.Errorf("answer over /v1/chat/completions %q, want %q", got, refused)
+		}
+		cs := (&harness{url: c.url}).connect(t, secret, nil)
+		if got := mustCall(t, cs, "chat", map[string]any{"thread_id": "pay-4", "message": "Charge my card."})["answer"]; got != refused {
+			t.Errorf("answer of the chat tool %q, want %q", got, refused)
 		}
 	})
 }

@@ -39,6 +39,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/later"
 	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/profile"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
 	"github.com/switchboard-dev/switchboard/shared/quota"
@@ -225,11 +226,18 @@ func (h *toolHandler[In, Out]) handle(ctx context.Context, req invoke.Request) (
 	if req.Thread != "" && !tenant.IsKeyID(req.Thread) {
 		return invoke.Response{}, fmt.Errorf("envelope names no valid thread: %.80q", req.Thread)
 	}
+	var held profile.Profile
+	if req.Profile != nil {
+		if err := req.Profile.Validate(); err != nil {
+			return invoke.Response{}, fmt.Errorf("envelope carries no valid profile: %w", err)
+		}
+		held = *req.Profile
+	}
 	if h.tool.TraceArgument {
 		req.TraceID = traceArgument(req.Arguments, req.TraceID)
 	}
 	ctx, notes := withNotifications(ctx, sinkOf(ctx, req))
-	ctx = callcontext.NewContext(ctx, callcontext.Call{Caller: req.Caller, TraceID: req.TraceID, RequestID: req.RequestID, Thread: req.Thread, XRay: callcontext.LambdaTraceHeader(ctx)})
+	ctx = callcontext.NewContext(ctx, callcontext.Call{Caller: req.Caller, TraceID: req.TraceID, RequestID: req.RequestID, Thread: req.Thread, Profile: held, XRay: callcontext.LambdaTraceHeader(ctx)})
 	ctx = elicit.NewContext(ctx, req.Input)
 	out, err := h.call(ctx, req)
 	resp, outcome, err := h.respond(out, err, req)
