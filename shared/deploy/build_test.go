@@ -392,10 +392,11 @@ var (
 	// needs (config.lambdaAWS).
 	everyTool = []string{"infra", "shared/audit", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config",
 		"shared/elicit", "shared/fault", "shared/invoke", "shared/keyfile", "shared/lambdafn", "shared/later", "shared/metrics", "shared/pipeline", "shared/profile", "shared/provider", "shared/provider/offline", "shared/provider/multivector", "shared/prompt", "shared/quota",
-		"shared/rawjson", "shared/statemachine", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant", "shared/text",
+		"shared/ratelimit", "shared/rawjson", "shared/statemachine", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant", "shared/text",
 		// Every tool function reaches the table, and with a tenant role
 		// configured does so as each call's tenant: it assumes the role
-		// through STS (config/tenantscoped). quota is lambdafn's Deps.Quotas.
+		// through STS (config/tenantscoped). quota is lambdafn's Deps.Quotas,
+		// ratelimit its Deps.Limiter (the chat's tool calls).
 		"shared/config/tenantscoped", "shared/tenantcreds"}
 	everyClient = []string{"dynamodb", "sts"}
 	// The gateway keeps its own role (the _apikeys partition belongs to no

@@ -43,6 +43,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
 	"github.com/switchboard-dev/switchboard/shared/quota"
+	"github.com/switchboard-dev/switchboard/shared/ratelimit"
 	"github.com/switchboard-dev/switchboard/shared/rawjson"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -91,6 +92,10 @@ type Deps struct {
 	// Quotas are the storage quotas of a tenant without an override. If nil,
 	// defaults to [quota.DefaultLimits].
 	Quotas *quota.Limits
+	// Limiter holds the tool calls a function makes for its caller (the
+	// chat's) to the caller's rate limits, as the gateway holds the
+	// caller's own calls; nil where the limits are off.
+	Limiter *ratelimit.Limiter
 	// OwnTable reads the items outside every tenant's keys (the operators'
 	// quota overrides) where Table's client signs as each call's tenant
 	// (config.OpenOwnTable); nil means Table.
