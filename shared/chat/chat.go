@@ -236,6 +236,11 @@ type Options struct {
 	// Settings and Prompts are read per thread and tenant; nil means the defaults.
 	Settings SettingsSource
 	Prompts  prompt.Lookup
+	// Deltas, if set, receives the answer as it is streamed to the client,
+	// piece by piece: done is the answer's bytes sent with this piece, total
+	// its length (lambdafn.ReportProgress, which the gateway relays as
+	// chat.completion.chunk deltas).
+	Deltas func(ctx context.Context, done, total float64, delta string)
 	// RecursionLimit bounds a turn's completions. If zero, [DefaultRecursionLimit].
 	RecursionLimit int
 	Logger         *slog.Logger
@@ -297,7 +302,45 @@ func (s *Service) Chat(ctx context.Context, c tenant.Caller, in Input) (Output, 
 	if t.out.Route == nil {
 		t.out.Route = []string{}
 	}
+	s.stream(ctx, t.out.Answer)
 	return t.out, nil
+}
+
+// MaxDeltas bounds the pieces an answer is streamed in: a longer answer's
+// pieces hold more words each.
+const MaxDeltas = 512
+
+// stream sends answer to opts.Deltas in pieces of whole words (each with the
+// spaces before it), at most [MaxDeltas] of them. The answer is streamed once
+// composed: the generators answer whole.
+func (s *Service) stream(ctx context.Context, answer string) {
+	if s.opts.Deltas == nil || answer == "" {
+		return
+	}
+	words := wordPieces(answer)
+	per := (len(words) + MaxDeltas - 1) / MaxDeltas
+	done := 0
+	for i := 0; i < len(words); i += per {
+		piece := strings.Join(words[i:min(i+per, len(words))], "")
+		done += len(piece)
+		s.opts.Deltas(ctx, float64(done), float64(len(answer)), piece)
+	}
+}
+
+// wordPieces splits text into words, each with the white space before it,
+// so that the pieces joined are text.
+func wordPieces(text string) []string {
+	var out []string
+	start, inWord := 0, false
+	for i, r := range text {
+		space := r == ' ' || r == '\n' || r == '\t' || r == '\r'
+		if space && inWord {
+			out = append(out, text[start:i])
+			start = i
+		}
+		inWord = !space
+	}
+	return append(out, text[start:])
 }
 
 // cause is err as a user may read it: the classified message, else the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -241,6 +242,33 @@ func TestTheCallersProfileHoldsTheChatsTools(t *testing.T) {
 				if rec.IsError == slices.Contains(called, rec.Name) {
 					t.Errorf("the call of %s is an error: %v", rec.Name, rec.IsError)
 				}
+			}
+		})
+	}
+}
+
+func TestAnAnswerIsStreamedInWholeWordsWithinTheBound(t *testing.T) {
+	for _, c := range []struct {
+		name, answer string
+		pieces       int
+	}{
+		{"AShortAnswerGoesWordByWord", "Replace it\nevery  three months.", 5},
+		{"ALongAnswerGoesInAtMostMaxDeltasPieces", strings.Repeat("word ", 5000), MaxDeltas},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got strings.Builder
+			n, last := 0, 0.0
+			svc := New(Options{Deltas: func(_ context.Context, done, total float64, delta string) {
+				n++
+				got.WriteString(delta)
+				if done <= last || total != float64(len(c.answer)) || done != float64(got.Len()) {
+					t.Errorf("piece %d: done %v of %v after %v", n, done, total, last)
+				}
+				last = done
+			}})
+			svc.stream(context.Background(), c.answer)
+			if got.String() != c.answer || n > c.pieces || n < 2 {
+				t.Errorf("%d pieces joined to %q, want at most %d joined to the answer", n, got.String(), c.pieces)
 			}
 		})
 	}

@@ -166,8 +166,13 @@ func TestChatCompletionsStreamsAVectorSearchTurn(t *testing.T) {
 		t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	chunks := readSSE(t, resp.Body)
-	if len(chunks) != 4 {
-		t.Fatalf("%d chunks, want role, content, finish and usage: %+v", len(chunks), chunks)
+	if len(chunks) < 5 {
+		t.Fatalf("%d chunks, want role, the answer in pieces, finish and usage: %+v", len(chunks), chunks)
+	}
+	for i, ch := range chunks[1 : len(chunks)-2] {
+		if piece := ch.Choices[0].Delta.Content; strings.Count(strings.TrimSpace(piece), " ") > 0 || strings.TrimSpace(piece) == "" {
+			t.Errorf("content chunk %d is %q, want one word", i+1, piece)
+		}
 	}
 	var text strings.Builder
 	for i, ch := range chunks {
@@ -184,7 +189,7 @@ func TestChatCompletionsStreamsAVectorSearchTurn(t *testing.T) {
 	if !strings.Contains(text.String(), "three months") || !strings.HasPrefix(text.String(), "No language model is configured") {
 		t.Errorf("streamed answer %q", text.String())
 	}
-	last := chunks[2]
+	last, final := chunks[len(chunks)-2], chunks[len(chunks)-1]
 	if fr := last.Choices[0].FinishReason; fr == nil || *fr != "stop" || last.ThreadID != "web-1" {
 		t.Errorf("finish chunk %+v", last)
 	}
@@ -196,8 +201,8 @@ func TestChatCompletionsStreamsAVectorSearchTurn(t *testing.T) {
 	if err := json.Unmarshal(last.VSMetadata, &vs); err != nil || len(vs.SearchedStores) != 1 || vs.SearchedStores[0] != "health" || vs.NumDocuments != 1 || vs.ContextInput == "" {
 		t.Errorf("vs_metadata %s (%v)", last.VSMetadata, err)
 	}
-	if u := chunks[3].Usage; u == nil || len(chunks[3].Choices) != 0 || u.TotalTokens == 0 || u.TotalTokens != u.PromptTokens+u.CompletionTokens || *last.TokenUsage != *u {
-		t.Errorf("usage chunk %+v, token_usage %+v", chunks[3], last.TokenUsage)
+	if u := final.Usage; u == nil || len(final.Choices) != 0 || u.TotalTokens == 0 || u.TotalTokens != u.PromptTokens+u.CompletionTokens || *last.TokenUsage != *u {
+		t.Errorf("usage chunk %+v, token_usage %+v", final, last.TokenUsage)
 	}
 }
 

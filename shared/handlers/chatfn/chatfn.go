@@ -28,6 +28,7 @@ func service(d lambdafn.Deps) *chat.Service {
 		Pipeline:  d.Pipeline,
 		Settings:  threadSettings{settings.New(d.Table, nil)},
 		Prompts:   prompt.NewStore(d.Table, nil),
+		Deltas:    lambdafn.ReportProgress,
 		Logger:    d.Logger,
 	}
 	if opts.Generator == nil {
