@@ -16,6 +16,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/switchboard-dev/switchboard/shared/profile"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -30,6 +31,10 @@ type Call struct {
 	// Thread is the thread the request named in its _meta
 	// (the envelope's Thread); "" for none.
 	Thread string
+	// Profile is the tool profile the call is held to when it calls tools
+	// on its caller's behalf (the envelope's Profile); the zero Profile
+	// allows every tool.
+	Profile profile.Profile
 	// XRay is the X-Ray trace header (X-Amzn-Trace-Id) of the Lambda
 	// invocation serving the call ([LambdaTraceHeader]); "" without one.
 	XRay string

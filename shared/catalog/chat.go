@@ -34,6 +34,7 @@ func chatTools() []*Tool {
 		Table:       ReadWrite,
 		Pipeline:    true,
 		Generates:   true,
+		Progress:    true, // the answer, streamed in pieces as progress messages
 		Example:     json.RawMessage(`{"thread_id":"chat_demo","message":"How often should I replace my toothbrush?"}`),
 	}}
 }

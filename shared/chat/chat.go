@@ -42,6 +42,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/memory"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/profile"
 	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -184,6 +185,19 @@ func (s Settings) enabled(group string) bool {
 	return s.ToolsEnabled == nil || group == ToolsSwitchboard || slices.Contains(s.ToolsEnabled, group)
 }
 
+// allows reports whether the thread's settings and the caller's profile
+// both enable the tool name of group ([ToolsSwitchboard] is in no group of
+// a profile's).
+func (t *turn) allows(name, group string) bool {
+	if !t.settings.enabled(group) {
+		return false
+	}
+	if group == ToolsSwitchboard {
+		group = ""
+	}
+	return t.held.Allows(name, group)
+}
+
 // SettingsSource gives a thread's settings (package settings, through chatfn's adapter).
 type SettingsSource interface {
 	Get(ctx context.Context, tenant, threadID string) (Settings, error)
@@ -224,6 +238,11 @@ type Options struct {
 	// Settings and Prompts are read per thread and tenant; nil means the defaults.
 	Settings SettingsSource
 	Prompts  prompt.Lookup
+	// Deltas, if set, receives the answer as it is streamed to the client,
+	// piece by piece: done is the answer's bytes sent with this piece, total
+	// its length (lambdafn.ReportProgress, which the gateway relays as
+	// chat.completion.chunk deltas).
+	Deltas func(ctx context.Context, done, total float64, delta string)
 	// RecursionLimit bounds a turn's completions. If zero, [DefaultRecursionLimit].
 	RecursionLimit int
 	Logger         *slog.Logger
@@ -257,7 +276,10 @@ type turn struct {
 	documents []pipeline.Document
 	searched  bool
 	tools     []Tool
-	out       Output
+	// held is the tool profile the caller is held to (its API key's or
+	// token's, from the envelope): the turn offers and calls only what it allows.
+	held profile.Profile
+	out  Output
 }
 
 // Chat runs one turn. A failure of the model, the pipeline or a tool ends
@@ -282,7 +304,45 @@ func (s *Service) Chat(ctx context.Context, c tenant.Caller, in Input) (Output, 
 	if t.out.Route == nil {
 		t.out.Route = []string{}
 	}
+	s.stream(ctx, t.out.Answer)
 	return t.out, nil
+}
+
+// MaxDeltas bounds the pieces an answer is streamed in: a longer answer's
+// pieces hold more words each.
+const MaxDeltas = 512
+
+// stream sends answer to opts.Deltas in pieces of whole words (each with the
+// spaces before it), at most [MaxDeltas] of them. The answer is streamed once
+// composed: the generators answer whole.
+func (s *Service) stream(ctx context.Context, answer string) {
+	if s.opts.Deltas == nil || answer == "" {
+		return
+	}
+	words := wordPieces(answer)
+	per := (len(words) + MaxDeltas - 1) / MaxDeltas
+	done := 0
+	for i := 0; i < len(words); i += per {
+		piece := strings.Join(words[i:min(i+per, len(words))], "")
+		done += len(piece)
+		s.opts.Deltas(ctx, float64(done), float64(len(answer)), piece)
+	}
+}
+
+// wordPieces splits text into words, each with the white space before it,
+// so that the pieces joined are text.
+func wordPieces(text string) []string {
+	var out []string
+	start, inWord := 0, false
+	for i, r := range text {
+		space := r == ' ' || r == '\n' || r == '\t' || r == '\r'
+		if space && inWord {
+			out = append(out, text[start:i])
+			start = i
+		}
+		inWord = !space
+	}
+	return append(out, text[start:])
 }
 
 // cause is err as a user may read it: the classified message, else the

@@ -23,6 +23,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/provider/openai"
+	"github.com/switchboard-dev/switchboard/shared/ratelimit"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -369,5 +370,35 @@ func TestNumbersFromToolsPassLosslessly(t *testing.T) {
 	msgs := e.history(t, "numbers")
 	if msgs[2].Role != "tool" || msgs[2].Content != want {
 		t.Errorf("history's tool message %+v, want content %s", msgs[2], want)
+	}
+}
+
+func TestTheChatsToolCallsCountAgainstTheCallersRateLimits(t *testing.T) {
+	e := newEnv(t, nil)
+	m := newModel(t, func(n int, req map[string]any) (int, string) {
+		if n > 0 {
+			return 200, answer("done")
+		}
+		calls := []any{}
+		for _, id := range []string{"call_1", "call_2"} {
+			calls = append(calls, map[string]any{"id": id, "type": "function", "function": map[string]any{"name": "vector_store_list", "arguments": "{}"}})
+		}
+		b, _ := json.Marshal(map[string]any{"model": "gpt-4o-mini", "choices": []any{map[string]any{"finish_reason": "tool_calls",
+			"message": map[string]any{"role": "assistant", "content": nil, "tool_calls": calls}}}})
+		return 200, string(b)
+	})
+	limits := ratelimit.Limits{PrincipalRate: ratelimit.Rate{PerSecond: 0.001, Burst: 1}}
+	limiter := ratelimit.New(storetest.OpenEmbedded(t), &ratelimit.Options{Defaults: &limits})
+	svc := chat.New(chat.Options{Memory: e.mem, Generator: m.generator(t),
+		Tools: &chat.Invoked{Catalog: catalog.Default(), Invoker: e.stack, Limiter: limiter}})
+	out, err := svc.Chat(context.Background(), alice, chat.Input{Message: "Which stores do I have?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.ToolCalls) != 2 || out.ToolCalls[0].IsError || !out.ToolCalls[1].IsError {
+		t.Fatalf("tool calls %+v: want the first made and the second refused", out.ToolCalls)
+	}
+	if s := sent(m.request(1)); !strings.Contains(s, "health") || !strings.Contains(s, "principal rate") {
+		t.Errorf("the model read %s: want the first call's stores and the second's limit", s)
 	}
 }

@@ -39,6 +39,9 @@ func (s *Service) initialise(ctx context.Context, c tenant.Caller, in Input) (*t
 		return nil, err
 	}
 	t := &turn{in: in, caller: c}
+	if call, ok := callcontext.FromContext(ctx); ok {
+		t.held = call.Profile
+	}
 	if s.opts.Settings != nil {
 		st, err := s.opts.Settings.Get(ctx, c.Tenant, in.ThreadID)
 		if err != nil {
@@ -71,7 +74,8 @@ func (s *Service) initialise(ctx context.Context, c tenant.Caller, in Input) (*t
 	return t, nil
 }
 
-// listTools reads the tools the thread's settings enable. A failure leaves
+// listTools reads the tools the thread's settings and the caller's profile
+// enable. A failure leaves
 // the turn without them (logged): the answer can still come from the model
 // and the documents.
 func (s *Service) listTools(ctx context.Context, t *turn) {
@@ -83,7 +87,7 @@ func (s *Service) listTools(ctx context.Context, t *turn) {
 		s.log.WarnContext(ctx, "listing tools failed; answering without them", "error", err, "trace_id", traceOf(ctx))
 	}
 	for _, tool := range all {
-		if t.settings.enabled(tool.Group) {
+		if t.allows(tool.Name, tool.Group) {
 			t.tools = append(t.tools, tool)
 		}
 	}
@@ -149,7 +153,7 @@ func (s *Service) systemPrompt(ctx context.Context, c tenant.Caller, t *turn) (s
 }
 
 func (s *Service) vectorSearchOn(t *turn) bool {
-	return s.opts.Pipeline != nil && t.settings.enabled(ToolsVectorSearch)
+	return s.opts.Pipeline != nil && t.allows(VectorSearchTool, ToolsVectorSearch)
 }
 
 // run is the graph: completion, then the route its reply takes, until an

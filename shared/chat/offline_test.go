@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/memory"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/profile"
 	"github.com/switchboard-dev/switchboard/shared/prompt"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
@@ -159,5 +163,113 @@ func TestAThreadWithGradingOffKeepsTheDocumentsTheGradeStepRejected(t *testing.T
 		if err != nil || out.VSMetadata == nil || out.VSMetadata.NumDocuments != c.want {
 			t.Errorf("thread %s: Chat = %+v, %v; want %d documents", c.thread, out, err, c.want)
 		}
+	}
+}
+
+// scriptedModel calls the tools of calls in its first completion, then
+// answers, recording the tools each completion offered.
+type scriptedModel struct {
+	calls   []provider.ToolCall
+	offered [][]string
+}
+
+func (*scriptedModel) Generate(context.Context, provider.GenerateRequest) (provider.Generation, error) {
+	return provider.Generation{}, nil
+}
+
+func (m *scriptedModel) Chat(_ context.Context, req provider.ChatRequest) (provider.ChatReply, error) {
+	var names []string
+	for _, t := range req.Tools {
+		names = append(names, t.Name)
+	}
+	m.offered = append(m.offered, names)
+	if len(m.offered) == 1 {
+		return provider.ChatReply{ToolCalls: m.calls, StopReason: provider.StopToolUse}, nil
+	}
+	return provider.ChatReply{Text: "done", StopReason: provider.StopEnd}, nil
+}
+
+// groupTools offers a tool of each group and records the calls.
+type groupTools struct{ called []string }
+
+func (g *groupTools) List(context.Context, tenant.Caller) ([]Tool, error) {
+	spec := func(name string) provider.ToolSpec {
+		return provider.ToolSpec{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}
+	}
+	return []Tool{{Group: ToolsWebSearch, ToolSpec: spec("web_search")}, {Group: ToolsConnectors, ToolSpec: spec("github__search")},
+		{Group: ToolsSwitchboard, ToolSpec: spec("memory_list_conversations")}}, nil
+}
+
+func (g *groupTools) Call(_ context.Context, _ tenant.Caller, name string, _ json.RawMessage) (ToolResult, error) {
+	g.called = append(g.called, name)
+	return ToolResult{Text: "ran"}, nil
+}
+
+func TestTheCallersProfileHoldsTheChatsTools(t *testing.T) {
+	every := []provider.ToolCall{{ID: "1", Name: "web_search", Arguments: json.RawMessage(`{}`)}, {ID: "2", Name: "github__search", Arguments: json.RawMessage(`{}`)},
+		{ID: "3", Name: "memory_list_conversations", Arguments: json.RawMessage(`{}`)}}
+	for _, c := range []struct {
+		name    string
+		held    profile.Profile
+		offered []string
+	}{
+		{"TheZeroProfileAllowsEveryTool", profile.Profile{}, []string{VectorSearchTool, "web_search", "github__search", "memory_list_conversations"}},
+		{"ADeniedPatternIsNeitherOfferedNorCalled", profile.Profile{Deny: []string{"github__*", "memory_*"}}, []string{VectorSearchTool, "web_search"}},
+		{"AnAllowListKeepsOnlyItsNames", profile.Profile{Allow: []string{"memory_list_conversations"}}, []string{"memory_list_conversations"}},
+		{"GroupsTheProfileLeavesOutAreOff", profile.Profile{Groups: []string{ToolsConnectors}}, []string{"github__search", "memory_list_conversations"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tools, model := &groupTools{}, &scriptedModel{calls: every}
+			svc := New(Options{Memory: memory.New(storetest.OpenEmbedded(t), nil), Generator: model, Tools: tools, Pipeline: ungradedPipeline{}})
+			ctx := callcontext.NewContext(context.Background(), callcontext.Call{Profile: c.held})
+			out, err := svc.Chat(ctx, tenant.Caller{Tenant: "acme", Principal: "alice"}, Input{Message: "go"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(c.offered, model.offered[0]); diff != "" {
+				t.Errorf("tools offered mismatch (-want +got):\n%s", diff)
+			}
+			var called []string
+			for _, name := range c.offered {
+				if name != VectorSearchTool {
+					called = append(called, name)
+				}
+			}
+			if diff := cmp.Diff(called, tools.called); diff != "" {
+				t.Errorf("tools called mismatch (-want +got):\n%s", diff)
+			}
+			for _, rec := range out.ToolCalls {
+				if rec.IsError == slices.Contains(called, rec.Name) {
+					t.Errorf("the call of %s is an error: %v", rec.Name, rec.IsError)
+				}
+			}
+		})
+	}
+}
+
+func TestAnAnswerIsStreamedInWholeWordsWithinTheBound(t *testing.T) {
+	for _, c := range []struct {
+		name, answer string
+		pieces       int
+	}{
+		{"AShortAnswerGoesWordByWord", "Replace it\nevery  three months.", 5},
+		{"ALongAnswerGoesInAtMostMaxDeltasPieces", strings.Repeat("word ", 5000), MaxDeltas},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got strings.Builder
+			n, last := 0, 0.0
+			svc := New(Options{Deltas: func(_ context.Context, done, total float64, delta string) {
+				n++
+				got.WriteString(delta)
+				if done <= last || total != float64(len(c.answer)) || done != float64(got.Len()) {
+					t.Errorf("piece %d: done %v of %v after %v", n, done, total, last)
+				}
+				last = done
+			}})
+			svc.stream(context.Background(), c.answer)
+			if got.String() != c.answer || n > c.pieces || n < 2 {
+				t.Errorf("%d pieces joined to %q, want at most %d joined to the answer", n, got.String(), c.pieces)
+			}
+		})
 	}
 }

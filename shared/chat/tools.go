@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/ratelimit"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -30,6 +31,11 @@ var _ Tools = (*Invoked)(nil)
 type Invoked struct {
 	Catalog *catalog.Catalog
 	Invoker invoke.Invoker
+	// Limiter, if set, holds each call to its caller's rate limits, as the
+	// gateway holds the caller's own calls: a call they refuse is not
+	// made, and the model reads why (the limit met, when to retry) as the
+	// tool's error.
+	Limiter *ratelimit.Limiter
 }
 
 // List implements [Tools].
@@ -80,6 +86,15 @@ func (v *Invoked) Call(ctx context.Context, c tenant.Caller, name string, args j
 		}{name, args})
 	} else {
 		return ToolResult{}, fault.Invalid("tool", "%q is not a tool a chat may call", name)
+	}
+	if v.Limiter != nil {
+		d, _ := ctx.Deadline()
+		lease, err := v.Limiter.Acquire(ctx, ratelimit.Call{Caller: c, Function: function, Deadline: d})
+		if err != nil {
+			_, _, msg := fault.Public(err)
+			return ToolResult{Text: msg, IsError: true}, nil
+		}
+		defer lease.Release(context.WithoutCancel(ctx))
 	}
 	resp, err := v.Invoker.Invoke(ctx, function, envelope(ctx, c, tool, args))
 	if err != nil {

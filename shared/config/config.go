@@ -176,8 +176,9 @@ type Config struct {
 	// own ([EnvRateLimits]): ratelimit.ParseLimits's syntax over
 	// ratelimit.DefaultLimits (empty: the defaults), or [RateLimitsOff].
 	// The local server's are off unless the variable is set. The gateway
-	// parses them (gateway.RateLimits), so that the tool functions, which
-	// enforce none, do not link the limiter.
+	// holds every call to them, and a function that calls tools for its
+	// caller (the chat) those calls (ratelimit.Configured parses them;
+	// lambdafn's Deps.Limiter).
 	RateLimits string
 	// OAuth are the gateway's OAuth settings (the SWITCHBOARD_OAUTH_*
 	// variables); off unless OAuth.Resource is set.

@@ -383,7 +383,8 @@ func awsService(pkg string) (string, bool) {
 // every tool function may link.
 var (
 	// Every tool function: starting (lambdafn, coldstart, config with the
-	// DynamoDB or embedded table), the envelope (invoke, read with rawjson)
+	// DynamoDB or embedded table), the envelope (invoke, read with rawjson,
+	// and the tool profile it may carry: profile)
 	// and the catalog, audit events, the round of a call that may ask the
 	// client for input (elicit, which reads its key files with keyfile), and the types lambdafn's Deps name (the
 	// pipeline's runner, the providers, with the named prompts their
@@ -391,11 +392,12 @@ var (
 	// configuration, whose SSO clients and credential chain Lambda never
 	// needs (config.lambdaAWS).
 	everyTool = []string{"infra", "shared/audit", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config",
-		"shared/elicit", "shared/fault", "shared/invoke", "shared/keyfile", "shared/lambdafn", "shared/later", "shared/metrics", "shared/pipeline", "shared/provider", "shared/provider/offline", "shared/provider/multivector", "shared/prompt", "shared/quota",
-		"shared/rawjson", "shared/statemachine", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant", "shared/text",
+		"shared/elicit", "shared/fault", "shared/invoke", "shared/keyfile", "shared/lambdafn", "shared/later", "shared/metrics", "shared/pipeline", "shared/profile", "shared/provider", "shared/provider/offline", "shared/provider/multivector", "shared/prompt", "shared/quota",
+		"shared/ratelimit", "shared/rawjson", "shared/statemachine", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant", "shared/text",
 		// Every tool function reaches the table, and with a tenant role
 		// configured does so as each call's tenant: it assumes the role
-		// through STS (config/tenantscoped). quota is lambdafn's Deps.Quotas.
+		// through STS (config/tenantscoped). quota is lambdafn's Deps.Quotas,
+		// ratelimit its Deps.Limiter (the chat's tool calls).
 		"shared/config/tenantscoped", "shared/tenantcreds"}
 	everyClient = []string{"dynamodb", "sts"}
 	// The gateway keeps its own role (the _apikeys partition belongs to no

@@ -676,6 +676,15 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 			arns = append(arns, functionArn(invoke.FunctionName(p)))
 		}
 		tf.Statements = append(tf.Statements, statement{Sid: "InvokeFunctions", Actions: []string{"lambda:InvokeFunction"}, Resources: arns})
+		// The tools it calls for its caller count against the caller's rate
+		// limits, as the gateway's calls do (lambdafn's Deps.Limiter): the
+		// same limits, counters and overrides; with tenant isolation on,
+		// with the function's own role, as the gateway keeps them.
+		tf.Env = append(tf.Env, envVar{config.EnvRateLimits, "!Ref RateLimits"})
+		tf.Statements = append(tf.Statements,
+			statement{Sid: "ReadRateLimitOverrides", Condition: TenantIsolationOn, Actions: []string{"dynamodb:GetItem"}, Resources: []string{"!GetAtt Table.Arn"}, LeadingKeys: []string{ratelimit.OverridePK}},
+			statement{Sid: "KeepRateLimits", Condition: TenantIsolationOn, Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resources: []string{"!GetAtt Table.Arn"},
+				LeadingKeyPatterns: []string{tenant.Key("*") + "limits"}})
 	}
 	if f.Pipeline {
 		tf.Env = append(tf.Env, envVar{config.EnvPipelineARN, "!Ref " + PipelineLogicalID})

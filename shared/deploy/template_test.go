@@ -211,6 +211,14 @@ func wantToolFunction(f catalog.Function) map[string]any {
 			arns = append(arns, sub("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${AWS::StackName}-"+invoke.FunctionName(p)))
 		}
 		statements = append(statements, map[string]any{"Sid": "InvokeFunctions", "Effect": "Allow", "Action": strs("lambda:InvokeFunction"), "Resource": arns})
+		// The tools it calls count against the caller's rate limits, kept as the gateway keeps them.
+		env[config.EnvRateLimits] = ref("RateLimits")
+		onlyIf(TenantIsolationOn, map[string]any{"Sid": "ReadRateLimitOverrides", "Effect": "Allow", "Action": strs("dynamodb:GetItem"),
+			"Resource":  []any{getAtt("Table.Arn")},
+			"Condition": map[string]any{"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": strs("_limits")}}})
+		onlyIf(TenantIsolationOn, map[string]any{"Sid": "KeepRateLimits", "Effect": "Allow", "Action": strs("dynamodb:GetItem", "dynamodb:PutItem"),
+			"Resource":  []any{getAtt("Table.Arn")},
+			"Condition": map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": strs("t#*#limits")}}})
 	}
 	if f.Pipeline {
 		env[config.EnvPipelineARN] = ref(PipelineLogicalID)

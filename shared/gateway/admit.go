@@ -2,10 +2,7 @@ package gateway
 
 import (
 	"context"
-	"maps"
-	"strings"
 
-	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/fault"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/metrics"
@@ -51,36 +48,4 @@ func refusal(env *invoke.Request, err error) *invoke.Response {
 	b = rawjson.AppendString(b, message)
 	b = append(b, `}],"isError":true}`...)
 	return &invoke.Response{Result: b, Error: &invoke.Error{Kind: string(kind), Field: field, Message: message}}
-}
-
-// RateLimits returns the limits of a tenant without an override of its
-// own, as the deployment configures them (config.EnvRateLimits): spec in
-// [ratelimit.ParseLimits]'s syntax over [ratelimit.DefaultLimits] ("" for
-// the defaults), with the catalog's [Shares]; and false for "off".
-func RateLimits(spec string, cat *catalog.Catalog) (ratelimit.Limits, bool, error) {
-	if strings.TrimSpace(spec) == "off" { // config.RateLimitsOff
-		return ratelimit.Limits{}, false, nil
-	}
-	l, err := ratelimit.ParseLimits(spec, ratelimit.DefaultLimits)
-	if err != nil {
-		return l, false, err
-	}
-	return Shares(cat, l), true, nil
-}
-
-// Shares returns limits with each function's share of calls in flight per
-// tenant set from the catalog: half the function's reserved concurrency,
-// at least 1, for every function that has one (the pipelines), so that one
-// tenant flooding a function leaves the rest of its capacity to others. A
-// share limits already gives is kept.
-func Shares(cat *catalog.Catalog, limits ratelimit.Limits) ratelimit.Limits {
-	shares := map[string]int{}
-	for _, f := range cat.Functions() {
-		if rc := f.Limits.ReservedConcurrency; rc > 0 {
-			shares[f.Path] = max(rc/2, 1)
-		}
-	}
-	maps.Copy(shares, limits.Shares)
-	limits.Shares = shares
-	return limits
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -118,13 +119,28 @@ func (g *Gateway) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, http.StatusForbidden, "permission_error", "", "this access token's scopes do not allow calling "+t.Name)
 		return
 	}
+	key := keyProfile(extra.TokenInfo)
+	if !key.Allows(t.Name, t.Group) {
+		openAIError(w, http.StatusForbidden, "permission_error", "", notEnabled(key, t.Name, t.Group, ""))
+		return
+	}
 	raw, _ := json.Marshal(args)
-	env := &invoke.Request{Method: invoke.MethodCallTool, Tool: t.Name, Arguments: raw, Caller: caller, RequestID: newID(), TraceID: traceID(r.Header)}
+	env := &invoke.Request{Method: invoke.MethodCallTool, Tool: t.Name, Arguments: raw, Caller: caller, RequestID: newID(), TraceID: traceID(r.Header),
+		Profile: heldTo(t, key)}
 	c := &completion{id: "chatcmpl-" + env.RequestID, created: time.Now().Unix(), model: req.Model, includeUsage: req.StreamOptions.IncludeUsage}
+	ctx, streamed := r.Context(), false
 	if req.Stream {
 		c.startStream(w)
+		// The chat streams its answer as progress messages, each a piece
+		// of it, which go out as deltas as they arrive.
+		ctx = relaying(ctx, func(n invoke.Notification) {
+			if n.Progress != nil && n.Message != "" {
+				streamed = true
+				c.chunk(w, c.delta(map[string]any{"content": n.Message}, nil, ""))
+			}
+		})
 	}
-	out, status, kind, msg := g.runChat(r, t, env)
+	out, status, kind, msg := g.runChat(ctx, t, env)
 	switch {
 	case msg != "" && req.Stream:
 		c.chunk(w, map[string]any{"error": map[string]any{"message": msg, "type": kind}})
@@ -132,7 +148,7 @@ func (g *Gateway) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
 	case msg != "":
 		openAIError(w, status, kind, "", msg)
 	case req.Stream:
-		c.stream(w, out)
+		c.stream(w, out, streamed)
 	default:
 		writeJSON(w, http.StatusOK, c.whole(out))
 	}
@@ -211,10 +227,10 @@ func messageText(raw json.RawMessage) (string, error) {
 
 // runChat invokes the chat function and reads its output, or returns the
 // HTTP status, OpenAI error type and message of its failure.
-func (g *Gateway) runChat(r *http.Request, t *catalog.Tool, env *invoke.Request) (chatOutput, int, string, string) {
-	resp, err := g.invoke(r.Context(), t.Function, env)
+func (g *Gateway) runChat(ctx context.Context, t *catalog.Tool, env *invoke.Request) (chatOutput, int, string, string) {
+	resp, err := g.invoke(ctx, t.Function, env)
 	if err != nil {
-		g.log.ErrorContext(r.Context(), "chat failed", "request_id", env.RequestID, "error", err)
+		g.log.ErrorContext(ctx, "chat failed", "request_id", env.RequestID, "error", err)
 		return chatOutput{}, http.StatusBadGateway, "api_error", functionFailure(t, env, err).Content[0].(*mcp.TextContent).Text
 	}
 	if e := resp.Error; e != nil {
@@ -238,8 +254,9 @@ func (g *Gateway) runChat(r *http.Request, t *catalog.Tool, env *invoke.Request)
 // completion writes one turn as OpenAI's chat.completion, or as its
 // chat.completion.chunk events: the role at once (so a client sees the
 // stream open while the turn runs), then the answer, the metadata, the
-// finish reason, the usage when asked, and [DONE]. The chat function answers
-// once, so the answer arrives in one piece.
+// finish reason, the usage when asked, and [DONE]. The answer arrives in the
+// pieces the chat function streams it in (its progress messages), or in one
+// piece from an invoker that cannot stream.
 type completion struct {
 	id           string
 	created      int64
@@ -303,9 +320,13 @@ func (c *completion) delta(d map[string]any, finish any, model string) map[strin
 		"choices": []any{map[string]any{"index": 0, "delta": d, "finish_reason": finish, "logprobs": nil}}}
 }
 
-func (c *completion) stream(w http.ResponseWriter, out chatOutput) {
+// stream ends a streamed completion: the answer in one piece unless it was
+// streamed already, then the metadata, the usage and [DONE].
+func (c *completion) stream(w http.ResponseWriter, out chatOutput, streamed bool) {
 	model := c.modelOf(out)
-	c.chunk(w, c.delta(map[string]any{"content": out.Answer}, nil, model))
+	if !streamed {
+		c.chunk(w, c.delta(map[string]any{"content": out.Answer}, nil, model))
+	}
 	last := c.delta(map[string]any{}, finishReason(out), model)
 	last["token_usage"] = usageOf(out)
 	if out.ThreadID != "" {

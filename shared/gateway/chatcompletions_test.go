@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/local"
 	"github.com/switchboard-dev/switchboard/shared/netguard"
+	"github.com/switchboard-dev/switchboard/shared/profile"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/provider/openai"
 	"github.com/switchboard-dev/switchboard/shared/seal/localkey"
@@ -35,6 +36,7 @@ import (
 type chatServer struct {
 	url, key string
 	stack    *local.Stack
+	keys     *apikey.Keys
 }
 
 // serveChat serves every function over deps behind the gateway on HTTP,
@@ -54,7 +56,7 @@ func serveChat(t *testing.T, tbl store.Table, deps lambdafn.Deps) *chatServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &chatServer{url: srv.URL, key: key, stack: s}
+	return &chatServer{url: srv.URL, key: key, stack: s, keys: keys}
 }
 
 func newChatServer(t *testing.T) *chatServer {
@@ -164,8 +166,13 @@ func TestChatCompletionsStreamsAVectorSearchTurn(t *testing.T) {
 		t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	chunks := readSSE(t, resp.Body)
-	if len(chunks) != 4 {
-		t.Fatalf("%d chunks, want role, content, finish and usage: %+v", len(chunks), chunks)
+	if len(chunks) < 5 {
+		t.Fatalf("%d chunks, want role, the answer in pieces, finish and usage: %+v", len(chunks), chunks)
+	}
+	for i, ch := range chunks[1 : len(chunks)-2] {
+		if piece := ch.Choices[0].Delta.Content; strings.Count(strings.TrimSpace(piece), " ") > 0 || strings.TrimSpace(piece) == "" {
+			t.Errorf("content chunk %d is %q, want one word", i+1, piece)
+		}
 	}
 	var text strings.Builder
 	for i, ch := range chunks {
@@ -182,7 +189,7 @@ func TestChatCompletionsStreamsAVectorSearchTurn(t *testing.T) {
 	if !strings.Contains(text.String(), "three months") || !strings.HasPrefix(text.String(), "No language model is configured") {
 		t.Errorf("streamed answer %q", text.String())
 	}
-	last := chunks[2]
+	last, final := chunks[len(chunks)-2], chunks[len(chunks)-1]
 	if fr := last.Choices[0].FinishReason; fr == nil || *fr != "stop" || last.ThreadID != "web-1" {
 		t.Errorf("finish chunk %+v", last)
 	}
@@ -194,8 +201,8 @@ func TestChatCompletionsStreamsAVectorSearchTurn(t *testing.T) {
 	if err := json.Unmarshal(last.VSMetadata, &vs); err != nil || len(vs.SearchedStores) != 1 || vs.SearchedStores[0] != "health" || vs.NumDocuments != 1 || vs.ContextInput == "" {
 		t.Errorf("vs_metadata %s (%v)", last.VSMetadata, err)
 	}
-	if u := chunks[3].Usage; u == nil || len(chunks[3].Choices) != 0 || u.TotalTokens == 0 || u.TotalTokens != u.PromptTokens+u.CompletionTokens || *last.TokenUsage != *u {
-		t.Errorf("usage chunk %+v, token_usage %+v", chunks[3], last.TokenUsage)
+	if u := final.Usage; u == nil || len(final.Choices) != 0 || u.TotalTokens == 0 || u.TotalTokens != u.PromptTokens+u.CompletionTokens || *last.TokenUsage != *u {
+		t.Errorf("usage chunk %+v, token_usage %+v", final, last.TokenUsage)
 	}
 }
 
@@ -322,9 +329,9 @@ func TestChatCallsConnectorToolsUnderTheirApprovalPolicy(t *testing.T) {
 			t.Fatalf("%s: %v %+v", call.tool, err, resp)
 		}
 	}
-	answer := func(t *testing.T, thread string) string {
+	answer := func(t *testing.T, thread string, key ...string) string {
 		t.Helper()
-		resp := c.post(t, c.key, `{"model":"switchboard","thread_id":"`+thread+`","messages":[{"role":"user","content":"Charge my card."}]}`)
+		resp := c.post(t, append(key, c.key)[0], `{"model":"switchboard","thread_id":"`+thread+`","messages":[{"role":"user","content":"Charge my card."}]}`)
 		body, _ := io.ReadAll(resp.Body)
 		var got struct {
 			Choices []struct {
@@ -353,6 +360,23 @@ func TestChatCallsConnectorToolsUnderTheirApprovalPolicy(t *testing.T) {
 		}
 		if got, want := answer(t, "pay-2"), `The upstream said: {"charged":12345678901234567890,"fee":0.1}`; got != want {
 			t.Errorf("answer %q, want %q", got, want)
+		}
+	})
+	t.Run("AKeyWhoseProfileDeniesTheToolCannotHaveTheChatCallIt", func(t *testing.T) {
+		secret, key, err := c.keys.Create(context.Background(), "acme", "alice", nil, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.keys.SetProfile(context.Background(), key.Hash, profile.Profile{Deny: []string{"pay__*"}}); err != nil {
+			t.Fatal(err)
+		}
+		const refused = "The upstream said: pay__charge is not a tool available in this conversation."
+		if got := answer(t, "pay-3", secret); got != refused {
+			t.Errorf("answer over /v1/chat/completions %q, want %q", got, refused)
+		}
+		cs := (&harness{url: c.url}).connect(t, secret, nil)
+		if got := mustCall(t, cs, "chat", map[string]any{"thread_id": "pay-4", "message": "Charge my card."})["answer"]; got != refused {
+			t.Errorf("answer of the chat tool %q, want %q", got, refused)
 		}
 	})
 }

@@ -227,7 +227,8 @@ func (g *Gateway) compatCall(r *http.Request, t *catalog.Tool, args json.RawMess
 	if key := keyProfile(extra.TokenInfo); !key.Allows(t.Name, t.Group) {
 		return nil, &rpcError{Code: jsonrpc.CodeInvalidRequest, Message: notEnabled(key, t.Name, t.Group, "")}
 	}
-	env := &invoke.Request{Method: invoke.MethodCallTool, Tool: t.Name, Arguments: args, Caller: caller, RequestID: newID(), TraceID: traceID(r.Header)}
+	env := &invoke.Request{Method: invoke.MethodCallTool, Tool: t.Name, Arguments: args, Caller: caller, RequestID: newID(), TraceID: traceID(r.Header),
+		Profile: heldTo(t, keyProfile(extra.TokenInfo))}
 	resp, err := g.invoke(r.Context(), t.Function, env)
 	if err != nil {
 		g.log.ErrorContext(r.Context(), "compat call failed", "tool", t.Name, "request_id", env.RequestID, "error", err)

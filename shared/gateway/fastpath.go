@@ -452,6 +452,7 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request, body []byte, ca
 	env := &invoke.Request{
 		Method: invoke.MethodCallTool, Tool: t.Name, Arguments: args,
 		Caller: caller, RequestID: newID(), TraceID: traceID(r.Header), ProtocolVersion: call.version,
+		Profile: heldTo(t, keyProfile(extra.TokenInfo)), // a call naming a thread never comes here
 	}
 	// What a client on 2026-07-28 can be asked, as callTool tells the
 	// function (with neither answers nor a request state: a call that

@@ -133,6 +133,17 @@ func (g *Gateway) groupOf(name string) (string, bool) {
 	return "", false
 }
 
+// heldTo returns the profile an envelope for tool t carries: p, when t's
+// function calls tools on the caller's behalf (catalog.Tool.Invokes: the
+// chat), which then offers and calls only those p allows; nil when it calls
+// none, or p allows every tool.
+func heldTo(t *catalog.Tool, p profile.Profile) *profile.Profile {
+	if len(t.Invokes) == 0 || p.IsZero() {
+		return nil
+	}
+	return &p
+}
+
 // permitted returns the tools of tools p allows, in order.
 func (g *Gateway) permitted(p profile.Profile, tools []*mcp.Tool) []*mcp.Tool {
 	if p.IsZero() {

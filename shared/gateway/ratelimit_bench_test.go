@@ -29,7 +29,7 @@ import (
 //
 //	[SWITCHBOARD_TEST_DYNAMODB=http://127.0.0.1:8000] go test -run '^$' -bench ToolsCallRateLimits -benchtime 2000x ./shared/gateway/
 func BenchmarkToolsCallRateLimits(b *testing.B) {
-	unrefused := gateway.Shares(catalog.Default(), ratelimit.DefaultLimits)
+	unrefused := ratelimit.Shares(catalog.Default(), ratelimit.DefaultLimits)
 	unrefused.TenantRate.PerSecond, unrefused.PrincipalRate.PerSecond = 1e6, 1e6
 	cases := []struct {
 		name   string

@@ -30,10 +30,10 @@ import (
 
 func TestRateLimitsAreTheDefaultsUnlessSetOrOff(t *testing.T) {
 	cat := catalog.Default()
-	withShares := gateway.Shares(cat, ratelimit.DefaultLimits)
+	withShares := ratelimit.Shares(cat, ratelimit.DefaultLimits)
 	slower := withShares
 	slower.PrincipalRate = ratelimit.Rate{PerSecond: 2, Burst: 20}
-	noRagShare := gateway.Shares(cat, ratelimit.DefaultLimits)
+	noRagShare := ratelimit.Shares(cat, ratelimit.DefaultLimits)
 	noRagShare.Shares["rag/basic"] = 0
 	for _, tc := range []struct {
 		name, spec string
@@ -46,7 +46,7 @@ func TestRateLimitsAreTheDefaultsUnlessSetOrOff(t *testing.T) {
 		{"OffIsOff", config.RateLimitsOff, ratelimit.Limits{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, on, err := gateway.RateLimits(tc.spec, cat)
+			got, on, err := ratelimit.Configured(tc.spec, cat)
 			if err != nil || on != tc.wantOn {
 				t.Fatalf("RateLimits(%q) on %v, error %v; want on %v", tc.spec, on, err, tc.wantOn)
 			}
@@ -55,7 +55,7 @@ func TestRateLimitsAreTheDefaultsUnlessSetOrOff(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := gateway.RateLimits("tenant_speed=5", cat); err == nil || !strings.Contains(err.Error(), "tenant_speed") {
+	if _, _, err := ratelimit.Configured("tenant_speed=5", cat); err == nil || !strings.Contains(err.Error(), "tenant_speed") {
 		t.Errorf("an unknown limit: %v, want an error naming it", err)
 	}
 }
@@ -188,7 +188,7 @@ func TestAFloodingTenantCannotMakeAnothersCallsFailThroughTheGateway(t *testing.
 	lambdaURL := reservedLambda(t, catalog.Default().ReservedConcurrency("rag/basic"), 20*time.Millisecond)
 	limits := ratelimit.DefaultLimits
 	limits.TenantRate, limits.PrincipalRate = ratelimit.Rate{}, ratelimit.Rate{} // only the flood's calls in flight should meet a limit
-	limits = gateway.Shares(catalog.Default(), limits)
+	limits = ratelimit.Shares(catalog.Default(), limits)
 	if got := limits.Shares["rag/basic"]; got != 2 {
 		t.Fatalf("rag/basic's share is %d, want 2 (half its reserved concurrency of 5)", got)
 	}

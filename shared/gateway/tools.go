@@ -35,6 +35,13 @@ func (g *Gateway) callTool(t *catalog.Tool) mcp.ToolHandler {
 		if env.Thread, err = metaThread(req.Params.Meta); err != nil {
 			return nil, err
 		}
+		if len(t.Invokes) > 0 {
+			p, _, err := g.requestProfile(ctx, req.Extra, req.Params.Meta)
+			if err != nil {
+				return nil, err
+			}
+			env.Profile = heldTo(t, p)
+		}
 		version, caps := protocolOf(req.Session)
 		env.ProtocolVersion = version
 		b := elicit.Binding{Caller: caller, Method: invoke.MethodCallTool, Name: t.Name, Arguments: req.Params.Arguments}

@@ -59,6 +59,12 @@ func Encode(req *Request) ([]byte, error) {
 		buf.WriteString(`,"stream":true`)
 	}
 	field(`,"thread":`, req.Thread, true)
+	if req.Profile != nil { // only for the functions that call tools: by reflection
+		buf.WriteString(`,"profile":`)
+		if MarshalTo(&buf, req.Profile) != nil {
+			return encodeByReflection(req) // for its error
+		}
+	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
 }
@@ -157,6 +163,12 @@ func decodeRequestQuickly(payload []byte, req *Request) bool {
 			return s.Literal("true") || s.Literal("false")
 		case "thread":
 			return str(&req.Thread)
+		case "profile":
+			start := s.Pos
+			if s.Peek() == 'n' || !s.Value() {
+				return false
+			}
+			return json.Unmarshal(payload[start:s.Pos], &req.Profile) == nil
 		}
 		return false
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-dev/switchboard/shared/elicit"
+	"github.com/switchboard-dev/switchboard/shared/profile"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -24,6 +25,8 @@ func filled(t *testing.T, text string) *Request {
 		case v.Type() == reflect.TypeFor[*elicit.Round]():
 			v.Set(reflect.ValueOf(&elicit.Round{Can: []string{elicit.MethodElicit, text},
 				State: &elicit.State{ID: text, Expires: time.Unix(1e9, 0).UTC(), Data: []byte(text)}}))
+		case v.Type() == reflect.TypeFor[*profile.Profile]():
+			v.Set(reflect.ValueOf(&profile.Profile{Groups: []string{text}, Allow: []string{text, "b"}, Deny: []string{}}))
 		case v.Type() == reflect.TypeFor[json.RawMessage]():
 			v.SetBytes([]byte(` { "k" : [1, "` + text + `", {}] } `))
 		case v.Kind() == reflect.Bool:
@@ -92,7 +95,7 @@ func FuzzDecode(f *testing.F) {
 		`{"method":"tools/call","tool":"t","arguments":{"a":1},"caller":{"tenant":"acme","principal":"p","scopes":["s"]},"request_id":"r","trace_id":"t"}`,
 		`{"method":"m","caller":{"tenant":"a","principal":"p","scopes":[]},"request_id":"","trace_id":""}`,
 		`{"method":"m\u00e9","Method":"x"}`, `{"method":null}`, `{"arguments":null}`, `{"caller":null}`, `{"caller":{"scopes":null}}`,
-		`{"method":"a","method":"b"}`, `{}`, `[]`, `{"method":"m"} x`, `{"method":"m","input":{"can":["elicitation/create"]}}`, `{"input":null}`, `{"method":"m","stream":true}`, `{"stream":false}`, `{"stream":null}`,
+		`{"method":"a","method":"b"}`, `{}`, `[]`, `{"method":"m"} x`, `{"method":"m","input":{"can":["elicitation/create"]}}`, `{"input":null}`, `{"method":"m","stream":true}`, `{"stream":false}`, `{"stream":null}`, `{"method":"m","profile":{"groups":[],"deny":["x*"]}}`, `{"profile":null}`,
 		`{"method":"m","thread":"chat_1"}`, `{"thread":null}`, `{"thread":"\u0000chat"}`, `{"thread":"` + strings.Repeat("t", 1<<16) + `"}`,
 	} {
 		f.Add(p)

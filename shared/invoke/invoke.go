@@ -22,6 +22,7 @@ import (
 	"sync"
 
 	"github.com/switchboard-dev/switchboard/shared/elicit"
+	"github.com/switchboard-dev/switchboard/shared/profile"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -67,6 +68,12 @@ type Request struct {
 	// a thread id; "" for none. An optimizer_* tool reads its settings when
 	// its arguments name no thread (settings.Thread).
 	Thread string `json:"thread,omitempty"`
+	// Profile is the tool profile the caller is held to (its key's or
+	// token's, narrowed to the thread the request names), set for a
+	// function that calls tools on the caller's behalf (a catalog entry
+	// with Invokes: the chat), which offers and calls only the tools it
+	// allows; nil for a caller held to none.
+	Profile *profile.Profile `json:"profile,omitempty"`
 }
 
 // Response is what a function answers.

@@ -3,6 +3,8 @@ package lambdafn
 import (
 	"context"
 	"encoding/json"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/memory"
+	"github.com/switchboard-dev/switchboard/shared/profile"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -111,6 +114,49 @@ func TestDomainCodeSeesTheEnvelopesThread(t *testing.T) {
 			}
 			if err != nil || seen.Thread != tc.thread {
 				t.Errorf("Invoke: %v; domain code saw thread %q, want %q", err, seen.Thread, tc.thread)
+			}
+		})
+	}
+}
+
+// The tool profile an envelope carries reaches domain code; an envelope
+// carrying an invalid one is refused before any domain code runs.
+func TestDomainCodeSeesTheEnvelopesProfile(t *testing.T) {
+	tool, _ := catalog.Default().Tool("memory_get_summary")
+	for _, tc := range []struct {
+		name    string
+		held    *profile.Profile
+		wantErr string
+	}{
+		{"a profile reaches it", &profile.Profile{Groups: []string{catalog.GroupWebSearch}, Deny: []string{"github__*"}}, ""},
+		{"no profile is the zero one", nil, ""},
+		{"a profile naming no group is refused", &profile.Profile{Groups: []string{"Everything"}}, "envelope carries no valid profile"},
+		{"a profile with a pattern of other characters is refused", &profile.Profile{Deny: []string{"a/b"}}, "envelope carries no valid profile"},
+		{"a profile with too many patterns is refused", &profile.Profile{Allow: slices.Repeat([]string{"x"}, profile.MaxPatterns+1)}, "envelope carries no valid profile"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ran := false
+			var seen callcontext.Call
+			h := Tool(tool, Deps{}, func(ctx context.Context, _ tenant.Caller, _ memory.ConversationInput) (memory.SummaryOutput, error) {
+				ran = true
+				seen, _ = callcontext.FromContext(ctx)
+				return memory.SummaryOutput{}, nil
+			})
+			payload, _ := invoke.Encode(&invoke.Request{Method: invoke.MethodCallTool, Tool: tool.Name, Arguments: json.RawMessage(`{"conversation_id":"c"}`),
+				Caller: tenant.Caller{Tenant: "acme", Principal: "p"}, Profile: tc.held})
+			_, err := h.Invoke(context.Background(), payload)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || ran {
+					t.Errorf("Invoke: %v (domain code ran: %t), want an error containing %q", err, ran, tc.wantErr)
+				}
+				return
+			}
+			want := profile.Profile{}
+			if tc.held != nil {
+				want = *tc.held
+			}
+			if err != nil || !reflect.DeepEqual(seen.Profile, want) {
+				t.Errorf("Invoke: %v; domain code saw profile %+v, want %+v", err, seen.Profile, want)
 			}
 		})
 	}

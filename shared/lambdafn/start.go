@@ -1,6 +1,7 @@
 package lambdafn
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/quota"
+	"github.com/switchboard-dev/switchboard/shared/ratelimit"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -138,6 +140,16 @@ func Open(ctx context.Context, c *config.Config, o Openers, warn io.Writer) (Dep
 	if d.OwnTable, err = c.OpenOwnTable(ctx); err != nil {
 		closeFn()
 		return Deps{}, nil, err
+	}
+	limits, limited, err := ratelimit.Configured(c.RateLimits, catalog.Default())
+	if err != nil {
+		closeFn()
+		return Deps{}, nil, fmt.Errorf("%s: %w", config.EnvRateLimits, err)
+	}
+	if limited {
+		// The counters and the operators' overrides, as the gateway keeps
+		// them: with the function's own role where Table signs as each tenant.
+		d.Limiter = ratelimit.New(cmp.Or(d.OwnTable, d.Table), &ratelimit.Options{Defaults: &limits})
 	}
 	if err := o.open(ctx, c, &d, warn); err != nil {
 		closeFn()

@@ -39,9 +39,11 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/later"
 	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
+	"github.com/switchboard-dev/switchboard/shared/profile"
 	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/provider/multivector"
 	"github.com/switchboard-dev/switchboard/shared/quota"
+	"github.com/switchboard-dev/switchboard/shared/ratelimit"
 	"github.com/switchboard-dev/switchboard/shared/rawjson"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -90,6 +92,10 @@ type Deps struct {
 	// Quotas are the storage quotas of a tenant without an override. If nil,
 	// defaults to [quota.DefaultLimits].
 	Quotas *quota.Limits
+	// Limiter holds the tool calls a function makes for its caller (the
+	// chat's) to the caller's rate limits, as the gateway holds the
+	// caller's own calls; nil where the limits are off.
+	Limiter *ratelimit.Limiter
 	// OwnTable reads the items outside every tenant's keys (the operators'
 	// quota overrides) where Table's client signs as each call's tenant
 	// (config.OpenOwnTable); nil means Table.
@@ -225,11 +231,18 @@ func (h *toolHandler[In, Out]) handle(ctx context.Context, req invoke.Request) (
 	if req.Thread != "" && !tenant.IsKeyID(req.Thread) {
 		return invoke.Response{}, fmt.Errorf("envelope names no valid thread: %.80q", req.Thread)
 	}
+	var held profile.Profile
+	if req.Profile != nil {
+		if err := req.Profile.Validate(); err != nil {
+			return invoke.Response{}, fmt.Errorf("envelope carries no valid profile: %w", err)
+		}
+		held = *req.Profile
+	}
 	if h.tool.TraceArgument {
 		req.TraceID = traceArgument(req.Arguments, req.TraceID)
 	}
 	ctx, notes := withNotifications(ctx, sinkOf(ctx, req))
-	ctx = callcontext.NewContext(ctx, callcontext.Call{Caller: req.Caller, TraceID: req.TraceID, RequestID: req.RequestID, Thread: req.Thread, XRay: callcontext.LambdaTraceHeader(ctx)})
+	ctx = callcontext.NewContext(ctx, callcontext.Call{Caller: req.Caller, TraceID: req.TraceID, RequestID: req.RequestID, Thread: req.Thread, Profile: held, XRay: callcontext.LambdaTraceHeader(ctx)})
 	ctx = elicit.NewContext(ctx, req.Input)
 	out, err := h.call(ctx, req)
 	resp, outcome, err := h.respond(out, err, req)

@@ -167,7 +167,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 		Approvals:         gateway.ConnectorApprovals(cat, stack),
 		ToolEmbedder:      deps.Embedder, // tool_search's embeddings: the deployed gateway links no provider
 	}
-	limits, limited, err := gateway.RateLimits(cfg.RateLimits, cat)
+	limits, limited, err := ratelimit.Configured(cfg.RateLimits, cat)
 	if err != nil {
 		return fmt.Errorf("%s: %w", config.EnvRateLimits, err)
 	}

@@ -20,7 +20,7 @@ import (
 
 // service builds the chat service from d: its generator, or the offline one
 // (the route is then chosen by code); tools only where an invoker is
-// configured.
+// configured, each call held to the caller's rate limits (d.Limiter).
 func service(d lambdafn.Deps) *chat.Service {
 	opts := chat.Options{
 		Memory:    memory.New(d.Table, &memory.Options{Summarizer: d.Summarizer, Logger: d.Logger}),
@@ -28,13 +28,14 @@ func service(d lambdafn.Deps) *chat.Service {
 		Pipeline:  d.Pipeline,
 		Settings:  threadSettings{settings.New(d.Table, nil)},
 		Prompts:   prompt.NewStore(d.Table, nil),
+		Deltas:    lambdafn.ReportProgress,
 		Logger:    d.Logger,
 	}
 	if opts.Generator == nil {
 		opts.Generator = offline.NewGenerator()
 	}
 	if d.Invoker != nil {
-		opts.Tools = &chat.Invoked{Catalog: catalog.Default(), Invoker: d.Invoker}
+		opts.Tools = &chat.Invoked{Catalog: catalog.Default(), Invoker: d.Invoker, Limiter: d.Limiter}
 	}
 	return chat.New(opts)
 }

@@ -102,7 +102,7 @@ func Run(cat *catalog.Catalog) error {
 		Metrics:        m,
 		Approvals:      gateway.ConnectorApprovals(cat, inv),
 	}
-	limits, limited, err := gateway.RateLimits(cfg.RateLimits, cat)
+	limits, limited, err := ratelimit.Configured(cfg.RateLimits, cat)
 	if err != nil {
 		return fmt.Errorf("%s: %w", config.EnvRateLimits, err)
 	}
