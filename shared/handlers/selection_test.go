@@ -46,7 +46,10 @@ func (m *openAIModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.asked = append(m.asked, msg)
 	reply := m.reply
 	m.mu.Unlock()
-	text := reply(msg)
+	text := ""
+	if reply != nil { // asked before the test set a reply (a graph extraction): overloaded
+		text = reply(msg)
+	}
 	if text == "" {
 		http.Error(w, `{"error":{"message":"the model is overloaded","type":"server_error"}}`, http.StatusInternalServerError)
 		return
