@@ -166,6 +166,31 @@ func (s *Service) resumeApprovals(ctx context.Context, t *turn) {
 	}
 }
 
+// offlineResumed answers an offline turn with the results of the calls
+// earlier turns left waiting for approval that this turn settles, if any;
+// false leaves the turn to the offline route.
+func (s *Service) offlineResumed(ctx context.Context, t *turn) bool {
+	if len(t.pending) == 0 {
+		return false
+	}
+	s.listTools(ctx, t)
+	from := len(t.messages)
+	s.resumeApprovals(ctx, t)
+	var parts []string
+	for _, m := range t.messages[from:] {
+		if m.Role == provider.RoleTool {
+			parts = append(parts, fmt.Sprintf(offlineTool, m.Name)+m.Content)
+		}
+	}
+	if len(parts) == 0 {
+		t.tools = nil // the offline route lists them again if it calls one
+		return false
+	}
+	t.out.Route = append(t.out.Route, RouteAnswer)
+	t.out.Answer = strings.Join(parts, "\n\n")
+	return true
+}
+
 // resumed adds a settled approval's call and its result to the turn, as the
 // model's call would be, and records how it ended.
 func (t *turn) resumed(a approvalCall, res ToolResult) {

@@ -213,9 +213,13 @@ func resultText(resp *invoke.Response) (ToolResult, error) {
 	if b.Len() == 0 && len(res.StructuredContent) > 0 {
 		b.Write(res.StructuredContent)
 	}
-	out := ToolResult{Text: b.String(), IsError: res.IsError || resp.Error != nil, ApprovalID: res.Meta.ApprovalID, ApprovalURL: res.Meta.ApprovalURL}
+	out := ToolResult{Text: b.String(), IsError: res.IsError || resp.Error != nil}
 	if out.Text == "" && resp.Error != nil {
 		out.Text = resp.Error.Message
+	}
+	if out.IsError && tenant.IsKeyID(res.Meta.ApprovalID) {
+		// A call asking for approval is a tool error naming it.
+		out.ApprovalID, out.ApprovalURL = res.Meta.ApprovalID, res.Meta.ApprovalURL
 	}
 	return out, nil
 }
