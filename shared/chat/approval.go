@@ -41,7 +41,7 @@ const ApprovalRecord = "connector_approval"
 // remembered call ended.
 const (
 	recordPending     = "pending"
-	recordRan         = "ran"
+	recordCalled      = "called"
 	recordDenied      = "denied"
 	recordExpired     = "expired"
 	recordUsed        = "already_used"
@@ -154,7 +154,7 @@ func (s *Service) resumeApprovals(ctx context.Context, t *turn) {
 			a.Status = recordUnavailable
 			res = ToolResult{Text: fmt.Sprintf("%s is no longer a tool available in this conversation; it was not called.", a.Tool), IsError: true}
 		default:
-			a.Status = recordRan
+			a.Status = recordCalled
 			res = s.callToolWith(t, a.Tool, a.Arguments, func() (ToolResult, error) {
 				return ap.CallApproved(ctx, t.caller, a.Tool, a.Arguments, a.ID)
 			})

@@ -97,7 +97,7 @@ func TestPendingApprovalsAreTheRecordsNoLaterOneSettles(t *testing.T) {
 	}
 	forged := rec("c", recordPending)
 	forged.Internal = false // a record the chat did not write as internal is no record
-	got := pendingApprovals([]memory.Message{rec("a", recordPending), rec("b", recordPending), rec("a", recordRan), forged, rec("d", recordPending)})
+	got := pendingApprovals([]memory.Message{rec("a", recordPending), rec("b", recordPending), rec("a", recordCalled), forged, rec("d", recordPending)})
 	var ids []string
 	for _, a := range got {
 		ids = append(ids, a.ID)
