@@ -207,6 +207,9 @@ type SettingsSource interface {
 type ToolResult struct {
 	Text    string
 	IsError bool
+	// ApprovalID and ApprovalURL name the approval a connector call asked
+	// for instead of running (its page, where the user decides).
+	ApprovalID, ApprovalURL string
 }
 
 // Tools lists and calls the tools a turn may use. Implementations are safe
@@ -279,7 +282,10 @@ type turn struct {
 	// held is the tool profile the caller is held to (its API key's or
 	// token's, from the envelope): the turn offers and calls only what it allows.
 	held profile.Profile
-	out  Output
+	// pending are the connector calls earlier turns left waiting for
+	// approval; waiting those this turn leaves waiting (approval.go).
+	pending, waiting []approvalCall
+	out              Output
 }
 
 // Chat runs one turn. A failure of the model, the pipeline or a tool ends
@@ -295,6 +301,7 @@ func (s *Service) Chat(ctx context.Context, c tenant.Caller, in Input) (Output, 
 		t.out.Answer = "Sorry, I could not finish this answer: " + t.out.Error
 		s.log.WarnContext(ctx, "chat turn failed", "thread", in.ThreadID, "error", err)
 	}
+	t.out.Answer = withApprovalNotes(t.out.Answer, t.waiting)
 	t.record = append(t.record, memory.Turn{Role: provider.RoleAssistant, Content: t.out.Answer})
 	if in.ThreadID != "" {
 		if _, err := s.opts.Memory.AddTurns(ctx, c, in.ThreadID, t.record); err != nil {

@@ -58,6 +58,7 @@ func (s *Service) initialise(ctx context.Context, c tenant.Caller, in Input) (*t
 			return nil, err
 		}
 		t.history = modelContext(window.Messages)
+		t.pending = pendingApprovals(window.Messages)
 		if window.Summary != "" {
 			t.system = "\n\nSummary of the earlier conversation: " + window.Summary
 		}
@@ -177,6 +178,7 @@ func (s *Service) run(ctx context.Context, t *turn) error {
 		return err
 	}
 	t.system = system + t.system
+	s.resumeApprovals(ctx, t)
 	if t.in.Tool != "" {
 		// A tool the request names is called first, by code; the model answers from its result.
 		args, err := t.argumentsFor(t.in.Tool)
@@ -258,6 +260,7 @@ func (s *Service) route(ctx context.Context, t *turn, reply provider.ChatReply) 
 		res := s.callTool(ctx, t, call.Name, call.Arguments)
 		t.messages = append(t.messages, provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: res.Text, IsError: res.IsError})
 		t.record = append(t.record, memory.Turn{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: res.Text})
+		t.rememberApproval(call, res)
 	}
 	return nil
 }
@@ -265,6 +268,11 @@ func (s *Service) route(ctx context.Context, t *turn, reply provider.ChatReply) 
 // callTool calls a tool the turn offers; one it does not offer, or a call
 // that fails, is an error result the model reads.
 func (s *Service) callTool(ctx context.Context, t *turn, name string, args json.RawMessage) ToolResult {
+	return s.callToolWith(t, name, args, func() (ToolResult, error) { return s.opts.Tools.Call(ctx, t.caller, name, args) })
+}
+
+// callToolWith is callTool making the call with call.
+func (s *Service) callToolWith(t *turn, name string, args json.RawMessage, call func() (ToolResult, error)) ToolResult {
 	rec := ToolCallRecord{Name: name, Arguments: args}
 	res := ToolResult{}
 	switch {
@@ -272,7 +280,7 @@ func (s *Service) callTool(ctx context.Context, t *turn, name string, args json.
 		res = ToolResult{Text: fmt.Sprintf("%s is not a tool available in this conversation.", name), IsError: true}
 	default:
 		var err error
-		res, err = s.opts.Tools.Call(ctx, t.caller, name, args)
+		res, err = call()
 		if err != nil {
 			res = ToolResult{Text: fmt.Sprintf("%s failed: %s", name, cause(err)), IsError: true}
 		}

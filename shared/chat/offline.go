@@ -58,6 +58,9 @@ func isLetter(s string, i int) bool {
 // by the offline generator from what the route found, and says so.
 func (s *Service) offline(ctx context.Context, t *turn, gen provider.Generator) error {
 	t.out.Offline, t.out.FinishReason = true, FinishStop
+	if s.offlineResumed(ctx, t) {
+		return nil
+	}
 	tool := t.in.Tool
 	web := tool == "" && wantsWebSearch(t.in.Message)
 	if tool != "" && tool != VectorSearchTool || web {
@@ -117,6 +120,7 @@ func (s *Service) offlineTool(ctx context.Context, t *turn, tool string) error {
 	t.out.Route = append(t.out.Route, RouteTools)
 	res := s.callTool(ctx, t, tool, args)
 	t.record = append(t.record, memory.Turn{Role: provider.RoleTool, ToolCallID: call.ID, Name: tool, Content: res.Text})
+	t.rememberApproval(call, res)
 	t.out.Route = append(t.out.Route, RouteAnswer)
 	t.out.Answer = fmt.Sprintf(offlineTool, tool) + res.Text
 	if res.IsError {

@@ -20,7 +20,10 @@ import (
 // proxySeparator joins a connector's name and its tool's in a proxied name.
 const proxySeparator = "__"
 
-var _ Tools = (*Invoked)(nil)
+var (
+	_ Tools     = (*Invoked)(nil)
+	_ Approvals = (*Invoked)(nil)
+)
 
 // Invoked lists and calls tools through an [invoke.Invoker], by name, as the
 // gateway does: the catalog's tools that a chat may call ([catalog.ChatCallable]),
@@ -75,15 +78,58 @@ func (v *Invoked) List(ctx context.Context, c tenant.Caller) ([]Tool, error) {
 
 // Call implements [Tools].
 func (v *Invoked) Call(ctx context.Context, c tenant.Caller, name string, args json.RawMessage) (ToolResult, error) {
+	return v.call(ctx, c, name, args, "")
+}
+
+// CallApproved implements [Approvals]: the connector tool's call through
+// connector_call with approval id, as a host's retry carries it in _meta.
+func (v *Invoked) CallApproved(ctx context.Context, c tenant.Caller, name string, args json.RawMessage, id string) (ToolResult, error) {
+	if id == "" || !strings.Contains(name, proxySeparator) {
+		return ToolResult{}, fault.Invalid("tool", "%q is not a connector tool an approval may cover", name)
+	}
+	return v.call(ctx, c, name, args, id)
+}
+
+// ApprovalStatus implements [Approvals] through approval_get, the page's
+// read, which settles an approval past its expiry as expired.
+func (v *Invoked) ApprovalStatus(ctx context.Context, c tenant.Caller, id string) (string, error) {
+	t, ok := v.Catalog.Tool(catalog.ApprovalGetTool)
+	if !ok {
+		return "", fault.Unavailable(nil, "this server has no connectors' approvals")
+	}
+	args, _ := json.Marshal(map[string]string{"id": id})
+	resp, err := v.Invoker.Invoke(ctx, t.Function, envelope(ctx, c, t.Name, args))
+	if err != nil {
+		return "", err
+	}
+	if resp.Error != nil {
+		return "", &fault.Error{Kind: fault.Kind(resp.Error.Kind), Field: resp.Error.Field, Message: resp.Error.Message}
+	}
+	var res struct {
+		StructuredContent struct {
+			Approval struct {
+				Status string `json:"status"`
+			} `json:"approval"`
+		} `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(resp.Result, &res); err != nil || res.StructuredContent.Approval.Status == "" {
+		return "", fmt.Errorf("chat: %s answered no approval", t.Name)
+	}
+	return res.StructuredContent.Approval.Status, nil
+}
+
+// call calls name for c, a connector tool with approvalID if it is set.
+func (v *Invoked) call(ctx context.Context, c tenant.Caller, name string, args json.RawMessage, approvalID string) (ToolResult, error) {
 	function, tool := "", name
 	if t, ok := v.Catalog.Tool(name); ok && catalog.ChatCallable(t) {
 		function = t.Function
 	} else if p, ok := v.Catalog.Tool(catalog.ConnectorCallTool); ok && strings.Contains(name, proxySeparator) {
 		function, tool = p.Function, p.Name
 		args, _ = json.Marshal(struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		}{name, args})
+			Name       string          `json:"name"`
+			Arguments  json.RawMessage `json:"arguments"`
+			ApprovalID string          `json:"approval_id,omitempty"`
+		}{name, args, approvalID})
 	} else {
 		return ToolResult{}, fault.Invalid("tool", "%q is not a tool a chat may call", name)
 	}
@@ -143,6 +189,11 @@ func resultText(resp *invoke.Response) (ToolResult, error) {
 		} `json:"content"`
 		StructuredContent json.RawMessage `json:"structuredContent"`
 		IsError           bool            `json:"isError"`
+		// The approval a connector call asked for (connector.ApprovalMetaKey, ApprovalURLMetaKey).
+		Meta struct {
+			ApprovalID  string `json:"switchboard.dev/approval_id"`
+			ApprovalURL string `json:"switchboard.dev/approval_url"`
+		} `json:"_meta"`
 	}
 	if err := json.Unmarshal(resp.Result, &res); err != nil {
 		if resp.Error != nil {
@@ -165,6 +216,10 @@ func resultText(resp *invoke.Response) (ToolResult, error) {
 	out := ToolResult{Text: b.String(), IsError: res.IsError || resp.Error != nil}
 	if out.Text == "" && resp.Error != nil {
 		out.Text = resp.Error.Message
+	}
+	if out.IsError && tenant.IsKeyID(res.Meta.ApprovalID) {
+		// A call asking for approval is a tool error naming it.
+		out.ApprovalID, out.ApprovalURL = res.Meta.ApprovalID, res.Meta.ApprovalURL
 	}
 	return out, nil
 }

@@ -5,11 +5,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +21,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
 	"github.com/switchboard-dev/switchboard/shared/catalog"
+	"github.com/switchboard-dev/switchboard/shared/chat"
 	"github.com/switchboard-dev/switchboard/shared/gateway"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
@@ -46,7 +51,8 @@ func serveChat(t *testing.T, tbl store.Table, deps lambdafn.Deps) *chatServer {
 	s := stack(t, deps)
 	t.Cleanup(func() { s.Close() })
 	keys := apikey.New(tbl, nil)
-	gw, err := gateway.New(gateway.Options{Catalog: catalog.Default(), Invoker: s, Keys: keys})
+	cat := catalog.Default()
+	gw, err := gateway.New(gateway.Options{Catalog: cat, Invoker: s, Keys: keys, Approvals: gateway.ConnectorApprovals(cat, s)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,12 +286,30 @@ func TestChatCompletionsRefusals(t *testing.T) {
 
 // The tools path with a connector's tool: the model calls pay__charge, the
 // chat calls it through the connectors' proxy function with its approval
-// policy, and the model answers from its result.
+// policy, and the model answers from its result. An approval given on the
+// page is carried into the thread's next turn, which makes the call the
+// model asked for, exactly once.
 func TestChatCallsConnectorToolsUnderTheirApprovalPolicy(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "charge", Description: "Charge the card."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+	var charged []json.RawMessage // the arguments of every call the upstream ran
+	var chargedMu sync.Mutex
+	mcp.AddTool(srv, &mcp.Tool{Name: "charge", Description: "Charge the card."}, func(_ context.Context, req *mcp.CallToolRequest, _ struct {
+		Amount int `json:"amount"`
+	}) (*mcp.CallToolResult, any, error) {
+		chargedMu.Lock()
+		charged = append(charged, req.Params.Arguments)
+		chargedMu.Unlock()
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"charged":12345678901234567890,"fee":0.1}`}}}, nil, nil
 	})
+	calls := func() []string {
+		chargedMu.Lock()
+		defer chargedMu.Unlock()
+		var out []string
+		for _, a := range charged {
+			out = append(out, string(a))
+		}
+		return out
+	}
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(up.Close)
 	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -297,7 +321,7 @@ func TestChatCallsConnectorToolsUnderTheirApprovalPolicy(t *testing.T) {
 		}
 		json.NewDecoder(r.Body).Decode(&req)
 		msg := map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": "call_pay", "type": "function",
-			"function": map[string]any{"name": "pay__charge", "arguments": "{}"}}}}
+			"function": map[string]any{"name": "pay__charge", "arguments": `{"amount": 5}`}}}}
 		if last := req.Messages[len(req.Messages)-1]; last.Role == "tool" {
 			msg = map[string]any{"role": "assistant", "content": "The upstream said: " + last.Content}
 		}
@@ -329,9 +353,9 @@ func TestChatCallsConnectorToolsUnderTheirApprovalPolicy(t *testing.T) {
 			t.Fatalf("%s: %v %+v", call.tool, err, resp)
 		}
 	}
-	answer := func(t *testing.T, thread string, key ...string) string {
+	say := func(t *testing.T, thread, message string, key ...string) string {
 		t.Helper()
-		resp := c.post(t, append(key, c.key)[0], `{"model":"switchboard","thread_id":"`+thread+`","messages":[{"role":"user","content":"Charge my card."}]}`)
+		resp := c.post(t, append(key, c.key)[0], `{"model":"switchboard","thread_id":"`+thread+`","messages":[{"role":"user","content":"`+message+`"}]}`)
 		body, _ := io.ReadAll(resp.Body)
 		var got struct {
 			Choices []struct {
@@ -345,10 +369,68 @@ func TestChatCallsConnectorToolsUnderTheirApprovalPolicy(t *testing.T) {
 		}
 		return got.Choices[0].Message.Content
 	}
+	answer := func(t *testing.T, thread string, key ...string) string {
+		t.Helper()
+		return say(t, thread, "Charge my card.", key...)
+	}
+	approvalOf := func(t *testing.T, answer string) string {
+		t.Helper()
+		m := regexp.MustCompile(`/approvals/([0-9a-f]{32})`).FindStringSubmatch(answer)
+		if m == nil {
+			t.Fatalf("answer %q links no approval page", answer)
+		}
+		return m[1]
+	}
 
 	t.Run("AskUserAnswersWithTheApprovalPage", func(t *testing.T) {
 		if got := answer(t, "pay-1"); !strings.Contains(got, "/approvals/") {
 			t.Errorf("answer %q, want the approval page's path", got)
+		}
+	})
+	t.Run("AnApprovalGivenOnThePageRunsTheCallOnTheNextTurnExactlyOnce", func(t *testing.T) {
+		before := len(calls())
+		id := approvalOf(t, answer(t, "pay-5"))
+		decideOnThePage(t, c.url, c.key, id, "approve")
+		if got, want := say(t, "pay-5", "I approved it."), `The upstream said: {"charged":12345678901234567890,"fee":0.1}`; got != want {
+			t.Errorf("the turn after the approval answered %q, want %q", got, want)
+		}
+		if got := calls()[before:]; len(got) != 1 || got[0] != `{"amount":5}` {
+			t.Fatalf("the upstream ran %q, want the model's call once, its arguments unchanged", got)
+		}
+		if again := answer(t, "pay-5"); approvalOf(t, again) == id {
+			t.Errorf("the next turn answered %q, want a new approval asked", again)
+		}
+		if got := calls()[before:]; len(got) != 1 {
+			t.Errorf("after another turn the upstream ran %d calls, want 1", len(got))
+		}
+		tools := &chat.Invoked{Catalog: catalog.Default(), Invoker: c.stack}
+		res, err := tools.CallApproved(context.Background(), acme, "pay__charge", json.RawMessage(`{"amount":5}`), id)
+		if err != nil || !res.IsError || !strings.Contains(res.Text, "already used") {
+			t.Errorf("a second retry with the approval answered %+v, %v; want it refused as used", res, err)
+		}
+		if got := calls()[before:]; len(got) != 1 {
+			t.Errorf("after a second retry the upstream ran %d calls, want 1", len(got))
+		}
+	})
+	t.Run("ADeniedApprovalIsReportedAndTheCallNeverRuns", func(t *testing.T) {
+		before := len(calls())
+		id := approvalOf(t, answer(t, "pay-6"))
+		decideOnThePage(t, c.url, c.key, id, "deny")
+		if got := say(t, "pay-6", "Did it go through?"); !strings.Contains(got, "denied") || strings.Contains(got, "charged") {
+			t.Errorf("the turn after the denial answered %q, want it to say the call was denied", got)
+		}
+		if got := calls()[before:]; len(got) != 0 {
+			t.Errorf("the upstream ran %q after a denial", got)
+		}
+	})
+	t.Run("AnApprovalStillWaitingIsNotRunAndIsLinkedAgain", func(t *testing.T) {
+		before := len(calls())
+		id := approvalOf(t, answer(t, "pay-7"))
+		if got := say(t, "pay-7", "Hello?"); !strings.Contains(got, "/approvals/"+id) {
+			t.Errorf("the next turn answered %q, want the waiting approval's page linked", got)
+		}
+		if got := calls()[before:]; len(got) != 0 {
+			t.Errorf("the upstream ran %q before a decision", got)
 		}
 	})
 	t.Run("AlwaysAllowRunsTheToolAndKeepsItsNumbers", func(t *testing.T) {
@@ -379,6 +461,31 @@ func TestChatCallsConnectorToolsUnderTheirApprovalPolicy(t *testing.T) {
 			t.Errorf("answer of the chat tool %q, want %q", got, refused)
 		}
 	})
+}
+
+// decideOnThePage opens approval id's page with key and posts decision
+// (approve or deny) with its CSRF token and cookie, as the browser does.
+func decideOnThePage(t *testing.T, base, key, id, decision string) {
+	t.Helper()
+	page := base + "/approvals/" + id
+	req := mustRequest(t, http.MethodGet, page)
+	req.Header.Set("Authorization", "Bearer "+key)
+	opened := do(t, req)
+	cookies := (&http.Response{Header: opened.header}).Cookies()
+	m := csrfRE.FindStringSubmatch(opened.body)
+	if opened.status != http.StatusOK || m == nil || len(cookies) != 1 {
+		t.Fatalf("GET %s = %d, want a form and a cookie:\n%s", page, opened.status, opened.body)
+	}
+	form := url.Values{"decision": {decision}, "csrf": {html.UnescapeString(m[1])}}
+	post := mustRequest(t, http.MethodPost, page)
+	post.Body = io.NopCloser(strings.NewReader(form.Encode()))
+	post.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	post.Header.Set("Authorization", "Bearer "+key)
+	post.Header.Set("Origin", base)
+	post.AddCookie(cookies[0])
+	if got := do(t, post); got.status != http.StatusOK {
+		t.Fatalf("POST %s %s = %d\n%s", page, decision, got.status, got.body)
+	}
 }
 
 // The MCP tool chat serves the same turn as the endpoint, and

@@ -15,7 +15,7 @@ type Message struct {
 	ToolCalls  json.RawMessage `json:"tool_calls,omitempty" jsonschema:"the tools an assistant message called: [{id, name, arguments}]"`
 	ToolCallID string          `json:"tool_call_id,omitempty" jsonschema:"the call a tool message answers"`
 	Name       string          `json:"name,omitempty" jsonschema:"the tool a tool message comes from"`
-	Internal   bool            `json:"internal,omitempty" jsonschema:"true for documents the chat's vector search found for one turn: shown here, never sent to a model again"`
+	Internal   bool            `json:"internal,omitempty" jsonschema:"true for the chat's own records: documents its vector search found for one turn, and connector calls waiting for approval (name connector_approval); shown here, never sent to a model"`
 }
 
 // Turn is a message the chat orchestration records ([Service.AddTurns]):
