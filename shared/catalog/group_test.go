@@ -58,3 +58,11 @@ func TestAToolInAnUnknownGroupIsRefused(t *testing.T) {
 		t.Errorf("err = %v, want a refusal naming the group", err)
 	}
 }
+
+func TestAPromptInAnUnknownGroupIsRefused(t *testing.T) {
+	p := &catalog.Prompt{Name: "x", Tool: catalog.PromptGetTool, Group: "NL2SQL"}
+	tools := catalog.Default().Tools()
+	if _, err := catalog.New(tools, nil, []*catalog.Prompt{p}); err == nil || !strings.Contains(err.Error(), `"NL2SQL"`) {
+		t.Errorf("err = %v, want a refusal naming the group", err)
+	}
+}
