@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -78,11 +79,24 @@ func assistantTools() []*Tool {
 func assistantPrompts() []*Prompt {
 	var out []*Prompt
 	for _, s := range prompt.Specs() {
-		p := &Prompt{Name: s.Name, Title: s.Title, Description: s.Description, Tool: PromptGetTool}
+		p := &Prompt{Name: s.Name, Title: s.Title, Description: s.Description, Tool: PromptGetTool, Group: promptGroup(s.Name)}
 		for _, a := range s.Arguments {
 			p.Arguments = append(p.Arguments, &mcp.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
 		}
 		out = append(out, p)
 	}
 	return out
+}
+
+// promptGroup returns the group of the prompt named name, by seed 000's
+// rules: the prompts of the vector search steps (store selection, grading,
+// rephrasing, and optimizer_context-default, the rephrase step's system
+// prompt) are in Vector Search, hidden with its tools; the chat's system
+// prompts (optimizer_basic-default, which a thread without tools uses, and
+// optimizer_tools-default) and Switchboard's own are in none.
+func promptGroup(name string) string {
+	if strings.HasPrefix(name, "optimizer_vs-") || name == prompt.Context {
+		return GroupVectorSearch
+	}
+	return ""
 }

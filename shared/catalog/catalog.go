@@ -273,6 +273,11 @@ type Prompt struct {
 	Tool string
 	// Complete, if set, suggests values for an argument given its prefix.
 	Complete func(arg, prefix string) []string
+	// Group is the tool group a profile enables it by, as [Tool.Group]:
+	// a prompt is in the group of the tools that use it (seed 000's
+	// optimizer_vs-* and optimizer_context-default serve the vector
+	// search steps), or in none.
+	Group string
 }
 
 // Function is one deployable tool function and what it needs.
@@ -360,6 +365,9 @@ func build(tools []*Tool, resources []*Resource, prompts []*Prompt, triggers []*
 		}
 		if t, ok := c.byName[p.Tool]; p.Tool != "" && (!ok || !t.GatewayCalls) {
 			return nil, fmt.Errorf("catalog: prompt %q: its tool %q is not a tool of the catalog the gateway calls", p.Name, p.Tool)
+		}
+		if p.Group != "" && !slices.Contains(Groups(), p.Group) {
+			return nil, fmt.Errorf("catalog: prompt %q is in group %q, which is not one of %q", p.Name, p.Group, Groups())
 		}
 		seen["prompt:"+p.Name] = true
 	}

@@ -29,10 +29,40 @@ func TestToolsAreInSeed000sGroups(t *testing.T) {
 	}
 }
 
+// TestPromptsAreInSeed000sGroups checks the prompts' groups by seed 000's
+// rules: the vector search steps' prompts (optimizer_vs-*, and
+// optimizer_context-default, the rephrase step's) are in Vector Search, and
+// the chat's system prompts and Switchboard's own in none.
+func TestPromptsAreInSeed000sGroups(t *testing.T) {
+	want := map[string]string{
+		"optimizer_basic-default": "", "optimizer_tools-default": "",
+		"optimizer_context-default": catalog.GroupVectorSearch, "optimizer_vs-table-selection": catalog.GroupVectorSearch,
+		"optimizer_vs-grade": catalog.GroupVectorSearch, "optimizer_vs-rephrase": catalog.GroupVectorSearch,
+		"switchboard_answer-default": "", "switchboard_graph-extract": "", "switchboard_graph-report": "",
+	}
+	prompts := catalog.Default().Prompts()
+	if len(prompts) != len(want) {
+		t.Errorf("%d prompts, want %d", len(prompts), len(want))
+	}
+	for _, p := range prompts {
+		if g, ok := want[p.Name]; !ok || p.Group != g {
+			t.Errorf("prompt %s is in group %q, want %q (known: %v)", p.Name, p.Group, g, ok)
+		}
+	}
+}
+
 func TestAToolInAnUnknownGroupIsRefused(t *testing.T) {
 	tool := &catalog.Tool{Name: "x", Title: "X", Description: "x", Family: "memory", Function: "memory/x",
 		Visibility: catalog.Public, Limits: catalog.Limits{Timeout: time.Second, MemoryMB: 128}, Group: "NL2SQL"}
 	if _, err := catalog.New([]*catalog.Tool{tool}, nil, nil); err == nil || !strings.Contains(err.Error(), `"NL2SQL"`) {
+		t.Errorf("err = %v, want a refusal naming the group", err)
+	}
+}
+
+func TestAPromptInAnUnknownGroupIsRefused(t *testing.T) {
+	p := &catalog.Prompt{Name: "x", Tool: catalog.PromptGetTool, Group: "NL2SQL"}
+	tools := catalog.Default().Tools()
+	if _, err := catalog.New(tools, nil, []*catalog.Prompt{p}); err == nil || !strings.Contains(err.Error(), `"NL2SQL"`) {
 		t.Errorf("err = %v, want a refusal naming the group", err)
 	}
 }

@@ -107,20 +107,21 @@ func (g *Gateway) connectorsMiddleware(next mcp.MethodHandler) mcp.MethodHandler
 		}
 		switch lr := res.(type) {
 		case *mcp.ListToolsResult:
-			if lr.NextCursor == "" && g.listsProxiedTools(ctx, req) { // profiles.go
+			if lr.NextCursor == "" && g.listsProxied(ctx, req) { // profiles.go
 				if l, ok := g.listing(ctx, req.GetExtra()); ok {
 					lr.Tools = append(lr.Tools, g.usableTools(req.GetExtra(), l.Tools)...)
 				}
 			}
 			lr.Cacheable = narrower(lr.Cacheable, functionCacheable(mcp.Cacheable{}))
 		case *mcp.ListResourcesResult:
-			if lr.NextCursor == "" {
+			if lr.NextCursor == "" && g.listsProxied(ctx, req) {
 				if l, ok := g.listing(ctx, req.GetExtra()); ok {
 					lr.Resources = append(lr.Resources, l.Resources...)
 				}
 			}
+			lr.Cacheable = narrower(lr.Cacheable, functionCacheable(mcp.Cacheable{}))
 		case *mcp.ListPromptsResult:
-			if lr.NextCursor == "" {
+			if lr.NextCursor == "" && g.listsProxied(ctx, req) {
 				if l, ok := g.listing(ctx, req.GetExtra()); ok {
 					lr.Prompts = append(lr.Prompts, l.Prompts...)
 				}
@@ -336,9 +337,13 @@ func (g *Gateway) readProxied(ctx context.Context, req *mcp.ReadResourceRequest)
 }
 
 // getProxiedPrompt serves prompts/get of a proxied prompt through
-// connector_prompt_get.
+// connector_prompt_get. A get without arguments sends none (not null, which
+// that tool's schema refuses).
 func (g *Gateway) getProxiedPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	args, _ := json.Marshal(map[string]any{"name": req.Params.Name, "arguments": req.Params.Arguments}) // strings always encode
+	args, _ := json.Marshal(struct { // strings always encode
+		Name      string            `json:"name"`
+		Arguments map[string]string `json:"arguments,omitempty"`
+	}{req.Params.Name, req.Params.Arguments})
 	raw, err := g.callProxy(ctx, req.Extra, catalog.ConnectorPromptTool, args,
 		&jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown prompt " + req.Params.Name})
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -161,17 +163,122 @@ func (g *Gateway) permitted(p profile.Profile, tools []*mcp.Tool) []*mcp.Tool {
 // notEnabled says why a call is refused that the key's profile, or the
 // thread's settings, do not allow.
 func notEnabled(key profile.Profile, name, group, thread string) string {
-	msg := fmt.Sprintf("tool %s is not enabled for this API key (its profile); tools/list shows the tools it may call", name)
+	return entryNotEnabled(key, "tool "+name, "tools/list shows the tools it may call", name, group, thread)
+}
+
+// entryNotEnabled says why a request for entry (a tool, resource or prompt,
+// held as name in group) is refused that the key's profile, or the thread's
+// settings, do not allow; lists says where the allowed ones are listed.
+func entryNotEnabled(key profile.Profile, entry, lists, name, group, thread string) string {
+	msg := fmt.Sprintf("%s is not enabled for this API key (its profile); %s", entry, lists)
 	if key.Allows(name, group) {
-		msg = fmt.Sprintf("tool %s is in the group %q, which thread %q does not enable; settings_update's tools_enabled enables it", name, group, thread)
+		msg = fmt.Sprintf("%s is in the group %q, which thread %q does not enable; settings_update's tools_enabled enables it", entry, group, thread)
 	}
 	return msg
 }
 
-// profilesMiddleware holds tools/list and tools/call to the request's
-// profile: a list shows only the tools it enables (an answer that is then
-// the caller's own), a call of another tool is refused before it runs. It is
-// the outermost middleware, so that it sees the connectors' tools too.
+// Resources and prompts are held to the request's profile as tools are
+// (issue 14): a connector's proxied prompt <connector>__<prompt> by that
+// name in connector_call's group (Connectors); a connector's proxied
+// resource connector://<connector>/<uri> by its connector's prefix
+// <connector>__ in that group, so that a pattern naming a whole connector
+// (github__*) enables or denies its tools, prompts and resources alike;
+// the catalog's prompts by their names in their groups
+// (catalog.Prompt.Group: seed 000's vector search prompts are in Vector
+// Search). The catalog's resources (the memory family's conversations) are
+// in no group and named by no pattern: every profile enables them, so
+// resources/templates/list, which lists only them, is the same for every
+// caller. A refused read or get is decided by the name alone, before
+// anything is looked up, so its error reads the same whether or not the
+// entry exists (it reveals nothing a list hides) and says what enables it.
+
+// promptGroup returns the group of the prompt named name, and whether the
+// gateway serves such a prompt: a catalog prompt, or a connector's.
+func (g *Gateway) promptGroup(name string) (string, bool) {
+	if p, ok := g.opts.Catalog.Prompt(name); ok {
+		return p.Group, true
+	}
+	if call, ok := g.proxy(catalog.ConnectorCallTool); ok && strings.Contains(name, proxySeparator) {
+		return call.Group, true
+	}
+	return "", false
+}
+
+// heldResource returns the name and group a profile holds the resource at
+// uri to, and whether it holds it at all (only a connector's).
+func (g *Gateway) heldResource(uri string) (name, group string, held bool) {
+	rest, proxied := strings.CutPrefix(uri, proxiedResourceScheme)
+	call, proxies := g.proxy(catalog.ConnectorCallTool)
+	if !proxied || !proxies {
+		return "", "", false
+	}
+	connector, _, _ := strings.Cut(rest, "/")
+	return connector + proxySeparator, call.Group, true
+}
+
+// allowsResource reports whether p enables the resource at uri.
+func (g *Gateway) allowsResource(p profile.Profile, uri string) bool {
+	name, group, held := g.heldResource(uri)
+	return !held || p.Allows(name, group)
+}
+
+// allowsPrompt reports whether p enables the prompt named name.
+func (g *Gateway) allowsPrompt(p profile.Profile, name string) bool {
+	group, served := g.promptGroup(name)
+	return !served || p.Allows(name, group)
+}
+
+// refuseEntry returns the error refusing a request for entry, held as name
+// in group, if the request's profile does not enable it.
+func (g *Gateway) refuseEntry(ctx context.Context, extra *mcp.RequestExtra, meta mcp.Meta, entry, lists, name, group string) error {
+	p, thread, err := g.requestProfile(ctx, extra, meta)
+	if err != nil || p.Allows(name, group) {
+		return err
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: entryNotEnabled(keyProfile(tokenInfo(extra)), entry, lists, name, group, thread)}
+}
+
+// paramsMeta returns the _meta of a request's params, nil without params.
+func paramsMeta(req mcp.Request) mcp.Meta {
+	switch r := req.(type) {
+	case *mcp.ListToolsRequest:
+		if r.Params != nil {
+			return r.Params.Meta
+		}
+	case *mcp.ListResourcesRequest:
+		if r.Params != nil {
+			return r.Params.Meta
+		}
+	case *mcp.ListPromptsRequest:
+		if r.Params != nil {
+			return r.Params.Meta
+		}
+	}
+	return nil
+}
+
+// filtered holds a list's result to p: it keeps the tools, resources and
+// prompts p enables, and makes the answer the caller's own.
+func (g *Gateway) filtered(p profile.Profile, res mcp.Result) {
+	private := functionCacheable(mcp.Cacheable{})
+	switch l := res.(type) {
+	case *mcp.ListToolsResult:
+		l.Tools = g.permitted(p, l.Tools)
+		l.Cacheable = narrower(l.Cacheable, private)
+	case *mcp.ListResourcesResult:
+		l.Resources = slices.DeleteFunc(l.Resources, func(r *mcp.Resource) bool { return !g.allowsResource(p, r.URI) })
+		l.Cacheable = narrower(l.Cacheable, private)
+	case *mcp.ListPromptsResult:
+		l.Prompts = slices.DeleteFunc(l.Prompts, func(pr *mcp.Prompt) bool { return !g.allowsPrompt(p, pr.Name) })
+		l.Cacheable = narrower(l.Cacheable, private)
+	}
+}
+
+// profilesMiddleware holds tools, resources and prompts to the request's
+// profile: a list shows only those it enables (an answer that is then the
+// caller's own), a call, read or get of another is refused before it runs.
+// It is the outermost middleware, so that it sees the connectors' entries
+// too.
 func (g *Gateway) profilesMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch r := req.(type) {
@@ -190,19 +297,26 @@ func (g *Gateway) profilesMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if r.Params.Name == settingsUpdateTool {
 				defer g.forgetThreads(r.Extra)
 			}
-		case *mcp.ListToolsRequest:
-			var meta mcp.Meta
-			if r.Params != nil {
-				meta = r.Params.Meta
+		case *mcp.ReadResourceRequest:
+			if name, group, held := g.heldResource(r.Params.URI); held {
+				if err := g.refuseEntry(ctx, r.Extra, r.Params.Meta, "resource "+r.Params.URI, "resources/list shows the resources it may read", name, group); err != nil {
+					return nil, err
+				}
 			}
-			p, _, err := g.requestProfile(ctx, r.Extra, meta)
+		case *mcp.GetPromptRequest:
+			if group, served := g.promptGroup(r.Params.Name); served {
+				if err := g.refuseEntry(ctx, r.Extra, r.Params.Meta, "prompt "+r.Params.Name, "prompts/list shows the prompts it may get", r.Params.Name, group); err != nil {
+					return nil, err
+				}
+			}
+		case *mcp.ListToolsRequest, *mcp.ListResourcesRequest, *mcp.ListPromptsRequest:
+			p, _, err := g.requestProfile(ctx, req.GetExtra(), paramsMeta(req))
 			if err != nil {
 				return nil, err
 			}
 			res, err := next(ctx, method, req)
-			if lt, ok := res.(*mcp.ListToolsResult); ok && err == nil && !p.IsZero() {
-				lt.Tools = g.permitted(p, lt.Tools)
-				lt.Cacheable = narrower(lt.Cacheable, functionCacheable(mcp.Cacheable{}))
+			if err == nil && !p.IsZero() {
+				g.filtered(p, res)
 			}
 			return res, err
 		}
@@ -210,21 +324,16 @@ func (g *Gateway) profilesMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// listsProxiedTools reports whether a tools/list request's profile
-// enables the connectors' tools, so that one that does not costs no
-// listing (profilesMiddleware has read its thread's settings, and refused
-// the request if they could not be read).
-func (g *Gateway) listsProxiedTools(ctx context.Context, req mcp.Request) bool {
-	r, ok := req.(*mcp.ListToolsRequest)
+// listsProxied reports whether a list request's profile enables the
+// connectors' entries, so that one that does not costs no listing
+// (profilesMiddleware has read its thread's settings, and refused the
+// request if they could not be read).
+func (g *Gateway) listsProxied(ctx context.Context, req mcp.Request) bool {
 	call, proxies := g.proxy(catalog.ConnectorCallTool)
-	if !ok || !proxies {
+	if !proxies {
 		return true
 	}
-	var meta mcp.Meta
-	if r.Params != nil {
-		meta = r.Params.Meta
-	}
-	p, _, err := g.requestProfile(ctx, r.Extra, meta)
+	p, _, err := g.requestProfile(ctx, req.GetExtra(), paramsMeta(req))
 	return err != nil || p.EnablesGroup(call.Group)
 }
 

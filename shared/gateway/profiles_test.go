@@ -30,9 +30,10 @@ import (
 )
 
 // profileHarness is a gateway (web_search searching a stand-in DuckDuckGo)
-// with a connector "up" whose upstream offers a tool "look",
-// proxied as up__look; every function runs in process, the settings
-// family's too.
+// with a connector "up" whose upstream offers a tool "look", a resource
+// note://forecast and a prompt "brief", proxied as up__look,
+// connector://up/note://forecast and up__brief; every function runs in
+// process, the settings family's too.
 type profileHarness struct {
 	*harness
 	stack    *local.Stack
@@ -81,6 +82,14 @@ func newProfileHarness(t *testing.T) *profileHarness {
 	mcp.AddTool(up, &mcp.Tool{Name: "look", Description: "Looks up the weather forecast for a city.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sunny"}}}, nil, nil
+		})
+	up.AddResource(&mcp.Resource{URI: upstreamResource, Name: "forecast", MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "rain by noon"}}}, nil
+		})
+	up.AddPrompt(&mcp.Prompt{Name: "brief", Description: "Asks for a weather brief."},
+		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Brief me on the weather."}}}}, nil
 		})
 	upstream := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
 	t.Cleanup(func() { upstream.CloseClientConnections(); upstream.Close() })

@@ -1,6 +1,7 @@
-// Package profile says which tools a host may see and call: the tool groups
-// it enables (catalog.Groups, seed 000's tools_enabled) and lists of tool
-// names allowed and denied. An API key carries one (package apikey); a
+// Package profile says which tools a host may see and call (and which
+// resources and prompts, which the gateway holds by their groups and names
+// as tools): the tool groups it enables (catalog.Groups, seed 000's
+// tools_enabled) and lists of tool names allowed and denied. An API key carries one (package apikey); a
 // thread's settings narrow it to the groups the thread enables; the gateway
 // lists, calls and searches only what the result allows.
 //
