@@ -239,9 +239,11 @@ type Options struct {
 	Settings SettingsSource
 	Prompts  prompt.Lookup
 	// Deltas, if set, receives the answer as it is streamed to the client,
-	// piece by piece: done is the answer's bytes sent with this piece, total
-	// its length (lambdafn.ReportProgress, which the gateway relays as
-	// chat.completion.chunk deltas).
+	// piece by piece, at most [MaxDeltas] of them: done is the answer's
+	// bytes sent with this piece, total its length when known, else zero
+	// (lambdafn.ReportProgress, which the gateway relays as
+	// chat.completion.chunk deltas). With a [provider.Streamer] the pieces
+	// are the model's text as it writes it.
 	Deltas func(ctx context.Context, done, total float64, delta string)
 	// RecursionLimit bounds a turn's completions. If zero, [DefaultRecursionLimit].
 	RecursionLimit int
@@ -280,6 +282,10 @@ type turn struct {
 	// token's, from the envelope): the turn offers and calls only what it allows.
 	held profile.Profile
 	out  Output
+	// live streams the answer to the client, if it asked; answerStreamed
+	// says the model's text streamed was the answer.
+	live           *deltas
+	answerStreamed bool
 }
 
 // Chat runs one turn. A failure of the model, the pipeline or a tool ends
@@ -290,6 +296,7 @@ func (s *Service) Chat(ctx context.Context, c tenant.Caller, in Input) (Output, 
 	if err != nil {
 		return Output{}, err
 	}
+	t.live = s.deltas(ctx)
 	if err := s.run(ctx, t); err != nil {
 		t.out.FinishReason, t.out.Error = FinishError, cause(err)
 		t.out.Answer = "Sorry, I could not finish this answer: " + t.out.Error
@@ -304,45 +311,14 @@ func (s *Service) Chat(ctx context.Context, c tenant.Caller, in Input) (Output, 
 	if t.out.Route == nil {
 		t.out.Route = []string{}
 	}
-	s.stream(ctx, t.out.Answer)
-	return t.out, nil
-}
-
-// MaxDeltas bounds the pieces an answer is streamed in: a longer answer's
-// pieces hold more words each.
-const MaxDeltas = 512
-
-// stream sends answer to opts.Deltas in pieces of whole words (each with the
-// spaces before it), at most [MaxDeltas] of them. The answer is streamed once
-// composed: the generators answer whole.
-func (s *Service) stream(ctx context.Context, answer string) {
-	if s.opts.Deltas == nil || answer == "" {
-		return
-	}
-	words := wordPieces(answer)
-	per := (len(words) + MaxDeltas - 1) / MaxDeltas
-	done := 0
-	for i := 0; i < len(words); i += per {
-		piece := strings.Join(words[i:min(i+per, len(words))], "")
-		done += len(piece)
-		s.opts.Deltas(ctx, float64(done), float64(len(answer)), piece)
-	}
-}
-
-// wordPieces splits text into words, each with the white space before it,
-// so that the pieces joined are text.
-func wordPieces(text string) []string {
-	var out []string
-	start, inWord := 0, false
-	for i, r := range text {
-		space := r == ' ' || r == '\n' || r == '\t' || r == '\r'
-		if space && inWord {
-			out = append(out, text[start:i])
-			start = i
+	if t.live != nil {
+		if t.answerStreamed {
+			t.live.flush()
+		} else {
+			t.live.whole(t.out.Answer)
 		}
-		inWord = !space
 	}
-	return append(out, text[start:])
+	return t.out, nil
 }
 
 // cause is err as a user may read it: the classified message, else the
