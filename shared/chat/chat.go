@@ -245,6 +245,10 @@ type Options struct {
 	// chat.completion.chunk deltas). With a [provider.Streamer] the pieces
 	// are the model's text as it writes it.
 	Deltas func(ctx context.Context, done, total float64, delta string)
+	// Streaming reports whether a call's deltas reach its client as they
+	// are made (lambdafn.Streaming); only then is the model asked to
+	// stream. If nil, they are taken to.
+	Streaming func(ctx context.Context) bool
 	// RecursionLimit bounds a turn's completions. If zero, [DefaultRecursionLimit].
 	RecursionLimit int
 	Logger         *slog.Logger

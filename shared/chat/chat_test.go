@@ -518,3 +518,18 @@ func TestAFailureMidStreamEndsTheAnswerWithItsCause(t *testing.T) {
 		t.Errorf("history %+v, want the user's message and the friendly error once", msgs)
 	}
 }
+
+func TestACallerThatDoesNotStreamGetsTheModelsWholeReply(t *testing.T) {
+	e := newEnv(t, nil)
+	m := newModel(t, func(int, map[string]any) (int, string) { return 200, answer("Every three months.") })
+	var got strings.Builder
+	svc := chat.New(chat.Options{Memory: e.mem, Generator: m.generator(t), Deltas: func(_ context.Context, _, _ float64, d string) { got.WriteString(d) },
+		Streaming: func(context.Context) bool { return false }})
+	out, err := svc.Chat(context.Background(), alice, chat.Input{Message: "How often?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Answer != "Every three months." || got.String() != out.Answer || m.request(0)["stream"] != nil {
+		t.Errorf("answer %q, pieces %q, request %v: want the whole reply of a request that asked for no stream", out.Answer, got.String(), m.request(0))
+	}
+}

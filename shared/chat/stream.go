@@ -31,19 +31,21 @@ type deltas struct {
 	// gap is due before the next text: a reply that called tools after
 	// writing text, or a failure after some of the answer, ends a paragraph.
 	gap bool
+	// live is true when the pieces reach the client as they are sent.
+	live bool
 }
 
 func (s *Service) deltas(ctx context.Context) *deltas {
 	if s.opts.Deltas == nil {
 		return nil
 	}
-	return &deltas{ctx: ctx, send: s.opts.Deltas}
+	return &deltas{ctx: ctx, send: s.opts.Deltas, live: s.opts.Streaming == nil || s.opts.Streaming(ctx)}
 }
 
 // streamer is the generator's [provider.Streamer] when the turn streams its
-// answer to a client.
+// answer to a client as it is made.
 func (t *turn) streamer(gen provider.Generator) (provider.Streamer, bool) {
-	if t.live == nil {
+	if t.live == nil || !t.live.live {
 		return nil, false
 	}
 	return provider.StreamerOf(gen)
