@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,7 +30,11 @@ type frame struct {
 	payload string
 }
 
-func event(typ, payload string) frame     { return frame{"event", typ, payload} }
+func event(typ, payload string) frame { return frame{"event", typ, payload} }
+
+// hold makes the stand-in stop writing and wait for the client to go.
+var hold = frame{kind: "hold"}
+
 func exception(typ, payload string) frame { return frame{"exception", typ, payload} }
 
 // converseStream is a Bedrock Runtime stand-in answering POST
@@ -49,6 +54,10 @@ func converseStream(t *testing.T, frames ...frame) (*bedrockruntime.Client, *map
 		w.Header().Set("X-Amzn-Requestid", "5f8a3b1c-2d4e-4f60-8a7b-9c0d1e2f3a4b")
 		enc := eventstream.NewEncoder()
 		for _, f := range frames {
+			if f == hold {
+				<-r.Context().Done()
+				return
+			}
 			var h eventstream.Headers
 			h.Set(":message-type", eventstream.StringValue(f.kind))
 			h.Set(":"+f.kind+"-type", eventstream.StringValue(f.typ))
@@ -178,5 +187,15 @@ func TestConverseStreamFailures(t *testing.T) {
 				t.Errorf("%d deltas before the error, want %d", n, tc.wantDeltas)
 			}
 		})
+	}
+}
+
+func TestConverseStreamStopsWhenTheContextEnds(t *testing.T) {
+	rt, _ := converseStream(t, messageStart, textDelta("Every"), hold)
+	g, _ := bedrock.NewGenerator(rt, bedrock.DefaultGenerationModel)
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := g.ChatStream(ctx, provider.ChatRequest{Messages: []provider.Message{{Role: "user", Content: "hi"}}}, func(string) { cancel() })
+	if !errors.Is(err, context.Canceled) || fault.KindOf(err) == fault.KindUnavailable {
+		t.Errorf("ChatStream = %v, want the context's cancellation", err)
 	}
 }
