@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,7 +51,8 @@ func converseStream(t *testing.T, frames ...frame) (*bedrockruntime.Client, *map
 		if !strings.HasSuffix(r.URL.EscapedPath(), "/converse-stream") || !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") {
 			t.Errorf("request %s %s, want a signed POST /model/{modelId}/converse-stream", r.Method, r.URL.EscapedPath())
 		}
-		json.NewDecoder(r.Body).Decode(&body)
+		data, _ := io.ReadAll(r.Body)
+		json.Unmarshal(data, &body)
 		w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
 		w.Header().Set("X-Amzn-Requestid", "5f8a3b1c-2d4e-4f60-8a7b-9c0d1e2f3a4b")
 		enc := eventstream.NewEncoder()
@@ -71,12 +74,17 @@ func converseStream(t *testing.T, frames ...frame) (*bedrockruntime.Client, *map
 		}
 	}))
 	t.Cleanup(srv.Close)
+	// Read whole (see runtime.client) unless the stream must stay open.
+	var client bedrockruntime.HTTPClient = readWhole{srv.Client()}
+	if slices.Contains(frames, hold) {
+		client = srv.Client()
+	}
 	return bedrockruntime.New(bedrockruntime.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(srv.URL),
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", ""),
 		Retryer:      retry.AddWithMaxAttempts(retry.NewStandard(), 1),
-		HTTPClient:   srv.Client(),
+		HTTPClient:   client,
 	}), &body
 }
 
