@@ -242,10 +242,16 @@ type Options struct {
 	Settings SettingsSource
 	Prompts  prompt.Lookup
 	// Deltas, if set, receives the answer as it is streamed to the client,
-	// piece by piece: done is the answer's bytes sent with this piece, total
-	// its length (lambdafn.ReportProgress, which the gateway relays as
-	// chat.completion.chunk deltas).
+	// piece by piece, at most [MaxDeltas] of them: done is the answer's
+	// bytes sent with this piece, total its length when known, else zero
+	// (lambdafn.ReportProgress, which the gateway relays as
+	// chat.completion.chunk deltas). With a [provider.Streamer] the pieces
+	// are the model's text as it writes it.
 	Deltas func(ctx context.Context, done, total float64, delta string)
+	// Streaming reports whether a call's deltas reach its client as they
+	// are made (lambdafn.Streaming); only then is the model asked to
+	// stream. If nil, they are taken to.
+	Streaming func(ctx context.Context) bool
 	// RecursionLimit bounds a turn's completions. If zero, [DefaultRecursionLimit].
 	RecursionLimit int
 	Logger         *slog.Logger
@@ -286,6 +292,10 @@ type turn struct {
 	// approval; waiting those this turn leaves waiting (approval.go).
 	pending, waiting []approvalCall
 	out              Output
+	// live streams the answer to the client, if it asked; answerStreamed
+	// says the model's text streamed was the answer.
+	live           *deltas
+	answerStreamed bool
 }
 
 // Chat runs one turn. A failure of the model, the pipeline or a tool ends
@@ -296,12 +306,14 @@ func (s *Service) Chat(ctx context.Context, c tenant.Caller, in Input) (Output, 
 	if err != nil {
 		return Output{}, err
 	}
+	t.live = s.deltas(ctx)
 	if err := s.run(ctx, t); err != nil {
 		t.out.FinishReason, t.out.Error = FinishError, cause(err)
 		t.out.Answer = "Sorry, I could not finish this answer: " + t.out.Error
 		s.log.WarnContext(ctx, "chat turn failed", "thread", in.ThreadID, "error", err)
 	}
-	t.out.Answer = withApprovalNotes(t.out.Answer, t.waiting)
+	answered := t.out.Answer
+	t.out.Answer = withApprovalNotes(answered, t.waiting)
 	t.record = append(t.record, memory.Turn{Role: provider.RoleAssistant, Content: t.out.Answer})
 	if in.ThreadID != "" {
 		if _, err := s.opts.Memory.AddTurns(ctx, c, in.ThreadID, t.record); err != nil {
@@ -311,45 +323,17 @@ func (s *Service) Chat(ctx context.Context, c tenant.Caller, in Input) (Output, 
 	if t.out.Route == nil {
 		t.out.Route = []string{}
 	}
-	s.stream(ctx, t.out.Answer)
-	return t.out, nil
-}
-
-// MaxDeltas bounds the pieces an answer is streamed in: a longer answer's
-// pieces hold more words each.
-const MaxDeltas = 512
-
-// stream sends answer to opts.Deltas in pieces of whole words (each with the
-// spaces before it), at most [MaxDeltas] of them. The answer is streamed once
-// composed: the generators answer whole.
-func (s *Service) stream(ctx context.Context, answer string) {
-	if s.opts.Deltas == nil || answer == "" {
-		return
-	}
-	words := wordPieces(answer)
-	per := (len(words) + MaxDeltas - 1) / MaxDeltas
-	done := 0
-	for i := 0; i < len(words); i += per {
-		piece := strings.Join(words[i:min(i+per, len(words))], "")
-		done += len(piece)
-		s.opts.Deltas(ctx, float64(done), float64(len(answer)), piece)
-	}
-}
-
-// wordPieces splits text into words, each with the white space before it,
-// so that the pieces joined are text.
-func wordPieces(text string) []string {
-	var out []string
-	start, inWord := 0, false
-	for i, r := range text {
-		space := r == ' ' || r == '\n' || r == '\t' || r == '\r'
-		if space && inWord {
-			out = append(out, text[start:i])
-			start = i
+	if t.live != nil {
+		if t.answerStreamed {
+			// The model's text went out as written; what the approval
+			// notes added to it goes after.
+			t.live.write(strings.TrimPrefix(t.out.Answer, answered))
+			t.live.flush()
+		} else {
+			t.live.whole(t.out.Answer)
 		}
-		inWord = !space
 	}
-	return append(out, text[start:])
+	return t.out, nil
 }
 
 // cause is err as a user may read it: the classified message, else the

@@ -3,12 +3,14 @@ package chat_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/google/go-cmp/cmp"
@@ -400,5 +402,134 @@ func TestTheChatsToolCallsCountAgainstTheCallersRateLimits(t *testing.T) {
 	}
 	if s := sent(m.request(1)); !strings.Contains(s, "health") || !strings.Contains(s, "principal rate") {
 		t.Errorf("the model read %s: want the first call's stores and the second's limit", s)
+	}
+}
+
+// streamingModel is an OpenAI-compatible stand-in that answers each
+// request with the next scripted stream of chat.completion.chunk events
+// (text/event-stream, "data: " lines, [DONE] last); an event "WAIT" makes
+// it wait until the test closes proceed.
+func streamingModel(t *testing.T, proceed <-chan struct{}, scripts ...[]string) (provider.Generator, func() []map[string]any) {
+	var mu sync.Mutex
+	var reqs []map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req map[string]any
+		json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		n := len(reqs)
+		reqs = append(reqs, req)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, e := range scripts[min(n, len(scripts)-1)] {
+			if e == "WAIT" {
+				select {
+				case <-proceed:
+				case <-time.After(time.Minute):
+					t.Error("the chat passed on nothing of the model's text while the model was still writing")
+				case <-r.Context().Done():
+					return
+				}
+				continue
+			}
+			fmt.Fprintf(w, "data: %s\n\n", e)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c, err := openai.NewClient(srv.URL, "sk-test", &openai.ClientOptions{MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := openai.NewGenerator(c, "gpt-4o-mini")
+	return g, func() []map[string]any { mu.Lock(); defer mu.Unlock(); return slices.Clone(reqs) }
+}
+
+func textChunk(delta string) string {
+	return `{"id":"chatcmpl-1","object":"chat.completion.chunk","model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"delta":` + delta + `,"finish_reason":null}]}`
+}
+
+func finishChunk(reason string) string {
+	return `{"id":"chatcmpl-1","object":"chat.completion.chunk","model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"delta":{},"finish_reason":"` + reason + `"}]}`
+}
+
+const streamUsage = `{"id":"chatcmpl-1","object":"chat.completion.chunk","model":"gpt-4o-mini-2024-07-18","choices":[],"usage":{"prompt_tokens":40,"completion_tokens":6,"total_tokens":46}}`
+
+func TestAHostedModelsAnswerIsStreamedAsItIsWritten(t *testing.T) {
+	e := newEnv(t, nil)
+	proceed := make(chan struct{})
+	gen, requests := streamingModel(t, proceed,
+		[]string{textChunk(`{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_ls","type":"function","function":{"name":"vector_store_list","arguments":""}}]}`),
+			textChunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}`), finishChunk("tool_calls"), streamUsage, "[DONE]"},
+		[]string{textChunk(`{"role":"assistant","content":"You have"}`), "WAIT", textChunk(`{"content":" one store,"}`), textChunk(`{"content":" health."}`),
+			finishChunk("stop"), streamUsage, "[DONE]"})
+	var deltas []string
+	svc := chat.New(chat.Options{Memory: e.mem, Generator: gen, Tools: &chat.Invoked{Catalog: catalog.Default(), Invoker: e.stack},
+		Deltas: func(_ context.Context, _, _ float64, d string) {
+			deltas = append(deltas, d)
+			if len(deltas) == 1 {
+				close(proceed) // the model has written its first words and not yet finished
+			}
+		}})
+	out, err := svc.Chat(context.Background(), alice, chat.Input{ThreadID: "streamed", Message: "Which stores do I have?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"You have", " one store,", " health."}, deltas); diff != "" {
+		t.Errorf("deltas mismatch (-want +got):\n%s", diff)
+	}
+	if out.Answer != "You have one store, health." || out.FinishReason != chat.FinishStop || len(out.ToolCalls) != 1 || out.ToolCalls[0].Name != "vector_store_list" {
+		t.Errorf("turn %+v", out)
+	}
+	if want := (chat.TokenUsage{PromptTokens: 80, CompletionTokens: 12, TotalTokens: 92}); out.TokenUsage != want {
+		t.Errorf("token_usage %+v, want the streams' usage %+v", out.TokenUsage, want)
+	}
+	for i, req := range requests() {
+		if req["stream"] != true {
+			t.Errorf("request %d did not ask for a stream", i)
+		}
+	}
+	msgs := e.history(t, "streamed")
+	if diff := cmp.Diff([]string{"user", "assistant", "tool", "assistant"}, roles(msgs)); diff != "" {
+		t.Errorf("history roles mismatch (-want +got):\n%s", diff)
+	}
+	if last := msgs[len(msgs)-1]; last.Content != out.Answer {
+		t.Errorf("history's answer %q, want %q once", last.Content, out.Answer)
+	}
+}
+
+func TestAFailureMidStreamEndsTheAnswerWithItsCause(t *testing.T) {
+	e := newEnv(t, nil)
+	gen, _ := streamingModel(t, nil, []string{textChunk(`{"role":"assistant","content":"Every"}`),
+		`{"error":{"message":"The server had an error while processing your request.","type":"server_error"}}`})
+	var got strings.Builder
+	svc := chat.New(chat.Options{Memory: e.mem, Generator: gen, Deltas: func(_ context.Context, _, _ float64, d string) { got.WriteString(d) }})
+	out, err := svc.Chat(context.Background(), alice, chat.Input{ThreadID: "broken-stream", Message: "How often?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.FinishReason != chat.FinishError || !strings.HasPrefix(out.Answer, "Sorry, I could not finish this answer: ") || !strings.Contains(out.Answer, "The server had an error") {
+		t.Errorf("answer %q (finish %q), want the friendly error with its cause", out.Answer, out.FinishReason)
+	}
+	if want := "Every\n\n" + out.Answer; got.String() != want {
+		t.Errorf("the client got %q, want %q", got.String(), want)
+	}
+	msgs := e.history(t, "broken-stream")
+	if diff := cmp.Diff([]string{"user", "assistant"}, roles(msgs)); diff != "" || msgs[1].Content != out.Answer {
+		t.Errorf("history %+v, want the user's message and the friendly error once", msgs)
+	}
+}
+
+func TestACallerThatDoesNotStreamGetsTheModelsWholeReply(t *testing.T) {
+	e := newEnv(t, nil)
+	m := newModel(t, func(int, map[string]any) (int, string) { return 200, answer("Every three months.") })
+	var got strings.Builder
+	svc := chat.New(chat.Options{Memory: e.mem, Generator: m.generator(t), Deltas: func(_ context.Context, _, _ float64, d string) { got.WriteString(d) },
+		Streaming: func(context.Context) bool { return false }})
+	out, err := svc.Chat(context.Background(), alice, chat.Input{Message: "How often?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Answer != "Every three months." || got.String() != out.Answer || m.request(0)["stream"] != nil {
+		t.Errorf("answer %q, pieces %q, request %v: want the whole reply of a request that asked for no stream", out.Answer, got.String(), m.request(0))
 	}
 }

@@ -195,7 +195,7 @@ func (s *Service) run(ctx context.Context, t *turn) error {
 			t.out.Answer = fmt.Sprintf("I stopped after %d rounds of tool calls without reaching an answer (the recursion limit). Ask again more narrowly, or name the tool to use.", step)
 			return nil
 		}
-		reply, err := caller.Chat(ctx, s.completionRequest(t))
+		reply, err := s.complete(ctx, t, gen, caller)
 		if err != nil {
 			return err
 		}
@@ -213,6 +213,29 @@ func (s *Service) run(ctx context.Context, t *turn) error {
 			return err
 		}
 	}
+}
+
+// complete asks the model for its next reply, streamed when the turn
+// streams its answer and the model can: its text goes to the client as it
+// is written. Text a reply writes before calling tools has gone to the
+// client too (it is that round's assistant message); the answer follows it
+// after a paragraph break.
+func (s *Service) complete(ctx context.Context, t *turn, gen provider.Generator, caller provider.ToolCaller) (provider.ChatReply, error) {
+	st, ok := t.streamer(gen)
+	if !ok {
+		return caller.Chat(ctx, s.completionRequest(t))
+	}
+	reply, err := st.ChatStream(ctx, s.completionRequest(t), t.live.write)
+	if err != nil {
+		t.live.gap = true
+		return reply, err
+	}
+	if len(reply.ToolCalls) > 0 {
+		t.live.gap = true
+	} else {
+		t.answerStreamed = true
+	}
+	return reply, nil
 }
 
 // completionRequest is what the model gets: the system prompt (with this

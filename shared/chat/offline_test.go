@@ -266,9 +266,47 @@ func TestAnAnswerIsStreamedInWholeWordsWithinTheBound(t *testing.T) {
 				}
 				last = done
 			}})
-			svc.stream(context.Background(), c.answer)
+			svc.deltas(context.Background()).whole(c.answer)
 			if got.String() != c.answer || n > c.pieces || n < 2 {
 				t.Errorf("%d pieces joined to %q, want at most %d joined to the answer", n, got.String(), c.pieces)
+			}
+		})
+	}
+}
+
+func TestAModelsTextIsStreamedAsWrittenWithinTheBound(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		writes int
+		piece  string
+	}{
+		{"AShortAnswerGoesDeltaByDelta", 40, "word "},
+		{"ALongAnswerGoesInAtMostMaxDeltasPieces", 200_000, "ab "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got strings.Builder
+			n, last := 0, 0.0
+			svc := New(Options{Deltas: func(_ context.Context, done, _ float64, delta string) {
+				n++
+				got.WriteString(delta)
+				if done <= last || done != float64(got.Len()) {
+					t.Errorf("piece %d: done %v after %v", n, done, last)
+				}
+				last = done
+			}})
+			d := svc.deltas(context.Background())
+			for i := range c.writes {
+				d.write(c.piece)
+				if i < MaxDeltas/4 && n != i+1 {
+					t.Fatalf("after %d writes %d pieces went out, want each write sent as it came", i+1, n)
+				}
+			}
+			const failure = "Sorry, I could not finish this answer: the stream broke."
+			d.gap = true
+			d.whole(failure)
+			want := strings.Repeat(c.piece, c.writes) + "\n\n" + failure
+			if got.String() != want || n > MaxDeltas {
+				t.Errorf("%d pieces joined to %d bytes, want at most %d joined to the %d bytes written and the failure", n, got.Len(), MaxDeltas, len(want))
 			}
 		})
 	}

@@ -113,8 +113,9 @@ type Function struct {
 	// and for triggers.
 	Serves []string
 	// Pipeline, Embeds, Generates, MultiVector, Connects, Searches, Seals,
-	// Opens, Deletes, Public and Trigger are the catalog's, see [catalog.Function].
+	// Opens, Deletes, Public, Progress and Trigger are the catalog's, see [catalog.Function].
 	Pipeline, Embeds, Generates, MultiVector, Connects bool
+	Progress                                           bool
 	Seals, Opens, Deletes, Public                      bool
 	Searches                                           bool
 	Trigger                                            *catalog.Trigger
@@ -133,7 +134,7 @@ func Functions(cat *catalog.Catalog) []Function {
 			Limits: f.Limits, Table: f.Table, Blobs: f.Blobs, BlobKeys: f.BlobKeys, Invokes: f.Invokes,
 			Serves:   append(append([]string(nil), f.Tools...), f.Resources...),
 			Pipeline: f.Pipeline, Embeds: f.Embeds, Generates: f.Generates, MultiVector: f.MultiVector, Connects: f.Connects, Searches: f.Searches, Trigger: f.Trigger,
-			Seals: f.Seals, Opens: f.Opens, Deletes: f.Deletes, Public: f.Public,
+			Seals: f.Seals, Opens: f.Opens, Deletes: f.Deletes, Public: f.Public, Progress: f.Progress,
 		})
 	}
 	return out
@@ -697,7 +698,13 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 	}
 	if f.Generates {
 		tf.Env = append(tf.Env, envVar{envGenerator, "!Ref Generator"}, envVar{envGenerationModel, ifSet("HasGenerationModel", "GenerationModel")})
-		tf.Statements = append(tf.Statements, statement{Sid: "BedrockGenerate", Condition: "GeneratorIsBedrock", Actions: []string{"bedrock:InvokeModel"},
+		// A function that streams its answer (the chat) calls ConverseStream,
+		// which Bedrock authorises as InvokeModelWithResponseStream.
+		actions := []string{"bedrock:InvokeModel"}
+		if f.Progress {
+			actions = append(actions, "bedrock:InvokeModelWithResponseStream")
+		}
+		tf.Statements = append(tf.Statements, statement{Sid: "BedrockGenerate", Condition: "GeneratorIsBedrock", Actions: actions,
 			Resources: []string{
 				bedrockModel("foundation-model", "HasGenerationModel", "GenerationModel", defaultGenerateModel),
 				bedrockModel("inference-profile", "HasGenerationModel", "GenerationModel", defaultGenerateModel),

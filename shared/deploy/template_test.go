@@ -241,7 +241,11 @@ func wantToolFunction(f catalog.Function) map[string]any {
 	if f.Generates {
 		env[config.EnvGenerator] = ref("Generator")
 		env[config.EnvGenerationModel] = ifv("HasGenerationModel", ref("GenerationModel"), noValue)
-		onlyIf("GeneratorIsBedrock", map[string]any{"Sid": "BedrockGenerate", "Effect": "Allow", "Action": strs("bedrock:InvokeModel"),
+		actions := strs("bedrock:InvokeModel")
+		if f.Progress {
+			actions = strs("bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream")
+		}
+		onlyIf("GeneratorIsBedrock", map[string]any{"Sid": "BedrockGenerate", "Effect": "Allow", "Action": actions,
 			"Resource": []any{
 				model("foundation-model", "HasGenerationModel", "GenerationModel", "amazon.nova-micro-v1:0"),
 				model("inference-profile", "HasGenerationModel", "GenerationModel", "amazon.nova-micro-v1:0"),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -24,6 +25,8 @@ type stepsInput struct {
 
 type stepsOutput struct {
 	Done int `json:"done"`
+	// Streaming is what [Streaming] said during the call.
+	Streaming bool `json:"streaming"`
 }
 
 // stepsTool reports progress steps times; each report after the first
@@ -50,7 +53,7 @@ func stepsTool(t *testing.T, next <-chan struct{}) lambda.Handler {
 		if in.Panic == "later" {
 			panic("after a notification")
 		}
-		return stepsOutput{Done: in.Steps}, nil
+		return stepsOutput{Done: in.Steps, Streaming: Streaming(ctx)}, nil
 	})
 }
 
@@ -81,8 +84,8 @@ func TestAStreamedCallWritesEachNotificationAsItIsMade(t *testing.T) {
 		t.Errorf("progress mismatch (-want +got):\n%s", diff)
 	}
 	resp, err := invoke.DecodeResponse("test/steps", payload)
-	if err != nil || len(resp.Notifications) != 0 || !strings.Contains(string(resp.Result), `"done":3`) {
-		t.Errorf("the response after the frames = %s, %v; want the result without the notifications", payload, err)
+	if err != nil || len(resp.Notifications) != 0 || !strings.Contains(string(resp.Result), `"done":3,"streaming":true`) {
+		t.Errorf("the response after the frames = %s, %v; want the result, streaming, without the notifications", payload, err)
 	}
 }
 
@@ -91,9 +94,10 @@ func TestCallsThatDoNotStreamAreAnsweredWhole(t *testing.T) {
 		name      string
 		payload   []byte
 		wantNotes int
+		streaming bool
 	}{
-		{"A request that asks for no stream keeps its notifications in the response", stepsPayload(`{"steps":1}`, false), 1},
-		{"A call that makes no notification answers its response alone", stepsPayload(`{"steps":0}`, true), 0},
+		{"A request that asks for no stream keeps its notifications in the response", stepsPayload(`{"steps":1}`, false), 1, false},
+		{"A call that makes no notification answers its response alone", stepsPayload(`{"steps":0}`, true), 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := stepsTool(t, nil).(invoke.StreamHandler).InvokeStream(context.Background(), tc.payload)
@@ -105,8 +109,8 @@ func TestCallsThatDoNotStreamAreAnsweredWhole(t *testing.T) {
 			}
 			b, _ := io.ReadAll(r)
 			resp, err := invoke.DecodeResponse("test/steps", b)
-			if err != nil || len(resp.Notifications) != tc.wantNotes {
-				t.Errorf("answer %s, %v; want %d notifications in it", b, err, tc.wantNotes)
+			if err != nil || len(resp.Notifications) != tc.wantNotes || !strings.Contains(string(resp.Result), fmt.Sprintf(`"streaming":%v`, tc.streaming)) {
+				t.Errorf("answer %s, %v; want %d notifications in it, streaming %v", b, err, tc.wantNotes, tc.streaming)
 			}
 		})
 	}

@@ -558,6 +558,14 @@ func ReportProgress(ctx context.Context, progress, total float64, message string
 	}
 }
 
+// Streaming reports whether the call of ctx is answered as a stream
+// ([Streamed]): its notifications reach the client as they are made, so a
+// call may report finer progress (the chat, its answer as the model writes it).
+func Streaming(ctx context.Context) bool {
+	n, ok := ctx.Value(notificationsKey{}).(*notifications)
+	return ok && n.sink != nil
+}
+
 // LogToClient records a log message for the client at an MCP logging level
 // ("debug", "info", "warning", ...). The gateway relays it, subject to the
 // level the client asked for.

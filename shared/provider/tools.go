@@ -90,3 +90,36 @@ func ToolCallerOf(g Generator) (ToolCaller, bool) {
 	tc, ok := g.(ToolCaller)
 	return tc, ok
 }
+
+// Bounds of a streamed reply, whatever the backend: a stream that exceeds
+// them fails rather than growing without limit.
+const (
+	// MaxStreamBytes bounds a streamed reply's text and tool arguments together.
+	MaxStreamBytes = 1 << 20
+	// MaxStreamEventBytes bounds one event of a stream (an SSE line, an
+	// event-stream message's payload).
+	MaxStreamEventBytes = 256 << 10
+)
+
+// Streamer is a [ToolCaller] that can also stream a reply's text as the
+// model writes it (Bedrock's ConverseStream, OpenAI's stream: true). It is
+// an optional capability, detected with a type assertion ([StreamerOf]);
+// the offline generator has none.
+type Streamer interface {
+	// ChatStream is [ToolCaller.Chat], passing each piece of the reply's
+	// text to delta as it arrives, in order; the reply returned holds the
+	// whole text, the tool calls assembled from their fragments, and the
+	// stream's token usage. An error mid-stream is returned as such, after
+	// the pieces already passed.
+	ChatStream(ctx context.Context, req ChatRequest, delta func(text string)) (ChatReply, error)
+}
+
+// StreamerOf returns g as a [Streamer], looking through the wrapper
+// [WithGenerators] makes, or false when g cannot stream.
+func StreamerOf(g Generator) (Streamer, bool) {
+	if w, ok := g.(*generators); ok {
+		g = w.Generator
+	}
+	s, ok := g.(Streamer)
+	return s, ok
+}

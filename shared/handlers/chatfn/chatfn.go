@@ -29,6 +29,7 @@ func service(d lambdafn.Deps) *chat.Service {
 		Settings:  threadSettings{settings.New(d.Table, nil)},
 		Prompts:   prompt.NewStore(d.Table, nil),
 		Deltas:    lambdafn.ReportProgress,
+		Streaming: lambdafn.Streaming,
 		Logger:    d.Logger,
 	}
 	if opts.Generator == nil {

@@ -10,7 +10,8 @@
 //
 // Both call the action bedrock:InvokeModel on the model's ARN
 // (arn:aws:bedrock:REGION::foundation-model/MODEL, or an inference profile's
-// ARN and the foundation models it routes to). The SDK signs requests with
+// ARN and the foundation models it routes to); the generator's streamed
+// replies (ConverseStream) call bedrock:InvokeModelWithResponseStream. The SDK signs requests with
 // SigV4 and retries throttling and server errors itself (three tries by
 // default); what still fails for those reasons is a [fault.Unavailable].
 package bedrock
@@ -34,6 +35,7 @@ const Name = "bedrock"
 type Runtime interface {
 	InvokeModel(ctx context.Context, in *bedrockruntime.InvokeModelInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.InvokeModelOutput, error)
 	Converse(ctx context.Context, in *bedrockruntime.ConverseInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error)
+	ConverseStream(ctx context.Context, in *bedrockruntime.ConverseStreamInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseStreamOutput, error)
 }
 
 var _ Runtime = (*bedrockruntime.Client)(nil)
@@ -68,7 +70,11 @@ func classify(err error, op, model string) error {
 	case transient[code]:
 		return fault.Unavailable(err, "bedrock: %s %s: %s: %s", op, model, code, msg)
 	case code == "AccessDeniedException":
-		return fmt.Errorf("bedrock: %s %s: %s: %s (the caller needs bedrock:InvokeModel on the model, and access to the model must be granted in the Bedrock console): %w", op, model, code, msg, err)
+		action := "bedrock:InvokeModel"
+		if op == "converse-stream" {
+			action = "bedrock:InvokeModelWithResponseStream"
+		}
+		return fmt.Errorf("bedrock: %s %s: %s: %s (the caller needs %s on the model, and access to the model must be granted in the Bedrock console): %w", op, model, code, msg, action, err)
 	}
 	return fmt.Errorf("bedrock: %s %s: %s: %s: %w", op, model, code, msg, err)
 }

@@ -25,50 +25,17 @@ var _ provider.ToolCaller = (*Generator)(nil)
 // call's has status "error"). Stop reason "tool_use" is [provider.StopToolUse],
 // "max_tokens" [provider.StopMaxToken], anything else [provider.StopEnd].
 func (g *Generator) Chat(ctx context.Context, req provider.ChatRequest) (provider.ChatReply, error) {
-	maxTokens := req.MaxTokens
-	if maxTokens <= 0 {
-		maxTokens = provider.DefaultChatMaxTokens
-	}
-	in := &bedrockruntime.ConverseInput{
-		ModelId:         aws.String(g.model),
-		InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(int32(min(maxTokens, math.MaxInt32)))},
-	}
-	if req.Temperature != nil {
-		in.InferenceConfig.Temperature = aws.Float32(float32(*req.Temperature))
-	}
-	if req.System != "" {
-		in.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: req.System}}
-	}
-	msgs, err := converseMessages(req.Messages)
+	c, err := g.conversation(req)
 	if err != nil {
-		return provider.ChatReply{}, fmt.Errorf("bedrock: converse %s: %w", g.model, err)
+		return provider.ChatReply{}, err
 	}
-	in.Messages = msgs
-	if len(req.Tools) > 0 {
-		cfg := &types.ToolConfiguration{}
-		for _, t := range req.Tools {
-			schema, err := jsonDocument(t.InputSchema)
-			if err != nil {
-				return provider.ChatReply{}, fmt.Errorf("bedrock: converse %s: tool %s: input schema: %w", g.model, t.Name, err)
-			}
-			spec := types.ToolSpecification{Name: aws.String(t.Name), InputSchema: &types.ToolInputSchemaMemberJson{Value: schema}}
-			if t.Description != "" {
-				spec.Description = aws.String(t.Description)
-			}
-			cfg.Tools = append(cfg.Tools, &types.ToolMemberToolSpec{Value: spec})
-		}
-		in.ToolConfig = cfg
-	}
-	resp, err := g.rt.Converse(ctx, in)
+	resp, err := g.rt.Converse(ctx, &bedrockruntime.ConverseInput{ModelId: aws.String(g.model), System: c.system, Messages: c.messages,
+		InferenceConfig: c.inference, ToolConfig: c.tools})
 	if err != nil {
 		return provider.ChatReply{}, classify(err, "converse", g.model)
 	}
-	out := provider.ChatReply{Provider: Name, Model: g.model}
-	if u := resp.Usage; u != nil {
-		out.InputTokens = int(aws.ToInt32(u.InputTokens))
-		out.OutputTokens = int(aws.ToInt32(u.OutputTokens))
-	}
 	var text strings.Builder
+	var calls []provider.ToolCall
 	if msg, ok := resp.Output.(*types.ConverseOutputMemberMessage); ok {
 		for _, c := range msg.Value.Content {
 			switch c := c.(type) {
@@ -88,21 +55,75 @@ func (g *Generator) Chat(ctx context.Context, req provider.ChatRequest) (provide
 				if err != nil {
 					return provider.ChatReply{}, fmt.Errorf("bedrock: converse %s: toolUse %s: input: %w", g.model, aws.ToString(c.Value.Name), err)
 				}
-				out.ToolCalls = append(out.ToolCalls, provider.ToolCall{ID: aws.ToString(c.Value.ToolUseId), Name: aws.ToString(c.Value.Name), Arguments: args})
+				calls = append(calls, provider.ToolCall{ID: aws.ToString(c.Value.ToolUseId), Name: aws.ToString(c.Value.Name), Arguments: args})
 			}
 		}
 	}
-	out.Text = strings.TrimSpace(text.String())
+	return g.reply("converse", text.String(), calls, resp.StopReason, resp.Usage)
+}
+
+// conversation is the part of a Converse request that Converse and
+// ConverseStream share.
+type conversation struct {
+	system    []types.SystemContentBlock
+	messages  []types.Message
+	inference *types.InferenceConfiguration
+	tools     *types.ToolConfiguration
+}
+
+// conversation is req as Converse takes it.
+func (g *Generator) conversation(req provider.ChatRequest) (conversation, error) {
+	maxTokens := req.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = provider.DefaultChatMaxTokens
+	}
+	c := conversation{inference: &types.InferenceConfiguration{MaxTokens: aws.Int32(int32(min(maxTokens, math.MaxInt32)))}}
+	if req.Temperature != nil {
+		c.inference.Temperature = aws.Float32(float32(*req.Temperature))
+	}
+	if req.System != "" {
+		c.system = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: req.System}}
+	}
+	msgs, err := converseMessages(req.Messages)
+	if err != nil {
+		return conversation{}, fmt.Errorf("bedrock: converse %s: %w", g.model, err)
+	}
+	c.messages = msgs
+	if len(req.Tools) > 0 {
+		c.tools = &types.ToolConfiguration{}
+		for _, t := range req.Tools {
+			schema, err := jsonDocument(t.InputSchema)
+			if err != nil {
+				return conversation{}, fmt.Errorf("bedrock: converse %s: tool %s: input schema: %w", g.model, t.Name, err)
+			}
+			spec := types.ToolSpecification{Name: aws.String(t.Name), InputSchema: &types.ToolInputSchemaMemberJson{Value: schema}}
+			if t.Description != "" {
+				spec.Description = aws.String(t.Description)
+			}
+			c.tools.Tools = append(c.tools.Tools, &types.ToolMemberToolSpec{Value: spec})
+		}
+	}
+	return c, nil
+}
+
+// reply is the [provider.ChatReply] of a message's text and tool calls,
+// whether read whole (op "converse") or assembled from a stream.
+func (g *Generator) reply(op, text string, calls []provider.ToolCall, stop types.StopReason, usage *types.TokenUsage) (provider.ChatReply, error) {
+	out := provider.ChatReply{Provider: Name, Model: g.model, Text: strings.TrimSpace(text), ToolCalls: calls}
+	if usage != nil {
+		out.InputTokens = int(aws.ToInt32(usage.InputTokens))
+		out.OutputTokens = int(aws.ToInt32(usage.OutputTokens))
+	}
 	switch {
-	case resp.StopReason == types.StopReasonToolUse || len(out.ToolCalls) > 0:
+	case stop == types.StopReasonToolUse || len(out.ToolCalls) > 0:
 		out.StopReason = provider.StopToolUse
-	case resp.StopReason == types.StopReasonMaxTokens:
+	case stop == types.StopReasonMaxTokens:
 		out.StopReason = provider.StopMaxToken
 	default:
 		out.StopReason = provider.StopEnd
 	}
 	if out.Text == "" && len(out.ToolCalls) == 0 {
-		return provider.ChatReply{}, fmt.Errorf("bedrock: converse %s: the model returned neither text nor tool calls (stop reason %q)", g.model, resp.StopReason)
+		return provider.ChatReply{}, fmt.Errorf("bedrock: %s %s: the model returned neither text nor tool calls (stop reason %q)", op, g.model, stop)
 	}
 	return out, nil
 }

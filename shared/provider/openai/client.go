@@ -49,6 +49,9 @@ const firstBackoff = 500 * time.Millisecond
 // JSON take about 6 MB, so 64 MiB leaves room for larger batches.
 const maxResponseBytes = 64 << 20
 
+// maxErrorBytes bounds the body of an error response read for its message.
+const maxErrorBytes = 1 << 20
+
 // ClientOptions configure a [Client]. The zero value is usable.
 type ClientOptions struct {
 	// HTTPClient sends the requests. If nil, a client with Timeout.
@@ -155,12 +158,38 @@ func (c *Client) post(ctx context.Context, path string, in, out any) error {
 	if err != nil {
 		return fmt.Errorf("openai: encoding %s request: %w", path, err)
 	}
+	var data []byte
+	if err := c.retrying(ctx, path, func() (err error) { data, err = c.send(ctx, path, body); return err }); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("openai: decoding %s response: %w", path, err)
+	}
+	return nil
+}
+
+// postStream sends in as JSON to path, asking for a stream of server-sent
+// events, and returns the open body of the 2xx response for the caller to
+// read and close. Only the request is retried: once the stream has begun,
+// its failures are the caller's.
+func (c *Client) postStream(ctx context.Context, path string, in any) (io.ReadCloser, error) {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("openai: encoding %s request: %w", path, err)
+	}
+	var resp *http.Response
+	if err := c.retrying(ctx, path, func() (err error) { resp, err = c.request(ctx, path, body, "text/event-stream"); return err }); err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// retrying calls try until it succeeds, fails for good (an API error of a
+// status not worth retrying), the tries run out, or the context ends.
+func (c *Client) retrying(ctx context.Context, path string, try func() error) error {
 	for attempt := 0; ; attempt++ {
-		data, err := c.send(ctx, path, body)
+		err := try()
 		if err == nil {
-			if err := json.Unmarshal(data, out); err != nil {
-				return fmt.Errorf("openai: decoding %s response: %w", path, err)
-			}
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -209,18 +238,9 @@ func (c *Client) backoff(attempt int) time.Duration {
 // send makes one request and returns the body of a 2xx response, or an
 // [*Error] for another status, or the transport's error.
 func (c *Client) send(ctx context.Context, path string, body []byte) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(body))
+	resp, err := c.request(ctx, path, body, "application/json")
 	if err != nil {
-		return nil, fmt.Errorf("openai: %s: %w", path, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if c.key != "" {
-		req.Header.Set("Authorization", "Bearer "+c.key)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("openai: %s: %w", path, err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
@@ -230,8 +250,32 @@ func (c *Client) send(ctx context.Context, path string, body []byte) ([]byte, er
 	if len(data) > maxResponseBytes {
 		return nil, fmt.Errorf("openai: %s: response larger than %d bytes", path, maxResponseBytes)
 	}
+	return data, nil
+}
+
+// request makes one request and returns a 2xx response with its body
+// unread, or an [*Error] for another status, or the transport's error.
+func (c *Client) request(ctx context.Context, path string, body []byte, accept string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("openai: %s: %w", path, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("openai: %s: %w", path, err)
+	}
 	if resp.StatusCode/100 == 2 {
-		return data, nil
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBytes))
+	if err != nil {
+		return nil, fmt.Errorf("openai: %s: reading response: %w", path, err)
 	}
 	e := &Error{Path: path, StatusCode: resp.StatusCode, RetryAfter: retryAfter(resp.Header)}
 	var wire struct {

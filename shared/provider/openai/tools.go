@@ -45,6 +45,13 @@ type (
 		Tools       []wireTool    `json:"tools,omitempty"`
 		MaxTokens   int           `json:"max_tokens"`
 		Temperature *float64      `json:"temperature,omitempty"`
+		// Stream and StreamOptions ask for the reply as server-sent
+		// events, the last of them carrying the usage.
+		Stream        bool           `json:"stream,omitempty"`
+		StreamOptions *streamOptions `json:"stream_options,omitempty"`
+	}
+	streamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
 	}
 	wireChatResponse struct {
 		Model   string `json:"model"`
@@ -65,6 +72,23 @@ type (
 // has no error flag). The stop reason is normalised: "tool_calls" is
 // [provider.StopToolUse], "length" [provider.StopMaxToken], else [provider.StopEnd].
 func (g *Generator) Chat(ctx context.Context, req provider.ChatRequest) (provider.ChatReply, error) {
+	var resp wireChatResponse
+	if err := g.c.post(ctx, "/v1/chat/completions", g.wireRequest(req), &resp); err != nil {
+		return provider.ChatReply{}, err
+	}
+	if len(resp.Choices) == 0 {
+		return provider.ChatReply{}, fmt.Errorf("openai: /v1/chat/completions: model %s returned no choices", g.model)
+	}
+	choice := resp.Choices[0]
+	text := ""
+	if choice.Message.Content != nil {
+		text = *choice.Message.Content
+	}
+	return g.reply(resp.Model, text, choice.Message.ToolCalls, choice.FinishReason, resp.Usage.PromptTokens, resp.Usage.CompletionTokens)
+}
+
+// wireRequest is req as the API takes it.
+func (g *Generator) wireRequest(req provider.ChatRequest) wireChatRequest {
 	in := wireChatRequest{Model: g.model, MaxTokens: req.MaxTokens, Temperature: req.Temperature}
 	if in.MaxTokens <= 0 {
 		in.MaxTokens = provider.DefaultChatMaxTokens
@@ -89,20 +113,14 @@ func (g *Generator) Chat(ctx context.Context, req provider.ChatRequest) (provide
 	for _, t := range req.Tools {
 		in.Tools = append(in.Tools, wireTool{Type: "function", Function: wireFunction{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}})
 	}
-	var resp wireChatResponse
-	if err := g.c.post(ctx, "/v1/chat/completions", in, &resp); err != nil {
-		return provider.ChatReply{}, err
-	}
-	if len(resp.Choices) == 0 {
-		return provider.ChatReply{}, fmt.Errorf("openai: /v1/chat/completions: model %s returned no choices", g.model)
-	}
-	choice := resp.Choices[0]
-	out := provider.ChatReply{Provider: Name, Model: cmp.Or(resp.Model, g.model),
-		InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens}
-	if choice.Message.Content != nil {
-		out.Text = strings.TrimSpace(*choice.Message.Content)
-	}
-	for i, c := range choice.Message.ToolCalls {
+	return in
+}
+
+// reply is the [provider.ChatReply] of a choice's text, tool calls and
+// finish reason, whether read whole or assembled from a stream.
+func (g *Generator) reply(model, text string, calls []wireToolCall, finish string, in, out int) (provider.ChatReply, error) {
+	r := provider.ChatReply{Provider: Name, Model: cmp.Or(model, g.model), InputTokens: in, OutputTokens: out, Text: strings.TrimSpace(text)}
+	for i, c := range calls {
 		args := json.RawMessage(c.Function.Arguments)
 		if strings.TrimSpace(c.Function.Arguments) == "" {
 			args = json.RawMessage(`{}`)
@@ -113,20 +131,20 @@ func (g *Generator) Chat(ctx context.Context, req provider.ChatRequest) (provide
 		if c.Function.Name == "" {
 			return provider.ChatReply{}, fmt.Errorf("openai: /v1/chat/completions: model %s: tool_calls[%d] names no function", g.model, i)
 		}
-		out.ToolCalls = append(out.ToolCalls, provider.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: args})
+		r.ToolCalls = append(r.ToolCalls, provider.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: args})
 	}
 	switch {
-	case len(out.ToolCalls) > 0 || choice.FinishReason == "tool_calls":
-		out.StopReason = provider.StopToolUse
-	case choice.FinishReason == "length":
-		out.StopReason = provider.StopMaxToken
+	case len(r.ToolCalls) > 0 || finish == "tool_calls":
+		r.StopReason = provider.StopToolUse
+	case finish == "length":
+		r.StopReason = provider.StopMaxToken
 	default:
-		out.StopReason = provider.StopEnd
+		r.StopReason = provider.StopEnd
 	}
-	if out.Text == "" && len(out.ToolCalls) == 0 {
-		return provider.ChatReply{}, fmt.Errorf("openai: /v1/chat/completions: model %s returned neither text nor tool calls (finish_reason %q)", g.model, choice.FinishReason)
+	if r.Text == "" && len(r.ToolCalls) == 0 {
+		return provider.ChatReply{}, fmt.Errorf("openai: /v1/chat/completions: model %s returned neither text nor tool calls (finish_reason %q)", g.model, finish)
 	}
-	return out, nil
+	return r, nil
 }
 
 // argumentsOrEmpty is a call's arguments, or an empty object when it has none.
