@@ -291,6 +291,11 @@ func TestEveryBootstrapAnswersItsSampleEvents(t *testing.T) {
 				checkAnswer(t, ev, res.Payload)
 				t.Logf("%s answered in %v", ev.Path, res.Answered.Sub(res.Received).Round(time.Microsecond))
 			}
+			// One extension is enough for Lambda to send SIGTERM; each
+			// registration is a round trip before the first event.
+			if reg := rt.Registered(); len(reg) > 1 {
+				t.Errorf("the bootstrap registered the extensions %v, want at most one", reg)
+			}
 			if keys != nil {
 				if diff := cmp.Diff([]string{secretstest.ARN("request-state-keys")}, keys.Reads()); diff != "" {
 					t.Errorf("the gateway's reads of its request-state keys mismatch (-want +got):\n%s", diff)

@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -232,9 +234,8 @@ func StartIn(cat *catalog.Catalog, f Function, o Openers) {
 		fmt.Fprintln(os.Stderr, "switchboard:", err)
 		os.Exit(1)
 	}
-	// On SIGTERM (Lambda's shutdown, sent since WithEnableSIGTERM registers
-	// an extension), a handler that holds connections closes them first:
-	// the connectors' upstream sessions.
+	// On SIGTERM (Lambda's shutdown), a handler that holds connections
+	// closes them first: the connectors' upstream sessions.
 	shutdown := func() { closeFn() }
 	if c, ok := h.(interface{ Close() error }); ok {
 		shutdown = func() { c.Close(); closeFn() }
@@ -246,7 +247,25 @@ func StartIn(cat *catalog.Catalog, f Function, o Openers) {
 	if fn, _ := cat.Function(f.Path); fn.Progress {
 		handler = streamed{handler.(lambda.Handler)}.Serve // answers as a response stream when asked
 	}
-	lambda.StartWithOptions(handler, lambda.WithEnableSIGTERM(shutdown))
+	lambda.StartWithOptions(handler, onSIGTERM(shutdown, queue != nil)...)
+}
+
+// onSIGTERM returns the options that run shutdown on SIGTERM. Lambda sends
+// SIGTERM before it ends an environment only if an extension is registered:
+// lambda.WithEnableSIGTERM registers one, a round trip to the runtime API
+// before the first event. A function whose later queue holds its
+// environment has registered one already (held), so it only listens.
+func onSIGTERM(shutdown func(), held bool) []lambda.Option {
+	if !held {
+		return []lambda.Option{lambda.WithEnableSIGTERM(shutdown)}
+	}
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGTERM)
+	go func() {
+		<-signals
+		shutdown()
+	}()
+	return nil
 }
 
 // start opens the dependencies of f, a function of cat, as [Start] does.

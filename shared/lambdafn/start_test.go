@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
@@ -100,5 +103,22 @@ func TestOpenReadsTheDeploymentsQuotas(t *testing.T) {
 	cfg.Quotas = "store_documents=many"
 	if _, _, err := Open(context.Background(), &cfg, Openers{}, io.Discard); err == nil || !strings.Contains(err.Error(), config.EnvQuotas+": quotas: store_documents") {
 		t.Errorf("a bad specification gave %v, want an error naming %s and the quota", err, config.EnvQuotas)
+	}
+}
+
+// A function whose later queue registered an extension gets Lambda's
+// SIGTERM without registering another: it listens for the signal itself.
+func TestAHeldFunctionShutsDownOnSIGTERMWithoutAnotherExtension(t *testing.T) {
+	done := make(chan struct{})
+	if opts := onSIGTERM(func() { close(done) }, true); len(opts) != 0 {
+		t.Fatalf("onSIGTERM(held) = %d options, want none: each registers an extension", len(opts))
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("shutdown did not run on SIGTERM")
 	}
 }

@@ -162,6 +162,7 @@ type Runtime struct {
 	initErr    *FunctionError
 	failed     chan struct{} // closed when an init error arrives
 	extensions map[string]*extension
+	registered []string    // the names of the extensions registered, in order
 	last       *invocation // the invocation handed out last
 }
 
@@ -191,6 +192,15 @@ func NewRuntime(opts *Options) *Runtime {
 	mux.HandleFunc("GET "+pathExtNext, rt.extensionNext)
 	rt.srv = httptest.NewServer(mux)
 	return rt
+}
+
+// Registered returns the names of the extensions registered so far, in
+// order: each registration is a round trip a bootstrap makes before its first
+// event.
+func (rt *Runtime) Registered() []string {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return slices.Clone(rt.registered)
 }
 
 // Addr returns the host:port to put in AWS_LAMBDA_RUNTIME_API.
@@ -429,12 +439,14 @@ func (rt *Runtime) release(inv *invocation) {
 func (rt *Runtime) register(w http.ResponseWriter, r *http.Request) {
 	var body struct{ Events []string }
 	json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&body)
-	id := "lambdatest-" + r.Header.Get("Lambda-Extension-Name")
+	name := r.Header.Get("Lambda-Extension-Name")
+	id := "lambdatest-" + name
+	rt.mu.Lock()
+	rt.registered = append(rt.registered, name)
 	if slices.Contains(body.Events, "INVOKE") {
-		rt.mu.Lock()
 		rt.extensions[id] = &extension{events: make(chan []byte, 1)}
-		rt.mu.Unlock()
 	}
+	rt.mu.Unlock()
 	w.Header().Set("Lambda-Extension-Identifier", id)
 	w.Header().Set("Content-Type", "application/json")
 	io.WriteString(w, `{"functionName":"lambdatest","functionVersion":"$LATEST","handler":"bootstrap"}`)

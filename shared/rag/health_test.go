@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-dev/switchboard/shared/later"
+	"github.com/switchboard-dev/switchboard/shared/pipeline"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -416,5 +417,68 @@ func TestHealthReportsThePipelinesItIsGiven(t *testing.T) {
 	got := slices.Sorted(maps.Keys(h.PipelineStatuses))
 	if want := slices.Sorted(slices.Values(named)); !slices.Equal(got, want) {
 		t.Errorf("pipeline_statuses name %v, want %v", got, want)
+	}
+}
+
+// healthReads is a table that signals each read of a health item.
+type healthReads struct {
+	store.Table
+	reads chan struct{}
+}
+
+func (h healthReads) Get(ctx context.Context, pk, sk string) (store.Item, error) {
+	if pk == healthPK(alice) {
+		select {
+		case h.reads <- struct{}{}:
+		default:
+		}
+	}
+	return h.Table.Get(ctx, pk, sk)
+}
+
+// watchingRunner is a runner that, before it runs, waits a little for a
+// read of a health item and notes whether one came.
+type watchingRunner struct {
+	*corpusRunner
+	reads  chan struct{}
+	during chan bool
+}
+
+func (w watchingRunner) Run(ctx context.Context, in pipeline.Input) (pipeline.Output, error) {
+	select {
+	case <-w.reads:
+		w.during <- true
+	case <-time.After(200 * time.Millisecond):
+		w.during <- false
+	}
+	return w.corpusRunner.Run(ctx, in)
+}
+
+// TestACallRecordedAfterItsAnswerReadsItsOutcomeAfterItToo: with a queue,
+// the health item is not read while the call runs, where the read would
+// compete with it (on a cold start, its first table request).
+func TestACallRecordedAfterItsAnswerReadsItsOutcomeAfterItToo(t *testing.T) {
+	_, runner, gen, tbl := newService(t, Options{})
+	reads := make(chan struct{}, 1)
+	watching := watchingRunner{corpusRunner: runner, reads: reads, during: make(chan bool, 1)}
+	q := later.New()
+	svc := New(healthReads{Table: tbl, reads: reads}, Options{Generator: gen, Runner: watching, After: q})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := svc.Basic(ctx, alice, BasicInput{Request{Query: "What are the symptoms of diabetes?"}}); err != nil {
+		t.Fatal(err)
+	}
+	if <-watching.during {
+		t.Error("the health item was read while the call ran")
+	}
+	if err := q.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h, err := svc.Health(ctx, alice, HealthInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := h.PipelineStatuses[PipelineBasic].Queries; n != 1 {
+		t.Errorf("health counts %d calls of rag_basic, want 1", n)
 	}
 }

@@ -310,7 +310,14 @@ func (s *Service) serve(ctx context.Context, c tenant.Caller, pipeline string, r
 		return Response{}, err
 	}
 	cl := &call{pipeline: pipeline, caller: c, p: p, received: received, gen: gen}
-	rec := s.health.begin(ctx, c, pipeline)
+	// Recorded after the answer, the outcome is read then too: a read
+	// begun with the call would compete with it (on a cold start, its first
+	// table request and connection). Recorded before it, the read overlaps
+	// the call.
+	var rec *pending
+	if s.after == nil {
+		rec = s.health.begin(ctx, c, pipeline)
+	}
 	resp, err := s.run(ctx, cl, body)
 	elapsed := s.now().Sub(received)
 	// A call refused for the caller's mistake, by validation here or by the
@@ -318,10 +325,12 @@ func (s *Service) serve(ctx context.Context, c tenant.Caller, pipeline string, r
 	// a pipeline failure: it says nothing of the pipeline's health.
 	switch {
 	case err != nil && callerFault(err):
-		rec.discard()
+		if rec != nil {
+			rec.discard()
+		}
 	case s.after != nil:
 		degraded := cl.degraded
-		s.after.Go(ctx, recordTimeout, func(ctx context.Context) { s.record(ctx, rec, err, degraded, elapsed) })
+		s.after.Go(ctx, recordTimeout, func(ctx context.Context) { s.record(ctx, s.health.begin(ctx, c, pipeline), err, degraded, elapsed) })
 	default: // after the call's own deadline, maybe
 		s.record(context.WithoutCancel(ctx), rec, err, cl.degraded, elapsed)
 	}

@@ -109,3 +109,12 @@ func TestKeyWords(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkLoadIDF is what the first IDF lookup of a process costs beyond
+// the lookup: part of the cold start of every function that grades offline.
+func BenchmarkLoadIDF(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		loadIDF()
+	}
+}
