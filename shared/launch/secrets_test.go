@@ -493,6 +493,10 @@ func runScenario(t *testing.T, data string, keys [2]string) (secrets map[string]
 		call(alice, "get_audit_trace", map[string]any{"trace_id": tr}, nil)
 	}
 	call(alice, "connector_delete", map[string]any{"name": "badoa"}, nil)
+	// The sessions end before the server, whose shutdown waits for their
+	// connections.
+	alice.Close()
+	bob.Close()
 	stop()
 	if up.echoed.Load() == 0 {
 		t.Fatal("no upstream sent a credential back: the failures the search covers did not happen")
