@@ -137,8 +137,8 @@ func embedTextsTool() *Tool {
 		Family:      VectorFamily, Function: "vector/embed_texts",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(true)},
 		Visibility:  Internal, GatewayCalls: true, Embeds: true,
-		Limits:      Limits{Timeout: 10 * time.Second, MemoryMB: 256},
-		Example:     json.RawMessage(`{"texts":["Find tools by what they do"],"purpose":"query"}`),
+		Limits:  Limits{Timeout: 10 * time.Second, MemoryMB: 256},
+		Example: json.RawMessage(`{"texts":["Find tools by what they do"],"purpose":"query"}`),
 	}
 }
 
