@@ -500,6 +500,7 @@ func TestTheGatewayCanOnlyInvokeTheStackAndReadApiKeys(t *testing.T) {
 			config.EnvAllowedOrigins:  ref("AllowedOrigins"),
 			config.EnvAnonymousTenant: ref("AnonymousTenant"),
 			config.EnvRateLimits:      ref("RateLimits"),
+			config.EnvEmbedder:        ref("Embedder"),
 			config.EnvRequestStateKeys: ifv(KeyStoreIsSSM, getAtt(RequestStateKeysParameterLogicalID+".Reference"), ifv("HasRequestStateKeysVersion",
 				sub("${RequestStateKeys}#${RequestStateKeysVersion}"), ref(RequestStateKeysLogicalID))),
 			config.EnvOAuthResource: ref("OAuthResource"),
