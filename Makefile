@@ -90,6 +90,7 @@ FUNCTIONS = \
 	vector/document_delete \
 	vector/document_ingest \
 	vector/document_list \
+	vector/embed_texts \
 	vector/grade \
 	vector/indexer \
 	vector/rephrase \
@@ -277,6 +278,9 @@ build-VectorDocumentIngestFunction:
 
 build-VectorDocumentListFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/document_list
+
+build-VectorEmbedTextsFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/embed_texts
 
 build-VectorGradeFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap ./functions/vector/grade

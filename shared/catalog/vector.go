@@ -36,6 +36,7 @@ func vectorTools() []*Tool {
 			Example: json.RawMessage(`{"question":"How do I rotate the API keys?","top_k":5}`),
 		}),
 		searchGroupTool(),
+		embedTextsTool(),
 		vectorTool(&Tool{
 			Name: "optimizer_vs-storage", Function: "vector/storage", Title: "List searchable vector stores",
 			Description: "Lists your vector stores that a search can use, with alias, description and embedding model. Stores built with an embedding model other than the configured one are listed apart as hidden, with the reason.",
@@ -119,6 +120,25 @@ func searchGroupTool() *Tool {
 		Visibility:  Internal, Limits: searchGroupLimits,
 		Blobs: Read, BlobKeys: []string{shardKeys, centroidKeys},
 		Example: json.RawMessage(`{"op":"search","group":{"shards":[{"store":"manuals","key":"tenants/demo/vector/manuals/shards/0000000000000000.seg","chunks":1}]},"query":{"text":"How do I rotate the API keys?","mode":"bm25","k":5}}`),
+	}
+}
+
+// EmbedTextsTool embeds texts with the configured embedder for the
+// deployed gateway, which links no provider's client: its tool_search ranks
+// by these embeddings as well as BM25 when the stack configures a hosted
+// embedder (config.EnvEmbedder).
+const EmbedTextsTool = "vector_embed_texts"
+
+// embedTextsTool is [EmbedTextsTool]: internal, and one the gateway calls.
+func embedTextsTool() *Tool {
+	return &Tool{
+		Name: EmbedTextsTool, Title: "Embed texts",
+		Description: "Internal: embeds up to 64 texts (each at most 8192 bytes) with the configured embedder, for the gateway's tool_search: the provider, the model and one vector a text, in order.",
+		Family:      VectorFamily, Function: "vector/embed_texts",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(true)},
+		Visibility:  Internal, GatewayCalls: true, Embeds: true,
+		Limits:  Limits{Timeout: 10 * time.Second, MemoryMB: 256},
+		Example: json.RawMessage(`{"texts":["Find tools by what they do"],"purpose":"query"}`),
 	}
 }
 

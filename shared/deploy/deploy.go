@@ -562,6 +562,8 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 			envVar{config.EnvAllowedOrigins, "!Ref AllowedOrigins"},
 			envVar{config.EnvAnonymousTenant, "!Ref AnonymousTenant"},
 			envVar{config.EnvRateLimits, "!Ref RateLimits"},
+			// tool_search embeds through vector_embed_texts when it is hosted.
+			envVar{envEmbedder, "!Ref Embedder"},
 			envVar{config.EnvRequestStateKeys, requestStateKeys},
 			envVar{config.EnvOAuthResource, "!Ref OAuthResource"},
 			envVar{config.EnvOAuthIssuer, "!Ref OAuthIssuer"},

@@ -500,6 +500,7 @@ func TestTheGatewayCanOnlyInvokeTheStackAndReadApiKeys(t *testing.T) {
 			config.EnvAllowedOrigins:  ref("AllowedOrigins"),
 			config.EnvAnonymousTenant: ref("AnonymousTenant"),
 			config.EnvRateLimits:      ref("RateLimits"),
+			config.EnvEmbedder:        ref("Embedder"),
 			config.EnvRequestStateKeys: ifv(KeyStoreIsSSM, getAtt(RequestStateKeysParameterLogicalID+".Reference"), ifv("HasRequestStateKeysVersion",
 				sub("${RequestStateKeys}#${RequestStateKeysVersion}"), ref(RequestStateKeysLogicalID))),
 			config.EnvOAuthResource: ref("OAuthResource"),
@@ -1250,6 +1251,23 @@ func TestTheGatewayCannotInvokeInternalFunctions(t *testing.T) {
 	}
 	if internal == 0 {
 		t.Fatal("the catalog has no internal function to check")
+	}
+}
+
+// TestTheGatewayMayInvokeTheEmbedFunctionForToolSearch: vector_embed_texts
+// is internal, yet the gateway may invoke its function (tool_search embeds
+// through it) and is told which embedder the stack has; no host lists it.
+func TestTheGatewayMayInvokeTheEmbedFunctionForToolSearch(t *testing.T) {
+	tool, ok := catalog.Default().Tool(catalog.EmbedTextsTool)
+	if !ok || tool.Visibility != catalog.Internal || !tool.GatewayCalls {
+		t.Fatalf("%s: %+v, want an internal tool the gateway calls", catalog.EmbedTextsTool, tool)
+	}
+	gw := props(readTemplate(t).resource(t, invoke.LogicalID(GatewayPath)))
+	if policies := jsonText(t, gw["Policies"]); !strings.Contains(policies, "${AWS::StackName}-"+invoke.FunctionName(tool.Function)+`"`) {
+		t.Errorf("the gateway may not invoke %s: %s", tool.Function, policies)
+	}
+	if env := jsonText(t, gw["Environment"]); !strings.Contains(env, `"`+config.EnvEmbedder+`":{"Ref":"Embedder"}`) {
+		t.Errorf("the gateway's environment lacks %s: %s", config.EnvEmbedder, env)
 	}
 }
 

@@ -112,6 +112,11 @@ type Options struct {
 	// ranking then fuses embeddings with BM25 (search.go). If nil, it ranks
 	// by BM25 alone.
 	ToolEmbedder provider.Embedder
+	// ToolEmbedFunction, if ToolEmbedder is nil, has tool_search embed
+	// through the catalog's vector_embed_texts function, for the caller's
+	// tenant (embed.go): the deployed gateway, which links no provider's
+	// client, when the stack configures a hosted embedder.
+	ToolEmbedFunction bool
 	// OAuth, if set, also admits JWT access tokens, serves the protected
 	// resource metadata for them, and the authorization-server facade if
 	// it has one (oauth.go). If nil, API keys are the only bearer tokens.
@@ -139,6 +144,8 @@ type Gateway struct {
 	threads ThreadTools
 	// searcher ranks tools for tool_search (search.go).
 	searcher *toolsearch.Searcher
+	// lexical ranks by BM25 alone, when the searcher's embedder fails.
+	lexical *toolsearch.Searcher
 }
 
 // New builds the gateway's MCP server from opts.Catalog.
@@ -184,7 +191,8 @@ func New(opts Options) (*Gateway, error) {
 		}
 	}
 	g.listed = sync.OnceValue(g.listedTools)
-	g.threads, g.searcher = g.threadTools(), toolsearch.New(opts.ToolEmbedder)
+	g.threads, g.searcher = g.threadTools(), toolsearch.New(g.toolEmbedder())
+	g.lexical = toolsearch.New(nil)
 	g.server = g.buildServer()
 	return g, nil
 }

@@ -43,10 +43,16 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, configure func(*gateway.Options)) *harness {
+	return newHarnessWith(t, lambdafn.Deps{}, configure)
+}
+
+// newHarnessWith is newHarness with the functions' deps starting from deps
+// (their table, blobs and summariser the harness's own).
+func newHarnessWith(t *testing.T, deps lambdafn.Deps, configure func(*gateway.Options)) *harness {
 	t.Helper()
 	tbl := storetest.OpenEmbedded(t)
 	cat := catalog.Default()
-	deps := lambdafn.Deps{Table: tbl, Blobs: storetest.OpenLocalFS(t), Summarizer: offline.Summarizer{}}
+	deps.Table, deps.Blobs, deps.Summarizer = tbl, storetest.OpenLocalFS(t), offline.Summarizer{}
 	connectorsDeps(t, &deps)
 	webSearchDeps(t, &deps)
 	opts := gateway.Options{

@@ -25,8 +25,11 @@ import (
 // again, and one more invocation. It links package toolsearch (BM25 over
 // package text's analyser; no AWS client) into the gateway. Embeddings need
 // a provider's client, which the deployed gateway does not link
-// (shared/deploy's link test), so there it ranks by BM25 alone; the local
-// server gives it the configured embedder (Options.ToolEmbedder).
+// (shared/deploy's link test): there it embeds through the internal
+// function vector_embed_texts when the stack configures a hosted embedder
+// (Options.ToolEmbedFunction, embed.go), and ranks by BM25 alone when that
+// fails, saying so; the local server gives it the configured embedder
+// (Options.ToolEmbedder).
 const ToolSearchName = "tool_search"
 
 // defaultSearchK is how many tools tool_search returns when k is not given.
@@ -46,7 +49,7 @@ var toolSearchTool = &mcp.Tool{
 		`"required":["query"],"additionalProperties":false}`, toolsearch.MaxQueryBytes, toolsearch.MaxK, defaultSearchK)),
 	OutputSchema: json.RawMessage(`{"type":"object","properties":{"tools":{"type":"array","items":{"type":"object","properties":{` +
 		`"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"inputSchema":{"type":"object"}},` +
-		`"required":["name","inputSchema"]}}},"required":["tools"]}`),
+		`"required":["name","inputSchema"]}},"ranking":{"type":"string","enum":["bm25"],"description":"bm25 when the embedder failed and BM25 ranked alone."}},"required":["tools"]}`),
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -89,7 +92,18 @@ func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest) (*m
 	for i, t := range tools {
 		docs[i] = toolsearch.Doc{Name: t.Name, Title: t.Title, Description: t.Description}
 	}
-	hits, err := g.searcher.Search(ctx, in.Query, docs, k)
+	caller, err := g.caller(req.Extra)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := g.searcher.Search(embeddingFor(ctx, caller, traceID(headerOf(req.Extra))), in.Query, docs, k)
+	note := ""
+	if err != nil && fault.KindOf(err) != fault.KindInvalid && ctx.Err() == nil {
+		// The embedder failed (a function's error, its deadline): BM25 still ranks.
+		g.log.WarnContext(ctx, "tool_search ranks by BM25 alone", "error", err)
+		note = "Ranked by BM25 alone: the embedder could not be reached.\n"
+		hits, err = g.lexical.Search(ctx, in.Query, docs, k)
+	}
 	if err != nil {
 		if kind, field, msg := fault.Public(err); kind == fault.KindInvalid {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: field + ": " + msg}}}, nil
@@ -99,8 +113,14 @@ func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest) (*m
 	}
 	out := struct {
 		Tools []foundTool `json:"tools"`
+		// Ranking is "bm25" when the embedder failed and BM25 ranked alone.
+		Ranking string `json:"ranking,omitempty"`
 	}{Tools: make([]foundTool, 0, len(hits))}
+	if note != "" {
+		out.Ranking = "bm25"
+	}
 	var text strings.Builder
+	text.WriteString(note)
 	for _, h := range hits {
 		t := tools[h.Index]
 		out.Tools = append(out.Tools, foundTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema})

@@ -4,6 +4,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/switchboard-dev/switchboard/shared/graph"
+	"github.com/switchboard-dev/switchboard/shared/provider"
 	"github.com/switchboard-dev/switchboard/shared/retrieval"
 	"github.com/switchboard-dev/switchboard/shared/vector"
 )
@@ -37,6 +38,11 @@ func vectorSchemas() map[string]pair {
 			p["thread_id"].MaxLength = ptr(128)
 			p["graph_traversal_depth"].Minimum, p["graph_traversal_depth"].Maximum = ptr(0.0), ptr(float64(graph.MaxDepth))
 		}), schemaFor[vector.RetrieveOutput](nil)},
+		"vector_embed_texts": {schemaFor[provider.TextsInput](func(p map[string]*jsonschema.Schema) {
+			p["texts"].MinItems, p["texts"].MaxItems = ptr(1), ptr(provider.MaxEmbedTexts)
+			p["texts"].Items.MinLength, p["texts"].Items.MaxLength = ptr(1), ptr(provider.MaxEmbedTextBytes)
+			p["purpose"].Enum = enum(string(provider.ForQuery), string(provider.ForDocument))
+		}), schemaFor[provider.TextsOutput](nil)},
 		"optimizer_vs-search-group": {schemaFor[vector.SearchGroupInput](func(p map[string]*jsonschema.Schema) {
 			p["op"].Enum = enum(vector.SearchGroupOps...)
 			shard := p["group"].Properties["shards"].Items.Properties

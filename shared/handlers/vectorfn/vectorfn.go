@@ -20,6 +20,8 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
 	"github.com/switchboard-dev/switchboard/shared/metrics"
 	"github.com/switchboard-dev/switchboard/shared/prompt"
+	"github.com/switchboard-dev/switchboard/shared/provider"
+	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/settings"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
@@ -162,5 +164,16 @@ var Indexer = lambdafn.Function{Path: "vector/indexer", Build: func(d lambdafn.D
 // serves.
 func Functions() []lambdafn.Function {
 	return []lambdafn.Function{Retriever, SearchGroup, Storage, StoreCreate, StoreGet, StoreList, StoreDelete,
-		DocumentIngest, DocumentList, DocumentDelete, Indexer}
+		DocumentIngest, DocumentList, DocumentDelete, Indexer, EmbedTexts}
 }
+
+// EmbedTexts serves vector_embed_texts: the deployed gateway's tool_search
+// embeds tools and queries through it, with the stack's embedder, or the
+// offline one when d names none (a function run without configuration, as
+// the vector service does).
+var EmbedTexts = lambdafn.Method(catalog.EmbedTextsTool, func(d lambdafn.Deps) provider.Texts {
+	if d.Embedder == nil {
+		return provider.Texts{Embedder: offline.NewEmbedder(offline.DefaultDims)}
+	}
+	return provider.Texts{Embedder: d.Embedder}
+}, provider.Texts.Embed)

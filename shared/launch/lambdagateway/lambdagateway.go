@@ -101,6 +101,10 @@ func Run(cat *catalog.Catalog) error {
 		RequestStates:  states,
 		Metrics:        m,
 		Approvals:      gateway.ConnectorApprovals(cat, inv),
+		// tool_search embeds through vector_embed_texts when the stack's
+		// embedder is a hosted one (the offline one's hashes add nothing a
+		// function call is worth).
+		ToolEmbedFunction: cfg.Providers.Embedder != "" && cfg.Providers.Embedder != "offline",
 	}
 	limits, limited, err := ratelimit.Configured(cfg.RateLimits, cat)
 	if err != nil {
