@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,14 +48,18 @@ func (c *cutResponses) reason() error {
 	return nil
 }
 
-// watch returns body, recording in c why reading it was cut, if it was.
-func (c *cutResponses) watch(body io.ReadCloser) io.ReadCloser {
-	return &watchedBody{ReadCloser: body, cut: c}
+// watch returns body, recording in c why reading it was cut, if it was,
+// and in open (if not nil) until it is closed.
+func (c *cutResponses) watch(body io.ReadCloser, open *openBodies) io.ReadCloser {
+	open.add()
+	return &watchedBody{ReadCloser: body, cut: c, open: open}
 }
 
 type watchedBody struct {
 	io.ReadCloser
-	cut *cutResponses
+	cut    *cutResponses
+	open   *openBodies
+	closed atomic.Bool
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
@@ -63,6 +68,76 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 		b.cut.err.CompareAndSwap(nil, &err)
 	}
 	return n, err
+}
+
+func (b *watchedBody) Close() error {
+	err := b.ReadCloser.Close()
+	if b.closed.CompareAndSwap(false, true) {
+		b.open.done()
+	}
+	return err
+}
+
+// openBodies counts the upstream responses of one call whose bodies are
+// still open. The go-sdk hands a call its result as soon as the event
+// carrying it is read, and drains the rest of the stream afterwards: a call
+// that ended its context at once cut that drain short, and with it the
+// connection, which the next call then dialed again (one call in ten, on
+// loopback). A nil *openBodies counts nothing.
+type openBodies struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0, if a waiter made it
+}
+
+type openBodiesKey struct{}
+
+// bodiesOf returns the counter ctx carries, or nil.
+func bodiesOf(ctx context.Context) *openBodies {
+	o, _ := ctx.Value(openBodiesKey{}).(*openBodies)
+	return o
+}
+
+func (o *openBodies) add() {
+	if o != nil {
+		o.mu.Lock()
+		o.n++
+		o.mu.Unlock()
+	}
+}
+
+func (o *openBodies) done() {
+	if o != nil {
+		o.mu.Lock()
+		if o.n--; o.n == 0 && o.idle != nil {
+			close(o.idle)
+			o.idle = nil
+		}
+		o.mu.Unlock()
+	}
+}
+
+// drainGrace bounds how long a call that has its answer waits for the rest
+// of its response streams to be drained, which an upstream ends right after
+// the answer.
+const drainGrace = 10 * time.Millisecond
+
+// wait waits until every counted body is closed, for grace at most.
+func (o *openBodies) wait(grace time.Duration) {
+	o.mu.Lock()
+	if o.n == 0 {
+		o.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	o.idle = idle
+	o.mu.Unlock()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	}
 }
 
 // withSession runs fn on a pooled session of r for c, within the call
@@ -82,7 +157,14 @@ func (s *Service) withSession(ctx context.Context, c tenant.Caller, r *record, f
 		return err
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
-	defer cancel()
+	bodies := &openBodies{}
+	callCtx = context.WithValue(callCtx, openBodiesKey{}, bodies)
+	defer func() {
+		if callCtx.Err() == nil {
+			bodies.wait(drainGrace) // so that the connection is kept
+		}
+		cancel()
+	}()
 	dial := func(cut *cutResponses) mcp.Transport { return s.transport(c.Tenant, r, cr, cut) }
 	var used *session
 	err = s.pool.do(callCtx, cr.sessionKey(c.Tenant, c.Principal, r), c.Tenant, r.Name, dial, func(sess *session) error {

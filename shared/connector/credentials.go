@@ -85,7 +85,7 @@ func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := a.base.RoundTrip(first)
 	if err != nil || resp.StatusCode != http.StatusUnauthorized || a.oauth == nil || (req.Body != nil && req.GetBody == nil) {
-		return a.watch(resp), err
+		return a.watch(req, resp), err
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
@@ -99,13 +99,14 @@ func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	resp, err = a.base.RoundTrip(again)
-	return a.watch(resp), err
+	return a.watch(req, resp), err
 }
 
-// watch records in a.cut whether resp's body is cut.
-func (a *authTransport) watch(resp *http.Response) *http.Response {
+// watch records in a.cut whether resp's body is cut, and counts it among
+// the open bodies of the call req belongs to.
+func (a *authTransport) watch(req *http.Request, resp *http.Response) *http.Response {
 	if resp != nil && a.cut != nil {
-		resp.Body = a.cut.watch(resp.Body)
+		resp.Body = a.cut.watch(resp.Body, bodiesOf(req.Context()))
 	}
 	return resp
 }
