@@ -418,7 +418,7 @@ func (s *Service) auditCall(ctx context.Context, c tenant.Caller, in CallInput, 
 		digest := elicit.ArgumentsDigest(args) // off the call's path: it decodes the arguments
 		detail["arguments_sha256"] = hex.EncodeToString(digest[:])
 		e.Detail = detail
-		if aerr := s.audit.Append(ctx, e); aerr != nil {
+		if aerr := s.appendCallEvent(ctx, e); aerr != nil {
 			s.log.ErrorContext(ctx, "audit append failed", "type", e.Type, "tool", e.Tool, "trace_id", e.TraceID, "error", aerr)
 			s.stats.m.AuditFailed(metrics.Call{Family: metrics.ConnectorsFamily, Function: CallTool,
 				Tenant: c.Tenant, TraceID: e.TraceID, RequestID: e.RequestID})

@@ -194,6 +194,7 @@ type Service struct {
 	opened  memo[*secrets]
 	tokens  *tokenCache
 	stats   *stats
+	batches auditBatches // proxied calls' audit events, written together
 }
 
 // New returns a Service keeping connectors in table and sealing their
