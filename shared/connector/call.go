@@ -149,12 +149,19 @@ func (s *Service) withSession(ctx context.Context, c tenant.Caller, r *record, f
 	if r.Status == StatusDisabled {
 		return fault.Invalid("name", "connector %q is disabled; enable it with connector_update", r.Name)
 	}
-	if _, err := s.opts.CheckURL(ctx, r.BaseURL); err != nil {
-		return fault.Unavailable(nil, "connector %q: its URL is refused now: %v", r.Name, err)
-	}
 	cr, err := s.credsFor(ctx, c, r)
 	if err != nil {
 		return err
+	}
+	key := cr.sessionKey(c.Tenant, c.Principal, r)
+	// The URL is checked again (its host resolved anew: DNS rebinding) when
+	// a session is to be made, not on each call over a live one, whose
+	// connection was checked when made; the HTTP client checks each address
+	// it dials in any case.
+	if !s.pool.active(key) {
+		if _, err := s.opts.CheckURL(ctx, r.BaseURL); err != nil {
+			return fault.Unavailable(nil, "connector %q: its URL is refused now: %v", r.Name, err)
+		}
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
 	bodies := &openBodies{}
@@ -167,7 +174,7 @@ func (s *Service) withSession(ctx context.Context, c tenant.Caller, r *record, f
 	}()
 	dial := func(cut *cutResponses) mcp.Transport { return s.transport(c.Tenant, r, cr, cut) }
 	var used *session
-	err = s.pool.do(callCtx, cr.sessionKey(c.Tenant, c.Principal, r), c.Tenant, r.Name, dial, func(sess *session) error {
+	err = s.pool.do(callCtx, key, c.Tenant, r.Name, dial, func(sess *session) error {
 		used = sess
 		return fn(callCtx, sess, cr)
 	})
