@@ -12,7 +12,7 @@ import (
 // auditLinger is how long the first of a tenant's proxied calls' audit
 // events waits for others to join it in one transaction, when waiting costs
 // nothing ([Service.appendCallEvent]).
-const auditLinger = 5 * time.Millisecond
+const auditLinger = 20 * time.Millisecond
 
 // auditBatches gathers the audit events of proxied calls made close
 // together, by tenant, so that they are written in one transaction: the
