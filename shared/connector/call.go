@@ -82,8 +82,9 @@ func (b *watchedBody) Close() error {
 // still open. The go-sdk hands a call its result as soon as the event
 // carrying it is read, and drains the rest of the stream afterwards: a call
 // that ended its context at once cut that drain short, and with it the
-// connection, which the next call then dialed again (one call in ten, on
-// loopback). A nil *openBodies counts nothing.
+// connection, which the next call then dialed again (40 calls in 100, on
+// loopback), and one that waited for the drain waited 0.2 ms or more for a
+// quarter of its calls. A nil *openBodies counts nothing.
 type openBodies struct {
 	mu   sync.Mutex
 	n    int
@@ -117,10 +118,16 @@ func (o *openBodies) done() {
 	}
 }
 
-// drainGrace bounds how long a call that has its answer waits for the rest
-// of its response streams to be drained, which an upstream ends right after
-// the answer.
-const drainGrace = 10 * time.Millisecond
+// drainGrace bounds how long the rest of a call's response streams may be
+// drained after its answer, which an upstream ends right after the answer.
+const drainGrace = time.Second
+
+// open reports whether a counted body is still open.
+func (o *openBodies) open() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.n > 0
+}
 
 // wait waits until every counted body is closed, for grace at most.
 func (o *openBodies) wait(grace time.Duration) {
@@ -163,12 +170,21 @@ func (s *Service) withSession(ctx context.Context, c tenant.Caller, r *record, f
 			return fault.Unavailable(nil, "connector %q: its URL is refused now: %v", r.Name, err)
 		}
 	}
-	callCtx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+	// The call's context ends with the caller's while the call runs, but
+	// not after it: once the call has its answer, the rest of its response
+	// streams is drained apart from the caller (for drainGrace at most),
+	// so that the connection is kept for the next call.
+	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.CallTimeout)
+	stop := context.AfterFunc(ctx, cancel)
 	bodies := &openBodies{}
 	callCtx = context.WithValue(callCtx, openBodiesKey{}, bodies)
 	defer func() {
-		if callCtx.Err() == nil {
-			bodies.wait(drainGrace) // so that the connection is kept
+		if stop() && callCtx.Err() == nil && bodies.open() {
+			go func() {
+				bodies.wait(drainGrace)
+				cancel()
+			}()
+			return
 		}
 		cancel()
 	}()
