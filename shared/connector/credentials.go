@@ -111,6 +111,10 @@ type authTransport struct {
 
 // RoundTrip implements [http.RoundTripper].
 func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(a.headers) == 0 && a.oauth == nil {
+		resp, err := a.base.RoundTrip(req) // nothing to add: no copy of the request to make
+		return a.watch(req, resp), err
+	}
 	first := req.Clone(req.Context())
 	token, err := a.apply(first, "")
 	if err != nil {
