@@ -25,7 +25,12 @@
 //	go run ./scripts/bench-connector -gateways /tmp/a,/tmp/b  # two builds side by side
 //
 // It is a benchmark, not a test: it prints figures, and exits 1 if a call
-// fails or answers something else than expected.
+// fails or answers something else than expected. To see where a proxied
+// call's time goes, profile a gateway while it runs: Go keeps frame
+// pointers, so perf unwinds its stacks, e.g.
+//
+//	perf record -F 2000 -g -p "$(pgrep -f '^/tmp/b --addr')" -- sleep 10
+//	perf report --children --sort symbol -g none
 package main
 
 import (

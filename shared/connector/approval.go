@@ -119,9 +119,28 @@ func (s *Service) policy(ctx context.Context, t, name, tool string) (Policy, err
 	return policyFrom(name, it), nil
 }
 
+// policyOf returns the policy of tool on r as [Service.policy] does, read
+// once per version of r in a warm instance: every change of a policy bumps
+// the connector's version in the same transaction (PolicySet), and so does
+// connector_delete before it deletes them, so the version the call read
+// names the policies it may use.
+func (s *Service) policyOf(ctx context.Context, t string, r *record, tool string) (Policy, error) {
+	key := r.versionKey(t) + "\x00" + tool
+	if p, ok := s.policiesRead.get(key); ok {
+		return p, nil
+	}
+	p, err := s.policy(ctx, t, r.Name, tool)
+	if err == nil {
+		s.policiesRead.put(key, p)
+	}
+	return p, err
+}
+
 // PolicySet serves approval_policy_set. Each change bumps the policy's
 // version, which every approval is bound to: an approval given under one
-// version is refused under the next.
+// version is refused under the next. It bumps the connector's version too,
+// in the same transaction, by which each warm instance keeps the policies
+// it read ([Service.policyOf]).
 func (s *Service) PolicySet(ctx context.Context, c tenant.Caller, in PolicySetInput) (PolicyOutput, error) {
 	if _, err := s.load(ctx, c, "connector", in.Connector); err != nil {
 		return PolicyOutput{}, err
@@ -134,6 +153,10 @@ func (s *Service) PolicySet(ctx context.Context, c tenant.Caller, in PolicySetIn
 	}
 	var out Policy
 	err := store.Retry(ctx, func() error {
+		r, err := s.load(ctx, c, "connector", in.Connector)
+		if err != nil {
+			return err
+		}
 		cur, err := s.policy(ctx, c.Tenant, in.Connector, in.Tool)
 		if err != nil {
 			return err
@@ -148,8 +171,13 @@ func (s *Service) PolicySet(ctx context.Context, c tenant.Caller, in PolicySetIn
 		if err != nil {
 			return err
 		}
+		prev := r.Ver
+		r.Ver++
+		r.PolicyEdits++ // its sessions and tokens stay
+		r.UpdatedAt = out.UpdatedAt
 		return s.table.Transact(ctx, store.Put(store.Item{PK: subPK(c.Tenant, in.Connector), SK: policySK(in.Tool),
-			Attrs: store.Attrs{"policy": in.Policy, "ver": out.Version, "updated_at": out.UpdatedAt.UnixNano()}}, cond), aw)
+			Attrs: store.Attrs{"policy": in.Policy, "ver": out.Version, "updated_at": out.UpdatedAt.UnixNano()}}, cond),
+			store.Put(r.item(c.Tenant), store.IfEquals("ver", prev)), aw)
 	})
 	if err != nil {
 		return PolicyOutput{}, unavailable(err, "setting the policy of %s failed; retry", ProxiedName(in.Connector, in.Tool))
@@ -232,7 +260,7 @@ func refuse(format string, args ...any) error {
 // approve applies tool's policy to a call: nil, nil lets it run; a result
 // or an error ends it here.
 func (s *Service) approve(ctx context.Context, c tenant.Caller, r *record, tool string, in CallInput) (*mcp.CallToolResult, error) {
-	p, err := s.policy(ctx, c.Tenant, r.Name, tool)
+	p, err := s.policyOf(ctx, c.Tenant, r, tool)
 	if err != nil {
 		return nil, err
 	}

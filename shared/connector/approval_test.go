@@ -243,3 +243,65 @@ func TestApprovalByPage(t *testing.T) {
 		}
 	})
 }
+
+// A warm instance keeps the policies it read by the connector's version,
+// which every policy change bumps: a change made through another instance
+// applies to the next call at once, and a connector deleted and made again
+// under its name starts from the default policy.
+func TestAPolicyChangeIsSeenAtOnceByEveryInstance(t *testing.T) {
+	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+		ctx := context.Background()
+		e := newEnv(t, tbl, nil)
+		other := e.instance(t, nil) // another warm instance of the proxy function
+		up := newUpstream(t, connector.TransportStreamable, "")
+		c := newCaller(t, "alice")
+		create := func() {
+			mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+			mustSync(t, e, c, "up")
+		}
+		create()
+		set := func(policy string) {
+			t.Helper()
+			if _, err := e.svc.PolicySet(ctx, c, connector.PolicySetInput{Connector: "up", Tool: "echo", Policy: policy}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// outcome calls echo on the other instance: "ran", "denied" or "asks".
+		outcome := func() string {
+			t.Helper()
+			res, err := other.Call(ctx, c, connector.CallInput{Name: "up__echo", Arguments: json.RawMessage(`{"text":"hi"}`)})
+			switch {
+			case err != nil && strings.Contains(err.Error(), "ALWAYS_DENY"):
+				return "denied"
+			case err != nil:
+				t.Fatal(err)
+			case res.IsError:
+				return "asks"
+			}
+			return "ran"
+		}
+		for _, step := range []struct {
+			name string
+			act  func()
+			want string
+		}{
+			{"allowed", func() { set(connector.PolicyAllow) }, "ran"},
+			{"denied", func() { set(connector.PolicyDeny) }, "denied"},
+			{"asked", func() { set(connector.PolicyAsk) }, "asks"},
+			{"allowed again", func() { set(connector.PolicyAllow) }, "ran"},
+			{"deleted and made again", func() {
+				if _, err := e.svc.Delete(ctx, c, connector.DeleteInput{Name: "up"}); err != nil {
+					t.Fatal(err)
+				}
+				create()
+			}, "asks"},
+		} {
+			step.act()
+			for range 2 { // the second call is served from what the first read
+				if got := outcome(); got != step.want {
+					t.Fatalf("%s: the other instance's call %s, want %s", step.name, got, step.want)
+				}
+			}
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -202,4 +203,77 @@ func TestALostAuditEventIsLoggedAndCounted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// countingTable counts the table writes that carry audit events: one per
+// Put or Transact, however many events it holds.
+type countingTable struct {
+	store.Table
+	writes atomic.Int64
+}
+
+func (c *countingTable) Put(ctx context.Context, it store.Item, cond store.Condition) error {
+	if strings.Contains(it.PK, "#trace#") {
+		c.writes.Add(1)
+	}
+	return c.Table.Put(ctx, it, cond)
+}
+
+func (c *countingTable) Transact(ctx context.Context, writes ...store.Write) error {
+	for _, w := range writes {
+		if strings.Contains(w.Item.PK, "#trace#") {
+			c.writes.Add(1)
+			break
+		}
+	}
+	return c.Table.Transact(ctx, writes...)
+}
+
+// The audit events of proxied calls made close together, after their
+// answers, are written together, in fewer writes than calls (the local
+// table syncs its file at each), and every one of them lands.
+func TestAuditEventsOfCallsMadeTogetherAreWrittenTogether(t *testing.T) {
+	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+		counting := &countingTable{Table: tbl}
+		q := later.New()
+		e := newEnv(t, counting, func(o *connector.Options) { o.After = q })
+		c := newCaller(t, "alice")
+		up := newUpstream(t, connector.TransportStreamable, "")
+		mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+		mustSync(t, e, c, "up")
+		allow(t, e, c, "up", "echo")
+		if _, err := e.svc.Call(context.Background(), c, connector.CallInput{Name: "up__echo"}); err != nil {
+			t.Fatal(err) // the session is made
+		}
+		q.Wait(context.Background())
+		counting.writes.Store(0)
+
+		const calls = 20
+		traces := make([]string, calls)
+		var wg sync.WaitGroup
+		for i := range traces {
+			traces[i] = audit.NewTraceID()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx := callcontext.NewContext(context.Background(), callcontext.Call{Caller: c, TraceID: traces[i]})
+				if _, err := e.svc.Call(ctx, c, connector.CallInput{Name: "up__echo", Arguments: json.RawMessage(`{"text":"hi"}`)}); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if err := q.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if n := counting.writes.Load(); n >= calls {
+			t.Errorf("%d calls' audit events took %d writes, want fewer", calls, n)
+		}
+		for _, trace := range traces {
+			out, _, err := audit.New(tbl, nil).Trace(context.Background(), c.Tenant, trace, "", 0)
+			if err != nil || len(out) != 1 || out[0].Type != audit.ToolCalled || out[0].Outcome != "ok" {
+				t.Errorf("trace %s = %+v, %v; want its ToolCalled event", trace, out, err)
+			}
+		}
+	})
 }

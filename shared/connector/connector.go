@@ -38,6 +38,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -192,8 +193,14 @@ type Service struct {
 	// credentials as last opened, by their sealed bytes ([Service.openOnce]).
 	decoded memo[*cache]
 	opened  memo[*secrets]
-	tokens  *tokenCache
-	stats   *stats
+	// policiesRead and credsRead keep the policies and principals' own
+	// credential items as read, by the connector's version
+	// ([Service.policyOf], [Service.ownCredOf]).
+	policiesRead memo[Policy]
+	credsRead    memo[ownCreds]
+	tokens       *tokenCache
+	stats        *stats
+	batches      auditBatches // proxied calls' audit events, written together
 }
 
 // New returns a Service keeping connectors in table and sealing their
@@ -377,8 +384,10 @@ type record struct {
 	// SyncAt is when a sync was last attempted. The key of the
 	// connector's item in the scheduled sync's index is its sync pointer's
 	// (syncPointerSK), this only for connectors created before there was one.
-	SyncAt                       time.Time
-	Ver                          int64
+	SyncAt time.Time
+	// Ver is bumped by every edit (optimistic updates), PolicyEdits by the
+	// policy changes alone, which bump Ver too ([Service.policyOf]).
+	Ver, PolicyEdits             int64
 	CredKind, TokenURL, ClientID string
 	HeaderNames, Scopes          []string
 	PrincipalScoped              bool
@@ -429,7 +438,7 @@ func (r *record) item(t string) store.Item {
 		"last_error": r.LastError, "ver": r.Ver, "cred_kind": r.CredKind, "token_url": r.TokenURL,
 		"client_id": r.ClientID, "header_names": strings.Join(r.HeaderNames, "\n"), "scopes": strings.Join(r.Scopes, " "),
 		"principal_scoped": r.PrincipalScoped, "created_at": r.CreatedAt.UnixNano(), "updated_at": r.UpdatedAt.UnixNano(),
-		"synced_at": r.SyncedAt.UnixNano(), "sync_at": r.SyncAt.UnixNano(),
+		"synced_at": r.SyncedAt.UnixNano(), "sync_at": r.SyncAt.UnixNano(), "policy_edits": r.PolicyEdits,
 	}
 	if len(r.Sealed) > 0 {
 		attrs["sealed"] = r.Sealed
@@ -437,9 +446,19 @@ func (r *record) item(t string) store.Item {
 	return store.Item{PK: connPK(t), SK: r.Name, Attrs: attrs}
 }
 
+// connVer is the version of what r's sessions and tokens are made with
+// (URL, transport, tenant credentials, ...): every edit but a policy's.
+func (r *record) connVer() int64 { return r.Ver - r.PolicyEdits }
+
+// versionKey names r's tenant, r (by its creation time too: one deleted and
+// made again under its name starts again at version 1) and its version.
+func (r *record) versionKey(t string) string {
+	return t + "\x00" + r.Name + "\x00" + strconv.FormatInt(r.CreatedAt.UnixNano(), 10) + "\x00" + strconv.FormatInt(r.Ver, 10)
+}
+
 func recordFrom(it store.Item) *record {
 	r := &record{Name: it.SK, BaseURL: it.String("base_url"), Transport: it.String("transport"), Status: it.String("status"),
-		SyncStatus: it.String("sync_status"), LastError: it.String("last_error"), Ver: it.Int("ver"),
+		SyncStatus: it.String("sync_status"), LastError: it.String("last_error"), Ver: it.Int("ver"), PolicyEdits: it.Int("policy_edits"),
 		CredKind: it.String("cred_kind"), TokenURL: it.String("token_url"), ClientID: it.String("client_id"),
 		PrincipalScoped: it.Bool("principal_scoped"), Sealed: it.Bytes("sealed"),
 		CreatedAt: time.Unix(0, it.Int("created_at")).UTC(), UpdatedAt: time.Unix(0, it.Int("updated_at")).UTC()}
@@ -955,7 +974,19 @@ func (s *Service) Delete(ctx context.Context, c tenant.Caller, in DeleteInput) (
 	if err != nil {
 		return DeleteOutput{}, unavailable(err, "deleting connector %q failed; retry", in.Name)
 	}
-	// The cache, policies and credentials go first, so that a delete that
+	// The version is bumped first, so that no instance uses the policies
+	// and credentials deleted next from what it read of them
+	// ([Service.policyOf], [Service.ownCredOf]).
+	prev := r.Ver
+	r.Ver++
+	err = s.table.Put(ctx, r.item(c.Tenant), store.IfEquals("ver", prev))
+	if errors.Is(err, store.ErrConditionFailed) || errors.Is(err, store.ErrConflict) {
+		return DeleteOutput{}, fault.Conflict(err, "connector %q changed while you deleted it: read it again and retry", in.Name)
+	}
+	if err != nil {
+		return DeleteOutput{}, unavailable(err, "deleting connector %q failed; retry", in.Name)
+	}
+	// The cache, policies and credentials go next, so that a delete that
 	// fails half-way leaves the connector listed, to be deleted again; its
 	// sync pointer goes last, with it.
 	for {

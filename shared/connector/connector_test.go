@@ -3,9 +3,14 @@ package connector_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -267,4 +272,85 @@ func TestScheduledSync(t *testing.T) {
 			t.Fatal("a stale cache was not synced")
 		}
 	})
+}
+
+// Calls one after another reuse one connection to the upstream: the go-sdk
+// drains the rest of a call's response stream after handing the call its
+// result, and a call that ended its context at once cut that drain, and
+// with it the connection, which a later call dialed again.
+func TestSequentialCallsKeepTheirConnection(t *testing.T) {
+	var dials atomic.Int64
+	dialer := &net.Dialer{}
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return dialer.DialContext(ctx, network, addr)
+	}}}
+	e := newEnv(t, storetest.OpenEmbedded(t), func(o *connector.Options) { o.HTTPClient = client })
+	c := newCaller(t, "alice")
+	up := newUpstream(t, connector.TransportStreamable, "")
+	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+	mustSync(t, e, c, "up")
+	allow(t, e, c, "up", "echo")
+	call := func() {
+		t.Helper()
+		res, err := e.svc.Call(context.Background(), c, connector.CallInput{Name: "up__echo", Arguments: json.RawMessage(`{"text":"hi"}`)})
+		if err != nil || text(res) != "echo: hi" {
+			t.Fatalf("Call = %q, %v", text(res), err)
+		}
+	}
+	call() // the session is made
+	before := dials.Load()
+	for range 100 {
+		call()
+	}
+	// Without the drain, 40 of 100 calls dialed again; a loaded machine
+	// may let the odd drain outlast its grace.
+	if n := dials.Load() - before; n > 5 {
+		t.Errorf("100 calls dialed the upstream %d more times, want (nearly) none", n)
+	}
+}
+
+// A connector's URL is checked again (its host resolved anew) when a
+// session to it is made, not on each call over a live one, whose connection
+// was checked when made: a lookup per call cost a DNS round trip.
+func TestTheURLIsCheckedAgainWhenASessionIsMade(t *testing.T) {
+	var checks atomic.Int64
+	var refuse atomic.Bool
+	check := func(ctx context.Context, raw string) (*url.URL, error) {
+		checks.Add(1)
+		if refuse.Load() {
+			return nil, errors.New("it resolves to a private address now")
+		}
+		return allowLoopback(ctx, raw)
+	}
+	e := newEnv(t, storetest.OpenEmbedded(t), func(o *connector.Options) { o.CheckURL = check })
+	c := newCaller(t, "alice")
+	up := newUpstream(t, connector.TransportStreamable, "")
+	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+	mustSync(t, e, c, "up")
+	allow(t, e, c, "up", "echo")
+	call := func() error {
+		_, err := e.svc.Call(context.Background(), c, connector.CallInput{Name: "up__echo", Arguments: json.RawMessage(`{"text":"hi"}`)})
+		return err
+	}
+	if err := call(); err != nil {
+		t.Fatal(err)
+	}
+	before := checks.Load()
+	for range 10 {
+		if err := call(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := checks.Load() - before; n != 0 {
+		t.Errorf("10 calls over a live session checked the URL %d times, want 0", n)
+	}
+	refuse.Store(true)
+	// connector_verify starts a fresh session, which the check refuses.
+	if _, err := e.svc.Verify(context.Background(), c, connector.NameInput{Name: "up"}); err == nil || !strings.Contains(err.Error(), "refused now") {
+		t.Errorf("Verify with the URL refused = %v, want it refused", err)
+	}
+	if err := call(); err == nil || !strings.Contains(err.Error(), "refused now") {
+		t.Errorf("a call needing a new session with the URL refused = %v, want it refused", err)
+	}
 }

@@ -33,32 +33,65 @@ type creds struct {
 // own credentials override the tenant's; a connector whose credentials are
 // kept per principal refuses a caller with neither, rather than call without.
 func (s *Service) credsFor(ctx context.Context, c tenant.Caller, r *record) (creds, error) {
-	own, has, err := s.ownCred(ctx, c, r.Name)
+	own, err := s.ownCredOf(ctx, c, r)
 	if err != nil {
 		return creds{}, err
 	}
-	if has {
-		sec, err := s.openOnce(ctx, own.Bytes("sealed"), c.Tenant, r.Name, c.Principal)
-		return creds{owner: c.Principal, ver: own.Int("ver"), sec: sec}, err
+	if own.has {
+		sec, err := s.openOnce(ctx, own.sealed, c.Tenant, r.Name, c.Principal)
+		return creds{owner: c.Principal, ver: own.ver, sec: sec}, err
 	}
 	if len(r.Sealed) > 0 {
 		sec, err := s.openOnce(ctx, r.Sealed, c.Tenant, r.Name, "")
-		return creds{ver: r.Ver, sec: sec}, err
+		return creds{ver: r.connVer(), sec: sec}, err
 	}
 	if r.PrincipalScoped {
 		return creds{}, fault.Invalid("name", "connector %q keeps credentials per principal and holds none for you (nor for the tenant): "+
 			"set yours with connector_update and principal_scoped", r.Name)
 	}
-	return creds{ver: r.Ver}, nil
+	return creds{ver: r.connVer()}, nil
+}
+
+// ownCreds is what a principal's own credential item held when read: none
+// (has false), or its sealed bytes and version.
+type ownCreds struct {
+	has    bool
+	sealed []byte
+	ver    int64
+}
+
+// ownCredOf returns c's own credentials of r as [Service.ownCred] reads
+// them, read once per version of r and principal in a warm instance: every
+// change of a principal's credentials bumps the connector's version in the
+// same transaction (connector_update), and so does connector_delete before
+// it deletes them, so the version the call read names the item it may use.
+// The key names the principal: one principal's credentials never serve
+// another's call.
+func (s *Service) ownCredOf(ctx context.Context, c tenant.Caller, r *record) (ownCreds, error) {
+	key := r.versionKey(c.Tenant) + "\x00" + c.Principal
+	if o, ok := s.credsRead.get(key); ok {
+		return o, nil
+	}
+	it, has, err := s.ownCred(ctx, c, r.Name)
+	if err != nil {
+		return ownCreds{}, err
+	}
+	o := ownCreds{has: has}
+	if has {
+		o.sealed, o.ver = it.Bytes("sealed"), it.Int("ver")
+	}
+	s.credsRead.put(key, o)
+	return o, nil
 }
 
 // sessionKey identifies a pooled session: one per tenant, calling principal,
 // connector (by its creation time too: one deleted and made again under its
 // name, by another instance, starts again at version 1) and version of the
-// connector and of the credentials, so that one principal's session never
-// carries another's token.
+// connector (but for its policy changes: [record.connVer]) and of the
+// credentials, so that one principal's session never carries another's
+// token.
 func (cr creds) sessionKey(t, principal string, r *record) string {
-	return fmt.Sprintf("%s\x00%s\x00%d\x00%s\x00%d\x00%s\x00%d", t, r.Name, r.CreatedAt.UnixNano(), principal, r.Ver, cr.owner, cr.ver)
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%s\x00%d\x00%s\x00%d", t, r.Name, r.CreatedAt.UnixNano(), principal, r.connVer(), cr.owner, cr.ver)
 }
 
 // tokenKey identifies the OAuth token of cr: the tenant's credentials share
@@ -78,6 +111,10 @@ type authTransport struct {
 
 // RoundTrip implements [http.RoundTripper].
 func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(a.headers) == 0 && a.oauth == nil {
+		resp, err := a.base.RoundTrip(req) // nothing to add: no copy of the request to make
+		return a.watch(req, resp), err
+	}
 	first := req.Clone(req.Context())
 	token, err := a.apply(first, "")
 	if err != nil {
@@ -85,7 +122,7 @@ func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := a.base.RoundTrip(first)
 	if err != nil || resp.StatusCode != http.StatusUnauthorized || a.oauth == nil || (req.Body != nil && req.GetBody == nil) {
-		return a.watch(resp), err
+		return a.watch(req, resp), err
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
@@ -99,13 +136,14 @@ func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	resp, err = a.base.RoundTrip(again)
-	return a.watch(resp), err
+	return a.watch(req, resp), err
 }
 
-// watch records in a.cut whether resp's body is cut.
-func (a *authTransport) watch(resp *http.Response) *http.Response {
+// watch records in a.cut whether resp's body is cut, and counts it among
+// the open bodies of the call req belongs to.
+func (a *authTransport) watch(req *http.Request, resp *http.Response) *http.Response {
 	if resp != nil && a.cut != nil {
-		resp.Body = a.cut.watch(resp.Body)
+		resp.Body = a.cut.watch(resp.Body, bodiesOf(req.Context()))
 	}
 	return resp
 }

@@ -274,6 +274,15 @@ func (p *pool) closeAll() error {
 // nextToken returns a progress token unique in this process.
 func (p *pool) nextToken() string { return fmt.Sprintf("sb-%d", p.tokens.Add(1)) }
 
+// active reports whether key has an ACTIVE session whose connection has not
+// ended: a call would run on it rather than make one.
+func (p *pool) active(key string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.sessions[key]
+	return s != nil && s.state == SessionActive && !s.dead.Load() && p.now().Sub(s.lastUsed) <= p.idle
+}
+
 // do runs fn on an ACTIVE session for key. A failure of the connection
 // evicts the session; the request is sent again, once, on a fresh session
 // only when the upstream cannot have run it: the connection was refused,

@@ -259,3 +259,62 @@ func TestSecretsNeverLeak(t *testing.T) {
 		}
 	})
 }
+
+// A warm instance keeps the principals' own credentials it read by the
+// connector's version: a principal's change, made through another
+// instance, is seen by the next call at once, and one principal's
+// credentials never serve another's call.
+func TestAPrincipalsCredentialChangeIsSeenAtOnceByEveryInstance(t *testing.T) {
+	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+		ctx := context.Background()
+		e := newEnv(t, tbl, nil)
+		other := e.instance(t, nil) // another warm instance of the proxy function
+		up := newUpstream(t, connector.TransportStreamable, "")
+		alice := newCaller(t, "alice")
+		bob := tenant.Caller{Tenant: alice.Tenant, Principal: "bob"}
+		tenantKey, aliceKey, aliceKey2 := secret("tenant-"), secret("alice-"), secret("alice2-")
+		mustCreate(t, e, alice, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable,
+			Headers: map[string]string{"X-Api-Key": tenantKey}})
+		mustSync(t, e, alice, "up")
+		allow(t, e, alice, "up", "whoami")
+		whoamiOn := func(svc *connector.Service, c tenant.Caller) string {
+			t.Helper()
+			res, err := svc.Call(ctx, c, connector.CallInput{Name: "up__whoami"})
+			if err != nil {
+				return "error: " + err.Error()
+			}
+			return text(res)
+		}
+		update := func(in connector.UpdateInput) {
+			t.Helper()
+			g, err := e.svc.Get(ctx, alice, connector.NameInput{Name: "up"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			in.Name, in.Version, in.PrincipalScoped = "up", g.Connector.Version, true
+			if _, err := e.svc.Update(ctx, alice, in); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, step := range []struct {
+			name       string
+			change     func()
+			alice, bob string
+		}{
+			{"before alice has her own", func() {}, tenantKey, tenantKey},
+			{"alice sets hers", func() { update(connector.UpdateInput{Headers: map[string]string{"X-Api-Key": aliceKey}}) }, aliceKey, tenantKey},
+			{"alice changes hers", func() { update(connector.UpdateInput{Headers: map[string]string{"X-Api-Key": aliceKey2}}) }, aliceKey2, tenantKey},
+			{"alice clears hers", func() { update(connector.UpdateInput{ClearCredentials: true}) }, tenantKey, tenantKey},
+		} {
+			step.change()
+			for range 2 { // the second call is served from what the first read
+				if got := whoamiOn(other, alice); !strings.Contains(got, "key: "+step.alice) {
+					t.Fatalf("%s: alice's call on the other instance ran with %q, want %s", step.name, got, step.alice)
+				}
+				if got := whoamiOn(other, bob); !strings.Contains(got, "key: "+step.bob) {
+					t.Fatalf("%s: bob's call on the other instance ran with %q, want %s", step.name, got, step.bob)
+				}
+			}
+		}
+	})
+}

@@ -42,6 +42,15 @@ type Queue struct {
 // New returns an empty Queue.
 func New() *Queue { return &Queue{ended: map[string]chan struct{}{}} }
 
+// Held reports whether the queue holds each invocation until its work is
+// done ([Queue.Hold]): work queued then delays the invocation's end, where
+// otherwise the process lives on after it.
+func (q *Queue) Held() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.held
+}
+
 // Go runs fn in a goroutine with a context that keeps ctx's values but not
 // its cancellation, ending after timeout or at ctx's deadline, whichever
 // comes first: the invocation's deadline bounds the work after its answer
