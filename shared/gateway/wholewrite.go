@@ -22,7 +22,8 @@ const maxHeldAnswer = 64 << 10
 // answer the fast path has whole, up to 64 KiB, goes out in one write. It
 // sets srv's ConnContext (keeping any it had), through which the fast path
 // finds a request's connection; a server that serves the gateway without it
-// answers the same bytes, in more writes.
+// answers the same bytes, in more writes. ln must not be a TLS listener,
+// whose connections net/http must see as they are.
 func WholeAnswers(srv *http.Server, ln net.Listener) net.Listener {
 	prev := srv.ConnContext
 	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
