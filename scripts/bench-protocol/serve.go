@@ -140,6 +140,9 @@ func serveChild(kind, answerFile, cpuprofile string) error {
 		return err
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if kind == kindGateway { // as the local server serves it
+		ln = gateway.WholeAnswers(srv, ln)
+	}
 	go srv.Serve(ln)
 	fmt.Printf("http://%s/mcp\n", ln.Addr())
 	io.Copy(io.Discard, os.Stdin) // until the parent closes stdin

@@ -115,6 +115,9 @@ var fakeResults = map[string]func(trace string) (*invoke.Response, error){
 		}
 		return resp, nil
 	},
+	"mid": func(trace string) (*invoke.Response, error) {
+		return lambdafnResult(trace, map[string]any{"text": strings.Repeat("a <b> & \u00e9 ", 1000)}, false), nil
+	},
 	"big": func(trace string) (*invoke.Response, error) {
 		return lambdafnResult(trace, map[string]any{"text": strings.Repeat("a <b> & \u00e9 ", 20000)}, false), nil
 	},
@@ -214,6 +217,7 @@ type twoPaths struct {
 	fast, sdk string       // MCP URLs
 	sdkCalls  atomic.Int64 // tools/call requests the go-sdk's server handled
 	functions *fakeFunctions
+	handler   http.Handler // the gateway's, with the fast path
 }
 
 // newTwoPaths serves the gateway over an invoker that gives payloads
@@ -274,7 +278,10 @@ func newTwoPaths(t *testing.T, raw bool) *twoPaths {
 		}
 	}
 	t.Cleanup(func() { releasePayload = invoke.ReleasePayload })
-	fast := httptest.NewServer(withTestDeadline(g.Handler()))
+	p.handler = withTestDeadline(g.Handler())
+	fast := httptest.NewUnstartedServer(p.handler)
+	fast.Listener = WholeAnswers(fast.Config, fast.Listener) // as the local server serves it
+	fast.Start()
 	t.Cleanup(fast.Close)
 	fastPathOn = false
 	sdk := httptest.NewServer(withTestDeadline(g.Handler()))
@@ -483,7 +490,7 @@ func testTheFastPathAnswersAsTheGoSDKDoes(t *testing.T, p *twoPaths, raw bool) {
 	// The fast path answers results in lambdafn's form, and failures; the
 	// go-sdk the rest, once the function has answered. A payload that is not
 	// a response is a failure.
-	answeredFast := map[string]bool{"canonical": true, "tool_error": true, "notes": true, "big": true, "echo_input": true,
+	answeredFast := map[string]bool{"canonical": true, "tool_error": true, "notes": true, "mid": true, "big": true, "echo_input": true,
 		"raw_line_separator_structured": true, "null_structured": true, "fails": true, "times_out": true, "slow": true,
 		"undecodable": raw, "trailing_garbage": raw, "raw_control": raw}
 	for name := range fakeResults {

@@ -210,7 +210,7 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 	banner(stdout, "http://"+ln.Addr().String(), data, haveKeys)
 	srv := newServer(handler, localTimeouts(cat))
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(gateway.WholeAnswers(srv, ln)) }()
 	select {
 	case err := <-errc:
 		return err

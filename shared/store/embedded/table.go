@@ -43,9 +43,10 @@ type Options struct {
 
 // Table is a [store.Table] in a bbolt file.
 type Table struct {
-	db    *bolt.DB
-	now   func() time.Time
-	group group
+	db      *bolt.DB
+	now     func() time.Time
+	group   group
+	decoded *decodedItems
 }
 
 // group is the writers of the commit under way and of the next: while busy,
@@ -159,7 +160,7 @@ func Open(path string, opts *Options) (*Table, error) {
 			return nil, fmt.Errorf("embedded: init %s: %w", path, err)
 		}
 	}
-	return &Table{db: db, now: o.Now}, nil
+	return &Table{db: db, now: o.Now, decoded: newDecodedItems()}, nil
 }
 
 // Close closes the file. The Table is unusable afterwards.
@@ -297,7 +298,7 @@ func (t *Table) Query(ctx context.Context, pk string, q store.Query) (store.Page
 				}
 				continue
 			}
-			it, err := decode(k, v, pk)
+			it, err := t.decoded.decode(k, v, pk)
 			if err != nil {
 				return err
 			}
@@ -327,7 +328,7 @@ func (t *Table) load(b *bolt.Bucket, pk, sk string) (*store.Item, error) {
 	if v == nil {
 		return nil, nil
 	}
-	it, err := decode(k, v, pk)
+	it, err := t.decoded.decode(k, v, pk)
 	if err != nil {
 		return nil, err
 	}
