@@ -277,3 +277,42 @@ func TestAuditEventsOfCallsMadeTogetherAreWrittenTogether(t *testing.T) {
 		}
 	})
 }
+
+// A batch is written whatever becomes of the call whose event began it: a
+// call that ends at its deadline before the batch is written loses neither
+// its event nor those of the calls that joined it.
+func TestABatchOutlivesTheDeadlineOfTheCallThatBeganIt(t *testing.T) {
+	tbl := storetest.OpenEmbedded(t)
+	q := later.New()
+	e := newEnv(t, tbl, func(o *connector.Options) { o.After = q })
+	c := newCaller(t, "alice")
+	up := newUpstream(t, connector.TransportStreamable, "")
+	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+	mustSync(t, e, c, "up")
+	allow(t, e, c, "up", "echo")
+	if _, err := e.svc.Call(context.Background(), c, connector.CallInput{Name: "up__echo"}); err != nil {
+		t.Fatal(err) // the session is made
+	}
+	q.Wait(context.Background())
+
+	short, long := audit.NewTraceID(), audit.NewTraceID()
+	ctx, cancel := context.WithTimeout(callcontext.NewContext(context.Background(), callcontext.Call{Caller: c, TraceID: short}), 5*time.Millisecond)
+	defer cancel()
+	e.svc.Call(ctx, c, connector.CallInput{Name: "up__echo", Arguments: json.RawMessage(`{"text":"hi"}`)}) // its outcome is not the point
+	ctx = callcontext.NewContext(context.Background(), callcontext.Call{Caller: c, TraceID: long})
+	if _, err := e.svc.Call(ctx, c, connector.CallInput{Name: "up__echo", Arguments: json.RawMessage(`{"text":"hi"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, trace := range []string{short, long} {
+		out, _, err := audit.New(tbl, nil).Trace(context.Background(), c.Tenant, trace, "", 0)
+		if err != nil || len(out) != 1 || out[0].Type != audit.ToolCalled {
+			t.Errorf("trace %s = %+v, %v; want its ToolCalled event", trace, out, err)
+		}
+	}
+	if strings.Contains(e.logs.String(), "audit append failed") {
+		t.Errorf("an event was reported lost:\n%s", e.logs.String())
+	}
+}

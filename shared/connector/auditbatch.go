@@ -51,8 +51,6 @@ func (s *Service) appendCallEvent(ctx context.Context, e audit.Event) error {
 			bs.pending = map[string]*auditBatch{}
 		}
 		bs.pending[e.Tenant] = b
-		// The first event's context bounds the write: its deadline is the
-		// audit timeout, far beyond the linger.
 		time.AfterFunc(auditLinger, func() { s.writeBatch(ctx, e.Tenant, b) })
 	}
 	i := len(b.events)
@@ -65,19 +63,21 @@ func (s *Service) appendCallEvent(ctx context.Context, e audit.Event) error {
 	if full {
 		go s.writeBatch(ctx, e.Tenant, b)
 	}
-	select {
-	case <-b.done:
-		return b.errs[i]
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	// The write is bounded by its own timeout: a waiter whose call ran out
+	// of time still learns whether its event was written.
+	<-b.done
+	return b.errs[i]
 }
 
 // writeBatch writes b, once: in one transaction, or, if that fails, each
 // event alone (with the audit log's own retries), so that a failure loses
-// only the events it failed.
+// only the events it failed. ctx, the context of one of b's calls, gives
+// the write its values only: no call's deadline or end may lose the others'
+// events.
 func (s *Service) writeBatch(ctx context.Context, t string, b *auditBatch) {
 	b.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callAuditTimeout)
+		defer cancel()
 		bs := &s.batches
 		bs.mu.Lock()
 		if bs.pending[t] == b {
