@@ -976,9 +976,12 @@ func (s *Service) Delete(ctx context.Context, c tenant.Caller, in DeleteInput) (
 	}
 	// The version is bumped first, so that no instance uses the policies
 	// and credentials deleted next from what it read of them
-	// ([Service.policyOf], [Service.ownCredOf]).
+	// ([Service.policyOf], [Service.ownCredOf]); and the connector is
+	// disabled, so that if the delete stops half-way no call runs with what
+	// an instance read of them in between, until it is deleted again.
 	prev := r.Ver
 	r.Ver++
+	r.Status, r.LastError = StatusDisabled, "connector_delete did not finish: delete it again"
 	err = s.table.Put(ctx, r.item(c.Tenant), store.IfEquals("ver", prev))
 	if errors.Is(err, store.ErrConditionFailed) || errors.Is(err, store.ErrConflict) {
 		return DeleteOutput{}, fault.Conflict(err, "connector %q changed while you deleted it: read it again and retry", in.Name)
@@ -992,14 +995,14 @@ func (s *Service) Delete(ctx context.Context, c tenant.Caller, in DeleteInput) (
 	for {
 		page, err := s.table.Query(ctx, subPK(c.Tenant, in.Name), store.Query{Limit: store.MaxQueryLimit})
 		if err != nil {
-			return DeleteOutput{}, unavailable(err, "removing the cache and policies of connector %q failed; delete again to finish", in.Name)
+			return DeleteOutput{}, unavailable(err, "removing the cache and policies of connector %q failed; read it again and delete it again to finish", in.Name)
 		}
 		for _, it := range page.Items {
 			if it.SK == syncPointerSK {
 				continue
 			}
 			if err := s.table.Delete(ctx, it.PK, it.SK, store.Condition{}); err != nil {
-				return DeleteOutput{}, unavailable(err, "removing the cache and policies of connector %q failed; delete again to finish", in.Name)
+				return DeleteOutput{}, unavailable(err, "removing the cache and policies of connector %q failed; read it again and delete it again to finish", in.Name)
 			}
 		}
 		if page.Next == "" {

@@ -354,3 +354,45 @@ func TestTheURLIsCheckedAgainWhenASessionIsMade(t *testing.T) {
 		t.Errorf("a call needing a new session with the URL refused = %v, want it refused", err)
 	}
 }
+
+// failingTransact is a table whose transactions fail once armed.
+type failingTransact struct {
+	store.Table
+	armed atomic.Bool
+}
+
+func (f *failingTransact) Transact(ctx context.Context, writes ...store.Write) error {
+	if f.armed.Load() {
+		return errors.New("injected: the table is unavailable")
+	}
+	return f.Table.Transact(ctx, writes...)
+}
+
+// A delete that stops half-way, its policies and credentials gone but the
+// connector still there, leaves it disabled: no instance calls its tools
+// with what it read of them before, until it is deleted again.
+func TestADeleteThatStopsHalfWayLeavesTheConnectorDisabled(t *testing.T) {
+	ctx := context.Background()
+	tbl := &failingTransact{Table: storetest.OpenEmbedded(t)}
+	e := newEnv(t, tbl, nil)
+	c := newCaller(t, "alice")
+	up := newUpstream(t, connector.TransportStreamable, "")
+	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+	mustSync(t, e, c, "up")
+	allow(t, e, c, "up", "echo")
+	tbl.armed.Store(true)
+	if _, err := e.svc.Delete(ctx, c, connector.DeleteInput{Name: "up"}); err == nil {
+		t.Fatal("the delete succeeded although its last write failed")
+	}
+	tbl.armed.Store(false)
+	got, err := e.svc.Get(ctx, c, connector.NameInput{Name: "up"})
+	if err != nil || got.Connector.Status != connector.StatusDisabled {
+		t.Fatalf("after the half-done delete: %+v, %v; want it DISABLED", got.Connector, err)
+	}
+	if _, err := e.svc.Call(ctx, c, connector.CallInput{Name: "up__echo", Arguments: json.RawMessage(`{"text":"hi"}`)}); err == nil {
+		t.Error("a call to the half-deleted connector ran")
+	}
+	if _, err := e.svc.Delete(ctx, c, connector.DeleteInput{Name: "up"}); err != nil {
+		t.Fatalf("deleting it again: %v", err)
+	}
+}
