@@ -201,7 +201,11 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 	stopAdmin := serveKeyAdmin(ctx, data, keys, created, logger, stderr)
 	defer stopAdmin()
 	if stdio {
-		return gw.ServeStdio(ctx)
+		err := gw.ServeStdio(ctx)
+		wait, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		stack.Wait(wait) // as below: what the last calls queued
+		return err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -209,8 +213,9 @@ func localGateway(ctx context.Context, addr, data string, stdio bool, connectorH
 	}
 	banner(stdout, "http://"+ln.Addr().String(), data, haveKeys)
 	srv := newServer(handler, localTimeouts(cat))
+	whole := gateway.WholeAnswers(srv, ln)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(gateway.WholeAnswers(srv, ln)) }()
+	go func() { errc <- srv.Serve(whole) }()
 	select {
 	case err := <-errc:
 		return err
