@@ -41,7 +41,8 @@ func TestMain(m *testing.M) {
 func TestOverStdioTheLocalServerServesADesktopHostAndKeepsTheLastCallsAuditEvent(t *testing.T) {
 	data := t.TempDir()
 	cmd := exec.Command(os.Args[0], "--stdio", "--data", data, "--allow-connector-hosts", "127.0.0.1")
-	cmd.Env = append(os.Environ(), gatewayEnv+"=1", config.EnvConnectorSyncInterval+"=0")
+	// The embedded table in data, whatever the environment names.
+	cmd.Env = append(os.Environ(), gatewayEnv+"=1", config.EnvTable+"=", config.EnvConnectorSyncInterval+"=0")
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
 	ctx := context.Background()
@@ -54,8 +55,8 @@ func TestOverStdioTheLocalServerServesADesktopHostAndKeepsTheLastCallsAuditEvent
 		t.Fatalf("initialize over stdio: %v\n%s", err, stderr.String())
 	}
 	defer cs.Close()
-	if got := cs.InitializeResult().ServerInfo; got == nil || got.Name == "" {
-		t.Errorf("initialize answered server info %+v, want Switchboard's", got)
+	if got := cs.InitializeResult().ServerInfo; got == nil || got.Name != "switchboard" {
+		t.Errorf("initialize answered server info %+v, want switchboard's", got)
 	}
 
 	tools, err := cs.ListTools(ctx, nil)
