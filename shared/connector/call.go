@@ -74,6 +74,7 @@ func (s *Service) withSession(ctx context.Context, c tenant.Caller, r *record, f
 	if r.Status == StatusDisabled {
 		return fault.Invalid("name", "connector %q is disabled; enable it with connector_update", r.Name)
 	}
+	LoadRoots()
 	if _, err := s.opts.CheckURL(ctx, r.BaseURL); err != nil {
 		return fault.Unavailable(nil, "connector %q: its URL is refused now: %v", r.Name, err)
 	}
