@@ -212,16 +212,16 @@ func StartIn(cat *catalog.Catalog, f Function, o Openers) {
 	resume := coldstart.PauseGC(cfg.MemoryMB)
 	logger := lambdacontext.NewLogger()
 	slog.SetDefault(logger)
-	// A function that works after its answers registers the extension
-	// that holds its environment while it opens its dependencies: the
-	// registration is a round trip to the runtime API.
+	// While it opens its dependencies, a function registers its extension,
+	// a round trip to the runtime API: one that holds its environment if it
+	// works after its answers, else one that only gets it Lambda's SIGTERM.
 	var queue *later.Queue
-	held := make(chan error, 1)
+	held, api := make(chan error, 1), os.Getenv("AWS_LAMBDA_RUNTIME_API")
 	if f.Later {
 		queue = later.New()
-		go func() { held <- queue.Hold(os.Getenv("AWS_LAMBDA_RUNTIME_API")) }()
+		go func() { held <- queue.Hold(api) }()
 	} else {
-		held <- nil
+		go func() { held <- later.RegisterForShutdown(api) }()
 	}
 	d, closeFn, err := start(context.Background(), cat, f, o, &cfg, os.Stderr)
 	if err != nil {
@@ -247,25 +247,21 @@ func StartIn(cat *catalog.Catalog, f Function, o Openers) {
 	if fn, _ := cat.Function(f.Path); fn.Progress {
 		handler = streamed{handler.(lambda.Handler)}.Serve // answers as a response stream when asked
 	}
-	lambda.StartWithOptions(handler, onSIGTERM(shutdown, queue != nil)...)
+	onSIGTERM(shutdown)
+	lambda.Start(handler)
 }
 
-// onSIGTERM returns the options that run shutdown on SIGTERM. Lambda sends
-// SIGTERM before it ends an environment only if an extension is registered:
-// lambda.WithEnableSIGTERM registers one, a round trip to the runtime API
-// before the first event. A function whose later queue holds its
-// environment has registered one already (held), so it only listens.
-func onSIGTERM(shutdown func(), held bool) []lambda.Option {
-	if !held {
-		return []lambda.Option{lambda.WithEnableSIGTERM(shutdown)}
-	}
+// onSIGTERM runs shutdown on SIGTERM. Lambda sends SIGTERM before it ends an
+// environment only if an extension is registered: the function registered
+// one beside its start (its later queue's, or later.RegisterForShutdown's,
+// rather than lambda.WithEnableSIGTERM's round trip before the first event).
+func onSIGTERM(shutdown func()) {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM)
 	go func() {
 		<-signals
 		shutdown()
 	}()
-	return nil
 }
 
 // start opens the dependencies of f, a function of cat, as [Start] does.

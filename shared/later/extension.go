@@ -42,28 +42,60 @@ func (q *Queue) Hold(runtimeAPI string) error {
 	if runtimeAPI == "" {
 		return nil
 	}
-	base := "http://" + runtimeAPI + extensionPath
-	client := &http.Client{} // the next event may be minutes away: no timeout
-	req, err := http.NewRequest(http.MethodPost, base+"register", bytes.NewReader([]byte(`{"events":["INVOKE"]}`)))
+	client, next, id, err := register(runtimeAPI, ExtensionName, `{"events":["INVOKE"]}`)
 	if err != nil {
-		return fmt.Errorf("registering extension %s: %w", ExtensionName, err)
+		return err
 	}
-	req.Header.Set(headerName, ExtensionName)
+	q.mu.Lock()
+	q.held = true
+	q.mu.Unlock()
+	go q.serve(client, next, id)
+	return nil
+}
+
+// ShutdownExtensionName is the name [RegisterForShutdown] registers under.
+const ShutdownExtensionName = "switchboard-sigterm"
+
+// RegisterForShutdown registers an internal extension of no events at
+// runtimeAPI, as lambda.WithEnableSIGTERM does, so that Lambda sends the
+// process SIGTERM before it ends the environment; the caller listens for
+// the signal. It is a round trip to the runtime API, which a function makes
+// beside its start rather than in lambda.Start, before its first event.
+// The extension's next event never comes. With an empty runtimeAPI,
+// outside Lambda, it does nothing.
+func RegisterForShutdown(runtimeAPI string) error {
+	if runtimeAPI == "" {
+		return nil
+	}
+	client, next, id, err := register(runtimeAPI, ShutdownExtensionName, `{"events":[]}`)
+	if err != nil {
+		return err
+	}
+	go nextEvent(client, next, id) // Lambda waits for it to end the init phase
+	return nil
+}
+
+// register registers the internal extension name for events (a JSON
+// body) and returns the client and the URL to ask for its next event with,
+// and its identifier.
+func register(runtimeAPI, name, events string) (client *http.Client, next, id string, err error) {
+	base := "http://" + runtimeAPI + extensionPath
+	client = &http.Client{} // the next event may be minutes away: no timeout
+	req, err := http.NewRequest(http.MethodPost, base+"register", bytes.NewReader([]byte(events)))
+	if err != nil {
+		return nil, "", "", fmt.Errorf("registering extension %s: %w", name, err)
+	}
+	req.Header.Set(headerName, name)
 	res, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("registering extension %s: %w", ExtensionName, err)
+		return nil, "", "", fmt.Errorf("registering extension %s: %w", name, err)
 	}
 	io.Copy(io.Discard, io.LimitReader(res.Body, maxEventBytes))
 	res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("registering extension %s: the runtime API answered %s", ExtensionName, res.Status)
+		return nil, "", "", fmt.Errorf("registering extension %s: the runtime API answered %s", name, res.Status)
 	}
-	id := res.Header.Get(headerIdentifier)
-	q.mu.Lock()
-	q.held = true
-	q.mu.Unlock()
-	go q.serve(client, base+"event/next", id)
-	return nil
+	return client, base + "event/next", res.Header.Get(headerIdentifier), nil
 }
 
 // serve asks for each next event, which also tells Lambda the previous

@@ -3,6 +3,7 @@ package netguard
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -47,6 +48,11 @@ func (p *Policy) Client(timeout time.Duration) *http.Client {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
+		// A second connection to a host resumes the first's TLS session
+		// rather than verifying its certificates again: a streamable HTTP
+		// session over HTTP/1.1 opens one as soon as two of its requests
+		// overlap, such as on every connector's first call.
+		TLSClientConfig: &tls.Config{ClientSessionCache: tls.NewLRUClientSessionCache(0)},
 	}
 	return &http.Client{
 		Transport:     &guard{p: p, next: transport},

@@ -1,11 +1,14 @@
 package netguard_test
 
 import (
+	"encoding/pem"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -225,5 +228,33 @@ func TestRedactKeepsSchemeAndHostOnly(t *testing.T) {
 	}
 	if !errors.Is(netguard.Redact(err), netguard.ErrRefused) {
 		t.Error("Redact lost the refusal")
+	}
+}
+
+func TestClientResumesTheTLSSessionOnANewConnection(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close") // each request on a new connection
+		io.WriteString(w, strconv.FormatBool(r.TLS.DidResume))
+	}))
+	t.Cleanup(srv.Close)
+	// The client trusts the system's roots: this test's are the server's
+	// certificate (no other test of the package loads them first).
+	bundle := filepath.Join(t.TempDir(), "bundle.pem")
+	if err := os.WriteFile(bundle, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SSL_CERT_FILE", bundle)
+	t.Setenv("SSL_CERT_DIR", t.TempDir())
+	c := local().Client(0)
+	var resumed []string
+	for range 2 {
+		body, err := get(t, c, srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resumed = append(resumed, body)
+	}
+	if resumed[0] != "false" || resumed[1] != "true" {
+		t.Errorf("resumed = %v; want the second connection to resume the first's session", resumed)
 	}
 }
