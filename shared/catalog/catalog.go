@@ -124,6 +124,11 @@ type Tool struct {
 	// generator: the template gives its function the provider settings and,
 	// when the provider is Bedrock, bedrock:InvokeModel on that model.
 	Embeds, Generates bool
+	// StreamsReply marks a tool that Generates and streams the model's
+	// reply as it comes (provider.Streamer): on Bedrock, ConverseStream,
+	// which the template allows (bedrock:InvokeModelWithResponseStream)
+	// to its function alone.
+	StreamsReply bool
 	// MultiVector marks a tool that calls the configured multi-vector
 	// embedder of late interaction (Deps.MultiVector): the template gives
 	// its function the multi-vector settings and its key's secret.
@@ -294,8 +299,8 @@ type Function struct {
 	// Tools and Resources are what it serves; both are empty for a trigger.
 	Tools     []string
 	Resources []string
-	// Pipeline, Embeds, Generates, MultiVector, Connects, Deletes, Progress and Searches: see [Tool]; true if any entry it serves says so.
-	Pipeline, Embeds, Generates, MultiVector, Connects, Deletes, Progress, Searches bool
+	// Pipeline, Embeds, Generates, StreamsReply, MultiVector, Connects, Deletes, Progress and Searches: see [Tool]; true if any entry it serves says so.
+	Pipeline, Embeds, Generates, StreamsReply, MultiVector, Connects, Deletes, Progress, Searches bool
 	// Seals and Opens: some entry it serves that Connects seals, or opens,
 	// connector credentials ([Tool.KeyUse]).
 	Seals, Opens bool
@@ -526,7 +531,7 @@ func (c *Catalog) buildFunctions() []Function {
 		f.Tools = append(f.Tools, t.Name)
 		merge(f, t.Limits, t.Table, t.Blobs, t.BlobKeys)
 		f.Pipeline, f.Embeds, f.Generates = f.Pipeline || t.Pipeline, f.Embeds || t.Embeds, f.Generates || t.Generates
-		f.MultiVector = f.MultiVector || t.MultiVector
+		f.MultiVector, f.StreamsReply = f.MultiVector || t.MultiVector, f.StreamsReply || t.StreamsReply
 		f.Connects, f.Progress, f.Searches = f.Connects || t.Connects, f.Progress || t.Progress, f.Searches || t.Searches
 		f.Seals, f.Opens = f.Seals || t.Connects && t.KeyUse.seals(), f.Opens || t.Connects && t.KeyUse.opens()
 		f.Deletes, f.Public = f.Deletes || t.Deletes, f.Public || t.Visibility == Public || t.GatewayCalls

@@ -22,20 +22,21 @@ var chatLimits = Limits{Timeout: 2 * time.Minute, MemoryMB: 512}
 
 func chatTools() []*Tool {
 	return []*Tool{{
-		Name:        ChatTool,
-		Title:       "Chat with your documents and tools",
-		Description: "Answers one message of a conversation, as a chat application would: the thread's history comes from memory (thread_id, a memory conversation id) and the turn is recorded there. The model may search your vector stores (documents graded relevant are given to it for this turn only, and recorded in the thread as an internal tool message that memory_get_all_messages shows and later turns leave out), call your connectors' tools (their approval policies apply: a call that needs approval links its page, and once you approve there the thread's next turn makes it, once), search the web, and call Switchboard's read-only tools. Without a configured model the route is chosen by code (a tool you name, web search for questions about current events, else your documents) and the answer says it was assembled without a model. Returns the answer, the route taken, the tools called, vs_metadata (stores searched, the query used, documents given to the model) and token_usage. The same turn is served OpenAI-style at POST /v1/chat/completions.",
-		Family:      ChatFamily,
-		Function:    "chat/chat",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
-		Visibility:  Public,
-		Mutates:     true,
-		Limits:      chatLimits,
-		Table:       ReadWrite,
-		Pipeline:    true,
-		Generates:   true,
-		Progress:    true, // the answer, streamed in pieces as progress messages
-		Example:     json.RawMessage(`{"thread_id":"chat_demo","message":"How often should I replace my toothbrush?"}`),
+		Name:         ChatTool,
+		Title:        "Chat with your documents and tools",
+		Description:  "Answers one message of a conversation, as a chat application would: the thread's history comes from memory (thread_id, a memory conversation id) and the turn is recorded there. The model may search your vector stores (documents graded relevant are given to it for this turn only, and recorded in the thread as an internal tool message that memory_get_all_messages shows and later turns leave out), call your connectors' tools (their approval policies apply: a call that needs approval links its page, and once you approve there the thread's next turn makes it, once), search the web, and call Switchboard's read-only tools. Without a configured model the route is chosen by code (a tool you name, web search for questions about current events, else your documents) and the answer says it was assembled without a model. Returns the answer, the route taken, the tools called, vs_metadata (stores searched, the query used, documents given to the model) and token_usage. The same turn is served OpenAI-style at POST /v1/chat/completions.",
+		Family:       ChatFamily,
+		Function:     "chat/chat",
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
+		Visibility:   Public,
+		Mutates:      true,
+		Limits:       chatLimits,
+		Table:        ReadWrite,
+		Pipeline:     true,
+		Generates:    true,
+		StreamsReply: true,
+		Progress:     true, // the answer, streamed in pieces as progress messages
+		Example:      json.RawMessage(`{"thread_id":"chat_demo","message":"How often should I replace my toothbrush?"}`),
 	}}
 }
 

@@ -112,9 +112,10 @@ type Function struct {
 	// Serves names the tools and resources it serves; empty for the gateway
 	// and for triggers.
 	Serves []string
-	// Pipeline, Embeds, Generates, MultiVector, Connects, Searches, Seals,
-	// Opens, Deletes, Public, Progress and Trigger are the catalog's, see [catalog.Function].
-	Pipeline, Embeds, Generates, MultiVector, Connects bool
+	// Pipeline, Embeds, Generates, StreamsReply, MultiVector, Connects,
+	// Searches, Seals, Opens, Deletes, Public, Progress and Trigger are the
+	// catalog's, see [catalog.Function].
+	Pipeline, Embeds, Generates, StreamsReply, MultiVector, Connects bool
 	Progress                                           bool
 	Seals, Opens, Deletes, Public                      bool
 	Searches                                           bool
@@ -133,7 +134,7 @@ func Functions(cat *catalog.Catalog) []Function {
 			Path: f.Path, LogicalID: invoke.LogicalID(f.Path), Name: invoke.FunctionName(f.Path),
 			Limits: f.Limits, Table: f.Table, Blobs: f.Blobs, BlobKeys: f.BlobKeys, Invokes: f.Invokes,
 			Serves:   append(append([]string(nil), f.Tools...), f.Resources...),
-			Pipeline: f.Pipeline, Embeds: f.Embeds, Generates: f.Generates, MultiVector: f.MultiVector, Connects: f.Connects, Searches: f.Searches, Trigger: f.Trigger,
+			Pipeline: f.Pipeline, Embeds: f.Embeds, Generates: f.Generates, StreamsReply: f.StreamsReply, MultiVector: f.MultiVector, Connects: f.Connects, Searches: f.Searches, Trigger: f.Trigger,
 			Seals: f.Seals, Opens: f.Opens, Deletes: f.Deletes, Public: f.Public, Progress: f.Progress,
 		})
 	}
@@ -700,10 +701,12 @@ func templateFunctionOf(f Function, targets []Function) templateFunction {
 	}
 	if f.Generates {
 		tf.Env = append(tf.Env, envVar{envGenerator, "!Ref Generator"}, envVar{envGenerationModel, ifSet("HasGenerationModel", "GenerationModel")})
-		// A function that streams its answer (the chat) calls ConverseStream,
-		// which Bedrock authorises as InvokeModelWithResponseStream.
+		// A function that streams the model's reply (the chat) calls
+		// ConverseStream, which Bedrock authorises as
+		// InvokeModelWithResponseStream; one that only reports progress
+		// (ingestion) does not.
 		actions := []string{"bedrock:InvokeModel"}
-		if f.Progress {
+		if f.StreamsReply {
 			actions = append(actions, "bedrock:InvokeModelWithResponseStream")
 		}
 		tf.Statements = append(tf.Statements, statement{Sid: "BedrockGenerate", Condition: "GeneratorIsBedrock", Actions: actions,

@@ -263,6 +263,20 @@ func TestBedrockIsGrantedOnlyToFunctionsThatEmbedOrGenerate(t *testing.T) {
 	}
 }
 
+// Streaming a model's reply (Bedrock's ConverseStream) is the chat's
+// alone: the functions that only report progress, such as ingestion, may
+// not call it.
+func TestOnlyTheChatMayStreamAModelsReply(t *testing.T) {
+	p := readTemplate(t)
+	for _, f := range Functions(catalog.Default()) {
+		text := jsonText(t, props(p.resource(t, f.LogicalID))["Policies"])
+		got := strings.Contains(text, "bedrock:InvokeModelWithResponseStream")
+		if want := f.Path == "chat/chat"; got != want {
+			t.Errorf("%s may call bedrock:InvokeModelWithResponseStream: %v, want %v", f.Path, got, want)
+		}
+	}
+}
+
 func catalogFunction(t *testing.T, cat *catalog.Catalog, path string) catalog.Function {
 	t.Helper()
 	for _, f := range cat.Functions() {

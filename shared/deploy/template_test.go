@@ -242,7 +242,7 @@ func wantToolFunction(f catalog.Function) map[string]any {
 		env[config.EnvGenerator] = ref("Generator")
 		env[config.EnvGenerationModel] = ifv("HasGenerationModel", ref("GenerationModel"), noValue)
 		actions := strs("bedrock:InvokeModel")
-		if f.Progress {
+		if f.StreamsReply {
 			actions = strs("bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream")
 		}
 		onlyIf("GeneratorIsBedrock", map[string]any{"Sid": "BedrockGenerate", "Effect": "Allow", "Action": actions,
