@@ -116,10 +116,10 @@ type Function struct {
 	// Searches, Seals, Opens, Deletes, Public, Progress and Trigger are the
 	// catalog's, see [catalog.Function].
 	Pipeline, Embeds, Generates, StreamsReply, MultiVector, Connects bool
-	Progress                                           bool
-	Seals, Opens, Deletes, Public                      bool
-	Searches                                           bool
-	Trigger                                            *catalog.Trigger
+	Progress                                                         bool
+	Seals, Opens, Deletes, Public                                    bool
+	Searches                                                         bool
+	Trigger                                                          *catalog.Trigger
 }
 
 // Functions returns every function the template deploys: the gateway first,
