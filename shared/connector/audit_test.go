@@ -60,10 +60,7 @@ func TestProxiedCallsAreAuditedAndReadableWithTheAuditTool(t *testing.T) {
 		q := later.New()
 		e := newEnv(t, tbl, func(o *connector.Options) { o.After = q })
 		c := newCaller(t, "alice")
-		up := newUpstream(t, connector.TransportStreamable, "")
-		mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
-		mustSync(t, e, c, "up")
-		allow(t, e, c, "up", "echo")
+		allowedEcho(t, e, c)
 		allow(t, e, c, "up", "fail")
 		const secretArg = "an-argument-the-log-must-not-hold"
 		args := json.RawMessage(`{ "text": "` + secretArg + `" }`)
@@ -127,10 +124,7 @@ func TestAProxiedCallAnswersBeforeItsAuditEventIsWritten(t *testing.T) {
 	q := later.New()
 	e := newEnv(t, tbl, func(o *connector.Options) { o.After = q })
 	c := newCaller(t, "alice")
-	up := newUpstream(t, connector.TransportStreamable, "")
-	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
-	mustSync(t, e, c, "up")
-	allow(t, e, c, "up", "echo")
+	allowedEcho(t, e, c)
 	trace := audit.NewTraceID()
 	ctx := callcontext.NewContext(context.Background(), callcontext.Call{Caller: c, TraceID: trace})
 	tbl.armed.Store(true)
@@ -171,10 +165,7 @@ func TestALostAuditEventIsLoggedAndCounted(t *testing.T) {
 			var records bytes.Buffer
 			e := newEnv(t, tbl, func(o *connector.Options) { o.After, o.Metrics = tc.after, metrics.New(&records) })
 			c := newCaller(t, "alice")
-			up := newUpstream(t, connector.TransportStreamable, "")
-			mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
-			mustSync(t, e, c, "up")
-			allow(t, e, c, "up", "echo")
+			allowedEcho(t, e, c)
 			ctx := callcontext.NewContext(context.Background(), callcontext.Call{Caller: c, TraceID: "trace-lost"})
 			tbl.armed.Store(true)
 			res, err := e.svc.Call(ctx, c, connector.CallInput{Name: "up__echo", Arguments: json.RawMessage(`{"text":"hi"}`)})
@@ -238,10 +229,7 @@ func TestAuditEventsOfCallsMadeTogetherAreWrittenTogether(t *testing.T) {
 		q := later.New()
 		e := newEnv(t, counting, func(o *connector.Options) { o.After = q })
 		c := newCaller(t, "alice")
-		up := newUpstream(t, connector.TransportStreamable, "")
-		mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
-		mustSync(t, e, c, "up")
-		allow(t, e, c, "up", "echo")
+		allowedEcho(t, e, c)
 		if _, err := e.svc.Call(context.Background(), c, connector.CallInput{Name: "up__echo"}); err != nil {
 			t.Fatal(err) // the session is made
 		}
@@ -286,10 +274,7 @@ func TestABatchOutlivesTheDeadlineOfTheCallThatBeganIt(t *testing.T) {
 	q := later.New()
 	e := newEnv(t, tbl, func(o *connector.Options) { o.After = q })
 	c := newCaller(t, "alice")
-	up := newUpstream(t, connector.TransportStreamable, "")
-	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
-	mustSync(t, e, c, "up")
-	allow(t, e, c, "up", "echo")
+	allowedEcho(t, e, c)
 	if _, err := e.svc.Call(context.Background(), c, connector.CallInput{Name: "up__echo"}); err != nil {
 		t.Fatal(err) // the session is made
 	}

@@ -287,10 +287,7 @@ func TestSequentialCallsKeepTheirConnection(t *testing.T) {
 	}}}
 	e := newEnv(t, storetest.OpenEmbedded(t), func(o *connector.Options) { o.HTTPClient = client })
 	c := newCaller(t, "alice")
-	up := newUpstream(t, connector.TransportStreamable, "")
-	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
-	mustSync(t, e, c, "up")
-	allow(t, e, c, "up", "echo")
+	allowedEcho(t, e, c)
 	call := func() {
 		t.Helper()
 		res, err := e.svc.Call(context.Background(), c, connector.CallInput{Name: "up__echo", Arguments: json.RawMessage(`{"text":"hi"}`)})
@@ -325,10 +322,7 @@ func TestTheURLIsCheckedAgainWhenASessionIsMade(t *testing.T) {
 	}
 	e := newEnv(t, storetest.OpenEmbedded(t), func(o *connector.Options) { o.CheckURL = check })
 	c := newCaller(t, "alice")
-	up := newUpstream(t, connector.TransportStreamable, "")
-	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
-	mustSync(t, e, c, "up")
-	allow(t, e, c, "up", "echo")
+	allowedEcho(t, e, c)
 	call := func() error {
 		_, err := e.svc.Call(context.Background(), c, connector.CallInput{Name: "up__echo", Arguments: json.RawMessage(`{"text":"hi"}`)})
 		return err
@@ -376,10 +370,7 @@ func TestADeleteThatStopsHalfWayLeavesTheConnectorDisabled(t *testing.T) {
 	tbl := &failingTransact{Table: storetest.OpenEmbedded(t)}
 	e := newEnv(t, tbl, nil)
 	c := newCaller(t, "alice")
-	up := newUpstream(t, connector.TransportStreamable, "")
-	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
-	mustSync(t, e, c, "up")
-	allow(t, e, c, "up", "echo")
+	allowedEcho(t, e, c)
 	tbl.armed.Store(true)
 	if _, err := e.svc.Delete(ctx, c, connector.DeleteInput{Name: "up"}); err == nil {
 		t.Fatal("the delete succeeded although its last write failed")

@@ -289,6 +289,17 @@ func mustSync(t *testing.T, e *env, c tenant.Caller, name string) connector.Sync
 	return out
 }
 
+// allowedEcho registers, for c, a go-sdk upstream over Streamable HTTP as
+// connector "up", synced, whose echo tool is ALWAYS_ALLOW: up__echo runs
+// when called.
+func allowedEcho(t *testing.T, e *env, c tenant.Caller) {
+	t.Helper()
+	up := newUpstream(t, connector.TransportStreamable, "")
+	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+	mustSync(t, e, c, "up")
+	allow(t, e, c, "up", "echo")
+}
+
 func allow(t *testing.T, e *env, c tenant.Caller, conn, tool string) {
 	t.Helper()
 	if _, err := e.svc.PolicySet(context.Background(), c, connector.PolicySetInput{Connector: conn, Tool: tool, Policy: connector.PolicyAllow}); err != nil {
