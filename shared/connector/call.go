@@ -156,7 +156,7 @@ func (s *Service) withSession(ctx context.Context, c tenant.Caller, r *record, f
 	if r.Status == StatusDisabled {
 		return fault.Invalid("name", "connector %q is disabled; enable it with connector_update", r.Name)
 	}
-	LoadRoots()
+	loadRoots()
 	cr, err := s.credsFor(ctx, c, r)
 	if err != nil {
 		return err
