@@ -156,7 +156,9 @@ func (s *Service) withSession(ctx context.Context, c tenant.Caller, r *record, f
 	if r.Status == StatusDisabled {
 		return fault.Invalid("name", "connector %q is disabled; enable it with connector_update", r.Name)
 	}
-	loadRoots()
+	// On AWS the roots load while the URL is checked again (a DNS lookup),
+	// the KMS call opens the credentials and the upstream is dialed.
+	netguard.PreloadRoots()
 	cr, err := s.credsFor(ctx, c, r)
 	if err != nil {
 		return err

@@ -2,7 +2,6 @@ package connector
 
 import (
 	"context"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -32,15 +31,6 @@ const (
 	initAttempts = 3
 	initBackoff  = 100 * time.Millisecond
 )
-
-// loadRoots starts loading the system's trusted certificates in the
-// background, once per process. The first TLS handshake needs them, and
-// crypto/x509 parses the whole CA bundle then (some 140 certificates,
-// milliseconds of work on a cold start); a call that needs a session starts
-// it first, so that on AWS the load overlaps the URL's DNS check, the KMS
-// call that opens the credentials and the dial rather than following them.
-// Verification is unchanged.
-var loadRoots = sync.OnceFunc(func() { go x509.SystemCertPool() })
 
 // session is one pooled upstream session.
 type session struct {

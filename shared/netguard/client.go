@@ -20,6 +20,10 @@ import (
 // [Policy.MaxResponseBytes] fails with, wrapped with the host.
 var ErrResponseTooLarge = errors.New("the response is larger than allowed")
 
+// tlsHandshakeTimeout bounds a TLS handshake, as net/http's default
+// transport does.
+const tlsHandshakeTimeout = 10 * time.Second
+
 // maxRedirects bounds a chain of same-host redirects, as net/http's default.
 const maxRedirects = 10
 
@@ -38,21 +42,30 @@ const maxRedirects = 10
 // counts a whole body unless [Policy.EventsCapped] caps an event stream per
 // event, so that a long-lived stream of small events lasts. Each client has
 // its own connection pool: build one and reuse it.
+//
+// It trusts the system's roots, as net/http's default client does; on Linux
+// it reads them itself and parses only those a server's chain names
+// ([PreloadRoots] starts reading them early).
 func (p *Policy) Client(timeout time.Duration) *http.Client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	// A second connection to a host resumes the first's TLS session rather
+	// than repeating the whole handshake: a streamable HTTP session over
+	// HTTP/1.1 opens one as soon as two of its requests overlap, such as on
+	// every connector's first call.
+	tlsConfig := &tls.Config{ClientSessionCache: tls.NewLRUClientSessionCache(0)}
 	transport := &http.Transport{
 		Proxy:                 nil,
 		DialContext:           p.dialContext(dialer),
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          100,
 		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
+		TLSHandshakeTimeout:   tlsHandshakeTimeout,
 		ExpectContinueTimeout: time.Second,
-		// A second connection to a host resumes the first's TLS session
-		// rather than verifying its certificates again: a streamable HTTP
-		// session over HTTP/1.1 opens one as soon as two of its requests
-		// overlap, such as on every connector's first call.
-		TLSClientConfig: &tls.Config{ClientSessionCache: tls.NewLRUClientSessionCache(0)},
+		TLSClientConfig:       tlsConfig,
+	}
+	if indexesRoots {
+		tlsConfig.NextProtos = []string{"h2", "http/1.1"}
+		transport.DialTLSContext = dialTLS(transport.DialContext, tlsConfig)
 	}
 	return &http.Client{
 		Transport:     &guard{p: p, next: transport},

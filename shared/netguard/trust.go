@@ -1,0 +1,277 @@
+package netguard
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/asn1"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+)
+
+// trustStore is the certificate authorities a client trusts, indexed by
+// subject and parsed only when a chain names one as its issuer. The first
+// TLS handshake of a process that trusts the system's roots otherwise
+// parses every certificate of the system's bundle (some 140: milliseconds,
+// most of what a connector function adds to a cold start beyond its
+// upstream's round trips), and on Linux crypto/x509 parses a bundle once
+// more for each certificate folder that links to it. Verification is
+// crypto/tls's own: a chain can end only at a root whose subject is the
+// issuer of one of the certificates the server sent, so verifying against
+// those roots alone finds the chains that verifying against all would.
+type trustStore struct {
+	bySubject map[string][][]byte // DER certificates by raw subject
+
+	mu     sync.Mutex
+	parsed map[string]*x509.Certificate // by DER, once parsed; nil if it did not parse
+}
+
+// systemTrust is the system's roots, found where crypto/x509 finds them on
+// Linux, loaded once by the first client that needs them.
+var systemTrust = sync.OnceValues(func() (*trustStore, error) {
+	files := linuxCertFiles
+	if f := os.Getenv("SSL_CERT_FILE"); f != "" {
+		files = []string{f}
+	}
+	dirs := linuxCertDirs
+	if d := os.Getenv("SSL_CERT_DIR"); d != "" {
+		dirs = strings.Split(d, ":") // OpenSSL's separator, as crypto/x509's
+	}
+	return loadTrust(files, dirs)
+})
+
+// indexesRoots reports whether clients verify against [systemTrust]: on
+// Linux, where crypto/x509 reads the roots from files, as it does; elsewhere
+// the platform verifies.
+var indexesRoots = runtime.GOOS == "linux"
+
+// PreloadRoots starts loading the system's roots in the background, once
+// per process: a caller about to make its first TLS connection starts it
+// first, so that the load overlaps what it does before dialing.
+func PreloadRoots() {
+	if indexesRoots {
+		preload()
+	}
+}
+
+var preload = sync.OnceFunc(func() { go systemTrust() })
+
+// The files and folders crypto/x509 reads on Linux (root_linux.go): the
+// first bundle of the list that exists, then every file of every folder.
+var (
+	linuxCertFiles = []string{
+		"/etc/ssl/certs/ca-certificates.crt",
+		"/etc/pki/tls/certs/ca-bundle.crt",
+		"/etc/ssl/ca-bundle.pem",
+		"/etc/pki/tls/cacert.pem",
+		"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
+		"/etc/ssl/cert.pem",
+	}
+	linuxCertDirs = []string{"/etc/ssl/certs", "/etc/pki/tls/certs"}
+)
+
+// loadTrust reads the first of files that exists and every file of dirs,
+// as crypto/x509's loadSystemRoots does, but reads a file reached twice
+// (through a link, or a folder that links to another) once and indexes a
+// certificate found twice once. It fails, as loadSystemRoots does, only if
+// it found no certificate and a file or folder could not be read.
+func loadTrust(files, dirs []string) (*trustStore, error) {
+	t := &trustStore{bySubject: map[string][][]byte{}, parsed: map[string]*x509.Certificate{}}
+	l := trustLoader{t: t, files: map[string]bool{}, certs: map[[sha256.Size]byte]bool{}}
+	var firstErr error
+	noteErr := func(err error) {
+		if firstErr == nil && !errors.Is(err, fs.ErrNotExist) {
+			firstErr = err
+		}
+	}
+	for _, f := range files {
+		err := l.readFile(f)
+		if err == nil {
+			break
+		}
+		noteErr(err)
+	}
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			noteErr(err)
+			continue
+		}
+		for _, e := range entries {
+			if !isSameDirSymlink(dir, e) {
+				l.readFile(filepath.Join(dir, e.Name())) // as crypto/x509, a file that cannot be read is skipped
+			}
+		}
+	}
+	if len(l.certs) == 0 && firstErr != nil {
+		return nil, fmt.Errorf("netguard: loading the system's trusted certificates: %w", firstErr)
+	}
+	return t, nil
+}
+
+// trustLoader fills a trustStore, remembering what it has read.
+type trustLoader struct {
+	t     *trustStore
+	files map[string]bool            // real paths read
+	certs map[[sha256.Size]byte]bool // certificates indexed
+}
+
+// readFile indexes the certificates of the PEM file at path, unless its
+// real path was read already.
+func (l *trustLoader) readFile(path string) error {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err
+	}
+	if l.files[real] {
+		return nil
+	}
+	data, err := os.ReadFile(real)
+	if err != nil {
+		return err
+	}
+	l.files[real] = true
+	l.add(data)
+	return nil
+}
+
+// add indexes the certificates of PEM data: the blocks that
+// x509.CertPool.AppendCertsFromPEM would consider (type CERTIFICATE, no
+// headers) whose subject reads.
+func (l *trustLoader) add(data []byte) {
+	for len(data) > 0 {
+		var block *pem.Block
+		block, data = pem.Decode(data)
+		if block == nil {
+			return
+		}
+		if block.Type != "CERTIFICATE" || len(block.Headers) != 0 {
+			continue
+		}
+		sum := sha256.Sum256(block.Bytes)
+		if l.certs[sum] {
+			continue
+		}
+		subject, ok := rawSubject(block.Bytes)
+		if !ok {
+			continue
+		}
+		l.certs[sum] = true
+		l.t.bySubject[string(subject)] = append(l.t.bySubject[string(subject)], block.Bytes)
+	}
+}
+
+// rawSubject returns the DER of a certificate's subject (what
+// x509.Certificate.RawSubject holds, and what chain building matches an
+// issuer against) without parsing the rest of it.
+func rawSubject(der []byte) ([]byte, bool) {
+	var cert struct {
+		TBS struct {
+			Version   int `asn1:"optional,explicit,default:0,tag:0"`
+			Serial    asn1.RawValue
+			Signature asn1.RawValue
+			Issuer    asn1.RawValue
+			Validity  asn1.RawValue
+			Subject   asn1.RawValue
+		}
+	}
+	if _, err := asn1.Unmarshal(der, &cert); err != nil || len(cert.TBS.Subject.FullBytes) == 0 {
+		return nil, false
+	}
+	return cert.TBS.Subject.FullBytes, true
+}
+
+// isSameDirSymlink reports whether e, in dir, is a link to a file of the
+// same folder (such as OpenSSL's hash links): crypto/x509 skips those.
+func isSameDirSymlink(dir string, e fs.DirEntry) bool {
+	if e.Type()&fs.ModeSymlink == 0 {
+		return false
+	}
+	target, err := os.Readlink(filepath.Join(dir, e.Name()))
+	return err == nil && !strings.Contains(target, "/")
+}
+
+// roots returns a pool of the trusted certificates that issued any of
+// certs, parsed now if they were not before.
+func (t *trustStore) roots(certs []*x509.Certificate) *x509.CertPool {
+	pool := x509.NewCertPool()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, c := range certs {
+		for _, der := range t.bySubject[string(c.RawIssuer)] {
+			root, seen := t.parsed[string(der)]
+			if !seen {
+				root, _ = x509.ParseCertificate(der) // as AppendCertsFromPEM, one that does not parse is left out
+				t.parsed[string(der)] = root
+			}
+			if root != nil {
+				pool.AddCert(root)
+			}
+		}
+	}
+	return pool
+}
+
+// verify checks the chain a server at host sent as crypto/tls does with
+// RootCAs unset: the leaf is valid now for host and for server
+// authentication, through the intermediates the server sent, up to a
+// trusted root.
+func (t *trustStore) verify(host string, certs []*x509.Certificate) error {
+	if len(certs) == 0 {
+		return errors.New("tls: the server sent no certificate")
+	}
+	opts := x509.VerifyOptions{DNSName: host, Roots: t.roots(certs), Intermediates: x509.NewCertPool()}
+	for _, c := range certs[1:] {
+		opts.Intermediates.AddCert(c)
+	}
+	if _, err := certs[0].Verify(opts); err != nil {
+		return &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: err}
+	}
+	return nil
+}
+
+// dialTLS returns the transport's DialTLSContext: dial connects (and checks
+// the address), then the handshake verifies the server's chain for the
+// host dialed against the system's roots ([trustStore]), on new and resumed
+// sessions alike. base is the configuration every connection starts from.
+func dialTLS(dial func(ctx context.Context, network, addr string) (net.Conn, error), base *tls.Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, fmt.Errorf("netguard: dial %s: %w", addr, err)
+		}
+		raw, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		cfg := base.Clone()
+		cfg.ServerName = host
+		// crypto/tls still checks that the server holds the leaf's key;
+		// VerifyConnection checks the chain, also when a session resumes.
+		cfg.InsecureSkipVerify = true
+		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+			trust, err := systemTrust()
+			if err != nil {
+				return err
+			}
+			return trust.verify(host, cs.PeerCertificates)
+		}
+		hctx, cancel := context.WithTimeout(ctx, tlsHandshakeTimeout)
+		defer cancel()
+		conn := tls.Client(raw, cfg)
+		if err := conn.HandshakeContext(hctx); err != nil {
+			raw.Close()
+			return nil, err
+		}
+		return conn, nil
+	}
+}

@@ -1,0 +1,309 @@
+package netguard
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// authority is a certificate and its key, which may sign others.
+type authority struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+// issue makes a certificate for subject, signed by parent (self-signed if
+// nil): a CA if hosts is empty, else a server's for hosts (names or IPs),
+// valid from now to notAfter.
+func issue(t *testing.T, parent *authority, subject string, notAfter time.Time, hosts ...string) *authority {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
+	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: subject},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: notAfter, BasicConstraintsValid: true}
+	if len(hosts) == 0 {
+		tmpl.IsCA, tmpl.KeyUsage = true, x509.KeyUsageCertSign|x509.KeyUsageDigitalSignature
+	} else {
+		tmpl.KeyUsage, tmpl.ExtKeyUsage = x509.KeyUsageDigitalSignature, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		for _, h := range hosts {
+			if ip := net.ParseIP(h); ip != nil {
+				tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+			} else {
+				tmpl.DNSNames = append(tmpl.DNSNames, h)
+			}
+		}
+	}
+	signer, signerKey := tmpl, key
+	if parent != nil {
+		signer, signerKey = parent.cert, parent.key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &authority{cert, key}
+}
+
+func pemOf(certs ...*authority) []byte {
+	var out []byte
+	for _, c := range certs {
+		out = append(out, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.cert.Raw})...)
+	}
+	return out
+}
+
+func writeFile(t *testing.T, path string, data []byte) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// pki is a trusted root (with a second root of the same subject and
+// another key, as a renewed root has), an intermediate, and an untrusted
+// root that claims the trusted one's subject.
+type pki struct {
+	root, renewed, intermediate, impostor *authority
+	trusted                               []*authority
+}
+
+func newPKI(t *testing.T) *pki {
+	later := time.Now().Add(24 * time.Hour)
+	p := &pki{root: issue(t, nil, "Switchboard Test Root", later), renewed: issue(t, nil, "Switchboard Test Root", later),
+		impostor: issue(t, nil, "Switchboard Test Root", later)}
+	p.intermediate = issue(t, p.root, "Switchboard Test Intermediate", later)
+	// Another root, so that the store holds more than the chains use.
+	p.trusted = []*authority{issue(t, nil, "Some Other Root", later), p.root, p.renewed}
+	return p
+}
+
+func TestTrustVerifiesAsCryptoX509WithAllTheRoots(t *testing.T) {
+	p := newPKI(t)
+	later, past := time.Now().Add(24*time.Hour), time.Now().Add(-time.Minute)
+	cases := []struct {
+		name  string
+		host  string
+		chain []*authority
+		ok    bool
+	}{
+		{"a leaf issued by a trusted root verifies", "upstream.test", []*authority{issue(t, p.root, "leaf", later, "upstream.test")}, true},
+		{"a leaf issued through an intermediate verifies", "upstream.test", []*authority{issue(t, p.intermediate, "leaf", later, "upstream.test"), p.intermediate}, true},
+		{"a leaf issued by the second of two roots of one subject verifies", "upstream.test", []*authority{issue(t, p.renewed, "leaf", later, "upstream.test")}, true},
+		{"a leaf for an IP address verifies for that address", "127.0.0.1", []*authority{issue(t, p.root, "leaf", later, "127.0.0.1")}, true},
+		{"a leaf for another host is refused", "upstream.test", []*authority{issue(t, p.root, "leaf", later, "other.test")}, false},
+		{"a leaf for a name is refused for an IP address", "127.0.0.1", []*authority{issue(t, p.root, "leaf", later, "upstream.test")}, false},
+		{"an expired leaf is refused", "upstream.test", []*authority{issue(t, p.root, "leaf", past, "upstream.test")}, false},
+		{"a leaf issued by an untrusted root of a trusted subject is refused", "upstream.test", []*authority{issue(t, p.impostor, "leaf", later, "upstream.test")}, false},
+		{"a leaf without its intermediate is refused", "upstream.test", []*authority{issue(t, p.intermediate, "leaf", later, "upstream.test")}, false},
+		{"a CA certificate is not a server's", "upstream.test", []*authority{p.intermediate}, false},
+		{"no certificate is refused", "upstream.test", nil, false},
+	}
+	bundle := writeFile(t, filepath.Join(t.TempDir(), "bundle.pem"), pemOf(p.trusted...))
+	trust, err := loadTrust([]string{bundle}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := x509.NewCertPool()
+	for _, a := range p.trusted {
+		all.AddCert(a.cert)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var certs []*x509.Certificate
+			for _, a := range tc.chain {
+				certs = append(certs, a.cert)
+			}
+			got := trust.verify(tc.host, certs)
+			if (got == nil) != tc.ok {
+				t.Fatalf("verify = %v; want ok %v", got, tc.ok)
+			}
+			if len(certs) == 0 {
+				return
+			}
+			// The oracle: crypto/x509 with every trusted root in the pool.
+			opts := x509.VerifyOptions{DNSName: tc.host, Roots: all, Intermediates: x509.NewCertPool()}
+			for _, c := range certs[1:] {
+				opts.Intermediates.AddCert(c)
+			}
+			if _, want := certs[0].Verify(opts); (want == nil) != (got == nil) {
+				t.Errorf("verify = %v; crypto/x509 with all the roots says %v", got, want)
+			}
+		})
+	}
+}
+
+func TestLoadTrustReadsWhatCryptoX509Reads(t *testing.T) {
+	later := time.Now().Add(time.Hour)
+	a, b, c, d := issue(t, nil, "A", later), issue(t, nil, "B", later), issue(t, nil, "C", later), issue(t, nil, "D", later)
+	dir := t.TempDir()
+	extra := append(pem.EncodeToMemory(&pem.Block{Type: "TRUSTED CERTIFICATE", Bytes: d.cert.Raw}),
+		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Headers: map[string]string{"Proc-Type": "4,ENCRYPTED"}, Bytes: d.cert.Raw})...)
+	bundle := writeFile(t, filepath.Join(dir, "pki", "bundle.pem"), append(pemOf(a, b), extra...))
+	certs := filepath.Join(dir, "certs")
+	writeFile(t, filepath.Join(certs, "a.pem"), pemOf(a))                                                                         // again, in a file of its own
+	writeFile(t, filepath.Join(certs, "c.pem"), pemOf(c))                                                                         // only here
+	writeFile(t, filepath.Join(certs, "junk.txt"), []byte("not a certificate"))                                                   // skipped
+	writeFile(t, filepath.Join(certs, "broken.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{0x30, 1}})) // skipped
+	for link, target := range map[string]string{"bundle.crt": bundle, "0a1b2c3d.0": "c.pem"} {
+		if err := os.Symlink(target, filepath.Join(certs, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A second name for the folder, as /etc/ssl/certs is for /etc/pki/tls/certs on Amazon Linux.
+	alias := filepath.Join(dir, "alias")
+	if err := os.Symlink(certs, alias); err != nil {
+		t.Fatal(err)
+	}
+	trust, err := loadTrust([]string{filepath.Join(dir, "missing.pem"), bundle, filepath.Join(certs, "c.pem")}, []string{certs, alias, filepath.Join(dir, "no-such-folder")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subjects []string
+	for _, ders := range trust.bySubject {
+		for _, der := range ders {
+			cert, err := x509.ParseCertificate(der)
+			if err != nil {
+				t.Fatal(err)
+			}
+			subjects = append(subjects, cert.Subject.CommonName)
+		}
+	}
+	slices.Sort(subjects)
+	if want := []string{"A", "B", "C"}; !slices.Equal(subjects, want) {
+		t.Errorf("indexed %v; want %v, each once", subjects, want)
+	}
+}
+
+func TestLoadTrustFailsOnlyWhenItFoundNothingAndCouldNotRead(t *testing.T) {
+	dir := t.TempDir()
+	if trust, err := loadTrust([]string{filepath.Join(dir, "missing.pem")}, []string{filepath.Join(dir, "missing")}); err != nil || len(trust.bySubject) != 0 {
+		t.Errorf("loadTrust of nothing = %v, %v; want an empty store", trust, err)
+	}
+	// A folder given as the bundle cannot be read as a file.
+	if _, err := loadTrust([]string{dir}, nil); err == nil {
+		t.Error("loadTrust of a folder as the bundle: no error")
+	}
+}
+
+// useTrust makes the clients of this test trust the authorities given,
+// as if they were the system's.
+func useTrust(t *testing.T, trusted ...*authority) {
+	t.Helper()
+	if !indexesRoots {
+		t.Skip("the platform verifies certificates here")
+	}
+	trust, err := loadTrust([]string{writeFile(t, filepath.Join(t.TempDir(), "bundle.pem"), pemOf(trusted...))}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := systemTrust
+	systemTrust = func() (*trustStore, error) { return trust, nil }
+	t.Cleanup(func() { systemTrust = saved })
+}
+
+// tlsServer serves over TLS with chain (the leaf first) on 127.0.0.1 and
+// answers the protocol of the request: with HTTP/2 offered, or over
+// HTTP/1.1 only and a connection per request.
+func tlsServer(t *testing.T, http2 bool, chain ...*authority) *httptest.Server {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !http2 {
+			w.Header().Set("Connection", "close")
+		}
+		io.WriteString(w, r.Proto)
+	}))
+	cert := tls.Certificate{PrivateKey: chain[0].key}
+	for _, c := range chain {
+		cert.Certificate = append(cert.Certificate, c.cert.Raw)
+	}
+	srv.EnableHTTP2 = http2
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestClientVerifiesTheHostItDials(t *testing.T) {
+	p := newPKI(t)
+	useTrust(t, p.trusted...)
+	later := time.Now().Add(time.Hour)
+	policy := &Policy{AllowedHosts: []string{"127.0.0.1"}}
+	cases := []struct {
+		name  string
+		chain []*authority
+		want  string // the protocol answered, or "" for a refused handshake
+	}{
+		{"a server with a chain to a trusted root answers over HTTP/2", []*authority{issue(t, p.intermediate, "leaf", later, "127.0.0.1"), p.intermediate}, "HTTP/2.0"},
+		{"a server whose certificate names another host is refused", []*authority{issue(t, p.root, "leaf", later, "upstream.test")}, ""},
+		{"a server with an untrusted root of a trusted subject is refused", []*authority{issue(t, p.impostor, "leaf", later, "127.0.0.1")}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := tlsServer(t, true, tc.chain...)
+			c := policy.Client(5 * time.Second)
+			resp, err := c.Get(srv.URL)
+			if tc.want == "" {
+				var verr *tls.CertificateVerificationError
+				if !errors.As(err, &verr) {
+					t.Fatalf("GET = %v; want a certificate verification error", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(body) != tc.want {
+				t.Fatalf("answered over %s; want %s", body, tc.want)
+			}
+		})
+	}
+}
+
+func TestClientVerifiesAResumedSessionAgain(t *testing.T) {
+	p := newPKI(t)
+	useTrust(t, p.trusted...)
+	srv := tlsServer(t, false, issue(t, p.root, "leaf", time.Now().Add(time.Hour), "127.0.0.1"))
+	c := (&Policy{AllowedHosts: []string{"127.0.0.1"}}).Client(5 * time.Second)
+	for i, want := range []bool{false, true} {
+		resp, err := c.Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.TLS.DidResume != want {
+			t.Fatalf("connection %d resumed %v; want %v", i+1, resp.TLS.DidResume, want)
+		}
+	}
+	useTrust(t) // the root is no longer trusted
+	var verr *tls.CertificateVerificationError
+	if _, err := c.Get(srv.URL); !errors.As(err, &verr) {
+		t.Errorf("GET on a resumed session after the root was dropped = %v; want a certificate verification error", err)
+	}
+}
