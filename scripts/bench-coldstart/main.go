@@ -25,13 +25,15 @@
 // stand-in of the Step Functions API on 127.0.0.1 answers its
 // StartSyncExecution with a fixed run. A connector tool reaches a real
 // upstream, as on AWS: the sample connector is pointed at a go-sdk MCP
-// server over TLS on 127.0.0.1, which the connector functions allow (the
-// allow-list setting) and trust (SSL_CERT_FILE names a CA bundle, this
-// machine's with its certificate, and no certificate folder), so
-// that connector_verify and connector_sync connect, initialise and list
-// rather than wait out an upstream that does not exist. Every bootstrap gets a Lambda-like environment
-// and nothing else: AWS_CA_BUNDLE, which this machine sets and Lambda does
-// not, never reaches it.
+// server over TLS on 127.0.0.1 and synced once (as the scheduled sync
+// leaves a connector, remembering the protocol version its upstream
+// negotiated), which the connector functions allow (the allow-list
+// setting) and trust (SSL_CERT_FILE names a CA bundle, this machine's with
+// its certificate, and no certificate folder), so that connector_verify and
+// connector_sync connect, initialise and list rather than wait out an
+// upstream that does not exist. Every bootstrap gets a Lambda-like
+// environment and nothing else: AWS_CA_BUNDLE, which this machine sets and
+// Lambda does not, never reaches it.
 //
 // -baseline DIR builds the functions of another checkout too (a worktree of
 // main, say) and measures them in the same interleaved runs, so that a change
@@ -175,7 +177,7 @@ func run(n int, only, table string, inittrace bool, baseline string) error {
 	}
 	connectorEnv = append([]string{config.EnvConnectorAllowedHosts + "=" + deploy.SampleConnectorHost + "," + upstreamHost}, certs...)
 	seed := filepath.Join(dir, "seed")
-	if err := seedData(seed, up.URL+"/mcp"); err != nil {
+	if err := seedData(seed, up); err != nil {
 		return err
 	}
 	runs, err := runsDir(dir)
@@ -294,9 +296,9 @@ func firstEvents(cat *catalog.Catalog) (map[string][]byte, error) {
 }
 
 // seedData writes, under dir, the embedded table and the blob folder the
-// sample events need (deploy.Seed), with the sample connector at
-// upstreamURL; each run gets a copy.
-func seedData(dir, upstreamURL string) error {
+// sample events need (deploy.Seed), with the sample connector at up;
+// each run gets a copy.
+func seedData(dir string, up *httptest.Server) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -307,7 +309,7 @@ func seedData(dir, upstreamURL string) error {
 	blobs := localfs.New(filepath.Join(dir, "blobs"))
 	err = deploy.Seed(context.Background(), tbl, blobs)
 	if err == nil {
-		err = pointConnector(context.Background(), tbl, upstreamURL)
+		err = pointConnector(context.Background(), tbl, up)
 	}
 	blobs.Close()
 	if cerr := tbl.Close(); err == nil {
@@ -332,18 +334,23 @@ func upstream() *httptest.Server {
 }
 
 // pointConnector moves the sample connector, which deploy.Seed registers
-// at a host that does not exist, to url.
-func pointConnector(ctx context.Context, tbl *embedded.Table, url string) error {
+// at a host that does not exist, to up, and syncs it once: the connector is
+// then as the scheduled sync leaves it, remembering the protocol version
+// its upstream negotiated.
+func pointConnector(ctx context.Context, tbl *embedded.Table, up *httptest.Server) error {
 	guard := &netguard.Policy{AllowedHosts: []string{upstreamHost}}
-	conns := connector.New(tbl, nil, &connector.Options{CheckURL: guard.CheckURL, HTTPClient: guard.Client(0)})
+	conns := connector.New(tbl, nil, &connector.Options{CheckURL: guard.CheckURL, HTTPClient: up.Client()})
 	defer conns.Close()
 	sample := tenant.Caller{Tenant: deploy.SampleTenant, Principal: deploy.SamplePrincipal}
 	got, err := conns.Get(ctx, sample, connector.NameInput{Name: deploy.SampleConnector})
 	if err != nil {
 		return fmt.Errorf("pointing the sample connector at the upstream: %w", err)
 	}
-	if _, err := conns.Update(ctx, sample, connector.UpdateInput{Name: deploy.SampleConnector, Version: got.Connector.Version, BaseURL: url}); err != nil {
+	if _, err := conns.Update(ctx, sample, connector.UpdateInput{Name: deploy.SampleConnector, Version: got.Connector.Version, BaseURL: up.URL + "/mcp"}); err != nil {
 		return fmt.Errorf("pointing the sample connector at the upstream: %w", err)
+	}
+	if _, err := conns.Sync(ctx, sample, connector.NameInput{Name: deploy.SampleConnector}); err != nil {
+		return fmt.Errorf("syncing the sample connector: %w", err)
 	}
 	return nil
 }

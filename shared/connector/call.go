@@ -191,7 +191,10 @@ func (s *Service) withSession(ctx context.Context, c tenant.Caller, r *record, f
 		}
 		cancel()
 	}()
-	dial := func(cut *cutResponses) mcp.Transport { return s.transport(c.Tenant, r, cr, cut) }
+	// A new session asks for the version the upstream negotiated last, if
+	// any: with a server of a 2025 version, that saves the server/discover
+	// round trip that the newest version starts with.
+	dial := dialer{transport: func(cut *cutResponses) mcp.Transport { return s.transport(c.Tenant, r, cr, cut) }, protocol: r.Protocol}
 	var used *session
 	err = s.pool.do(callCtx, key, c.Tenant, r.Name, dial, func(sess *session) error {
 		used = sess
@@ -205,7 +208,7 @@ func (s *Service) withSession(ctx context.Context, c tenant.Caller, r *record, f
 		}
 	}
 	if err == nil {
-		s.setStatus(ctx, c, r, StatusConnected, "")
+		s.setStatus(ctx, c, r, StatusConnected, "", used.protocol())
 		return nil
 	}
 	secretValues := append(cr.sec.values(), s.tokens.current(cr.tokenKey(c.Tenant, r)))
@@ -217,19 +220,19 @@ func (s *Service) withSession(ctx context.Context, c tenant.Caller, r *record, f
 		msg = "the call ran out of time: " + msg
 	}
 	if !upstreamAnswered(err) && ctx.Err() == nil {
-		s.setStatus(ctx, c, r, StatusError, msg)
+		s.setStatus(ctx, c, r, StatusError, msg, r.Protocol)
 	}
 	return &fault.Error{Kind: fault.KindUnavailable, Message: fmt.Sprintf("connector %q: %s", r.Name, msg), Err: errors.New(msg)}
 }
 
-// setStatus records a connector's status after a call, when it changed. It
-// leaves the version alone (callers' edits own it) and loses quietly to a
-// concurrent edit.
-func (s *Service) setStatus(ctx context.Context, c tenant.Caller, r *record, status, lastError string) {
-	if r.Status == status && r.LastError == lastError || r.Status == StatusDisabled {
+// setStatus records a connector's status after a call, and the protocol
+// version of its session, when they changed. It leaves the version alone
+// (callers' edits own it) and loses quietly to a concurrent edit.
+func (s *Service) setStatus(ctx context.Context, c tenant.Caller, r *record, status, lastError, protocol string) {
+	if r.Status == status && r.LastError == lastError && r.Protocol == protocol || r.Status == StatusDisabled {
 		return
 	}
-	r.Status, r.LastError = status, lastError
+	r.Status, r.LastError, r.Protocol = status, lastError, protocol
 	r.UpdatedAt = s.now().UTC()
 	if err := s.table.Put(ctx, r.item(c.Tenant), store.IfEquals("ver", r.Ver)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
 		s.log.WarnContext(ctx, "recording a connector's status failed", "connector", r.Name, "error", err)
@@ -253,6 +256,9 @@ func (s *Service) Verify(ctx context.Context, c tenant.Caller, in NameInput) (Ve
 		return VerifyOutput{}, err
 	}
 	s.pool.drop(c.Tenant, r.Name)
+	// A check of the upstream as it is now: its session negotiates from the
+	// newest version, and the connector remembers what it gets.
+	r.Protocol = ""
 	var out VerifyOutput
 	err = s.withSession(ctx, c, r, func(ctx context.Context, sess *session, _ creds) error {
 		if init := sess.cs.InitializeResult(); init != nil {

@@ -392,6 +392,10 @@ type record struct {
 	HeaderNames, Scopes          []string
 	PrincipalScoped              bool
 	Sealed                       []byte
+	// Protocol is the protocol version the connector's last session
+	// negotiated, which the next asks for first; a change of URL or
+	// transport forgets it, and connector_verify negotiates it anew.
+	Protocol string
 }
 
 func connPK(t string) string         { return tenant.Key(t) + "conn" }
@@ -439,6 +443,7 @@ func (r *record) item(t string) store.Item {
 		"client_id": r.ClientID, "header_names": strings.Join(r.HeaderNames, "\n"), "scopes": strings.Join(r.Scopes, " "),
 		"principal_scoped": r.PrincipalScoped, "created_at": r.CreatedAt.UnixNano(), "updated_at": r.UpdatedAt.UnixNano(),
 		"synced_at": r.SyncedAt.UnixNano(), "sync_at": r.SyncAt.UnixNano(), "policy_edits": r.PolicyEdits,
+		"protocol": r.Protocol,
 	}
 	if len(r.Sealed) > 0 {
 		attrs["sealed"] = r.Sealed
@@ -460,7 +465,7 @@ func recordFrom(it store.Item) *record {
 	r := &record{Name: it.SK, BaseURL: it.String("base_url"), Transport: it.String("transport"), Status: it.String("status"),
 		SyncStatus: it.String("sync_status"), LastError: it.String("last_error"), Ver: it.Int("ver"), PolicyEdits: it.Int("policy_edits"),
 		CredKind: it.String("cred_kind"), TokenURL: it.String("token_url"), ClientID: it.String("client_id"),
-		PrincipalScoped: it.Bool("principal_scoped"), Sealed: it.Bytes("sealed"),
+		PrincipalScoped: it.Bool("principal_scoped"), Sealed: it.Bytes("sealed"), Protocol: it.String("protocol"),
 		CreatedAt: time.Unix(0, it.Int("created_at")).UTC(), UpdatedAt: time.Unix(0, it.Int("updated_at")).UTC()}
 	if n := it.Int("synced_at"); n > 0 {
 		r.SyncedAt = time.Unix(0, n).UTC()
@@ -874,14 +879,14 @@ func (s *Service) Update(ctx context.Context, c tenant.Caller, in UpdateInput) (
 		if err := s.checkURL(ctx, "base_url", in.BaseURL); err != nil {
 			return ConnectorOutput{}, err
 		}
-		r.BaseURL = in.BaseURL
+		r.BaseURL, r.Protocol = in.BaseURL, ""
 		changed = append(changed, "base_url")
 	}
 	if in.Transport != "" && in.Transport != r.Transport {
 		if err := validateTransport("transport", in.Transport); err != nil {
 			return ConnectorOutput{}, err
 		}
-		r.Transport = in.Transport
+		r.Transport, r.Protocol = in.Transport, ""
 		changed = append(changed, "transport")
 	}
 	newCreds := len(in.Headers) > 0 || in.OAuth != nil

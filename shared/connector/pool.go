@@ -68,9 +68,22 @@ func newPool(idle, initTimeout, retryDelay time.Duration, now func() time.Time, 
 	return &pool{idle: idle, initTimeout: initTimeout, retryDelay: retryDelay, now: now, log: log, sessions: map[string]*session{}}
 }
 
-// dialer connects a transport for one session, whose cut responses it
-// records in cut.
-type dialer func(cut *cutResponses) mcp.Transport
+// protocol is the protocol version s negotiated.
+func (s *session) protocol() string {
+	if init := s.cs.InitializeResult(); init != nil {
+		return init.ProtocolVersion
+	}
+	return ""
+}
+
+// dialer is how to make a session: transport connects a transport for it,
+// whose cut responses it records in cut, and protocol is the protocol
+// version the session asks for first ("" for the newest, which a discovery
+// negotiates).
+type dialer struct {
+	transport func(cut *cutResponses) mcp.Transport
+	protocol  string
+}
 
 // errPoolClosed is returned once the pool has been closed.
 var errPoolClosed = errors.New("the connector's sessions are closed: the process is shutting down")
@@ -145,10 +158,14 @@ func (p *pool) initialize(s *session, dial dialer) {
 		var cs *mcp.ClientSession
 		var err error
 		backoff := initBackoff
+		opts := &mcp.ClientSessionOptions{ProtocolVersion: dial.protocol}
 		for attempt := 1; attempt <= initAttempts; attempt++ {
-			if cs, err = client.Connect(ctx, dial(&s.cut), nil); err == nil || ctx.Err() != nil {
+			if cs, err = client.Connect(ctx, dial.transport(&s.cut), opts); err == nil || ctx.Err() != nil {
 				break
 			}
+			// The upstream may no longer speak the version it negotiated
+			// last: the next attempt starts from the newest.
+			opts = nil
 			if attempt < initAttempts {
 				select {
 				case <-ctx.Done():

@@ -255,3 +255,83 @@ func TestTheScheduledSyncRemovesStrayIndexItemsAndDeleteRemovesTheConnectorsOwn(
 		t.Fatal("the sync pointer outlived the connector")
 	}
 }
+
+func TestANewSessionAsksForTheProtocolTheUpstreamNegotiatedLast(t *testing.T) {
+	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+		ctx := context.Background()
+		e := newEnv(t, tbl, nil)
+		c := newCaller(t, "alice")
+		up := newUpstream(t, connector.TransportStreamable, "")
+		var mu sync.Mutex
+		methods := map[string]int{}
+		var refuse atomic.Bool // the next initialize fails
+		up.setHook(func(w http.ResponseWriter, _ *http.Request, body []byte) bool {
+			var msg struct{ Method string }
+			json.Unmarshal(body, &msg)
+			mu.Lock()
+			methods[msg.Method]++
+			mu.Unlock()
+			if msg.Method == "initialize" && refuse.CompareAndSwap(true, false) {
+				http.Error(w, "unsupported protocol version", http.StatusBadRequest)
+				return true
+			}
+			return false
+		})
+		count := func() (discover, initialize int) {
+			mu.Lock()
+			defer mu.Unlock()
+			return methods["server/discover"], methods["initialize"]
+		}
+		mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+		steps := []struct {
+			name                 string
+			run                  func(*connector.Service) error
+			discover, initialize int // the counts after the step
+		}{
+			{"the first sync discovers, then initialises on 2025-11-25", func(s *connector.Service) error {
+				_, err := s.Sync(ctx, c, connector.NameInput{Name: "up"})
+				return err
+			}, 1, 1},
+			{"a sync in another process initialises on 2025-11-25 at once", func(s *connector.Service) error {
+				_, err := s.Sync(ctx, c, connector.NameInput{Name: "up"})
+				return err
+			}, 1, 2},
+			{"a verify discovers anew", func(s *connector.Service) error {
+				out, err := s.Verify(ctx, c, connector.NameInput{Name: "up"})
+				if err == nil && out.ProtocolVersion != "2025-11-25" {
+					t.Errorf("verify negotiated %q", out.ProtocolVersion)
+				}
+				return err
+			}, 2, 3},
+			{"a call in another process initialises at once", func(s *connector.Service) error {
+				allow(t, e, c, "up", "echo")
+				_, err := s.Call(ctx, c, connector.CallInput{Name: "up__echo", Arguments: json.RawMessage(`{"text":"hi"}`)})
+				return err
+			}, 2, 4},
+			{"a session whose initialisation on the remembered version fails discovers anew", func(s *connector.Service) error {
+				refuse.Store(true)
+				_, err := s.Sync(ctx, c, connector.NameInput{Name: "up"})
+				return err
+			}, 3, 6},
+			{"a sync after the URL changed discovers anew", func(s *connector.Service) error {
+				got, err := s.Get(ctx, c, connector.NameInput{Name: "up"})
+				if err != nil {
+					return err
+				}
+				if _, err := s.Update(ctx, c, connector.UpdateInput{Name: "up", Version: got.Connector.Version, BaseURL: up.url() + "/"}); err != nil {
+					return err
+				}
+				_, err = s.Sync(ctx, c, connector.NameInput{Name: "up"})
+				return err
+			}, 4, 7},
+		}
+		for _, step := range steps {
+			if err := step.run(e.instance(t, nil)); err != nil {
+				t.Fatalf("%s: %v", step.name, err)
+			}
+			if d, i := count(); d != step.discover || i != step.initialize {
+				t.Fatalf("%s: %d discoveries and %d initialisations so far; want %d and %d", step.name, d, i, step.discover, step.initialize)
+			}
+		}
+	})
+}
