@@ -1,19 +1,21 @@
 package netguard
 
 import (
+	"bytes"
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/asn1"
+	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -86,7 +88,7 @@ var (
 // it found no certificate and a file or folder could not be read.
 func loadTrust(files, dirs []string) (*trustStore, error) {
 	t := &trustStore{bySubject: map[string][][]byte{}, parsed: map[string]*x509.Certificate{}}
-	l := trustLoader{t: t, files: map[string]bool{}, certs: map[[sha256.Size]byte]bool{}}
+	l := trustLoader{t: t, files: map[string]bool{}}
 	var firstErr error
 	noteErr := func(err error) {
 		if firstErr == nil && !errors.Is(err, fs.ErrNotExist) {
@@ -112,7 +114,7 @@ func loadTrust(files, dirs []string) (*trustStore, error) {
 			}
 		}
 	}
-	if len(l.certs) == 0 && firstErr != nil {
+	if l.count == 0 && firstErr != nil {
 		return nil, fmt.Errorf("netguard: loading the system's trusted certificates: %w", firstErr)
 	}
 	return t, nil
@@ -121,8 +123,8 @@ func loadTrust(files, dirs []string) (*trustStore, error) {
 // trustLoader fills a trustStore, remembering what it has read.
 type trustLoader struct {
 	t     *trustStore
-	files map[string]bool            // real paths read
-	certs map[[sha256.Size]byte]bool // certificates indexed
+	files map[string]bool // real paths read
+	count int             // certificates indexed
 }
 
 // readFile indexes the certificates of the PEM file at path, unless its
@@ -144,50 +146,146 @@ func (l *trustLoader) readFile(path string) error {
 	return nil
 }
 
-// add indexes the certificates of PEM data: the blocks that
-// x509.CertPool.AppendCertsFromPEM would consider (type CERTIFICATE, no
-// headers) whose subject reads.
+// add indexes the certificates of PEM data whose subject reads.
 func (l *trustLoader) add(data []byte) {
-	for len(data) > 0 {
-		var block *pem.Block
-		block, data = pem.Decode(data)
-		if block == nil {
-			return
-		}
-		if block.Type != "CERTIFICATE" || len(block.Headers) != 0 {
-			continue
-		}
-		sum := sha256.Sum256(block.Bytes)
-		if l.certs[sum] {
-			continue
-		}
-		subject, ok := rawSubject(block.Bytes)
+	for der := range pemCertificates(data) {
+		subject, ok := rawSubject(der)
 		if !ok {
 			continue
 		}
-		l.certs[sum] = true
-		l.t.bySubject[string(subject)] = append(l.t.bySubject[string(subject)], block.Bytes)
+		// A certificate found twice shares its subject, whose few
+		// certificates are compared.
+		same := l.t.bySubject[string(subject)]
+		if slices.ContainsFunc(same, func(c []byte) bool { return bytes.Equal(c, der) }) {
+			continue
+		}
+		l.count++
+		l.t.bySubject[string(subject)] = append(same, der)
 	}
+}
+
+// pemCertificates yields the DER of each block of data that
+// x509.CertPool.AppendCertsFromPEM considers: those pem.Decode returns with
+// type CERTIFICATE and no headers. A block laid out as bundles lay them out
+// (the BEGIN line, lines of base64, the END line) is decoded here, in one
+// pass; pem.Decode, which scans each block three times, reads any other.
+func pemCertificates(data []byte) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		for len(data) > 0 {
+			i := bytes.Index(data, pemBegin)
+			if i < 0 {
+				return
+			}
+			if der, next, ok := plainBlock(data, i); ok {
+				data = data[next:]
+				if !yield(der) {
+					return
+				}
+				continue
+			}
+			var block *pem.Block
+			if block, data = pem.Decode(data); block == nil {
+				return
+			}
+			if block.Type == "CERTIFICATE" && len(block.Headers) == 0 && !yield(block.Bytes) {
+				return
+			}
+		}
+	}
+}
+
+var (
+	pemBegin = []byte("-----BEGIN CERTIFICATE-----")
+	pemEnd   = []byte("\n-----END CERTIFICATE-----")
+)
+
+// plainBlock decodes the block whose BEGIN line starts at data[i], if it is
+// one that pem.Decode would return as it is: the BEGIN line starts a line
+// and ends there, the END line is the first after it and ends a line, and
+// between them are only base64 and line ends (no headers, no spaces). It
+// returns the block's DER and where the rest of data starts.
+func plainBlock(data []byte, i int) (der []byte, next int, ok bool) {
+	if i > 0 && data[i-1] != '\n' {
+		return nil, 0, false
+	}
+	body := data[i+len(pemBegin):]
+	switch {
+	case bytes.HasPrefix(body, []byte("\n")):
+		body = body[1:]
+	case bytes.HasPrefix(body, []byte("\r\n")):
+		body = body[2:]
+	default:
+		return nil, 0, false
+	}
+	end := bytes.Index(body, pemEnd)
+	if end < 0 {
+		return nil, 0, false
+	}
+	after := body[end+len(pemEnd):]
+	if len(after) > 0 && after[0] != '\n' && after[0] != '\r' {
+		return nil, 0, false
+	}
+	body = body[:end]
+	der = make([]byte, base64.StdEncoding.DecodedLen(len(body)))
+	// It skips line ends, as pem.Decode's does, and fails on anything else
+	// that is not base64: headers, spaces, another BEGIN line.
+	n, err := base64.StdEncoding.Decode(der, body)
+	if err != nil {
+		return nil, 0, false
+	}
+	return der[:n], len(data) - len(after), true
 }
 
 // rawSubject returns the DER of a certificate's subject (what
 // x509.Certificate.RawSubject holds, and what chain building matches an
-// issuer against) without parsing the rest of it.
+// issuer against) without parsing the rest of it: Certificate ::=
+// SEQUENCE { tbsCertificate SEQUENCE { [0] version OPTIONAL, serialNumber
+// INTEGER, signature, issuer, validity, subject (SEQUENCEs) ... } ... }.
 func rawSubject(der []byte) ([]byte, bool) {
-	var cert struct {
-		TBS struct {
-			Version   int `asn1:"optional,explicit,default:0,tag:0"`
-			Serial    asn1.RawValue
-			Signature asn1.RawValue
-			Issuer    asn1.RawValue
-			Validity  asn1.RawValue
-			Subject   asn1.RawValue
-		}
-	}
-	if _, err := asn1.Unmarshal(der, &cert); err != nil || len(cert.TBS.Subject.FullBytes) == 0 {
+	tag, cert, _, _, ok := derElement(der)
+	if !ok || tag != 0x30 {
 		return nil, false
 	}
-	return cert.TBS.Subject.FullBytes, true
+	tag, tbs, _, _, ok := derElement(cert)
+	if !ok || tag != 0x30 {
+		return nil, false
+	}
+	if len(tbs) > 0 && tbs[0] == 0xa0 { // the version
+		if _, _, _, tbs, ok = derElement(tbs); !ok {
+			return nil, false
+		}
+	}
+	for _, want := range []byte{0x02, 0x30, 0x30, 0x30} { // serial, signature, issuer, validity
+		if tag, _, _, tbs, ok = derElement(tbs); !ok || tag != want {
+			return nil, false
+		}
+	}
+	tag, _, subject, _, ok := derElement(tbs)
+	return subject, ok && tag == 0x30
+}
+
+// derElement splits off the DER element b starts with: its tag, its
+// contents, the whole element and what follows it.
+func derElement(b []byte) (tag byte, contents, whole, rest []byte, ok bool) {
+	if len(b) < 2 {
+		return 0, nil, nil, nil, false
+	}
+	n, header := int(b[1]), 2
+	if n >= 0x80 { // the long form: the length in the next n&0x7f bytes
+		k := n & 0x7f
+		if k == 0 || k > 3 || len(b) < 2+k {
+			return 0, nil, nil, nil, false
+		}
+		n = 0
+		for _, c := range b[2 : 2+k] {
+			n = n<<8 | int(c)
+		}
+		header += k
+	}
+	if len(b)-header < n {
+		return 0, nil, nil, nil, false
+	}
+	return b[0], b[header : header+n], b[:header+n], b[header+n:], true
 }
 
 // isSameDirSymlink reports whether e, in dir, is a link to a file of the

@@ -1,6 +1,7 @@
 package netguard
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -17,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -306,4 +308,159 @@ func TestClientVerifiesAResumedSessionAgain(t *testing.T) {
 	if _, err := c.Get(srv.URL); !errors.As(err, &verr) {
 		t.Errorf("GET on a resumed session after the root was dropped = %v; want a certificate verification error", err)
 	}
+}
+
+// pemReference is what pemCertificates must yield: the blocks of data
+// that x509.CertPool.AppendCertsFromPEM considers, as pem.Decode reads them.
+func pemReference(data []byte) [][]byte {
+	var out [][]byte
+	for {
+		var block *pem.Block
+		if block, data = pem.Decode(data); block == nil {
+			return out
+		}
+		if block.Type == "CERTIFICATE" && len(block.Headers) == 0 {
+			out = append(out, block.Bytes)
+		}
+	}
+}
+
+// pemSamples are PEM files laid out as bundles lay them out and otherwise.
+func pemSamples(t testing.TB) map[string][]byte {
+	a := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("first certificate's bytes, of some length to wrap the base64 lines")})
+	b := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("second")})
+	trusted := pem.EncodeToMemory(&pem.Block{Type: "TRUSTED CERTIFICATE", Bytes: []byte("trusted")})
+	headers := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Headers: map[string]string{"Proc-Type": "4,ENCRYPTED"}, Bytes: []byte("with headers")})
+	crlf := bytes.ReplaceAll(a, []byte("\n"), []byte("\r\n"))
+	samples := map[string][]byte{
+		"two blocks":                         append(append([]byte{}, a...), b...),
+		"CRLF line ends":                     crlf,
+		"comments between blocks":            []byte("# Root A\n" + string(a) + "\n# Root B\n" + string(b)),
+		"other types and headers":            []byte(string(trusted) + string(headers) + string(b)),
+		"a BEGIN line with trailing spaces":  bytes.Replace(a, []byte("-----\n"), []byte("----- \t\n"), 1),
+		"an END line with trailing junk":     bytes.Replace(a, []byte("CERTIFICATE-----\n"), []byte("CERTIFICATE-----junk\n"), 2),
+		"a BEGIN that does not start a line": []byte("text " + string(a) + string(b)),
+		"a BEGIN without an END":             []byte("-----BEGIN CERTIFICATE-----\nAAAA\n" + string(b)),
+		"spaces in the base64":               bytes.Replace(a, []byte("\n"), []byte(" \n"), 3),
+		"a blank line in the base64":         bytes.Replace(a, []byte("\n"), []byte("\n\n"), 2),
+		"base64 that does not decode":        []byte("-----BEGIN CERTIFICATE-----\nA=AA\n-----END CERTIFICATE-----\n" + string(b)),
+		"no line end after the last END":     bytes.TrimSuffix(append(append([]byte{}, a...), b...), []byte("\n")),
+		"an END of another type inside":      []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END FOO-----\n" + string(b)),
+		"a lone END before the blocks":       []byte("\n-----END CERTIFICATE-----\n" + string(a)),
+		"nothing":                            nil,
+	}
+	for _, f := range linuxCertFiles { // this machine's bundle, if it has one
+		if data, err := os.ReadFile(f); err == nil {
+			samples["the system bundle "+f] = data
+			break
+		}
+	}
+	return samples
+}
+
+func TestPEMCertificatesYieldsWhatPEMDecodeReturns(t *testing.T) {
+	for name, data := range pemSamples(t) {
+		t.Run(name, func(t *testing.T) {
+			got := slices.Collect(pemCertificates(data))
+			if want := pemReference(data); !slices.EqualFunc(got, want, bytes.Equal) {
+				t.Errorf("pemCertificates yields %q; pem.Decode returns %q", got, want)
+			}
+		})
+	}
+}
+
+func FuzzPEMCertificatesYieldsWhatPEMDecodeReturns(f *testing.F) {
+	for _, data := range pemSamples(f) {
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got := slices.Collect(pemCertificates(data))
+		if want := pemReference(data); !slices.EqualFunc(got, want, bytes.Equal) {
+			t.Errorf("pemCertificates(%q) yields %q; pem.Decode returns %q", data, got, want)
+		}
+	})
+}
+
+func TestPEMCertificatesDecodesABundlesBlocksItself(t *testing.T) {
+	data := pemSamples(t)["CRLF line ends"]
+	der, next, ok := plainBlock(data, 0)
+	if !ok || string(data[next:]) != "\r\n" || !bytes.Equal(der, pemReference(data)[0]) {
+		t.Errorf("plainBlock = %q, %d, %v; want the block's bytes, the END line's end, true", der, next, ok)
+	}
+}
+
+// BenchmarkLoadingTheSystemBundle compares indexing this machine's CA
+// bundle with parsing it, as crypto/x509 does at a process's first
+// handshake.
+func BenchmarkLoadingTheSystemBundle(b *testing.B) {
+	var file string
+	var data []byte
+	for _, f := range linuxCertFiles {
+		if d, err := os.ReadFile(f); err == nil {
+			file, data = f, d
+			break
+		}
+	}
+	if file == "" {
+		b.Skip("no system bundle")
+	}
+	b.Run("indexed", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := loadTrust([]string{file}, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("crypto/x509", func(b *testing.B) {
+		for b.Loop() {
+			if !x509.NewCertPool().AppendCertsFromPEM(data) {
+				b.Fatal("no certificate")
+			}
+		}
+	})
+}
+
+// certificateSamples are DER certificates: this machine's roots, if it has
+// a bundle, and a few made here, whole and cut short.
+func certificateSamples(t testing.TB) [][]byte {
+	var out [][]byte
+	for name, data := range pemSamples(t) {
+		if strings.HasPrefix(name, "the system bundle") {
+			out = append(out, pemReference(data)...)
+		}
+	}
+	tt, ok := t.(*testing.T)
+	if !ok {
+		return out
+	}
+	p := newPKI(tt)
+	for _, a := range []*authority{p.root, p.intermediate, issue(tt, p.intermediate, "leaf", time.Now().Add(time.Hour), "upstream.test")} {
+		out = append(out, a.cert.Raw, a.cert.Raw[:len(a.cert.Raw)/2])
+	}
+	return out
+}
+
+func TestRawSubjectIsWhatCryptoX509Reads(t *testing.T) {
+	for i, der := range certificateSamples(t) {
+		subject, ok := rawSubject(der)
+		cert, err := x509.ParseCertificate(der)
+		if err != nil {
+			continue // a certificate that does not parse is never trusted, whatever its index says
+		}
+		if !ok || !bytes.Equal(subject, cert.RawSubject) {
+			t.Errorf("certificate %d (%s): rawSubject = %x, %v; crypto/x509 reads %x", i, cert.Subject, subject, ok, cert.RawSubject)
+		}
+	}
+}
+
+func FuzzRawSubjectIsWhatCryptoX509Reads(f *testing.F) {
+	for _, der := range certificateSamples(f) {
+		f.Add(der)
+	}
+	f.Fuzz(func(t *testing.T, der []byte) {
+		subject, ok := rawSubject(der)
+		if cert, err := x509.ParseCertificate(der); err == nil && (!ok || !bytes.Equal(subject, cert.RawSubject)) {
+			t.Errorf("rawSubject = %x, %v; crypto/x509 reads %x", subject, ok, cert.RawSubject)
+		}
+	})
 }

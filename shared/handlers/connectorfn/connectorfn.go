@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/lambdafn"
+	"github.com/switchboard-dev/switchboard/shared/netguard"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
 
@@ -25,6 +26,15 @@ import (
 func service(d lambdafn.Deps) *connector.Service {
 	return connector.New(d.Table, d.Sealer, &connector.Options{CheckURL: d.CheckURL, HTTPClient: d.HTTPClient,
 		CacheTTL: d.ConnectorCacheTTL, Logger: d.Logger, Metrics: d.Metrics, After: d.Later, OwnTools: ownTools, Index: d.OwnTable})
+}
+
+// connecting is [service] for a function that reaches upstreams (its
+// catalog entry opens credentials): it starts loading the roots of their
+// TLS handshakes, so that on a cold start the load runs beside the rest of
+// the function's start rather than on its first call.
+func connecting(d lambdafn.Deps) *connector.Service {
+	netguard.PreloadRoots()
+	return service(d)
 }
 
 // ownTools returns the catalog's public tools in OpenAI's function format,
@@ -48,11 +58,11 @@ var (
 	List        = lambdafn.Method("connector_list", service, (*connector.Service).List)
 	Update      = lambdafn.Method("connector_update", service, (*connector.Service).Update)
 	Delete      = lambdafn.Method("connector_delete", service, (*connector.Service).Delete)
-	Verify      = lambdafn.Method("connector_verify", service, (*connector.Service).Verify)
-	Sync        = lambdafn.Method("connector_sync", service, (*connector.Service).Sync)
+	Verify      = lambdafn.Method("connector_verify", connecting, (*connector.Service).Verify)
+	Sync        = lambdafn.Method("connector_sync", connecting, (*connector.Service).Sync)
 	PolicySet   = lambdafn.Method("approval_policy_set", service, (*connector.Service).PolicySet)
 	PolicyList  = lambdafn.Method("approval_policy_list", service, (*connector.Service).PolicyList)
-	ToolsOpenAI = lambdafn.Method("connector_tools_openai", service, (*connector.Service).ToolsOpenAI)
+	ToolsOpenAI = lambdafn.Method("connector_tools_openai", connecting, (*connector.Service).ToolsOpenAI)
 )
 
 // Proxy is the function through which the gateway proxies connectors: the
@@ -61,7 +71,7 @@ var (
 // which its Close ends; and connector_health, whose figures are that
 // service's. It appends each proxied call's audit event after
 // the call's answer (Later), within the invocation.
-var Proxy = later(lambdafn.Methods(service,
+var Proxy = later(lambdafn.Methods(connecting,
 	lambdafn.Bind(catalog.ConnectorCallTool, call),
 	lambdafn.Bind(catalog.ConnectorListingTool, (*connector.Service).ListProxied),
 	lambdafn.Bind(catalog.ConnectorResourceTool, (*connector.Service).ReadResource),
@@ -95,7 +105,7 @@ func call(s *connector.Service, ctx context.Context, c tenant.Caller, in connect
 // fails, which the schedule does not retry (the next run comes soon), only
 // when the sync index cannot be read.
 var ScheduledSync = lambdafn.Function{Path: scheduledSyncPath, Build: func(d lambdafn.Deps) lambda.Handler {
-	svc, log := service(d), sweepLogger(d)
+	svc, log := connecting(d), sweepLogger(d)
 	return closing{lambda.NewHandler(func(ctx context.Context) (connector.SyncDueOutput, error) { return syncDue(ctx, svc, log) }), svc}
 }}
 
@@ -114,7 +124,7 @@ const scheduledSyncPath = "connectors/scheduled_sync"
 // run within the function's catalog timeout: the local server's schedule.
 // It closes its upstream sessions before returning.
 func SyncEvery(ctx context.Context, d lambdafn.Deps, period time.Duration) {
-	svc, log := service(d), sweepLogger(d)
+	svc, log := connecting(d), sweepLogger(d)
 	defer svc.Close()
 	timeout := catalog.Default().Timeout(scheduledSyncPath)
 	tick := time.NewTicker(period)
