@@ -191,10 +191,10 @@ func (s *Service) withSession(ctx context.Context, c tenant.Caller, r *record, f
 		}
 		cancel()
 	}()
-	// A new session asks for the version the upstream negotiated last, if
-	// any: with a server of a 2025 version, that saves the server/discover
-	// round trip that the newest version starts with.
-	dial := dialer{transport: func(cut *cutResponses) mcp.Transport { return s.transport(c.Tenant, r, cr, cut) }, protocol: r.Protocol}
+	// A new session asks first for the version the upstream negotiated
+	// lately, if any: with a server of a 2025 version, that saves the
+	// server/discover round trip that the newest version starts with.
+	dial := dialer{transport: func(cut *cutResponses) mcp.Transport { return s.transport(c.Tenant, r, cr, cut) }, protocol: r.protocol(s.now())}
 	var used *session
 	err = s.pool.do(callCtx, key, c.Tenant, r.Name, dial, func(sess *session) error {
 		used = sess
@@ -220,20 +220,27 @@ func (s *Service) withSession(ctx context.Context, c tenant.Caller, r *record, f
 		msg = "the call ran out of time: " + msg
 	}
 	if !upstreamAnswered(err) && ctx.Err() == nil {
-		s.setStatus(ctx, c, r, StatusError, msg, r.Protocol)
+		s.setStatus(ctx, c, r, StatusError, msg, "")
 	}
 	return &fault.Error{Kind: fault.KindUnavailable, Message: fmt.Sprintf("connector %q: %s", r.Name, msg), Err: errors.New(msg)}
 }
 
-// setStatus records a connector's status after a call, and the protocol
-// version of its session, when they changed. It leaves the version alone
-// (callers' edits own it) and loses quietly to a concurrent edit.
+// setStatus records a connector's status after a call and, if not empty,
+// the protocol version of its session, when they changed or the protocol
+// version was no longer remembered (the session negotiated it anew). It
+// leaves the version alone (callers' edits own it) and loses quietly to a
+// concurrent edit.
 func (s *Service) setStatus(ctx context.Context, c tenant.Caller, r *record, status, lastError, protocol string) {
-	if r.Status == status && r.LastError == lastError && r.Protocol == protocol || r.Status == StatusDisabled {
+	now := s.now().UTC()
+	learnt := protocol != "" && r.protocol(now) != protocol
+	if r.Status == status && r.LastError == lastError && !learnt || r.Status == StatusDisabled {
 		return
 	}
-	r.Status, r.LastError, r.Protocol = status, lastError, protocol
-	r.UpdatedAt = s.now().UTC()
+	r.Status, r.LastError = status, lastError
+	if learnt {
+		r.Protocol, r.ProtocolAt = protocol, now
+	}
+	r.UpdatedAt = now
 	if err := s.table.Put(ctx, r.item(c.Tenant), store.IfEquals("ver", r.Ver)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
 		s.log.WarnContext(ctx, "recording a connector's status failed", "connector", r.Name, "error", err)
 	}
@@ -256,9 +263,6 @@ func (s *Service) Verify(ctx context.Context, c tenant.Caller, in NameInput) (Ve
 		return VerifyOutput{}, err
 	}
 	s.pool.drop(c.Tenant, r.Name)
-	// A check of the upstream as it is now: its session negotiates from the
-	// newest version, and the connector remembers what it gets.
-	r.Protocol = ""
 	var out VerifyOutput
 	err = s.withSession(ctx, c, r, func(ctx context.Context, sess *session, _ creds) error {
 		if init := sess.cs.InitializeResult(); init != nil {

@@ -392,10 +392,26 @@ type record struct {
 	HeaderNames, Scopes          []string
 	PrincipalScoped              bool
 	Sealed                       []byte
-	// Protocol is the protocol version the connector's last session
-	// negotiated, which the next asks for first; a change of URL or
-	// transport forgets it, and connector_verify negotiates it anew.
-	Protocol string
+	// Protocol is the protocol version a session of the connector
+	// negotiated from the newest, at ProtocolAt, which the next sessions ask
+	// for first for a day ([protocolMemory]); a change of URL or transport
+	// forgets it.
+	Protocol   string
+	ProtocolAt time.Time
+}
+
+// protocolMemory is how long a connector's sessions ask first for the
+// protocol version its upstream negotiated: after that, one negotiates from
+// the newest again, so that an upstream's upgrade is taken up.
+const protocolMemory = 24 * time.Hour
+
+// protocol returns the protocol version r's next session asks for first at
+// now ("" for the newest).
+func (r *record) protocol(now time.Time) string {
+	if now.Sub(r.ProtocolAt) >= protocolMemory {
+		return ""
+	}
+	return r.Protocol
 }
 
 func connPK(t string) string         { return tenant.Key(t) + "conn" }
@@ -443,7 +459,7 @@ func (r *record) item(t string) store.Item {
 		"client_id": r.ClientID, "header_names": strings.Join(r.HeaderNames, "\n"), "scopes": strings.Join(r.Scopes, " "),
 		"principal_scoped": r.PrincipalScoped, "created_at": r.CreatedAt.UnixNano(), "updated_at": r.UpdatedAt.UnixNano(),
 		"synced_at": r.SyncedAt.UnixNano(), "sync_at": r.SyncAt.UnixNano(), "policy_edits": r.PolicyEdits,
-		"protocol": r.Protocol,
+		"protocol": r.Protocol, "protocol_at": r.ProtocolAt.UnixNano(),
 	}
 	if len(r.Sealed) > 0 {
 		attrs["sealed"] = r.Sealed
@@ -472,6 +488,9 @@ func recordFrom(it store.Item) *record {
 	}
 	if n := it.Int("sync_at"); n > 0 {
 		r.SyncAt = time.Unix(0, n).UTC()
+	}
+	if n := it.Int("protocol_at"); n > 0 {
+		r.ProtocolAt = time.Unix(0, n).UTC()
 	}
 	if h := it.String("header_names"); h != "" {
 		r.HeaderNames = strings.Split(h, "\n")

@@ -256,7 +256,7 @@ func TestTheScheduledSyncRemovesStrayIndexItemsAndDeleteRemovesTheConnectorsOwn(
 	}
 }
 
-func TestANewSessionAsksForTheProtocolTheUpstreamNegotiatedLast(t *testing.T) {
+func TestANewSessionAsksFirstForTheProtocolTheUpstreamNegotiatedThatDay(t *testing.T) {
 	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
 		ctx := context.Background()
 		e := newEnv(t, tbl, nil)
@@ -296,23 +296,32 @@ func TestANewSessionAsksForTheProtocolTheUpstreamNegotiatedLast(t *testing.T) {
 				_, err := s.Sync(ctx, c, connector.NameInput{Name: "up"})
 				return err
 			}, 1, 2},
-			{"a verify discovers anew", func(s *connector.Service) error {
+			{"a verify initialises at once", func(s *connector.Service) error {
 				out, err := s.Verify(ctx, c, connector.NameInput{Name: "up"})
 				if err == nil && out.ProtocolVersion != "2025-11-25" {
 					t.Errorf("verify negotiated %q", out.ProtocolVersion)
 				}
 				return err
-			}, 2, 3},
+			}, 1, 3},
 			{"a call in another process initialises at once", func(s *connector.Service) error {
 				allow(t, e, c, "up", "echo")
 				_, err := s.Call(ctx, c, connector.CallInput{Name: "up__echo", Arguments: json.RawMessage(`{"text":"hi"}`)})
 				return err
-			}, 2, 4},
+			}, 1, 4},
 			{"a session whose initialisation on the remembered version fails discovers anew", func(s *connector.Service) error {
 				refuse.Store(true)
 				_, err := s.Sync(ctx, c, connector.NameInput{Name: "up"})
 				return err
-			}, 3, 6},
+			}, 2, 6},
+			{"a day later a session discovers anew", func(s *connector.Service) error {
+				e.now.Advance(25 * time.Hour)
+				_, err := s.Sync(ctx, c, connector.NameInput{Name: "up"})
+				return err
+			}, 3, 7},
+			{"and the next one initialises at once", func(s *connector.Service) error {
+				_, err := s.Sync(ctx, c, connector.NameInput{Name: "up"})
+				return err
+			}, 3, 8},
 			{"a sync after the URL changed discovers anew", func(s *connector.Service) error {
 				got, err := s.Get(ctx, c, connector.NameInput{Name: "up"})
 				if err != nil {
@@ -323,7 +332,7 @@ func TestANewSessionAsksForTheProtocolTheUpstreamNegotiatedLast(t *testing.T) {
 				}
 				_, err = s.Sync(ctx, c, connector.NameInput{Name: "up"})
 				return err
-			}, 4, 7},
+			}, 4, 9},
 		}
 		for _, step := range steps {
 			if err := step.run(e.instance(t, nil)); err != nil {
