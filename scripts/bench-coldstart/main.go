@@ -46,11 +46,19 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
 	"flag"
 	"fmt"
 	"io/fs"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -166,12 +174,15 @@ func run(n int, only, table string, inittrace bool, baseline string) error {
 			bins = append(bins, b)
 		}
 	}
-	up := upstream()
+	up, upCA, err := upstream()
+	if err != nil {
+		return err
+	}
 	defer func() {
 		up.CloseClientConnections() // the connectors' sessions hold event streams open
 		up.Close()
 	}()
-	certs, err := trustUpstream(filepath.Join(dir, "certs"), up)
+	certs, err := trustUpstream(filepath.Join(dir, "certs"), upCA)
 	if err != nil {
 		return err
 	}
@@ -322,15 +333,60 @@ func seedData(dir string, up *httptest.Server) error {
 const upstreamHost = "127.0.0.1"
 
 // upstream serves, over TLS on [upstreamHost], a go-sdk MCP server with one
-// tool: the sample connector's upstream.
-func upstream() *httptest.Server {
+// tool: the sample connector's upstream. Its certificate is an ECDSA P-256
+// one issued by a CA of its own, which it returns: what most servers
+// present to a client that offers ECDSA (Let's Encrypt's certbot issues
+// those by default), and whose signature costs the upstream, which shares
+// this machine with the bootstrap measured, a fraction of what httptest's
+// RSA-2048 certificate's does.
+func upstream() (*httptest.Server, *x509.Certificate, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echoes its text"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
 		Text string `json:"text"`
 	}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
 	})
-	return httptest.NewTLSServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	ca, leaf, err := upstreamCertificates()
+	if err != nil {
+		return nil, nil, err
+	}
+	up := httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	up.TLS = &tls.Config{Certificates: []tls.Certificate{leaf}}
+	up.StartTLS()
+	return up, ca, nil
+}
+
+// upstreamCertificates makes a CA and a certificate it issues for
+// [upstreamHost].
+func upstreamCertificates() (*x509.Certificate, tls.Certificate, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	now := time.Now()
+	caTemplate := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "bench-coldstart CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	leafDER, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{SerialNumber: big.NewInt(2),
+		Subject: pkix.Name{CommonName: upstreamHost}, IPAddresses: []net.IP{net.ParseIP(upstreamHost)},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}, ca, &leafKey.PublicKey, caKey)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	return ca, tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: leafKey}, nil
 }
 
 // pointConnector moves the sample connector, which deploy.Seed registers
@@ -363,11 +419,11 @@ var connectorEnv []string
 var systemBundles = []string{"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"}
 
 // trustUpstream writes, under dir, a CA bundle of this machine's (if it has
-// one) and up's certificate, and returns the environment that makes a
+// one) and the upstream's CA, and returns the environment that makes a
 // bootstrap trust it alone: one bundle file, as on Lambda, whose image has
 // one; this machine's certificate folder (hundreds of files, which Go would
 // read at the first TLS handshake) is left out.
-func trustUpstream(dir string, up *httptest.Server) ([]string, error) {
+func trustUpstream(dir string, ca *x509.Certificate) ([]string, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "none"), 0o755); err != nil {
 		return nil, err
 	}
@@ -378,7 +434,7 @@ func trustUpstream(dir string, up *httptest.Server) ([]string, error) {
 			break
 		}
 	}
-	bundle = append(bundle, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: up.Certificate().Raw})...)
+	bundle = append(bundle, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw})...)
 	file := filepath.Join(dir, "bundle.pem")
 	if err := os.WriteFile(file, bundle, 0o644); err != nil {
 		return nil, err
