@@ -40,6 +40,7 @@ func TestFlatArgsDecodesAsEncodingJSONDoes(t *testing.T) {
 		{"a key in other case", `{"Name":"a"}`, false},
 		{"an unknown key", `{"other":1}`, false},
 		{"the skipped field's name", `{"Skipped":"x"}`, false},
+		{"an unexported field's name", `{"hidden":"x"}`, false},
 		{"an escaped string", `{"name":"a\"b"}`, false},
 		{"a unicode string", `{"name":"café ☕"}`, true},
 		{"null", `{"name":null}`, false},
@@ -63,6 +64,9 @@ func TestFlatArgsDecodesAsEncodingJSONDoes(t *testing.T) {
 			}
 			if !ok {
 				return
+			}
+			if got.hidden != "" {
+				t.Errorf("decode(%s) set an unexported field", tc.args)
 			}
 			if err := json.Unmarshal([]byte(tc.args), &want); err != nil {
 				t.Fatalf("encoding/json refuses %s: %v", tc.args, err)
