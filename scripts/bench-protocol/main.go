@@ -22,6 +22,9 @@
 //   - mcp-go: a bare mcp-go stateless Streamable HTTP server (the newest tag,
 //     in its own module under mcpgo/, which this command builds) whose one
 //     tool, of the same name, echoes its arguments: a trivial tool.
+//   - baseline (with -baseline dir): the gateway of another checkout (say
+//     main's worktree), built from its own bench-protocol and seeded alike,
+//     so that a change is measured beside what it changes in one run.
 //
 // After seeding a conversation with a dozen messages through the gateway, it
 // POSTs the same tools/call body to every server with the headers a
@@ -36,6 +39,7 @@
 // sequential call.
 //
 //	go run ./scripts/bench-protocol                               # -n 2000 -c 8 -duration 10s
+//	go run ./scripts/bench-protocol -baseline /work/main          # beside another checkout's gateway
 //	go run ./scripts/bench-protocol -cpuprofile /tmp/cpu          # then:
 //	go tool pprof -top /tmp/cpu.gateway                           # the gateway's measured runs
 //
@@ -85,6 +89,7 @@ type options struct {
 	chunk      int
 	raw        bool
 	cpuprofile string
+	baseline   string
 }
 
 func main() {
@@ -98,6 +103,7 @@ func main() {
 	flag.IntVar(&o.chunk, "chunk", 100, "sequential calls per alternating slice in the latency run")
 	flag.BoolVar(&o.raw, "raw", true, "also measure a go-sdk server whose tool validates nothing")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write each server's CPU profile of the measured runs to `prefix`.<server>")
+	flag.StringVar(&o.baseline, "baseline", "", "also measure the gateway of the checkout in `dir` (another worktree, say main) as \"baseline\"")
 	flag.StringVar(&serve, "serve", "", "internal: serve one `kind` of server (gateway, go-sdk, go-sdk-raw) in this process, for the parent run")
 	flag.StringVar(&answer, "answer", "", "internal: with -serve, the `file` holding the go-sdk servers' answer")
 	flag.Parse()
@@ -131,6 +137,12 @@ func run(ctx context.Context, o options) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
+	}
+	var baseline string
+	if o.baseline != "" {
+		if baseline, err = buildBaseline(dir, o.baseline); err != nil {
+			return err
+		}
 	}
 	var servers []*server
 	defer func() {
@@ -183,6 +195,17 @@ func run(ctx context.Context, o options) error {
 	body := callBody(1, "memory_get_context", args)
 	checkContext := contextChecker(len(answer.Messages))
 	targets := []*target{{name: kindGateway, url: gw.url, body: body, check: checkContext}}
+	if baseline != "" {
+		// The baseline's gateway has a store of its own, seeded alike.
+		bg, err := launch(kindBaseline, baseline, "-serve", kindGateway)
+		if err != nil {
+			return err
+		}
+		if _, err := seed(ctx, client, bg.url); err != nil {
+			return fmt.Errorf("seeding the baseline's conversation: %w", err)
+		}
+		targets = append(targets, &target{name: kindBaseline, url: bg.url, body: body, check: checkContext})
+	}
 	kinds := []string{kindBare}
 	if o.raw {
 		kinds = append(kinds, kindRaw)
@@ -727,7 +750,11 @@ func report(w io.Writer, o options, ts []*target) {
 	if o.raw {
 		fmt.Fprintf(w, "; go-sdk-raw: raw tool, no validation")
 	}
-	fmt.Fprintf(w, "; mcp-go: echo tool\n\n")
+	fmt.Fprintf(w, "; mcp-go: echo tool")
+	if o.baseline != "" {
+		fmt.Fprintf(w, "; baseline: the gateway of %s", o.baseline)
+	}
+	fmt.Fprintf(w, "\n\n")
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(name string, cell func(t *target) string, r func(t *target) float64) {
@@ -789,10 +816,16 @@ func report(w io.Writer, o options, ts []*target) {
 		}
 		return "MISSED"
 	}
-	p50 := float64(percentile(gw.seq, 50)) / float64(percentile(mg.seq, 50))
-	fmt.Fprintf(w, "\ngateway p50 / mcp-go p50 at c=1 = %.2fx (target at most 1.00x: %s)\n", p50, verdict(p50 <= 1))
-	tput := rps(gw) / rps(mg)
-	fmt.Fprintf(w, "gateway requests/s / mcp-go requests/s at c=%d = %.2fx (target at least 1.00x: %s)\n", o.c, tput, verdict(tput >= 1))
+	fmt.Fprintln(w)
+	for _, g := range ts {
+		if g != gw && g.name != kindBaseline {
+			continue
+		}
+		p50 := float64(percentile(g.seq, 50)) / float64(percentile(mg.seq, 50))
+		fmt.Fprintf(w, "%s p50 / mcp-go p50 at c=1 = %.2fx (target at most 1.00x: %s)\n", g.name, p50, verdict(p50 <= 1))
+		tput := rps(g) / rps(mg)
+		fmt.Fprintf(w, "%s requests/s / mcp-go requests/s at c=%d = %.2fx (target at least 1.00x: %s)\n", g.name, o.c, tput, verdict(tput >= 1))
+	}
 	for _, t := range ts {
 		for _, e := range t.firstErr {
 			fmt.Fprintf(w, "%s error: %s\n", t.name, e)

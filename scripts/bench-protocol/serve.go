@@ -41,6 +41,9 @@ const (
 	kindBare    = "go-sdk"
 	kindRaw     = "go-sdk-raw"
 	kindMCPGo   = "mcp-go"
+	// kindBaseline is the gateway of another checkout (-baseline), served
+	// by that checkout's bench-protocol.
+	kindBaseline = "baseline"
 )
 
 // mcpgoDir is the mcp-go anchor's module, relative to the repository root.
@@ -95,6 +98,18 @@ func buildMCPGo(dir string) (string, error) {
 	cmd.Dir = mcpgoDir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the mcp-go anchor: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// buildBaseline builds the bench-protocol of the checkout in root into dir,
+// to serve that checkout's gateway beside this one's.
+func buildBaseline(dir, root string) (string, error) {
+	bin := filepath.Join(dir, "baseline")
+	cmd := exec.Command("go", "build", "-o", bin, "./scripts/bench-protocol")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the baseline's bench-protocol in %s: %w\n%s", root, err, out)
 	}
 	return bin, nil
 }

@@ -46,7 +46,9 @@ func (l holdingListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &holdingConn{Conn: c}, nil
+	hc := &holdingConn{Conn: c}
+	hc.rd.raw = rawConn(c)
+	return hc, nil
 }
 
 type holdingConnKey struct{}
@@ -57,7 +59,8 @@ type holdingConnKey struct{}
 // background), so hold and release need no lock.
 type holdingConn struct {
 	net.Conn
-	held *[]byte // what is held, while holding
+	held *[]byte      // what is held, while holding
+	rd   readDeadline // see readdeadline.go
 }
 
 // heldBuffers hold connections' writes while they are held.

@@ -142,7 +142,7 @@ func (l *Local) call(ctx context.Context, function string, req *Request, run fun
 	if l.timeout != nil {
 		if d := l.timeout(function); d > 0 {
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, d)
+			ctx, cancel = withLazyDeadline(ctx, time.Now().Add(d))
 			defer cancel()
 		}
 	}

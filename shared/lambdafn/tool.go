@@ -21,10 +21,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -129,6 +131,7 @@ type Func[In, Out any] func(ctx context.Context, c tenant.Caller, in In) (Out, e
 func Tool[In, Out any](t *catalog.Tool, d Deps, fn Func[In, Out]) lambda.Handler {
 	h := &toolHandler[In, Out]{tool: t, check: sync.OnceValue(func() *argsCheck { return compileCheck(t.InputSchema) }),
 		input: sync.OnceValues(func() (*validator, error) { return resolveInput(t) }),
+		flat:  newFlatArgs(reflect.TypeFor[In]()),
 		fn:    fn, table: d.Table, audit: audit.New(d.Table, nil), log: d.logger().With("tool", t.Name), metrics: d.Metrics}
 	return h
 }
@@ -213,6 +216,7 @@ type toolHandler[In, Out any] struct {
 	tool    *catalog.Tool
 	input   func() (*validator, error) // resolved on first use, by a call that needs it
 	check   func() *argsCheck          // compiled on first use; nil for a schema it does not follow
+	flat    *flatArgs                  // nil for an input that is not a struct of plain fields
 	fn      Func[In, Out]
 	table   store.Table
 	audit   *audit.Log
@@ -288,8 +292,11 @@ func (h *toolHandler[In, Out]) call(ctx context.Context, req invoke.Request) (Ou
 			return *new(Out), schemaFault(err, input.schema)
 		}
 	}
-	if err := json.Unmarshal(args, &in); err != nil {
-		return *new(Out), fault.Invalid("arguments", "do not fit the input schema: %v", err)
+	if h.flat == nil || !h.flat.decode(args, reflect.ValueOf(&in).Elem()) {
+		in = *new(In) // what flat decoded of it
+		if err := json.Unmarshal(args, &in); err != nil {
+			return *new(Out), fault.Invalid("arguments", "do not fit the input schema: %v", err)
+		}
 	}
 	if err := spendOnce(ctx, h.table, req); err != nil {
 		return *new(Out), err
@@ -450,6 +457,10 @@ func toolResponse(out any, err error, traceID string) invoke.Response {
 		buf.WriteString(`}],"structuredContent":`)
 		buf.Write(structured)
 		buf.WriteByte('}')
+		// The text as encoding/json writes it, unless the structured
+		// content (a json.RawMessage in it) holds invalid UTF-8, which
+		// AppendString writes as the escape \ufffd.
+		resp.Canonical = utf8.Valid(structured)
 	}
 	resp.Result = buf.Bytes()
 	return resp

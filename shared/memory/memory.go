@@ -565,6 +565,8 @@ func turns(msgs []Message) []provider.Turn {
 	return ts
 }
 
+// toMessage returns the message item it holds. It only reads it, so that
+// the queries of messages can be ReadOnly.
 func toMessage(it store.Item) Message {
 	seq, _ := strconv.ParseInt(strings.TrimPrefix(it.SK, msgPrefix), 10, 64) // msgSK's zero-padded digits
 	m := Message{Seq: seq, Role: it.String("role"), Content: it.String("content"), CreatedAt: parseTime(it.String("created_at")),
@@ -581,7 +583,7 @@ func (s *Service) messagesBetween(ctx context.Context, c tenant.Caller, id strin
 	if to < from {
 		return out, nil
 	}
-	q := store.Query{From: msgSK(from), To: msgSK(to), Limit: store.MaxQueryLimit}
+	q := store.Query{From: msgSK(from), To: msgSK(to), Limit: store.MaxQueryLimit, ReadOnly: true}
 	for {
 		page, err := s.table.Query(ctx, convPK(c, id), q)
 		if err != nil {
@@ -621,7 +623,7 @@ func (s *Service) GetContext(ctx context.Context, c tenant.Caller, in GetContext
 	if err != nil {
 		return GetContextOutput{}, err
 	}
-	page, err := s.table.Query(ctx, convPK(c, in.ConversationID), store.Query{From: msgSK(sum.Through + 1), To: msgSK(maxSeq), Reverse: true, Limit: n})
+	page, err := s.table.Query(ctx, convPK(c, in.ConversationID), store.Query{From: msgSK(sum.Through + 1), To: msgSK(maxSeq), Reverse: true, Limit: n, ReadOnly: true})
 	if err != nil {
 		return GetContextOutput{}, fault.Unavailable(err, "reading messages of %q failed; retry", in.ConversationID)
 	}
@@ -630,7 +632,7 @@ func (s *Service) GetContext(ctx context.Context, c tenant.Caller, in GetContext
 		out.Messages = append(out.Messages, toMessage(it))
 	}
 	if more := min(KeepRecent, n) - len(out.Messages); more > 0 && sum.Through > 0 {
-		below, err := s.table.Query(ctx, convPK(c, in.ConversationID), store.Query{From: msgSK(max(sum.Through+1-KeepRecent, 1)), To: msgSK(sum.Through), Reverse: true, Limit: more})
+		below, err := s.table.Query(ctx, convPK(c, in.ConversationID), store.Query{From: msgSK(max(sum.Through+1-KeepRecent, 1)), To: msgSK(sum.Through), Reverse: true, Limit: more, ReadOnly: true})
 		if err != nil {
 			return GetContextOutput{}, fault.Unavailable(err, "reading messages of %q failed; retry", in.ConversationID)
 		}
@@ -662,7 +664,7 @@ func (s *Service) GetAllMessages(ctx context.Context, c tenant.Caller, in GetAll
 	if _, err := s.loadSummary(ctx, c, in.ConversationID); err != nil {
 		return MessagesOutput{}, err
 	}
-	page, err := s.table.Query(ctx, convPK(c, in.ConversationID), store.Query{Prefix: msgPrefix, Limit: limit, Cursor: in.Cursor})
+	page, err := s.table.Query(ctx, convPK(c, in.ConversationID), store.Query{Prefix: msgPrefix, Limit: limit, Cursor: in.Cursor, ReadOnly: true})
 	if errors.Is(err, store.ErrInvalid) {
 		return MessagesOutput{}, fault.Invalid("cursor", "is not a cursor from a previous memory_get_all_messages call on this conversation")
 	}

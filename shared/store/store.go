@@ -231,6 +231,10 @@ type Query struct {
 	Limit int
 	// Cursor continues from a previous [Page.Next]; it must come from the same query.
 	Cursor string
+	// ReadOnly promises that the caller never changes the items' Attrs, so
+	// that a backend may hand out attributes other reads share (the
+	// embedded table's decoded records) rather than copies of them.
+	ReadOnly bool
 }
 
 // Page is one page of a query's results.

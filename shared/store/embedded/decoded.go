@@ -41,15 +41,19 @@ type decodedItem struct {
 
 func newDecodedItems() *decodedItems { return &decodedItems{seed: maphash.MakeSeed()} }
 
-// decode is [decode], keeping what it decodes.
-func (d *decodedItems) decode(k, v []byte, pk string) (store.Item, error) {
+// decode is [decode], keeping what it decodes. With shared, for a caller
+// that only reads them (store.Query.ReadOnly), the attributes it returns
+// may be those it keeps, not copies.
+func (d *decodedItems) decode(k, v []byte, pk string, shared bool) (store.Item, error) {
 	if len(k)+len(v) > maxDecodedRecord {
 		return decode(k, v, pk)
 	}
 	slot := &d.slots[(maphash.Bytes(d.seed, v)^bits.RotateLeft64(maphash.Bytes(d.seed, k), 1))%decodedSlots]
 	if e := slot.Load(); e != nil && bytes.Equal(e.v, v) && bytes.Equal(e.k, k) {
 		it := e.it
-		it.Attrs = maps.Clone(e.it.Attrs)
+		if !shared {
+			it.Attrs = maps.Clone(e.it.Attrs)
+		}
 		return it, nil
 	}
 	it, err := decode(k, v, pk)
@@ -57,7 +61,9 @@ func (d *decodedItems) decode(k, v []byte, pk string) (store.Item, error) {
 		return it, err
 	}
 	kept := it
-	kept.Attrs = maps.Clone(it.Attrs)
+	if !shared {
+		kept.Attrs = maps.Clone(it.Attrs)
+	}
 	slot.Store(&decodedItem{k: bytes.Clone(k), v: bytes.Clone(v), it: kept})
 	return it, nil
 }

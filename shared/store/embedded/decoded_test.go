@@ -70,3 +70,41 @@ func TestItemsReadAgainAreTheirOwnAndNeverStale(t *testing.T) {
 		})
 	}
 }
+
+func TestReadOnlyQueriesShareWhatOtherReadersCannotChange(t *testing.T) {
+	ctx := context.Background()
+	tbl, err := Open(filepath.Join(t.TempDir(), "t.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	want := store.Item{PK: "p", SK: "s", Attrs: store.Attrs{"text": "one", "n": int64(1000), "b": true}}
+	if err := tbl.Put(ctx, want, store.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	query := func(readOnly bool) store.Item {
+		t.Helper()
+		page, err := tbl.Query(ctx, "p", store.Query{From: "s", To: "s", ReadOnly: readOnly})
+		if err != nil || len(page.Items) != 1 {
+			t.Fatal(page, err)
+		}
+		return page.Items[0]
+	}
+	for _, first := range []bool{true, false} { // the item as decoded by either, then as kept
+		if got := query(first); !cmp.Equal(got, want) {
+			t.Errorf("a query (read-only %v):\n%s", first, cmp.Diff(want, got))
+		}
+		changed := query(false)
+		changed.Attrs["text"] = "changed by its reader"
+		if got := query(true); !cmp.Equal(got, want) {
+			t.Errorf("a read-only query after an ordinary reader changed its copy:\n%s", cmp.Diff(want, got))
+		}
+	}
+	want.Attrs = store.Attrs{"text": "two"}
+	if err := tbl.Put(ctx, want, store.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := query(true); !cmp.Equal(got, want) {
+		t.Errorf("a read-only query after a write:\n%s", cmp.Diff(want, got))
+	}
+}

@@ -298,7 +298,7 @@ func (t *Table) Query(ctx context.Context, pk string, q store.Query) (store.Page
 				}
 				continue
 			}
-			it, err := t.decoded.decode(k, v, pk)
+			it, err := t.decoded.decode(k, v, pk, q.ReadOnly)
 			if err != nil {
 				return err
 			}
@@ -328,7 +328,7 @@ func (t *Table) load(b *bolt.Bucket, pk, sk string) (*store.Item, error) {
 	if v == nil {
 		return nil, nil
 	}
-	it, err := t.decoded.decode(k, v, pk)
+	it, err := t.decoded.decode(k, v, pk, false)
 	if err != nil {
 		return nil, err
 	}
