@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"iter"
 	"net"
@@ -88,7 +89,7 @@ var (
 // it found no certificate and a file or folder could not be read.
 func loadTrust(files, dirs []string) (*trustStore, error) {
 	t := &trustStore{bySubject: map[string][][]byte{}, parsed: map[string]*x509.Certificate{}}
-	l := trustLoader{t: t, files: map[string]bool{}}
+	l := trustLoader{t: t}
 	var firstErr error
 	noteErr := func(err error) {
 		if firstErr == nil && !errors.Is(err, fs.ErrNotExist) {
@@ -123,25 +124,30 @@ func loadTrust(files, dirs []string) (*trustStore, error) {
 // trustLoader fills a trustStore, remembering what it has read.
 type trustLoader struct {
 	t     *trustStore
-	files map[string]bool // real paths read
-	count int             // certificates indexed
+	files []os.FileInfo // the files read
+	count int           // certificates indexed
 }
 
-// readFile indexes the certificates of the PEM file at path, unless its
-// real path was read already.
+// readFile indexes the certificates of the PEM file at path, unless that
+// file (reached by another path, through a link) was read already.
 func (l *trustLoader) readFile(path string) error {
-	real, err := filepath.EvalSymlinks(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
-	if l.files[real] {
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if slices.ContainsFunc(l.files, func(read os.FileInfo) bool { return os.SameFile(read, fi) }) {
 		return nil
 	}
-	data, err := os.ReadFile(real)
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return err
 	}
-	l.files[real] = true
+	l.files = append(l.files, fi)
 	l.add(data)
 	return nil
 }
@@ -222,7 +228,7 @@ func plainBlock(data []byte, i int) (der []byte, next int, ok bool) {
 		return nil, 0, false
 	}
 	after := body[end+len(pemEnd):]
-	if len(after) > 0 && after[0] != '\n' && after[0] != '\r' {
+	if len(after) > 0 && after[0] != '\n' && !bytes.HasPrefix(after, []byte("\r\n")) {
 		return nil, 0, false
 	}
 	body = body[:end]

@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -202,6 +203,21 @@ func TestLoadTrustReadsWhatCryptoX509Reads(t *testing.T) {
 	}
 }
 
+func TestLoadTrustReadsABundleThatIsNotAFile(t *testing.T) {
+	a := issue(t, nil, "A", time.Now().Add(time.Hour))
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	go func() { w.Write(pemOf(a)); w.Close() }()
+	// SSL_CERT_FILE=<(...): a link to a pipe, which crypto/x509 reads.
+	trust, err := loadTrust([]string{fmt.Sprintf("/dev/fd/%d", r.Fd())}, nil)
+	if err != nil || len(trust.bySubject) != 1 {
+		t.Errorf("loadTrust of a pipe = %v, %v; want its one certificate", trust, err)
+	}
+}
+
 func TestLoadTrustFailsOnlyWhenItFoundNothingAndCouldNotRead(t *testing.T) {
 	dir := t.TempDir()
 	if trust, err := loadTrust([]string{filepath.Join(dir, "missing.pem")}, []string{filepath.Join(dir, "missing")}); err != nil || len(trust.bySubject) != 0 {
@@ -347,6 +363,9 @@ func pemSamples(t testing.TB) map[string][]byte {
 		"no line end after the last END":     bytes.TrimSuffix(append(append([]byte{}, a...), b...), []byte("\n")),
 		"an END of another type inside":      []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END FOO-----\n" + string(b)),
 		"a lone END before the blocks":       []byte("\n-----END CERTIFICATE-----\n" + string(a)),
+		"an END line ending in a lone CR":    append(bytes.TrimSuffix(a, []byte("\n")), '\r'),
+		"an END line with a CR and junk":     bytes.Replace(a, []byte("CERTIFICATE-----\n"), []byte("CERTIFICATE-----\rjunk\n"), 2),
+		"an END line with a CR and a space":  bytes.Replace(a, []byte("CERTIFICATE-----\n"), []byte("CERTIFICATE-----\r \n"), 2),
 		"nothing":                            nil,
 	}
 	for _, f := range linuxCertFiles { // this machine's bundle, if it has one
