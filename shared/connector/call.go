@@ -208,7 +208,8 @@ func (s *Service) withSession(ctx context.Context, c tenant.Caller, r *record, f
 		}
 	}
 	if err == nil {
-		s.setStatus(ctx, c, r, StatusConnected, "", used.protocol())
+		protocol, at := used.protocol()
+		s.setStatus(ctx, c, r, StatusConnected, "", protocol, at)
 		return nil
 	}
 	secretValues := append(cr.sec.values(), s.tokens.current(cr.tokenKey(c.Tenant, r)))
@@ -220,25 +221,27 @@ func (s *Service) withSession(ctx context.Context, c tenant.Caller, r *record, f
 		msg = "the call ran out of time: " + msg
 	}
 	if !upstreamAnswered(err) && ctx.Err() == nil {
-		s.setStatus(ctx, c, r, StatusError, msg, "")
+		s.setStatus(ctx, c, r, StatusError, msg, "", time.Time{})
 	}
 	return &fault.Error{Kind: fault.KindUnavailable, Message: fmt.Sprintf("connector %q: %s", r.Name, msg), Err: errors.New(msg)}
 }
 
-// setStatus records a connector's status after a call and, if not empty,
-// the protocol version of its session, when they changed or the protocol
-// version was no longer remembered (the session negotiated it anew). It
-// leaves the version alone (callers' edits own it) and loses quietly to a
-// concurrent edit.
-func (s *Service) setStatus(ctx context.Context, c tenant.Caller, r *record, status, lastError, protocol string) {
+// setStatus records a connector's status after a call, when it changed,
+// and the protocol version its session negotiated at protocolAt, when the
+// record does not remember that version and the negotiation is later than
+// the one it remembers and within [protocolMemory]: a session made a day
+// ago, or one older than another process's, does not make a version
+// remembered again. It leaves the version alone (callers' edits own it) and
+// loses quietly to a concurrent edit.
+func (s *Service) setStatus(ctx context.Context, c tenant.Caller, r *record, status, lastError, protocol string, protocolAt time.Time) {
 	now := s.now().UTC()
-	learnt := protocol != "" && r.protocol(now) != protocol
+	learnt := protocol != "" && r.protocol(now) != protocol && protocolAt.After(r.ProtocolAt) && now.Sub(protocolAt) < protocolMemory
 	if r.Status == status && r.LastError == lastError && !learnt || r.Status == StatusDisabled {
 		return
 	}
 	r.Status, r.LastError = status, lastError
 	if learnt {
-		r.Protocol, r.ProtocolAt = protocol, now
+		r.Protocol, r.ProtocolAt = protocol, protocolAt.UTC()
 	}
 	r.UpdatedAt = now
 	if err := s.table.Put(ctx, r.item(c.Tenant), store.IfEquals("ver", r.Ver)); err != nil && !errors.Is(err, store.ErrConditionFailed) {

@@ -46,6 +46,7 @@ type session struct {
 	lastUsed time.Time
 	cancel   context.CancelFunc
 
+	initAt   time.Time   // when it was initialised; set with cs
 	dead     atomic.Bool // the connection ended (cs.Wait returned)
 	progress sync.Map    // progress token -> func(*mcp.ProgressNotificationParams)
 	// cut is why the client cut one of the session's responses, if it did.
@@ -68,12 +69,12 @@ func newPool(idle, initTimeout, retryDelay time.Duration, now func() time.Time, 
 	return &pool{idle: idle, initTimeout: initTimeout, retryDelay: retryDelay, now: now, log: log, sessions: map[string]*session{}}
 }
 
-// protocol is the protocol version s negotiated.
-func (s *session) protocol() string {
+// protocol is the protocol version s negotiated, and when.
+func (s *session) protocol() (string, time.Time) {
 	if init := s.cs.InitializeResult(); init != nil {
-		return init.ProtocolVersion
+		return init.ProtocolVersion, s.initAt
 	}
-	return ""
+	return "", time.Time{}
 }
 
 // dialer is how to make a session: transport connects a transport for it,
@@ -201,6 +202,7 @@ func (p *pool) initialize(s *session, dial dialer) {
 		s.state, s.err, s.retryAt = SessionError, fmt.Errorf("initialising: %w", r.err), p.now().Add(p.retryDelay)
 	} else {
 		s.state, s.cs, s.lastUsed = SessionActive, r.cs, p.now()
+		s.initAt = s.lastUsed
 		go func() {
 			r.cs.Wait()
 			s.dead.Store(true)

@@ -262,26 +262,14 @@ func TestANewSessionAsksFirstForTheProtocolTheUpstreamNegotiatedThatDay(t *testi
 		e := newEnv(t, tbl, nil)
 		c := newCaller(t, "alice")
 		up := newUpstream(t, connector.TransportStreamable, "")
-		var mu sync.Mutex
-		methods := map[string]int{}
 		var refuse atomic.Bool // the next initialize fails
-		up.setHook(func(w http.ResponseWriter, _ *http.Request, body []byte) bool {
-			var msg struct{ Method string }
-			json.Unmarshal(body, &msg)
-			mu.Lock()
-			methods[msg.Method]++
-			mu.Unlock()
-			if msg.Method == "initialize" && refuse.CompareAndSwap(true, false) {
+		count := countHandshakes(up, func(w http.ResponseWriter, method string) bool {
+			if method == "initialize" && refuse.CompareAndSwap(true, false) {
 				http.Error(w, "unsupported protocol version", http.StatusBadRequest)
 				return true
 			}
 			return false
 		})
-		count := func() (discover, initialize int) {
-			mu.Lock()
-			defer mu.Unlock()
-			return methods["server/discover"], methods["initialize"]
-		}
 		mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
 		steps := []struct {
 			name                 string
@@ -341,6 +329,56 @@ func TestANewSessionAsksFirstForTheProtocolTheUpstreamNegotiatedThatDay(t *testi
 			if d, i := count(); d != step.discover || i != step.initialize {
 				t.Fatalf("%s: %d discoveries and %d initialisations so far; want %d and %d", step.name, d, i, step.discover, step.initialize)
 			}
+		}
+	})
+}
+
+// countHandshakes counts the server/discover and initialize requests up
+// receives, after answer (if not nil) has had the chance to answer one
+// itself.
+func countHandshakes(up *upstream, answer func(w http.ResponseWriter, method string) bool) func() (discover, initialize int) {
+	var mu sync.Mutex
+	methods := map[string]int{}
+	up.setHook(func(w http.ResponseWriter, _ *http.Request, body []byte) bool {
+		var msg struct{ Method string }
+		json.Unmarshal(body, &msg)
+		mu.Lock()
+		methods[msg.Method]++
+		mu.Unlock()
+		return answer != nil && answer(w, msg.Method)
+	})
+	return func() (int, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		return methods["server/discover"], methods["initialize"]
+	}
+}
+
+func TestASessionKeptBusyForADayDoesNotKeepItsProtocolVersionRemembered(t *testing.T) {
+	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+		ctx := context.Background()
+		e := newEnv(t, tbl, nil)
+		c := newCaller(t, "alice")
+		up := newUpstream(t, connector.TransportStreamable, "")
+		count := countHandshakes(up, nil)
+		mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+		warm := e.instance(t, nil)
+		if _, err := warm.Sync(ctx, c, connector.NameInput{Name: "up"}); err != nil {
+			t.Fatal(err)
+		}
+		allow(t, e, c, "up", "echo")
+		for range 60 { // a call every 25 minutes: the session is never idle long enough to close
+			e.now.Advance(25 * time.Minute)
+			if _, err := warm.Call(ctx, c, connector.CallInput{Name: "up__echo", Arguments: json.RawMessage(`{"text":"hi"}`)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before, _ := count()
+		if _, err := e.instance(t, nil).Sync(ctx, c, connector.NameInput{Name: "up"}); err != nil {
+			t.Fatal(err)
+		}
+		if after, _ := count(); after != before+1 {
+			t.Errorf("a new session 25 hours after the negotiation made %d discoveries; want 1", after-before)
 		}
 	})
 }

@@ -28,10 +28,12 @@ func service(d lambdafn.Deps) *connector.Service {
 		CacheTTL: d.ConnectorCacheTTL, Logger: d.Logger, Metrics: d.Metrics, After: d.Later, OwnTools: ownTools, Index: d.OwnTable})
 }
 
-// connecting is [service] for a function that reaches upstreams (its
-// catalog entry opens credentials): it starts loading the roots of their
-// TLS handshakes, so that on a cold start the load runs beside the rest of
-// the function's start rather than on its first call.
+// connecting is [service] for a function whose calls make upstream
+// sessions (verify, sync, the proxy's calls and the scheduled sync): it
+// starts loading the roots of their TLS handshakes, so that on a cold start
+// the load runs beside the rest of the function's start rather than on its
+// first call. connector_tools_openai, which connects only to refresh a
+// stale cache, does not.
 func connecting(d lambdafn.Deps) *connector.Service {
 	netguard.PreloadRoots()
 	return service(d)
@@ -62,7 +64,7 @@ var (
 	Sync        = lambdafn.Method("connector_sync", connecting, (*connector.Service).Sync)
 	PolicySet   = lambdafn.Method("approval_policy_set", service, (*connector.Service).PolicySet)
 	PolicyList  = lambdafn.Method("approval_policy_list", service, (*connector.Service).PolicyList)
-	ToolsOpenAI = lambdafn.Method("connector_tools_openai", connecting, (*connector.Service).ToolsOpenAI)
+	ToolsOpenAI = lambdafn.Method("connector_tools_openai", service, (*connector.Service).ToolsOpenAI)
 )
 
 // Proxy is the function through which the gateway proxies connectors: the
