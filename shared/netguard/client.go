@@ -64,7 +64,8 @@ func (p *Policy) Client(timeout time.Duration) *http.Client {
 		TLSClientConfig:       tlsConfig,
 	}
 	if indexesRoots {
-		tlsConfig.NextProtos = []string{"h2", "http/1.1"}
+		// Each connection starts from tlsConfig as net/http leaves it: with
+		// h2 offered only when net/http has HTTP/2 (GODEBUG http2client).
 		transport.DialTLSContext = dialTLS(transport.DialContext, tlsConfig)
 	}
 	return &http.Client{

@@ -304,6 +304,24 @@ func TestClientVerifiesTheHostItDials(t *testing.T) {
 	}
 }
 
+func TestClientOffersHTTP2OnlyWhenNetHTTPHasIt(t *testing.T) {
+	p := newPKI(t)
+	useTrust(t, p.trusted...)
+	srv := tlsServer(t, true, issue(t, p.root, "leaf", time.Now().Add(time.Hour), "127.0.0.1"))
+	for _, tc := range []struct{ godebug, want string }{{"", "HTTP/2.0"}, {"http2client=0", "HTTP/1.1"}} {
+		t.Setenv("GODEBUG", tc.godebug)
+		resp, err := (&Policy{AllowedHosts: []string{"127.0.0.1"}}).Client(5 * time.Second).Get(srv.URL)
+		if err != nil {
+			t.Fatalf("GODEBUG=%s: %v", tc.godebug, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(body) != tc.want {
+			t.Errorf("GODEBUG=%s: answered over %s; want %s", tc.godebug, body, tc.want)
+		}
+	}
+}
+
 func TestClientVerifiesAResumedSessionAgain(t *testing.T) {
 	p := newPKI(t)
 	useTrust(t, p.trusted...)
