@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"unicode/utf8"
 
 	"github.com/switchboard-dev/switchboard/shared/rawjson"
@@ -235,49 +234,6 @@ func (t *compactTranscoder) str() bool {
 			t.i++
 		default: // a control character
 			return false
-		}
-	}
-}
-
-// appendEscaped appends b, JSON as encoding/json writes it without HTML
-// escaping, as it writes it with: <, > and & escaped, and the line
-// separators a json.RawMessage may hold raw. It finds them with
-// bytes.IndexByte, which reads many bytes at a time, rather than byte by
-// byte: they are rare.
-func appendEscaped(dst, b []byte) []byte {
-	needles := [...]byte{'<', '>', '&', 0xE2} // 0xE2 begins U+2028 and U+2029
-	var next [len(needles)]int                // where each is next found, len(b) if nowhere
-	find := func(k, from int) {
-		next[k] = len(b)
-		if i := bytes.IndexByte(b[from:], needles[k]); i >= 0 {
-			next[k] = from + i
-		}
-	}
-	for k := range needles {
-		find(k, 0)
-	}
-	done := 0
-	for {
-		i := min(next[0], next[1], next[2], next[3])
-		if i == len(b) {
-			return append(dst, b[done:]...)
-		}
-		dst = append(dst, b[done:i]...)
-		switch c := b[i]; {
-		case c != 0xE2:
-			dst = appendHTMLEscaped(dst, c)
-			done = i + 1
-		case lineSeparator(b[i:]):
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[b[i+2]&0xF])
-			done = i + 3
-		default:
-			dst = append(dst, c)
-			done = i + 1
-		}
-		for k := range needles {
-			if next[k] < done {
-				find(k, done)
-			}
 		}
 	}
 }

@@ -617,18 +617,9 @@ func (c *continued) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 // appendPayload appends the answer to a call whose function answered
 // payload, {"result":…} with no notifications or error, its result in
 // lambdafn's form: the result is transcoded (see [transcodeToolResult])
-// straight from the payload, which is read once, or only escaped if the
-// function vouched for its form (see [escapeToolResult]). It reports false
-// for anything else.
+// straight from the payload, which is read once. It reports false for
+// anything else.
 func (f *fastPath) appendPayload(buf *bytes.Buffer, call toolCall, payload []byte) bool {
-	if result, ok := invoke.CanonicalResult(payload); ok && bytes.HasPrefix(result, []byte(resultMetaOpen)) {
-		return appendEvent(buf, func(buf *bytes.Buffer) bool {
-			appendResponseStart(buf, call)
-			buf.Write(escapeToolResult(buf.AvailableBuffer(), result, call.version >= sessionlessVersion, f.serverInfo))
-			buf.WriteByte('}')
-			return true
-		})
-	}
 	result, ok := bytes.CutPrefix(payload, []byte(`{"result":`))
 	return ok && appendEvent(buf, func(buf *bytes.Buffer) bool {
 		appendResponseStart(buf, call)
@@ -831,7 +822,7 @@ func takePrefetched(ctx context.Context, function string, env *invoke.Request) (
 // for anything else.
 func transcodeToolResult(dst, result []byte, sessionless bool, serverInfo []byte) ([]byte, int, bool) {
 	const (
-		metaOpen    = resultMetaOpen
+		metaOpen    = `{"_meta":{"` + invoke.TraceMetaKey + `":`
 		contentOpen = `},"content":[{"type":"text","text":`
 		contentEnd  = `}]`
 		structured  = `,"structuredContent":`
@@ -886,25 +877,4 @@ func transcodeToolResult(dst, result []byte, sessionless bool, serverInfo []byte
 		dst = append(dst, `,"resultType":"complete"`...)
 	}
 	return append(dst, '}'), len(result) - len(rest) + 1, true
-}
-
-// resultMetaOpen begins a result in lambdafn's form.
-const resultMetaOpen = `{"_meta":{"` + invoke.TraceMetaKey + `":`
-
-// escapeToolResult appends to dst what [transcodeToolResult] appends for a
-// result in lambdafn's form whose function vouched that it is written as
-// encoding/json writes it without HTML escaping ([invoke.Response.Canonical]):
-// the result itself with <, >, & and line separators escaped (see
-// [appendEscaped]) and, sessionless, the server's implementation and the
-// result type added, found without reading the result through.
-func escapeToolResult(dst, result []byte, sessionless bool, serverInfo []byte) []byte {
-	if !sessionless {
-		return appendEscaped(dst, result)
-	}
-	const metaOpen = `{"_meta":{`
-	dst = append(dst, metaOpen+`"`+mcp.MetaKeyServerInfo+`":`...)
-	dst = append(dst, serverInfo...)
-	dst = append(dst, ',')
-	dst = appendEscaped(dst, result[len(metaOpen):len(result)-1])
-	return append(dst, `,"resultType":"complete"}`...)
 }

@@ -78,14 +78,6 @@ type Request struct {
 
 // Response is what a function answers.
 type Response struct {
-	// Canonical, set by the function, says that Result is a tool result
-	// in lambdafn's form, its text content the structured content quoted
-	// and both written as encoding/json writes them without HTML escaping:
-	// the gateway's fast path then answers it with only <, > and & (and
-	// line separators) escaped, without reading it through (see
-	// [CanonicalResult]). [EncodeResponse] sends it only on a response that
-	// holds nothing but its result.
-	Canonical bool `json:"canonical,omitempty"`
 	// Result is the MCP result for the request's method: a CallToolResult, a
 	// ReadResourceResult or a ListResourcesResult.
 	Result json.RawMessage `json:"result"`
@@ -198,16 +190,9 @@ var marshalBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // EncodeResponse returns the JSON payload of resp. It writes Result as it is,
 // without the validate-and-compact pass encoding/json gives a RawMessage:
-// functions produce it themselves, and it can be large. Canonical is
-// written only on a response that holds nothing but its result.
+// functions produce it themselves, and it can be large.
 func EncodeResponse(resp *Response) ([]byte, error) {
 	buf := bytes.NewBuffer(reusedPayload(len(resp.Result) + 64))
-	if resp.Canonical && len(resp.Result) > 0 && resp.Error == nil && len(resp.Notifications) == 0 && resp.InputRequired == nil {
-		buf.WriteString(canonicalOpen)
-		buf.Write(resp.Result)
-		buf.WriteByte('}')
-		return buf.Bytes(), nil
-	}
 	buf.WriteString(`{"result":`)
 	if len(resp.Result) == 0 {
 		buf.WriteString("null")
@@ -236,19 +221,4 @@ func EncodeResponse(resp *Response) ([]byte, error) {
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
-}
-
-// canonicalOpen begins a payload whose result is [Response.Canonical], and
-// which holds nothing else.
-const canonicalOpen = `{"canonical":true,"result":`
-
-// CanonicalResult returns the result of a payload [EncodeResponse] wrote for
-// a response holding nothing but a Canonical result, and false for any
-// other payload.
-func CanonicalResult(payload []byte) ([]byte, bool) {
-	rest, ok := bytes.CutPrefix(payload, []byte(canonicalOpen))
-	if !ok {
-		return nil, false
-	}
-	return bytes.CutSuffix(rest, []byte("}"))
 }

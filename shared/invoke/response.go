@@ -9,8 +9,7 @@ import (
 )
 
 // decodeQuickly decodes a response written by [EncodeResponse]:
-// {"result":…} with the error and notifications, if any, after the result,
-// or {"canonical":true,"result":…}.
+// {"result":…} with the error and notifications, if any, after the result.
 // It finds where the result ends with rawjson instead of decoding it (the
 // result can be large, and its consumer decodes it anyway), and decodes
 // only the rest. It reports false for any other form, which json.Unmarshal
@@ -18,10 +17,7 @@ import (
 func decodeQuickly(b []byte, resp *Response) bool {
 	rest, ok := bytes.CutPrefix(b, []byte(`{"result":`))
 	if !ok {
-		if rest, ok = bytes.CutPrefix(b, []byte(canonicalOpen)); !ok {
-			return false
-		}
-		resp.Canonical = true
+		return false
 	}
 	s := &rawjson.Scanner{Data: rest}
 	if s.Peek() == 'n' { // null: left to json.Unmarshal
@@ -33,9 +29,6 @@ func decodeQuickly(b []byte, resp *Response) bool {
 	}
 	result, tail := rest[start:s.Pos], rest[s.Pos:]
 	if string(tail) != "}" {
-		if resp.Canonical {
-			return false // a canonical result comes alone
-		}
 		if len(tail) < 2 || tail[0] != ',' || !bytes.HasPrefix(bytes.TrimLeft(tail[1:], " \t\r\n"), []byte(`"`)) {
 			return false
 		}

@@ -24,10 +24,6 @@ var responses = []string{
 	`{"error":{"kind":"internal","message":"m"},"result":{"a":1}}`,
 	` {"result":{"a":1}}`,
 	`{"result":{"a":1},"error":{"kind":5}}`,
-	`{"canonical":true,"result":{"content":[{"type":"text","text":"x"}]}}`,
-	`{"canonical":true,"result":{"a":1},"error":{"kind":"internal","message":"m"}}`,
-	`{"canonical":true,"result":{"a":1},"canonical":false}`,
-	`{"canonical":true,"result":null}`,
 	`{"result":{"content":[]},"input_required":{"requests":{"a":{"method":"elicitation/create","params":{"message":"sure?"}}},"state":"e30="}}`,
 }
 
@@ -82,38 +78,5 @@ func TestLocalKeepsNoPayloadAHandlerReuses(t *testing.T) {
 	}
 	if string(first.Result) != `{"tool":"first"}` {
 		t.Errorf("the first response's result became %s", first.Result)
-	}
-}
-
-func TestACanonicalResultIsSentAloneAndFoundWithoutReading(t *testing.T) {
-	result := json.RawMessage(`{"content":[{"type":"text","text":"a <b>"}]}`)
-	for _, tc := range []struct {
-		name      string
-		resp      Response
-		canonical bool
-	}{
-		{"a canonical result alone", Response{Canonical: true, Result: result}, true},
-		{"a result not canonical", Response{Result: result}, false},
-		{"with notifications", Response{Canonical: true, Result: result, Notifications: []Notification{{Message: "m"}}}, false},
-		{"with an error", Response{Canonical: true, Result: result, Error: &Error{Kind: "internal", Message: "m"}}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			payload, err := EncodeResponse(&tc.resp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, ok := CanonicalResult(payload)
-			if ok != tc.canonical || ok && string(got) != string(result) {
-				t.Errorf("CanonicalResult(%s) = %s, %v; want the result: %v", payload, got, ok, tc.canonical)
-			}
-			var want Response
-			if err := json.Unmarshal(payload, &want); err != nil {
-				t.Fatalf("json.Unmarshal(%s): %v", payload, err)
-			}
-			if want.Canonical != tc.canonical {
-				t.Errorf("%s decodes with Canonical %v, want %v", payload, want.Canonical, tc.canonical)
-			}
-			check(t, string(payload))
-		})
 	}
 }

@@ -155,8 +155,7 @@ func TestAwsLambdaGoSendsTheStreamItself(t *testing.T) {
 	}
 	var notes int
 	payload, err := invoke.ReadStream(bytes.NewReader(out), func(invoke.Notification) { notes++ })
-	resp, derr := invoke.DecodeResponse("f", payload)
-	if err != nil || notes != 2 || derr != nil || len(resp.Result) == 0 {
+	if err != nil || notes != 2 || !bytes.HasPrefix(payload, []byte(`{"result":`)) {
 		t.Errorf("aws-lambda-go sent %s (%v); want two frames and the response", out, err)
 	}
 }

@@ -26,7 +26,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -457,10 +456,6 @@ func toolResponse(out any, err error, traceID string) invoke.Response {
 		buf.WriteString(`}],"structuredContent":`)
 		buf.Write(structured)
 		buf.WriteByte('}')
-		// The text as encoding/json writes it, unless the structured
-		// content (a json.RawMessage in it) holds invalid UTF-8, which
-		// AppendString writes as the escape \ufffd.
-		resp.Canonical = utf8.Valid(structured)
 	}
 	resp.Result = buf.Bytes()
 	return resp
