@@ -156,8 +156,10 @@ func (s *Service) withSession(ctx context.Context, c tenant.Caller, r *record, f
 	if r.Status == StatusDisabled {
 		return fault.Invalid("name", "connector %q is disabled; enable it with connector_update", r.Name)
 	}
-	// On AWS the roots load while the URL is checked again (a DNS lookup),
-	// the KMS call opens the credentials and the upstream is dialed.
+	// A function that did not start loading the roots as it started
+	// (connectorfn's connecting), such as tools_openai refreshing a stale
+	// cache, starts now: the load overlaps the URL's check (a DNS lookup),
+	// the KMS call that opens the credentials and the dial.
 	netguard.PreloadRoots()
 	cr, err := s.credsFor(ctx, c, r)
 	if err != nil {

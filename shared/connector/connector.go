@@ -393,9 +393,8 @@ type record struct {
 	PrincipalScoped              bool
 	Sealed                       []byte
 	// Protocol is the protocol version a session of the connector
-	// negotiated from the newest, at ProtocolAt, which the next sessions ask
-	// for first for a day ([protocolMemory]); a change of URL or transport
-	// forgets it.
+	// negotiated at ProtocolAt, which the next sessions ask for first for a
+	// day ([protocolMemory]); a change of URL or transport forgets it.
 	Protocol   string
 	ProtocolAt time.Time
 }

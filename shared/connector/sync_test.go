@@ -271,19 +271,17 @@ func TestANewSessionAsksFirstForTheProtocolTheUpstreamNegotiatedThatDay(t *testi
 			return false
 		})
 		mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+		syncUp := func(s *connector.Service) error {
+			_, err := s.Sync(ctx, c, connector.NameInput{Name: "up"})
+			return err
+		}
 		steps := []struct {
 			name                 string
 			run                  func(*connector.Service) error
 			discover, initialize int // the counts after the step
 		}{
-			{"the first sync discovers, then initialises on 2025-11-25", func(s *connector.Service) error {
-				_, err := s.Sync(ctx, c, connector.NameInput{Name: "up"})
-				return err
-			}, 1, 1},
-			{"a sync in another process initialises on 2025-11-25 at once", func(s *connector.Service) error {
-				_, err := s.Sync(ctx, c, connector.NameInput{Name: "up"})
-				return err
-			}, 1, 2},
+			{"the first sync discovers, then initialises on 2025-11-25", syncUp, 1, 1},
+			{"a sync in another process initialises on 2025-11-25 at once", syncUp, 1, 2},
 			{"a verify initialises at once", func(s *connector.Service) error {
 				out, err := s.Verify(ctx, c, connector.NameInput{Name: "up"})
 				if err == nil && out.ProtocolVersion != "2025-11-25" {
@@ -298,18 +296,13 @@ func TestANewSessionAsksFirstForTheProtocolTheUpstreamNegotiatedThatDay(t *testi
 			}, 1, 4},
 			{"a session whose initialisation on the remembered version fails discovers anew", func(s *connector.Service) error {
 				refuse.Store(true)
-				_, err := s.Sync(ctx, c, connector.NameInput{Name: "up"})
-				return err
+				return syncUp(s)
 			}, 2, 6},
 			{"a day later a session discovers anew", func(s *connector.Service) error {
 				e.now.Advance(25 * time.Hour)
-				_, err := s.Sync(ctx, c, connector.NameInput{Name: "up"})
-				return err
+				return syncUp(s)
 			}, 3, 7},
-			{"and the next one initialises at once", func(s *connector.Service) error {
-				_, err := s.Sync(ctx, c, connector.NameInput{Name: "up"})
-				return err
-			}, 3, 8},
+			{"and the next one initialises at once", syncUp, 3, 8},
 			{"a sync after the URL changed discovers anew", func(s *connector.Service) error {
 				got, err := s.Get(ctx, c, connector.NameInput{Name: "up"})
 				if err != nil {
@@ -318,8 +311,7 @@ func TestANewSessionAsksFirstForTheProtocolTheUpstreamNegotiatedThatDay(t *testi
 				if _, err := s.Update(ctx, c, connector.UpdateInput{Name: "up", Version: got.Connector.Version, BaseURL: up.url() + "/"}); err != nil {
 					return err
 				}
-				_, err = s.Sync(ctx, c, connector.NameInput{Name: "up"})
-				return err
+				return syncUp(s)
 			}, 4, 9},
 		}
 		for _, step := range steps {

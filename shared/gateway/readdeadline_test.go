@@ -83,14 +83,7 @@ func TestReadDeadlinesTakeEffectAsTheConnectionsOwn(t *testing.T) {
 		go func() { _, err := c.Read(buf); done <- err }()
 		time.Sleep(wait) // the read waits
 		c.SetReadDeadline(time.Unix(1, 0))
-		select {
-		case err := <-done:
-			if !errors.Is(err, os.ErrDeadlineExceeded) {
-				t.Fatalf("Read = %v, want the deadline exceeded", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("the read still waits")
-		}
+		wantDeadlineExceeded(t, done)
 	})
 	t.Run("a future deadline reaches a waiting read", func(t *testing.T) {
 		c, _ := connPair(t)
@@ -98,14 +91,7 @@ func TestReadDeadlinesTakeEffectAsTheConnectionsOwn(t *testing.T) {
 		go func() { _, err := c.Read(buf); done <- err }()
 		time.Sleep(wait) // the read waits, without a deadline
 		c.SetReadDeadline(time.Now().Add(wait))
-		select {
-		case err := <-done:
-			if !errors.Is(err, os.ErrDeadlineExceeded) {
-				t.Fatalf("Read = %v, want the deadline exceeded", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("the read still waits")
-		}
+		wantDeadlineExceeded(t, done)
 	})
 	t.Run("a read of a closed connection ends", func(t *testing.T) {
 		c, client := connPair(t)
@@ -149,5 +135,19 @@ func TestTheHeaderTimeoutStillClosesAStalledRequest(t *testing.T) {
 	}
 	if len(rest) > 0 && !strings.HasPrefix(string(rest), "HTTP/1.1 408") {
 		t.Errorf("after the stall: %q", rest)
+	}
+}
+
+// wantDeadlineExceeded waits for the read that reports to done to fail with
+// the deadline exceeded.
+func wantDeadlineExceeded(t *testing.T, done <-chan error) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("Read = %v, want the deadline exceeded", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the read still waits")
 	}
 }
