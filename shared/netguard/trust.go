@@ -31,10 +31,17 @@ import (
 // issuer of one of the certificates the server sent, so verifying against
 // those roots alone finds the chains that verifying against all would.
 type trustStore struct {
-	bySubject map[string][][]byte // DER certificates by raw subject
+	bySubject map[string][]*root // by raw subject
 
-	mu     sync.Mutex
-	parsed map[string]*x509.Certificate // by DER, once parsed; nil if it did not parse
+	mu sync.Mutex // guards each root's parsing
+}
+
+// root is a trusted certificate as a bundle holds it, parsed (and, if it
+// came as base64, decoded) when a chain first names its subject.
+type root struct {
+	pem    pemCertificate
+	parsed bool
+	cert   *x509.Certificate // nil if it did not parse
 }
 
 // systemTrust is the system's roots, found where crypto/x509 finds them on
@@ -87,7 +94,7 @@ var (
 // certificate found twice once. It fails, as loadSystemRoots does, only if
 // it found no certificate and a file or folder could not be read.
 func loadTrust(files, dirs []string) (*trustStore, error) {
-	t := &trustStore{bySubject: map[string][][]byte{}, parsed: map[string]*x509.Certificate{}}
+	t := &trustStore{bySubject: map[string][]*root{}}
 	l := trustLoader{t: t}
 	var firstErr error
 	noteErr := func(err error) {
@@ -142,7 +149,7 @@ func (l *trustLoader) readFile(path string) error {
 	if slices.ContainsFunc(l.files, func(read os.FileInfo) bool { return os.SameFile(read, fi) }) {
 		return nil
 	}
-	data, err := io.ReadAll(f)
+	data, err := readAll(f, fi)
 	if err != nil {
 		return err
 	}
@@ -151,39 +158,131 @@ func (l *trustLoader) readFile(path string) error {
 	return nil
 }
 
+// readAll reads f, whose information is fi, in one allocation when fi
+// gives its size: a bundle is some 200 KB, which io.ReadAll would copy
+// through a series of growing buffers.
+func readAll(f *os.File, fi os.FileInfo) ([]byte, error) {
+	if !fi.Mode().IsRegular() || fi.Size() <= 0 || fi.Size() > maxTrustFile {
+		return io.ReadAll(f)
+	}
+	data := make([]byte, 0, fi.Size()+1) // one more, to see the end without growing
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == cap(data) { // it grew since Stat
+			rest, err := io.ReadAll(f)
+			return append(data, rest...), err
+		}
+	}
+}
+
+// maxTrustFile is the largest file [readAll] sizes its buffer for from
+// Stat: larger ones, which no system bundle is, grow as they are read.
+const maxTrustFile = 16 << 20
+
 // add indexes the certificates of PEM data whose subject reads.
 func (l *trustLoader) add(data []byte) {
-	for der := range pemCertificates(data) {
-		subject, ok := rawSubject(der)
+	for c := range pemCertificates(data) {
+		subject, c, ok := c.subject()
 		if !ok {
 			continue
 		}
 		// A certificate found twice shares its subject, whose few
 		// certificates are compared.
-		same := l.t.bySubject[string(subject)]
-		if slices.ContainsFunc(same, func(c []byte) bool { return bytes.Equal(c, der) }) {
+		same := l.t.bySubject[subject]
+		if slices.ContainsFunc(same, func(r *root) bool { return r.pem.equal(c) }) {
 			continue
 		}
 		l.count++
-		l.t.bySubject[string(subject)] = append(same, der)
+		l.t.bySubject[subject] = append(same, &root{pem: c})
 	}
 }
 
-// pemCertificates yields the DER of each block of data that
+// pemCertificate is a CERTIFICATE block of a PEM file: its DER, or, for a
+// block laid out as bundles lay them out, its base64, decoded only when the
+// certificate is needed (most of a bundle's never are).
+type pemCertificate struct {
+	der    []byte
+	base64 []byte // with its line ends; set if der is not decoded yet
+}
+
+// bytes returns the certificate's DER, or nil if its base64 does not
+// decode (pem.Decode skips such a block).
+func (c pemCertificate) bytes() []byte {
+	if c.base64 == nil {
+		return c.der
+	}
+	der := make([]byte, base64.StdEncoding.DecodedLen(len(c.base64)))
+	n, err := base64.StdEncoding.Decode(der, c.base64) // it skips line ends, as pem.Decode's does
+	if err != nil {
+		return nil
+	}
+	return der[:n]
+}
+
+func (c pemCertificate) equal(o pemCertificate) bool {
+	return bytes.Equal(c.der, o.der) && bytes.Equal(c.base64, o.base64)
+}
+
+// subject returns the raw subject of c, decoding as little of its base64
+// as it takes: the subject ends within the first few hundred bytes of a
+// certificate. It returns c decoded if the start did not hold the subject.
+func (c pemCertificate) subject() (string, pemCertificate, bool) {
+	if c.base64 != nil {
+		text := c.base64[:min(len(c.base64), headText)]
+		n := len(text) - bytes.Count(text, []byte("\n")) - bytes.Count(text, []byte("\r"))
+		if len(text) == len(c.base64) && n%4 != 0 {
+			return "", c, false // the whole is not base64
+		}
+		for ; n%4 != 0; text = text[:len(text)-1] { // whole quanta of the start
+			if last := text[len(text)-1]; last != '\n' && last != '\r' {
+				n--
+			}
+		}
+		var head [headText / 4 * 3]byte
+		m, err := base64.StdEncoding.Decode(head[:], text)
+		if err != nil {
+			return "", c, false // the whole fails to decode too
+		}
+		if subject, ok := rawSubject(head[:m]); ok {
+			return string(subject), c, true
+		}
+		if c = (pemCertificate{der: c.bytes()}); c.der == nil {
+			return "", c, false
+		}
+	}
+	subject, ok := rawSubject(c.der)
+	return string(subject), c, ok
+}
+
+// headText is how many base64 characters [pemCertificate.subject] decodes
+// first: 384 bytes, which hold the subject of every root of Debian's bundle
+// (whose subjects end at byte 83 to 244); a longer one is decoded whole.
+const headText = 512
+
+// pemCertificates yields each block of data that
 // x509.CertPool.AppendCertsFromPEM considers: those pem.Decode returns with
-// type CERTIFICATE and no headers. A block laid out as bundles lay them out
-// (the BEGIN line, lines of base64, the END line) is decoded here, in one
-// pass; pem.Decode, which scans each block three times, reads any other.
-func pemCertificates(data []byte) iter.Seq[[]byte] {
-	return func(yield func([]byte) bool) {
+// type CERTIFICATE and no headers, and, undecoded, blocks that pem.Decode
+// would skip because their base64 does not decode. A block laid out as
+// bundles lay them out (the BEGIN line, lines of base64, the END line) is
+// read here and yielded as base64, in one pass; pem.Decode, which scans
+// each block three times, reads any other.
+func pemCertificates(data []byte) iter.Seq[pemCertificate] {
+	return func(yield func(pemCertificate) bool) {
 		for len(data) > 0 {
 			i := bytes.Index(data, pemBegin)
 			if i < 0 {
 				return
 			}
-			if der, next, ok := plainBlock(data, i); ok {
+			if text, next, ok := plainBlock(data, i); ok {
 				data = data[next:]
-				if !yield(der) {
+				if !yield(pemCertificate{base64: text}) {
 					return
 				}
 				continue
@@ -192,7 +291,7 @@ func pemCertificates(data []byte) iter.Seq[[]byte] {
 			if block, data = pem.Decode(data); block == nil {
 				return
 			}
-			if block.Type == "CERTIFICATE" && len(block.Headers) == 0 && !yield(block.Bytes) {
+			if block.Type == "CERTIFICATE" && len(block.Headers) == 0 && !yield(pemCertificate{der: block.Bytes}) {
 				return
 			}
 		}
@@ -204,12 +303,15 @@ var (
 	pemEnd   = []byte("\n-----END CERTIFICATE-----")
 )
 
-// plainBlock decodes the block whose BEGIN line starts at data[i], if it is
-// one that pem.Decode would return as it is: the BEGIN line starts a line
-// and ends there, the END line is the first after it and ends a line, and
-// between them are only base64 and line ends (no headers, no spaces). It
-// returns the block's DER and where the rest of data starts.
-func plainBlock(data []byte, i int) (der []byte, next int, ok bool) {
+// plainBlock reads the block whose BEGIN line starts at data[i], if it is
+// one that pem.Decode reads as base64 decoding would: the BEGIN line starts
+// a line and ends there, the END line is the first after it and ends a
+// line, and between them are no dashes (another BEGIN or END line), spaces
+// or tabs (which pem.Decode removes). It returns the block's base64 and
+// where the rest of data starts. Anything else that is not base64 (a
+// header, say) makes both fail: pem.Decode skips the block, and
+// [pemCertificate.bytes] returns nil.
+func plainBlock(data []byte, i int) (text []byte, next int, ok bool) {
 	if i > 0 && data[i-1] != '\n' {
 		return nil, 0, false
 	}
@@ -231,14 +333,12 @@ func plainBlock(data []byte, i int) (der []byte, next int, ok bool) {
 		return nil, 0, false
 	}
 	body = body[:end]
-	der = make([]byte, base64.StdEncoding.DecodedLen(len(body)))
-	// It skips line ends, as pem.Decode's does, and fails on anything else
-	// that is not base64: headers, spaces, another BEGIN line.
-	n, err := base64.StdEncoding.Decode(der, body)
-	if err != nil {
-		return nil, 0, false
+	for _, c := range []byte("- \t") {
+		if bytes.IndexByte(body, c) >= 0 {
+			return nil, 0, false
+		}
 	}
-	return der[:n], len(data) - len(after), true
+	return body, len(data) - len(after), true
 }
 
 // rawSubject returns the DER of a certificate's subject (what
@@ -246,12 +346,13 @@ func plainBlock(data []byte, i int) (der []byte, next int, ok bool) {
 // issuer against) without parsing the rest of it: Certificate ::=
 // SEQUENCE { tbsCertificate SEQUENCE { [0] version OPTIONAL, serialNumber
 // INTEGER, signature, issuer, validity, subject (SEQUENCEs) ... } ... }.
+// der may be the certificate's start only, as long as it holds the subject.
 func rawSubject(der []byte) ([]byte, bool) {
-	tag, cert, _, _, ok := derElement(der)
+	tag, cert, ok := derOpen(der)
 	if !ok || tag != 0x30 {
 		return nil, false
 	}
-	tag, tbs, _, _, ok := derElement(cert)
+	tag, tbs, ok := derOpen(cert)
 	if !ok || tag != 0x30 {
 		return nil, false
 	}
@@ -272,14 +373,34 @@ func rawSubject(der []byte) ([]byte, bool) {
 // derElement splits off the DER element b starts with: its tag, its
 // contents, the whole element and what follows it.
 func derElement(b []byte) (tag byte, contents, whole, rest []byte, ok bool) {
-	if len(b) < 2 {
+	header, n, ok := derHeader(b)
+	if !ok || len(b)-header < n {
 		return 0, nil, nil, nil, false
 	}
-	n, header := int(b[1]), 2
+	return b[0], b[header : header+n], b[:header+n], b[header+n:], true
+}
+
+// derOpen returns the tag and the contents of the DER element b starts
+// with, as much of them as b holds.
+func derOpen(b []byte) (tag byte, contents []byte, ok bool) {
+	header, n, ok := derHeader(b)
+	if !ok {
+		return 0, nil, false
+	}
+	return b[0], b[header:min(header+n, len(b))], true
+}
+
+// derHeader reads the tag and length that start b: the header's length
+// and the contents'.
+func derHeader(b []byte) (header, n int, ok bool) {
+	if len(b) < 2 {
+		return 0, 0, false
+	}
+	n, header = int(b[1]), 2
 	if n >= 0x80 { // the long form: the length in the next n&0x7f bytes
 		k := n & 0x7f
 		if k == 0 || k > 3 || len(b) < 2+k {
-			return 0, nil, nil, nil, false
+			return 0, 0, false
 		}
 		n = 0
 		for _, c := range b[2 : 2+k] {
@@ -287,10 +408,7 @@ func derElement(b []byte) (tag byte, contents, whole, rest []byte, ok bool) {
 		}
 		header += k
 	}
-	if len(b)-header < n {
-		return 0, nil, nil, nil, false
-	}
-	return b[0], b[header : header+n], b[:header+n], b[header+n:], true
+	return header, n, true
 }
 
 // isSameDirSymlink reports whether e, in dir, is a link to a file of the
@@ -310,14 +428,16 @@ func (t *trustStore) roots(certs []*x509.Certificate) *x509.CertPool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, c := range certs {
-		for _, der := range t.bySubject[string(c.RawIssuer)] {
-			root, seen := t.parsed[string(der)]
-			if !seen {
-				root, _ = x509.ParseCertificate(der) // as AppendCertsFromPEM, one that does not parse is left out
-				t.parsed[string(der)] = root
+		for _, r := range t.bySubject[string(c.RawIssuer)] {
+			if !r.parsed {
+				// As AppendCertsFromPEM, one that does not parse is left out.
+				if der := r.pem.bytes(); der != nil {
+					r.cert, _ = x509.ParseCertificate(der)
+				}
+				r.parsed, r.pem = true, pemCertificate{}
 			}
-			if root != nil {
-				pool.AddCert(root)
+			if r.cert != nil {
+				pool.AddCert(r.cert)
 			}
 		}
 	}

@@ -188,9 +188,9 @@ func TestLoadTrustReadsWhatCryptoX509Reads(t *testing.T) {
 		t.Fatal(err)
 	}
 	var subjects []string
-	for _, ders := range trust.bySubject {
-		for _, der := range ders {
-			cert, err := x509.ParseCertificate(der)
+	for _, roots := range trust.bySubject {
+		for _, r := range roots {
+			cert, err := x509.ParseCertificate(r.pem.bytes())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -395,11 +395,22 @@ func pemSamples(t testing.TB) map[string][]byte {
 	return samples
 }
 
+// decoded is the DER of the blocks pemCertificates yields that decode:
+// what pem.Decode returns.
+func decoded(data []byte) [][]byte {
+	var out [][]byte
+	for c := range pemCertificates(data) {
+		if der := c.bytes(); der != nil {
+			out = append(out, der)
+		}
+	}
+	return out
+}
+
 func TestPEMCertificatesYieldsWhatPEMDecodeReturns(t *testing.T) {
 	for name, data := range pemSamples(t) {
 		t.Run(name, func(t *testing.T) {
-			got := slices.Collect(pemCertificates(data))
-			if want := pemReference(data); !slices.EqualFunc(got, want, bytes.Equal) {
+			if got, want := decoded(data), pemReference(data); !slices.EqualFunc(got, want, bytes.Equal) {
 				t.Errorf("pemCertificates yields %q; pem.Decode returns %q", got, want)
 			}
 		})
@@ -411,18 +422,49 @@ func FuzzPEMCertificatesYieldsWhatPEMDecodeReturns(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got := slices.Collect(pemCertificates(data))
-		if want := pemReference(data); !slices.EqualFunc(got, want, bytes.Equal) {
+		if got, want := decoded(data), pemReference(data); !slices.EqualFunc(got, want, bytes.Equal) {
 			t.Errorf("pemCertificates(%q) yields %q; pem.Decode returns %q", data, got, want)
 		}
 	})
 }
 
-func TestPEMCertificatesDecodesABundlesBlocksItself(t *testing.T) {
+func TestPEMCertificatesLeavesABundlesBlocksUndecoded(t *testing.T) {
 	data := pemSamples(t)["CRLF line ends"]
-	der, next, ok := plainBlock(data, 0)
-	if !ok || string(data[next:]) != "\r\n" || !bytes.Equal(der, pemReference(data)[0]) {
-		t.Errorf("plainBlock = %q, %d, %v; want the block's bytes, the END line's end, true", der, next, ok)
+	text, next, ok := plainBlock(data, 0)
+	c := pemCertificate{base64: text}
+	if !ok || string(data[next:]) != "\r\n" || !bytes.Equal(c.bytes(), pemReference(data)[0]) {
+		t.Errorf("plainBlock = %q, %d, %v; want the block's base64, the END line's end, true", text, next, ok)
+	}
+}
+
+func TestASubjectIsReadFromTheStartOfABlockThatHoldsIt(t *testing.T) {
+	later := time.Now().Add(time.Hour)
+	long := issue(t, nil, strings.Repeat("a long name ", 5), later)
+	// A subject that ends past the bytes decoded first: it is decoded whole.
+	longer := issue(t, nil, strings.Repeat("a longer name ", 70), later)
+	data := pemOf(issue(t, nil, "short", later), long, longer)
+	for name, d := range pemSamples(t) {
+		if strings.HasPrefix(name, "the system bundle") {
+			data = append(data, d...)
+		}
+	}
+	want := pemReference(data)
+	i := 0
+	for c := range pemCertificates(data) {
+		subject, got, ok := c.subject()
+		cert, err := x509.ParseCertificate(want[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok || subject != string(cert.RawSubject) || !bytes.Equal(got.bytes(), want[i]) {
+			t.Errorf("certificate %d (%.40s): subject = %.32x, %v; crypto/x509 reads %.32x", i, cert.Subject, subject, ok, cert.RawSubject)
+		}
+		if i++; i == 3 && got.base64 != nil {
+			t.Errorf("the certificate whose subject is %d bytes long was not decoded whole", len(cert.RawSubject))
+		}
+	}
+	if i != len(want) {
+		t.Errorf("pemCertificates yields %d blocks; want %d", i, len(want))
 	}
 }
 
