@@ -447,8 +447,8 @@ var (
 	providersCode = []string{"shared/config/providers", "shared/config/secrets", "shared/awsjson", "shared/provider/bedrock", "shared/provider/openai", "shared/provider/jina"}
 	pipelineCode  = []string{"shared/config/stepfunctions", "shared/pipeline/stepfunctions"}
 	invokerCode   = []string{"shared/config/invoker", "shared/invoke/lambdaapi"}
-	// The connector functions' sealer (a KMS key or a local key file) and
-	// outbound guard.
+	// The connector functions' sealer (a KMS key, called through awsjson
+	// with no SDK client, or a local key file) and outbound guard.
 	connectorsCode = []string{"shared/config/connectors", "shared/config/secrets", "shared/awsjson", "shared/netguard", "shared/seal", "shared/seal/kms", "shared/seal/localkey"}
 	// The web search functions' backends, each request through the outbound
 	// guard, the tenants' rate bucket, and the Brave key's secret.
@@ -488,7 +488,7 @@ func allowed(f catalog.Function, binding string) (code, clients []string) {
 		code = append(code, invokerCode...)
 	}
 	if f.Connects {
-		code, clients = append(code, connectorsCode...), append(clients, "kms")
+		code = append(code, connectorsCode...)
 	}
 	if f.Searches {
 		code = append(code, searchCode...)

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	awskms "github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/config/secrets"
@@ -72,7 +71,7 @@ func Open(ctx context.Context, c *config.Config, d *lambdafn.Deps) error {
 		if err != nil {
 			return err
 		}
-		if d.Sealer, err = kms.New(awskms.NewFromConfig(cfg), c.ConnectorKey); err != nil {
+		if d.Sealer, err = kms.New(cfg, c.ConnectorKey); err != nil {
 			return fmt.Errorf("%s: %w", config.EnvConnectorKey, err)
 		}
 	}

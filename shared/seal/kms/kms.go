@@ -5,6 +5,11 @@
 // under another context, and a key policy can condition on it
 // (kms:EncryptionContext:tenant). The sealed format is shared/seal's.
 //
+// The two calls are made through shared/awsjson, KMS's JSON protocol signed
+// with the SDK's signer: the SDK's KMS client would add its package
+// initialisers (0.9 ms) to the cold start of every function that opens
+// connectors' credentials.
+//
 // Nothing is cached: every Seal is one GenerateDataKey call and every Open
 // one Decrypt call, and the plaintext data key is cleared when the call
 // returns. Callers that open the same secret often (a connector's warm
@@ -13,59 +18,60 @@ package kms
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/arn"
-	awskms "github.com/aws/aws-sdk-go-v2/service/kms"
-	"github.com/aws/aws-sdk-go-v2/service/kms/types"
 
+	"github.com/switchboard-dev/switchboard/shared/awsjson"
 	"github.com/switchboard-dev/switchboard/shared/seal"
 )
 
-// API is the part of the AWS KMS client this package calls; *kms.Client of
-// aws-sdk-go-v2 satisfies it.
-type API interface {
-	GenerateDataKey(ctx context.Context, in *awskms.GenerateDataKeyInput, optFns ...func(*awskms.Options)) (*awskms.GenerateDataKeyOutput, error)
-	Decrypt(ctx context.Context, in *awskms.DecryptInput, optFns ...func(*awskms.Options)) (*awskms.DecryptOutput, error)
-}
-
-// New returns the sealer whose data keys the symmetric KMS key keyARN wraps.
-// It takes the key's ARN (arn:aws:kms:<region>:<account>:key/<id>), not an
-// alias: the sealed format records the key, and Open refuses a secret another
-// key sealed before it calls KMS. It does no I/O.
-func New(client API, keyARN string) (*seal.Envelope, error) {
+// New returns the sealer whose data keys the symmetric KMS key keyARN wraps,
+// calling KMS as cfg configures it (region, credentials, endpoint). It takes
+// the key's ARN (arn:aws:kms:<region>:<account>:key/<id>), not an alias: the
+// sealed format records the key, and Open refuses a secret another key
+// sealed before it calls KMS. It does no I/O.
+func New(cfg aws.Config, keyARN string) (*seal.Envelope, error) {
 	a, err := arn.Parse(keyARN)
 	if err != nil || a.Service != "kms" || !strings.HasPrefix(a.Resource, "key/") || len(keyARN) > seal.MaxKeyIDBytes {
 		return nil, fmt.Errorf("kms: the key %q is not a KMS key ARN, such as arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab", keyARN)
 	}
-	return seal.New(&wrapper{client: client, keyARN: keyARN}), nil
+	return seal.New(&wrapper{cfg: cfg, keyARN: keyARN}), nil
 }
 
 // wrapper is the [seal.KeyWrapper] of one KMS key.
 type wrapper struct {
-	client API
+	cfg    aws.Config
 	keyARN string
 }
+
+// maxAnswer bounds a KMS answer: a key id, a data key and its ciphertext
+// blob, in base64.
+const maxAnswer = 64 << 10
 
 // Backend implements the [seal.KeyWrapper] interface.
 func (w *wrapper) Backend() seal.Backend { return seal.BackendKMS }
 
 // NewDataKey implements the [seal.KeyWrapper] interface.
 func (w *wrapper) NewDataKey(ctx context.Context, ec map[string]string) (key, wrapped []byte, keyID string, err error) {
-	out, err := w.client.GenerateDataKey(ctx, &awskms.GenerateDataKeyInput{
-		KeyId:             aws.String(w.keyARN),
-		KeySpec:           types.DataKeySpecAes256,
-		EncryptionContext: ec,
+	in := map[string]any{"KeyId": w.keyARN, "KeySpec": "AES_256", "EncryptionContext": ec}
+	var out struct {
+		KeyId          string
+		Plaintext      []byte
+		CiphertextBlob []byte
+	}
+	err = awsjson.Retry(ctx, func() (bool, error) {
+		return awsjson.Call(ctx, &w.cfg, awsjson.KMS, "GenerateDataKey", in, &out, maxAnswer)
 	})
 	if err != nil {
+		clear(out.Plaintext)
 		return nil, nil, "", fmt.Errorf("generate data key with %s: %w", w.keyARN, err)
 	}
-	if aws.ToString(out.KeyId) != w.keyARN {
+	if out.KeyId != w.keyARN || len(out.Plaintext) != 32 || len(out.CiphertextBlob) == 0 {
 		clear(out.Plaintext)
-		return nil, nil, "", fmt.Errorf("generate data key with %s: KMS answered for key %s", w.keyARN, aws.ToString(out.KeyId))
+		return nil, nil, "", fmt.Errorf("generate data key with %s: KMS answered for key %s with a %d-byte key", w.keyARN, printable(out.KeyId), len(out.Plaintext))
 	}
 	return out.Plaintext, out.CiphertextBlob, w.keyARN, nil
 }
@@ -75,31 +81,32 @@ func (w *wrapper) UnwrapDataKey(ctx context.Context, keyID string, wrapped []byt
 	if keyID != w.keyARN {
 		return nil, fmt.Errorf("%w: it names another KMS key, %s; this sealer uses %s", seal.ErrForeignKey, printable(keyID), w.keyARN)
 	}
-	out, err := w.client.Decrypt(ctx, &awskms.DecryptInput{
-		CiphertextBlob:      wrapped,
-		KeyId:               aws.String(w.keyARN),
-		EncryptionAlgorithm: types.EncryptionAlgorithmSpecSymmetricDefault,
-		EncryptionContext:   ec,
+	in := map[string]any{"CiphertextBlob": wrapped, "KeyId": w.keyARN, "EncryptionAlgorithm": "SYMMETRIC_DEFAULT", "EncryptionContext": ec}
+	var out struct {
+		KeyId     string
+		Plaintext []byte
+	}
+	err := awsjson.Retry(ctx, func() (bool, error) {
+		return awsjson.Call(ctx, &w.cfg, awsjson.KMS, "Decrypt", in, &out, maxAnswer)
 	})
-	var invalid *types.InvalidCiphertextException
-	var incorrect *types.IncorrectKeyException
 	switch {
-	case errors.As(err, &invalid):
+	case awsjson.IsCode(err, "InvalidCiphertextException"):
 		return nil, fmt.Errorf("%w (KMS: the data key does not decrypt under this context)", seal.ErrAltered)
-	case errors.As(err, &incorrect):
+	case awsjson.IsCode(err, "IncorrectKeyException"):
 		return nil, fmt.Errorf("%w (KMS: another key encrypted the data key)", seal.ErrForeignKey)
 	case err != nil:
+		clear(out.Plaintext)
 		return nil, fmt.Errorf("decrypt with %s: %w", w.keyARN, err)
 	}
-	if aws.ToString(out.KeyId) != w.keyARN {
+	if out.KeyId != w.keyARN {
 		clear(out.Plaintext)
-		return nil, fmt.Errorf("%w: KMS decrypted it with key %s", seal.ErrForeignKey, aws.ToString(out.KeyId))
+		return nil, fmt.Errorf("%w: KMS decrypted it with key %s", seal.ErrForeignKey, printable(out.KeyId))
 	}
 	return out.Plaintext, nil
 }
 
-// printable returns a key id read from a sealed secret as an error may show
-// it: quoted, and cut short if long.
+// printable returns a key id read from a sealed secret or an answer as an
+// error may show it: quoted, and cut short if long.
 func printable(keyID string) string {
 	if len(keyID) > 100 {
 		keyID = keyID[:100] + "..."

@@ -16,10 +16,10 @@ import (
 )
 
 func TestSealer(t *testing.T) {
-	client := sealtest.KMSClient(t)
-	t.Logf("sealing with the local KMS at %s", *client.Options().BaseEndpoint)
+	client, cfg := sealtest.KMSClient(t), sealtest.KMSConfig(t)
+	t.Logf("sealing with the local KMS at %s", *cfg.BaseEndpoint)
 	sealtest.Run(t, func(t *testing.T) seal.Sealer {
-		s, err := kms.New(client, sealtest.NewKMSKey(t, client))
+		s, err := kms.New(cfg, sealtest.NewKMSKey(t, client))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +35,7 @@ func TestNewRefusesAKeyThatIsNotAKeyARN(t *testing.T) {
 		"arn:aws:kms:us-east-1:111122223333:alias/switchboard",
 		"arn:aws:s3:::bucket/key/x",
 	} {
-		if _, err := kms.New(nil, key); err == nil || !strings.Contains(err.Error(), "not a KMS key ARN") {
+		if _, err := kms.New(aws.Config{}, key); err == nil || !strings.Contains(err.Error(), "not a KMS key ARN") {
 			t.Errorf("New(%q) = %v, want a refusal saying it is not a KMS key ARN", key, err)
 		}
 	}
@@ -43,7 +43,7 @@ func TestNewRefusesAKeyThatIsNotAKeyARN(t *testing.T) {
 
 func TestOpenStopsAtTheCallersDeadline(t *testing.T) {
 	client := sealtest.KMSClient(t)
-	s, err := kms.New(client, sealtest.NewKMSKey(t, client))
+	s, err := kms.New(sealtest.KMSConfig(t), sealtest.NewKMSKey(t, client))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestOpenStopsAtTheCallersDeadline(t *testing.T) {
 func TestKMSItselfBindsTheDataKeyToTheContext(t *testing.T) {
 	client := sealtest.KMSClient(t)
 	keyARN := sealtest.NewKMSKey(t, client)
-	s, err := kms.New(client, keyARN)
+	s, err := kms.New(sealtest.KMSConfig(t), keyARN)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,15 +22,22 @@ const KMSEnv = "SWITCHBOARD_TEST_KMS"
 // account.
 func KMSClient(t testing.TB) *awskms.Client {
 	t.Helper()
+	return awskms.NewFromConfig(KMSConfig(t))
+}
+
+// KMSConfig is [KMSClient]'s configuration, for the packages that call KMS
+// without the SDK's client (shared/seal/kms).
+func KMSConfig(t testing.TB) aws.Config {
+	t.Helper()
 	endpoint := os.Getenv(KMSEnv)
 	if endpoint == "" {
 		t.Skip("skipped: " + KMSEnv + " is not set; run scripts/test to start a local KMS")
 	}
-	return awskms.New(awskms.Options{
+	return aws.Config{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(endpoint),
 		Credentials:  credentials.NewStaticCredentialsProvider("switchboard", "test", ""),
-	})
+	}
 }
 
 // NewKMSKey creates a symmetric key in the local KMS of client and returns
