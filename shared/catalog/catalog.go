@@ -17,10 +17,10 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -321,7 +321,6 @@ type Catalog struct {
 	byName    map[string]*Tool
 	triggers  []*Trigger
 	functions []Function
-	timeouts  map[string]time.Duration
 	tasks     []PipelineTask
 }
 
@@ -332,62 +331,73 @@ func New(tools []*Tool, resources []*Resource, prompts []*Prompt) (*Catalog, err
 }
 
 // build returns a catalog of the given entries and triggers, checked as
-// [New] and [Catalog.WithTriggers] check them. [Default] builds its catalog
-// in one call: building the functions' table took a tenth of a millisecond
-// of every cold start, twice.
+// [New] and [Catalog.WithTriggers] check them.
 func build(tools []*Tool, resources []*Resource, prompts []*Prompt, triggers []*Trigger) (*Catalog, error) {
-	c := &Catalog{tools: tools, resources: resources, prompts: prompts, triggers: triggers, byName: make(map[string]*Tool, len(tools))}
-	for _, t := range tools {
-		if err := checkTool(t); err != nil {
-			return nil, err
-		}
-		if c.byName[t.Name] != nil {
-			return nil, fmt.Errorf("catalog: tool %q defined twice", t.Name)
-		}
-		c.byName[t.Name] = t
+	if err := check(tools, resources, prompts, triggers); err != nil {
+		return nil, err
 	}
+	c := assemble(tools, resources, prompts, triggers)
+	if err := checkInvokes(c.functions); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// check checks that names are unique and every entry is complete.
+func check(tools []*Tool, resources []*Resource, prompts []*Prompt, triggers []*Trigger) error {
+	names := make(map[string]*Tool, len(tools))
 	seen := map[string]bool{}
 	for _, t := range tools {
+		if err := checkTool(t); err != nil {
+			return err
+		}
+		if names[t.Name] != nil {
+			return fmt.Errorf("catalog: tool %q defined twice", t.Name)
+		}
+		names[t.Name] = t
 		if t.PipelineTask == "" {
 			continue
 		}
 		if seen["task:"+t.PipelineTask] {
-			return nil, fmt.Errorf("catalog: tool %q: pipeline task %s is another tool's", t.Name, t.PipelineTask)
+			return fmt.Errorf("catalog: tool %q: pipeline task %s is another tool's", t.Name, t.PipelineTask)
 		}
 		seen["task:"+t.PipelineTask] = true
-		c.tasks = append(c.tasks, PipelineTask{Substitution: t.PipelineTask, Function: t.Function, Tool: t.Name})
 	}
 	for _, r := range resources {
 		key := r.URI + r.URITemplate
 		if (r.URI == "") == (r.URITemplate == "") || r.Name == "" || r.Function == "" || seen[key] {
-			return nil, fmt.Errorf("catalog: resource %q: needs exactly one of URI and URITemplate, a name and a function, once", key)
+			return fmt.Errorf("catalog: resource %q: needs exactly one of URI and URITemplate, a name and a function, once", key)
 		}
 		seen[key] = true
 	}
 	for _, p := range prompts {
 		if p.Name == "" || (p.Render == nil) == (p.Tool == "") || seen["prompt:"+p.Name] {
-			return nil, fmt.Errorf("catalog: prompt %q: needs a name and a renderer or a tool, once", p.Name)
+			return fmt.Errorf("catalog: prompt %q: needs a name and a renderer or a tool, once", p.Name)
 		}
-		if t, ok := c.byName[p.Tool]; p.Tool != "" && (!ok || !t.GatewayCalls) {
-			return nil, fmt.Errorf("catalog: prompt %q: its tool %q is not a tool of the catalog the gateway calls", p.Name, p.Tool)
+		if t, ok := names[p.Tool]; p.Tool != "" && (!ok || !t.GatewayCalls) {
+			return fmt.Errorf("catalog: prompt %q: its tool %q is not a tool of the catalog the gateway calls", p.Name, p.Tool)
 		}
 		if p.Group != "" && !slices.Contains(Groups(), p.Group) {
-			return nil, fmt.Errorf("catalog: prompt %q is in group %q, which is not one of %q", p.Name, p.Group, Groups())
+			return fmt.Errorf("catalog: prompt %q is in group %q, which is not one of %q", p.Name, p.Group, Groups())
 		}
 		seen["prompt:"+p.Name] = true
 	}
-	if err := checkTriggers(tools, resources, triggers); err != nil {
-		return nil, err
+	return checkTriggers(tools, resources, triggers)
+}
+
+// assemble returns the catalog of entries [check] accepts, without checking
+// them again: [Default]'s are fixed, and its test checks them, so that no
+// function pays for the checks at each cold start.
+func assemble(tools []*Tool, resources []*Resource, prompts []*Prompt, triggers []*Trigger) *Catalog {
+	c := &Catalog{tools: tools, resources: resources, prompts: prompts, triggers: triggers, byName: make(map[string]*Tool, len(tools))}
+	for _, t := range tools {
+		c.byName[t.Name] = t
+		if t.PipelineTask != "" {
+			c.tasks = append(c.tasks, PipelineTask{Substitution: t.PipelineTask, Function: t.Function, Tool: t.Name})
+		}
 	}
 	c.functions = c.buildFunctions()
-	if err := checkInvokes(c.functions); err != nil {
-		return nil, err
-	}
-	c.timeouts = make(map[string]time.Duration, len(c.functions))
-	for _, f := range c.functions {
-		c.timeouts[f.Path] = f.Limits.Timeout
-	}
-	return c, nil
+	return c
 }
 
 func checkTool(t *Tool) error {
@@ -506,30 +516,42 @@ func (c *Catalog) Prompt(name string) (*Prompt, bool) {
 func (c *Catalog) Functions() []Function { return c.functions }
 
 func (c *Catalog) buildFunctions() []Function {
-	byPath := make(map[string]*Function, len(c.tools)+len(c.resources)+len(c.triggers))
-	allKeys := map[string]bool{} // functions with some entry's blob access to every key
-	get := func(path, family string) *Function {
-		f := byPath[path]
-		if f == nil {
-			f = &Function{Path: path, Family: family}
-			byPath[path] = f
-		}
-		return f
+	// The paths, sorted, give each function its place in the result; the
+	// names of the tools and resources the functions serve share one array.
+	paths := make([]string, 0, len(c.tools)+len(c.resources)+len(c.triggers))
+	for _, t := range c.tools {
+		paths = append(paths, t.Function)
 	}
-	merge := func(f *Function, l Limits, table, blobs Access, blobKeys []string) {
+	for _, t := range c.triggers {
+		paths = append(paths, t.Function)
+	}
+	for _, r := range c.resources {
+		paths = append(paths, r.Function)
+	}
+	slices.Sort(paths)
+	paths = slices.Compact(paths)
+	out := make([]Function, len(paths))
+	allKeys := make([]bool, len(paths)) // functions with some entry's blob access to every key
+	served := make([]int, len(paths))   // how many tools and resources each serves
+	index := func(path, family string) int {
+		i, _ := slices.BinarySearch(paths, path)
+		out[i].Path, out[i].Family = path, cmp.Or(out[i].Family, family)
+		return i
+	}
+	merge := func(i int, l Limits, table, blobs Access, blobKeys []string) {
+		f := &out[i]
 		f.Limits.Timeout = max(f.Limits.Timeout, l.Timeout)
 		f.Limits.MemoryMB = max(f.Limits.MemoryMB, l.MemoryMB)
 		f.Limits.ReservedConcurrency = max(f.Limits.ReservedConcurrency, l.ReservedConcurrency)
 		f.Table, f.Blobs = wider(f.Table, table), wider(f.Blobs, blobs)
-		if blobs != NoAccess && len(blobKeys) == 0 {
-			allKeys[f.Path] = true
-		}
+		allKeys[i] = allKeys[i] || blobs != NoAccess && len(blobKeys) == 0
 		f.BlobKeys = append(f.BlobKeys, blobKeys...)
 	}
 	for _, t := range c.tools {
-		f := get(t.Function, t.Family)
-		f.Tools = append(f.Tools, t.Name)
-		merge(f, t.Limits, t.Table, t.Blobs, t.BlobKeys)
+		i := index(t.Function, t.Family)
+		served[i]++
+		merge(i, t.Limits, t.Table, t.Blobs, t.BlobKeys)
+		f := &out[i]
 		f.Pipeline, f.Embeds, f.Generates = f.Pipeline || t.Pipeline, f.Embeds || t.Embeds, f.Generates || t.Generates
 		f.MultiVector, f.StreamsReply = f.MultiVector || t.MultiVector, f.StreamsReply || t.StreamsReply
 		f.Connects, f.Progress, f.Searches = f.Connects || t.Connects, f.Progress || t.Progress, f.Searches || t.Searches
@@ -538,29 +560,50 @@ func (c *Catalog) buildFunctions() []Function {
 		f.Invokes = append(f.Invokes, t.Invokes...)
 	}
 	for _, t := range c.triggers {
-		f := get(t.Function, t.Family)
+		i := index(t.Function, t.Family)
+		merge(i, t.Limits, t.Table, t.Blobs, nil)
+		f := &out[i]
 		f.Trigger = t
-		merge(f, t.Limits, t.Table, t.Blobs, nil)
 		f.Embeds, f.Generates, f.Connects = f.Embeds || t.Embeds, f.Generates || t.Generates, f.Connects || t.Connects
 		f.Seals, f.Opens = f.Seals || t.Connects && t.KeyUse.seals(), f.Opens || t.Connects && t.KeyUse.opens()
 		f.Deletes = f.Deletes || t.Deletes
 	}
 	for _, r := range c.resources {
-		f := get(r.Function, r.Family)
-		f.Resources = append(f.Resources, r.URI+r.URITemplate)
-		f.Public = true
-		merge(f, r.Limits, r.Table, r.Blobs, nil)
+		i := index(r.Function, r.Family)
+		served[i]++
+		merge(i, r.Limits, r.Table, r.Blobs, nil)
+		out[i].Public = true
 	}
-	// Sorted as pointers: a Function is large to move.
-	sorted := slices.SortedFunc(maps.Values(byPath), func(a, b *Function) int { return strings.Compare(a.Path, b.Path) })
-	out := make([]Function, len(sorted))
-	for i, f := range sorted {
-		f.BlobKeys = slices.Compact(slices.Sorted(slices.Values(f.BlobKeys)))
-		if allKeys[f.Path] {
+	names := make([]string, len(c.tools)+len(c.resources))
+	for i := range out {
+		f := &out[i]
+		f.Tools, names = names[:0:served[i]], names[served[i]:]
+		// BlobKeys and Invokes were appended to nil: f's own to sort.
+		slices.Sort(f.BlobKeys)
+		f.BlobKeys = slices.Clip(slices.Compact(f.BlobKeys))
+		if allKeys[i] {
 			f.BlobKeys = nil
 		}
-		f.Invokes = slices.Compact(slices.Sorted(slices.Values(f.Invokes)))
-		out[i] = *f
+		slices.Sort(f.Invokes)
+		f.Invokes = slices.Clip(slices.Compact(f.Invokes))
+	}
+	// Each function's tools, then its resources, in catalog order.
+	for _, t := range c.tools {
+		f := &out[index(t.Function, t.Family)]
+		f.Tools = append(f.Tools, t.Name)
+	}
+	for i := range out {
+		f := &out[i]
+		if len(f.Tools) < served[i] {
+			f.Resources = f.Tools[len(f.Tools):len(f.Tools):served[i]]
+		}
+		if f.Tools = slices.Clip(f.Tools); len(f.Tools) == 0 {
+			f.Tools = nil
+		}
+	}
+	for _, r := range c.resources {
+		f := &out[index(r.Function, r.Family)]
+		f.Resources = append(f.Resources, r.URI+r.URITemplate)
 	}
 	return out
 }
@@ -595,21 +638,28 @@ func (c *Catalog) ReservedConcurrency(path string) int {
 }
 
 // Timeout returns the timeout of the function at path, or zero if the catalog has no such function.
-func (c *Catalog) Timeout(path string) time.Duration { return c.timeouts[path] }
+func (c *Catalog) Timeout(path string) time.Duration {
+	f, _ := c.Function(path)
+	return f.Limits.Timeout
+}
 
 func ptr[T any](v T) *T { return &v }
 
 // Default returns the catalog of everything Switchboard ships, family by
 // family. It is built once; the catalog is immutable.
-var Default = sync.OnceValue(func() *Catalog {
+var Default = sync.OnceValue(buildDefault)
+
+// buildDefault builds [Default]'s catalog, which every function does at its
+// cold start: its entries are fixed, so they are not checked here but by
+// TestDefaultEntriesPassNewsChecks, as [New] would check them.
+func buildDefault() *Catalog { return assemble(defaultEntries()) }
+
+// defaultEntries returns [Default]'s entries, family by family.
+func defaultEntries() ([]*Tool, []*Resource, []*Prompt, []*Trigger) {
 	tools := slices.Concat(memoryTools(), operationsTools(), vectorTools(), careerTools(), ragTools(), ragStepTools(), connectorTools(), connectorProxyTools(), assistantTools(), webSearchTools(), chatTools())
 	withChatInvokes(tools)
 	withSnapshot(tools, schemasJSON)
 	// The functions event sources invoke, family by family.
 	triggers := slices.Concat(vectorTriggers(), connectorTriggers())
-	c, err := build(tools, memoryResources(), assistantPrompts(), triggers)
-	if err != nil {
-		panic(err) // the entries above are fixed; TestDefaultCatalogIsValid catches this
-	}
-	return c
-})
+	return tools, memoryResources(), assistantPrompts(), triggers
+}

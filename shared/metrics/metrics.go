@@ -297,16 +297,16 @@ const (
 // ConnectorsFamily is the connectors family's name (catalog.ConnectorsFamily).
 const ConnectorsFamily = "connectors"
 
-var (
-	connectorCallDirective  = directive([][]string{{DimFamily}}, ConnectorCalls, ConnectorErrors, ConnectorLatency)
-	connectorCountDirective = map[string]string{}
-)
-
-func init() {
+// connectorDirectives are the connector metrics' directives: the calls'
+// and each count's by name. They are built on first use, since only the
+// connectors' functions write them.
+var connectorDirectives = sync.OnceValues(func() (call string, count map[string]string) {
+	count = map[string]string{}
 	for _, n := range []string{CacheHits, CacheMisses, ApprovalsRequested, ApprovalsGranted, ApprovalsDenied, ApprovalsExpired} {
-		connectorCountDirective[n] = directive([][]string{{DimFamily}}, n)
+		count[n] = directive([][]string{{DimFamily}}, n)
 	}
-}
+	return directive([][]string{{DimFamily}}, ConnectorCalls, ConnectorErrors, ConnectorLatency), count
+})
 
 // ConnectorCall writes the record of one call of a tenant's connector
 // (an upstream server's tool, prompt or resource): ConnectorCalls,
@@ -315,7 +315,8 @@ func (e *Emitter) ConnectorCall(tenant, connector string, d time.Duration, faile
 	if e == nil {
 		return
 	}
-	b := appendString(append(e.start(connectorCallDirective), "]}"...), DimFamily, ConnectorsFamily)
+	call, _ := connectorDirectives()
+	b := appendString(append(e.start(call), "]}"...), DimFamily, ConnectorsFamily)
 	b = appendCount(b, ConnectorCalls, true)
 	b = appendCount(b, ConnectorErrors, failed)
 	b = appendMilliseconds(b, ConnectorLatency, d)
@@ -326,7 +327,8 @@ func (e *Emitter) ConnectorCall(tenant, connector string, d time.Duration, faile
 // connector: metric is CacheHits, CacheMisses or one of the Approvals
 // metrics; any other name writes nothing.
 func (e *Emitter) ConnectorCount(tenant, connector, metric string) {
-	d, ok := connectorCountDirective[metric]
+	_, count := connectorDirectives()
+	d, ok := count[metric]
 	if e == nil || !ok {
 		return
 	}

@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/switchboard-dev/switchboard/shared/fault"
 )
@@ -205,7 +206,8 @@ func (defaults) Text(_ context.Context, _, name string) (string, error) {
 	return s.Text, err
 }
 
-var placeholder = regexp.MustCompile(`\{[a-z_]+\}`)
+// placeholder is compiled on first use: most functions never fill a prompt.
+var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{[a-z_]+\}`) })
 
 // Fill replaces the {argument} placeholders of the named prompt's arguments
 // in text with args; other braces are left as they are. A required argument
@@ -227,7 +229,7 @@ func Fill(name, text string, args map[string]string) (string, error) {
 		}
 	}
 	// One pass, so that an argument's value holding a placeholder is not filled in turn.
-	return placeholder.ReplaceAllStringFunc(text, func(p string) string {
+	return placeholder().ReplaceAllStringFunc(text, func(p string) string {
 		arg := p[1 : len(p)-1]
 		if !slices.ContainsFunc(s.Arguments, func(a Argument) bool { return a.Name == arg }) {
 			return p

@@ -2,6 +2,7 @@ package text
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -35,7 +36,7 @@ func Terms(s string) []string { return terms(s, stopWords) }
 // [IsQueryStopWord]). Function words such as "does", "have" or "than" match
 // most documents and only add noise to a ranking; the index keeps them, so
 // the choice costs no reindexing.
-func QueryTerms(s string) []string { return terms(s, queryStopWords) }
+func QueryTerms(s string) []string { return terms(s, queryStopWords()) }
 
 func terms(s string, stop map[string]bool) []string {
 	var out []string
@@ -101,9 +102,12 @@ var stopWords = map[string]bool{
 // IsQueryStopWord reports whether the lowercase word w is dropped from
 // queries ([QueryTerms]): one of Lucene's 33 stop words ([IsStopWord]) or of
 // the 174 of Snowball's English stop list (snowballstem.org, english/stop.txt).
-func IsQueryStopWord(w string) bool { return queryStopWords[w] }
+func IsQueryStopWord(w string) bool { return queryStopWords()[w] }
 
-var queryStopWords = func() map[string]bool {
+// queryStopWords is built on first use: most functions that link this
+// package never filter a query, and building it took a share of their cold
+// start.
+var queryStopWords = sync.OnceValue(func() map[string]bool {
 	m := make(map[string]bool, 200)
 	for w := range stopWords {
 		m[w] = true
@@ -112,7 +116,7 @@ var queryStopWords = func() map[string]bool {
 		m[w] = true
 	}
 	return m
-}()
+})
 
 // snowballStopList is Snowball's English stop list.
 const snowballStopList = `

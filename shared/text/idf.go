@@ -141,10 +141,11 @@ func KeyWords(texts []string, weights []float64, n int, skip func(term string) b
 		}
 		var words, ts []string
 		var at []int
+		stop := queryStopWords()
 		for _, w := range Tokens(s) {
 			pos++
 			w = trimPossessive(w)
-			if queryStopWords[w] || len([]rune(w)) < 2 || isNumber(w) {
+			if stop[w] || len([]rune(w)) < 2 || isNumber(w) {
 				continue
 			}
 			words, ts, at = append(words, w), append(ts, Stem(w)), append(at, pos)

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/switchboard-dev/switchboard/shared/provider"
@@ -227,14 +228,14 @@ func answerSentences(req provider.GenerateRequest) []*candidate {
 }
 
 // referring are the words by which a question points back at earlier turns.
-var referring = func() map[string]bool {
+var referring = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`it its it's itself that this those these they them their theirs there he she him her his
 		one ones same such above previous former latter else also too another other more`) {
 		m[w] = true
 	}
 	return m
-}()
+})
 
 // rephrase returns question, followed by the salient words of the last user
 // turns of history when the question refers back to them. A text refers back
@@ -284,8 +285,9 @@ func refersBack(s string) bool {
 	if len(distinct(terms(s))) <= 2 {
 		return true
 	}
+	refer := referring()
 	for _, w := range lowerWords(s) {
-		if referring[w] {
+		if refer[w] {
 			return true
 		}
 	}
@@ -371,8 +373,9 @@ func terms(s string) []string {
 // must say something about the topic.
 func salientWords(s string) []string {
 	var out []string
+	stop := stopwords()
 	for _, w := range text.Tokens(s) {
-		if stopwords[w] || text.IsStopWord(w) {
+		if stop[w] || text.IsStopWord(w) {
 			continue
 		}
 		if r := []rune(w); len(r) == 1 && !unicode.In(r[0], unicode.Han, unicode.Hiragana, unicode.Katakana) {

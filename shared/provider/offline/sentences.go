@@ -2,6 +2,7 @@ package offline
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -203,7 +204,7 @@ func sentenceBreak(before, after string) bool {
 	word = strings.TrimLeft(word, `"'([{*_`+"`")
 	lw := strings.ToLower(word)
 	switch {
-	case abbreviations[lw]:
+	case abbreviations()[lw]:
 		return false
 	case utf8.RuneCountInString(word) == 1 && unicode.IsUpper([]rune(word)[0]):
 		return false // an initial: "J. Smith"
@@ -217,14 +218,14 @@ func sentenceBreak(before, after string) bool {
 
 // abbreviations are the words whose full stop does not end a sentence when
 // an uppercase word follows ("Dr. Smith", "Fig. 2", "et al. Later").
-var abbreviations = func() map[string]bool {
+var abbreviations = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`mr mrs ms dr prof sr jr st mt vs cf al fig figs eq eqs ref refs approx ca resp
 		inc ltd co corp no nos vol vols pp ed eds dept univ jan feb mar apr jun jul aug sep sept oct nov dec`) {
 		m[w] = true
 	}
 	return m
-}()
+})
 
 // isDotted reports whether w is letters of one or two characters joined by
 // full stops ("e.g", "i.e", "u.s"): an abbreviation, not a version.
@@ -271,7 +272,7 @@ func endsWithStop(s string) bool {
 func startsInside(s string) bool {
 	w, _, _ := strings.Cut(s, " ")
 	r, _ := utf8.DecodeRuneInString(w)
-	return unicode.IsLower(r) && (stopwords[w] || text.IsQueryStopWord(w))
+	return unicode.IsLower(r) && (stopwords()[w] || text.IsQueryStopWord(w))
 }
 
 // cutListMarker returns line without its list item marker, and whether it

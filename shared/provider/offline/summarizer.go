@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/switchboard-dev/switchboard/shared/provider"
@@ -39,7 +40,10 @@ type sentence struct {
 	score float64
 }
 
-var sentenceEnd = regexp.MustCompile(`[^.!?。！？\n]+[.!?。！？]*`)
+// The package's word lists and patterns are built on first use: most
+// functions that link it never summarise or generate offline, and building
+// them at init cost each of them a share of its cold start.
+var sentenceEnd = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^.!?。！？\n]+[.!?。！？]*`) })
 
 // Summarize implements [provider.Summarizer].
 func (Summarizer) Summarize(ctx context.Context, req provider.SummarizeRequest) (provider.Summary, error) {
@@ -53,7 +57,7 @@ func (Summarizer) Summarize(ctx context.Context, req provider.SummarizeRequest) 
 	var sents []*sentence
 	freq := map[string]float64{}
 	for ti, t := range req.Turns {
-		for pi, raw := range sentenceEnd.FindAllString(t.Content, -1) {
+		for pi, raw := range sentenceEnd().FindAllString(t.Content, -1) {
 			text := strings.Join(strings.Fields(raw), " ")
 			if text == "" {
 				continue
@@ -143,17 +147,19 @@ func truncate(s string, n int) string {
 // contentWords returns the lowercased words of s that carry meaning.
 func contentWords(s string) []string {
 	var out []string
+	stop := stopwords()
 	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	}) {
-		if len([]rune(w)) > 1 && !stopwords[w] {
+		if len([]rune(w)) > 1 && !stop[w] {
 			out = append(out, w)
 		}
 	}
 	return out
 }
 
-var stopwords = func() map[string]bool {
+// stopwords are the summariser's stop words.
+var stopwords = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`a an and are as at be been but by can could did do does for from had has have he her
 		here him his how i if in into is it its just me my no not of on or our she so than that the their them then there
@@ -162,4 +168,4 @@ var stopwords = func() map[string]bool {
 		m[w] = true
 	}
 	return m
-}()
+})
