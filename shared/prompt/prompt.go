@@ -16,7 +16,6 @@ package prompt
 
 import (
 	"context"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -205,8 +204,6 @@ func (defaults) Text(_ context.Context, _, name string) (string, error) {
 	return s.Text, err
 }
 
-var placeholder = regexp.MustCompile(`\{[a-z_]+\}`)
-
 // Fill replaces the {argument} placeholders of the named prompt's arguments
 // in text with args; other braces are left as they are. A required argument
 // that args lacks, or an argument the prompt does not take, is an invalid
@@ -227,13 +224,39 @@ func Fill(name, text string, args map[string]string) (string, error) {
 		}
 	}
 	// One pass, so that an argument's value holding a placeholder is not filled in turn.
-	return placeholder.ReplaceAllStringFunc(text, func(p string) string {
-		arg := p[1 : len(p)-1]
-		if !slices.ContainsFunc(s.Arguments, func(a Argument) bool { return a.Name == arg }) {
-			return p
+	var b strings.Builder
+	for rest := text; rest != ""; {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			b.WriteString(rest)
+			break
 		}
-		return args[arg]
-	}), nil
+		b.WriteString(rest[:i])
+		rest = rest[i:]
+		arg, ok := placeholder(rest)
+		if ok && slices.ContainsFunc(s.Arguments, func(a Argument) bool { return a.Name == arg }) {
+			b.WriteString(args[arg])
+			rest = rest[len(arg)+2:]
+			continue
+		}
+		b.WriteByte('{')
+		rest = rest[1:]
+	}
+	return b.String(), nil
+}
+
+// placeholder returns the name of the placeholder s starts with, as
+// `\{[a-z_]+\}` matches it ("{question}"), matched by hand: compiling the
+// expression cost the start of every process that links this package.
+func placeholder(s string) (name string, ok bool) {
+	n := 1
+	for n < len(s) && (s[n] >= 'a' && s[n] <= 'z' || s[n] == '_') {
+		n++
+	}
+	if n == 1 || n == len(s) || s[n] != '}' {
+		return "", false
+	}
+	return s[1:n], true
 }
 
 func clip(s string, n int) string {
