@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/switchboard-dev/switchboard/shared/provider"
@@ -39,7 +40,9 @@ type sentence struct {
 	score float64
 }
 
-var sentenceEnd = regexp.MustCompile(`[^.!?。！？\n]+[.!?。！？]*`)
+// sentenceEnd is compiled on first use: most processes that link this
+// package never summarise, and compiling it cost each one's start.
+var sentenceEnd = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^.!?。！？\n]+[.!?。！？]*`) })
 
 // Summarize implements [provider.Summarizer].
 func (Summarizer) Summarize(ctx context.Context, req provider.SummarizeRequest) (provider.Summary, error) {
@@ -53,7 +56,7 @@ func (Summarizer) Summarize(ctx context.Context, req provider.SummarizeRequest) 
 	var sents []*sentence
 	freq := map[string]float64{}
 	for ti, t := range req.Turns {
-		for pi, raw := range sentenceEnd.FindAllString(t.Content, -1) {
+		for pi, raw := range sentenceEnd().FindAllString(t.Content, -1) {
 			text := strings.Join(strings.Fields(raw), " ")
 			if text == "" {
 				continue
