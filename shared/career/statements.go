@@ -1,9 +1,7 @@
 package career
 
 import (
-	"regexp"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -29,29 +27,6 @@ var (
 		"additional", "career", "industry", "research", "teaching", "personal", "recent")
 )
 
-// statementPatterns are the regular expressions of this file.
-type statementPatterns struct {
-	// atomWords finds, in a heading that is not a section name ("Engineering
-	// Leadership at Acme"), a word that marks it as holding atoms.
-	atomWords                           *regexp.Regexp
-	heading, setext, rule, bullet, sent *regexp.Regexp
-}
-
-// patterns compiles the statementPatterns on first use: of the processes
-// that import career (the gateway, through the catalog, and every function),
-// few parse a resume, and compiling them cost each one's cold start most of
-// a millisecond.
-var patterns = sync.OnceValue(func() *statementPatterns {
-	return &statementPatterns{
-		atomWords: regexp.MustCompile(`(?i)\b(experience|employment|work|career|professional|projects?|skills?|accomplishments?|achievements?|competenc(e|ies)|expertise|qualifications?|technolog(y|ies)|leadership|highlights?)\b`),
-		heading:   regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*\s*$`),
-		setext:    regexp.MustCompile(`^\s*(=+|-+)\s*$`),
-		rule:      regexp.MustCompile(`^\s*([-*_]\s*){3,}$`),
-		bullet:    regexp.MustCompile(`^\s*(?:[-*+•●▪◦‣–·]|\d{1,2}[.)])\s+(.*)$`),
-		sent:      regexp.MustCompile(`[.!?](\s+|$)`),
-	}
-})
-
 // The kinds of heading, for deciding whether the text under it yields atoms.
 const (
 	neutral  = iota // a name, a job, a company: its section decides
@@ -74,7 +49,7 @@ func sectionKind(h string) (kind int, named bool) {
 		case atomSectionNames[name]:
 			kind = holds
 		case !otherSectionNames[name]:
-			if patterns().atomWords.MatchString(h) {
+			if hasAtomWord(h) {
 				return holds, false
 			}
 			return neutral, false
@@ -192,32 +167,32 @@ func extractAtoms(md string) []statement {
 		}
 		bullet, cont = -1, nil
 	}
-	re := patterns()
 	for i, line := range lines {
 		t := cleanInline(line)
-		isBullet := re.bullet.MatchString(line)
+		item, isBullet := listItem(line)
 		if !isBullet && bullet >= 0 && t != "" && line != strings.TrimLeftFunc(line, unicode.IsSpace) {
 			cont = append(cont, t)
 			continue
 		}
 		closeBullet()
-		switch m := re.heading.FindStringSubmatch(line); {
-		case m != nil:
+		hashes, text, isHeading := markdownHeading(line)
+		switch {
+		case isHeading:
 			flush()
-			x.push(heading{level: len(m[1]), text: cleanInline(m[2]), markdown: true})
+			x.push(heading{level: hashes, text: cleanInline(text), markdown: true})
 		case t == "":
 			// A paragraph a list follows after a blank line may be its title.
-			if !(titleLike(para) && re.bullet.MatchString(nextNonBlank(lines, i))) {
+			if !(titleLike(para) && isListItem(nextNonBlank(lines, i))) {
 				flush()
 			}
-		case len(para) == 1 && re.setext.MatchString(line):
+		case len(para) == 1 && setextUnderline(line):
 			level := 1
 			if strings.Contains(line, "-") {
 				level = 2
 			}
 			x.push(heading{level: level, text: para[0], markdown: true})
 			para = nil
-		case re.rule.MatchString(line) && !isBullet:
+		case thematicBreak(line) && !isBullet:
 			flush()
 		case isBullet:
 			if titleLike(para) {
@@ -226,7 +201,7 @@ func extractAtoms(md string) []statement {
 			}
 			flush()
 			n := len(x.out)
-			x.add(cleanInline(re.bullet.FindStringSubmatch(line)[1]))
+			x.add(cleanInline(item))
 			if len(x.out) > n {
 				bullet = n
 			}
@@ -309,7 +284,7 @@ func titleColon(s string) bool {
 func sentences(p string) []string {
 	var out []string
 	start := 0
-	for _, loc := range patterns().sent.FindAllStringIndex(p, -1) {
+	for _, loc := range sentenceEnds(p) {
 		if s := strings.TrimSpace(p[start : loc[0]+1]); hasWord(s) {
 			out = append(out, s)
 		}

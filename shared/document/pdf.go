@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // PDF objects, as parsed: nil (null), bool, float64, pdfName, pdfString,
@@ -132,7 +133,7 @@ func (l *pdfLexer) next() (any, error) {
 	if f, ok := parsePDFNumber(string(word)); ok {
 		return f, nil
 	}
-	if k, ok := commonKeywords[string(word)]; ok { // no allocation
+	if k, ok := commonKeywords()[string(word)]; ok { // no allocation
 		return k, nil
 	}
 	switch string(word) {
@@ -147,8 +148,9 @@ func (l *pdfLexer) next() (any, error) {
 }
 
 // commonKeywords are the operators content streams repeat most, returned
-// without allocating.
-var commonKeywords = func() map[string]any {
+// without allocating; built on the first PDF, so that the processes that
+// link this package and read no PDF do not build it at start.
+var commonKeywords = sync.OnceValue(func() map[string]any {
 	m := map[string]any{}
 	for _, k := range []string{"obj", "endobj", "R", "q", "Q", "cm", "BT", "ET", "Tf", "Td", "TD", "Tm", "T*", "Tj", "TJ",
 		"'", "\"", "Tc", "Tw", "Tz", "TL", "Ts", "Do", "re", "f", "m", "l", "c", "h", "S", "n", "W", "gs", "rg", "RG", "g", "G",
@@ -158,7 +160,7 @@ var commonKeywords = func() map[string]any {
 		m[k] = pdfKeyword(k)
 	}
 	return m
-}()
+})
 
 // parsePDFInt parses a plain integer ("12", "-3") without allocating.
 func parsePDFInt(w []byte) (float64, bool) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -223,29 +224,32 @@ func standardishEncoding() [256]string {
 }
 
 // glyphNames maps the glyph names of the standard Latin character set that
-// are not single letters or "uniXXXX" to their text.
-var glyphNames = map[string]string{
-	"space": " ", "exclam": "!", "quotedbl": `"`, "numbersign": "#", "dollar": "$", "percent": "%",
-	"ampersand": "&", "quotesingle": "'", "quoteright": "’", "quoteleft": "‘", "parenleft": "(", "parenright": ")",
-	"asterisk": "*", "plus": "+", "comma": ",", "hyphen": "-", "minus": "−", "period": ".", "slash": "/",
-	"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
-	"eight": "8", "nine": "9", "colon": ":", "semicolon": ";", "less": "<", "equal": "=", "greater": ">",
-	"question": "?", "at": "@", "bracketleft": "[", "backslash": `\`, "bracketright": "]", "asciicircum": "^",
-	"underscore": "_", "grave": "`", "braceleft": "{", "bar": "|", "braceright": "}", "asciitilde": "~",
-	"endash": "–", "emdash": "—", "quotedblleft": "“", "quotedblright": "”", "quotesinglbase": "‚",
-	"quotedblbase": "„", "bullet": "•", "ellipsis": "…", "dagger": "†", "daggerdbl": "‡", "degree": "°",
-	"fi": "fi", "fl": "fl", "ff": "ff", "ffi": "ffi", "ffl": "ffl", "copyright": "©", "registered": "®",
-	"trademark": "™", "section": "§", "paragraph": "¶", "periodcentered": "·", "multiply": "×", "divide": "÷",
-	"plusminus": "±", "mu": "µ", "germandbls": "ß", "ae": "æ", "AE": "Æ", "oe": "œ", "OE": "Œ", "oslash": "ø",
-	"Oslash": "Ø", "dotlessi": "ı", "lslash": "ł", "Lslash": "Ł", "Euro": "€", "sterling": "£", "yen": "¥",
-	"cent": "¢", "guillemotleft": "«", "guillemotright": "»", "exclamdown": "¡", "questiondown": "¿",
-	"nbspace": " ", "uni00A0": " ",
-}
+// are not single letters or "uniXXXX" to their text (built on first use, as
+// latin1Decomposition is).
+var glyphNames = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"space": " ", "exclam": "!", "quotedbl": `"`, "numbersign": "#", "dollar": "$", "percent": "%",
+		"ampersand": "&", "quotesingle": "'", "quoteright": "’", "quoteleft": "‘", "parenleft": "(", "parenright": ")",
+		"asterisk": "*", "plus": "+", "comma": ",", "hyphen": "-", "minus": "−", "period": ".", "slash": "/",
+		"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+		"eight": "8", "nine": "9", "colon": ":", "semicolon": ";", "less": "<", "equal": "=", "greater": ">",
+		"question": "?", "at": "@", "bracketleft": "[", "backslash": `\`, "bracketright": "]", "asciicircum": "^",
+		"underscore": "_", "grave": "`", "braceleft": "{", "bar": "|", "braceright": "}", "asciitilde": "~",
+		"endash": "–", "emdash": "—", "quotedblleft": "“", "quotedblright": "”", "quotesinglbase": "‚",
+		"quotedblbase": "„", "bullet": "•", "ellipsis": "…", "dagger": "†", "daggerdbl": "‡", "degree": "°",
+		"fi": "fi", "fl": "fl", "ff": "ff", "ffi": "ffi", "ffl": "ffl", "copyright": "©", "registered": "®",
+		"trademark": "™", "section": "§", "paragraph": "¶", "periodcentered": "·", "multiply": "×", "divide": "÷",
+		"plusminus": "±", "mu": "µ", "germandbls": "ß", "ae": "æ", "AE": "Æ", "oe": "œ", "OE": "Œ", "oslash": "ø",
+		"Oslash": "Ø", "dotlessi": "ı", "lslash": "ł", "Lslash": "Ł", "Euro": "€", "sterling": "£", "yen": "¥",
+		"cent": "¢", "guillemotleft": "«", "guillemotright": "»", "exclamdown": "¡", "questiondown": "¿",
+		"nbspace": " ", "uni00A0": " ",
+	}
+})
 
 // glyphText returns the text of a glyph name: "a", "eacute", "uni00E9",
 // "u1F600", "period", "f_i".
 func glyphText(name string) (string, bool) {
-	if s, ok := glyphNames[name]; ok {
+	if s, ok := glyphNames()[name]; ok {
 		return s, true
 	}
 	if i := strings.IndexByte(name, '.'); i > 0 {
@@ -298,16 +302,19 @@ var accents = map[string]rune{
 
 // composeAccent returns base with mark, precomposed when Latin-1 has it.
 func composeAccent(base byte, mark rune) string {
+	decomposed := latin1Decomposition()
 	for c := rune(0xC0); c <= 0xFF; c++ {
-		if d, ok := latin1Decomposition[c]; ok && d[0] == rune(base) && d[1] == mark {
+		if d, ok := decomposed[c]; ok && d[0] == rune(base) && d[1] == mark {
 			return string(c)
 		}
 	}
 	return string(rune(base)) + string(mark)
 }
 
-// latin1Decomposition lists the accented letters of Latin-1.
-var latin1Decomposition = func() map[rune][2]rune {
+// latin1Decomposition lists the accented letters of Latin-1. It is built on
+// first use: the processes that link this package and read no PDF font
+// should not build it at start.
+var latin1Decomposition = sync.OnceValue(func() map[rune][2]rune {
 	const (
 		grave, acute, circ, tilde, diaer, ring, cedil = '\u0300', '\u0301', '\u0302', '\u0303', '\u0308', '\u030A', '\u0327'
 	)
@@ -324,7 +331,7 @@ var latin1Decomposition = func() map[rune][2]rune {
 		m[0xE0+rune(i)] = [2]rune{rune(bases[i] + 'a' - 'A'), marks[i]}
 	}
 	return m
-}()
+})
 
 // pdfCMap is a ToUnicode map: code space ranges (which give code lengths)
 // and code -> text mappings.

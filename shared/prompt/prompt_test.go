@@ -60,6 +60,7 @@ func TestFillReplacesOnlyTheArgumentsPlaceholders(t *testing.T) {
 		{"arguments are filled in", prompt.Rephrase, "{conversation}Q: {question}", map[string]string{"question": "why?", "conversation": "C\n"}, "C\nQ: why?", ""},
 		{"an optional argument left out is empty", prompt.Rephrase, "{conversation}Q: {question}", map[string]string{"question": "why?"}, "Q: why?", ""},
 		{"other braces stay", prompt.Rephrase, `{"a": 1} {other} {question}`, map[string]string{"question": "q"}, `{"a": 1} {other} q`, ""},
+		{"nested, unclosed, empty and capitalised braces stay", prompt.Rephrase, "{{question}} {question {} {Question} {question}}{", map[string]string{"question": "q"}, "{q} {question {} {Question} q}{", ""},
 		{"a value holding a placeholder is not filled in turn", prompt.Rephrase, "{question} {conversation}", map[string]string{"question": "{conversation}", "conversation": "x"}, "{conversation} x", ""},
 		{"a missing required argument is refused", prompt.Rephrase, "{question}", map[string]string{}, "", "arguments.question"},
 		{"an unknown argument is refused", prompt.Grade, "text", map[string]string{"x": "1"}, "", "arguments"},
