@@ -1,6 +1,7 @@
 // Package awsjson makes one signed request of an AWS API that speaks the
-// JSON 1.1 protocol (POST / with X-Amz-Target <prefix>.<action>): the few
-// calls Switchboard makes of Secrets Manager, SSM Parameter Store and KMS,
+// JSON 1.0 or 1.1 protocol (POST / with X-Amz-Target <prefix>.<action>): the
+// few calls Switchboard makes of Secrets Manager, SSM Parameter Store, KMS
+// and Step Functions,
 // signed with the SDK's Signature Version 4 signer, without linking those
 // services' SDK clients, whose initialisation would cost every cold start of
 // the functions that use them most of a millisecond (measured: +0.9 ms at p50
@@ -13,6 +14,7 @@ package awsjson
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -30,16 +32,27 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/config"
 )
 
-// An API is an AWS service speaking JSON 1.1: its SDK ID (which names its
+// An API is an AWS service speaking JSON: its SDK ID (which names its
 // endpoint override, AWS_ENDPOINT_URL_<SDK ID>), its signing name and
 // endpoint prefix, and the prefix of its X-Amz-Target header.
-type API struct{ SDKID, SigningName, TargetPrefix string }
+type API struct {
+	SDKID, SigningName, TargetPrefix string
+	// Version is the protocol's, "1.0" or (if empty) "1.1".
+	Version string
+	// HostPrefix goes before the host of the service's regional endpoint
+	// (not before an endpoint configured in its place): the host of the
+	// operations that name one, such as StartSyncExecution's sync-.
+	HostPrefix string
+}
 
 // The APIs Switchboard calls this way.
 var (
 	SecretsManager = API{SDKID: "Secrets Manager", SigningName: "secretsmanager", TargetPrefix: "secretsmanager"}
 	SSM            = API{SDKID: "SSM", SigningName: "ssm", TargetPrefix: "AmazonSSM"}
 	KMS            = API{SDKID: "KMS", SigningName: "kms", TargetPrefix: "TrentService"}
+	// StepFunctionsSync is Step Functions for StartSyncExecution, which it
+	// serves on its sync-states host.
+	StepFunctionsSync = API{SDKID: "SFN", SigningName: "states", TargetPrefix: "AWSStepFunctions", Version: "1.0", HostPrefix: "sync-"}
 )
 
 // Error is a service's error answer: its error code (the __type's last
@@ -66,11 +79,11 @@ func Call(ctx context.Context, cfg *aws.Config, api API, action string, in, out 
 	if err != nil {
 		return false, err
 	}
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, config.ServiceEndpoint(*cfg, api.SDKID, api.SigningName)+"/", bytes.NewReader(body))
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, api.endpoint(cfg)+"/", bytes.NewReader(body))
 	if err != nil {
 		return false, err
 	}
-	r.Header.Set("Content-Type", "application/x-amz-json-1.1")
+	r.Header.Set("Content-Type", "application/x-amz-json-"+cmp.Or(api.Version, "1.1"))
 	r.Header.Set("X-Amz-Target", api.TargetPrefix+"."+action)
 	if cfg.Credentials == nil {
 		return false, errors.New("no credentials")
@@ -118,6 +131,15 @@ func Call(ctx context.Context, cfg *aws.Config, api API, action string, in, out 
 		}
 	}
 	return false, nil
+}
+
+// endpoint is the base URL of api as cfg configures it.
+func (api API) endpoint(cfg *aws.Config) string {
+	url := config.ServiceEndpoint(*cfg, api.SDKID, api.SigningName)
+	if api.HostPrefix != "" && url == config.RegionalEndpoint(cfg.Region, api.SigningName) {
+		return "https://" + api.HostPrefix + strings.TrimPrefix(url, "https://")
+	}
+	return url
 }
 
 // Attempts is how many times [Retry] tries a call.

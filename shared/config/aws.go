@@ -63,9 +63,15 @@ func ServiceEndpoint(cfg aws.Config, sdkID, service string) string {
 	if cfg.BaseEndpoint != nil {
 		return strings.TrimSuffix(*cfg.BaseEndpoint, "/")
 	}
+	return RegionalEndpoint(cfg.Region, service)
+}
+
+// RegionalEndpoint returns the standard endpoint in region of the service
+// whose endpoint prefix is service: https://<service>.<region>.amazonaws.com.
+func RegionalEndpoint(region, service string) string {
 	suffix := "amazonaws.com"
-	if strings.HasPrefix(cfg.Region, "cn-") {
+	if strings.HasPrefix(region, "cn-") {
 		suffix = "amazonaws.com.cn"
 	}
-	return "https://" + service + "." + cfg.Region + "." + suffix
+	return "https://" + service + "." + region + "." + suffix
 }

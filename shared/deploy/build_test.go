@@ -445,8 +445,9 @@ var (
 	blobsCode = []string{"shared/config/blobs", "shared/store/localfs", "shared/store/s3"}
 	// The providers' API keys come from Secrets Manager (config/secrets).
 	providersCode = []string{"shared/config/providers", "shared/config/secrets", "shared/awsjson", "shared/provider/bedrock", "shared/provider/openai", "shared/provider/jina"}
-	pipelineCode  = []string{"shared/config/stepfunctions", "shared/pipeline/stepfunctions"}
-	invokerCode   = []string{"shared/config/invoker", "shared/invoke/lambdaapi"}
+	// The pipeline's runner: StartSyncExecution through awsjson, no SDK client.
+	pipelineCode = []string{"shared/config/stepfunctions", "shared/pipeline/stepfunctions", "shared/awsjson"}
+	invokerCode  = []string{"shared/config/invoker", "shared/invoke/lambdaapi"}
 	// The connector functions' sealer (a KMS key, called through awsjson
 	// with no SDK client, or a local key file) and outbound guard.
 	connectorsCode = []string{"shared/config/connectors", "shared/config/secrets", "shared/awsjson", "shared/netguard", "shared/seal", "shared/seal/kms", "shared/seal/localkey"}
@@ -482,7 +483,7 @@ func allowed(f catalog.Function, binding string) (code, clients []string) {
 		code, clients = append(code, providersCode...), append(clients, "bedrockruntime")
 	}
 	if f.Pipeline {
-		code, clients = append(code, pipelineCode...), append(clients, "sfn")
+		code = append(code, pipelineCode...)
 	}
 	if len(f.Invokes) > 0 {
 		code = append(code, invokerCode...)

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/config/secrets"
 	"github.com/switchboard-dev/switchboard/shared/keyfile"

@@ -1,15 +1,13 @@
 // Package stepfunctions opens the RAG pipeline's runner a [config.Config]
 // names: a synchronous execution of the deployed Express state machine
 // (SWITCHBOARD_PIPELINE_ARN). It is a package of its own so that only the
-// functions that run the pipeline link the Step Functions client.
+// functions that run the pipeline link the runner.
 //
 //	r, err := stepfunctions.Open(ctx, &cfg) // nil if cfg names no state machine
 package stepfunctions
 
 import (
 	"context"
-
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
@@ -26,12 +24,5 @@ func Open(ctx context.Context, c *config.Config) (pipeline.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	client := sfn.NewFromConfig(cfg, func(o *sfn.Options) {
-		// A custom endpoint (AWS_ENDPOINT_URL_SFN: an emulator, a test
-		// server) has no sync- host to prefix.
-		if o.BaseEndpoint != nil {
-			stepfunctions.WithoutHostPrefix(o)
-		}
-	})
-	return stepfunctions.New(client, c.PipelineARN), nil
+	return stepfunctions.New(cfg, c.PipelineARN), nil
 }

@@ -3,13 +3,14 @@
 // backend the functions that run the pipeline use when
 // SWITCHBOARD_PIPELINE_ARN is set.
 //
-//	client := sfn.NewFromConfig(awsCfg)
-//	var r pipeline.Runner = stepfunctions.New(client, arn)
+//	var r pipeline.Runner = stepfunctions.New(awsCfg, arn)
 //	out, err := r.Run(ctx, in)
 //
-// It is a package of its own so that only the binaries that run the pipeline
-// link the Step Functions client (and pay for its initialisation at cold
-// start); [pipeline.Local] runs the same definition in process.
+// It starts an execution with one signed StartSyncExecution call through
+// shared/awsjson, not the SDK's Step Functions client, whose package
+// initialisers would cost every cold start of those functions; and it is a
+// package of its own so that only they link it. [pipeline.Local] runs the
+// same definition in process.
 package stepfunctions
 
 import (
@@ -17,35 +18,47 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
-	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
-	"github.com/aws/smithy-go/middleware"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/switchboard-dev/switchboard/shared/awsjson"
 	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 	"github.com/switchboard-dev/switchboard/shared/pipeline"
 )
 
-// API is the part of the Step Functions client [Runner] uses.
-type API interface {
-	StartSyncExecution(ctx context.Context, in *sfn.StartSyncExecutionInput, opts ...func(*sfn.Options)) (*sfn.StartSyncExecutionOutput, error)
-}
-
 // Runner runs the pipeline as a synchronous execution of the deployed
 // Express state machine. It is safe for concurrent use.
 type Runner struct {
-	client API
-	arn    string
+	cfg aws.Config
+	arn string
 }
 
 var _ pipeline.Runner = (*Runner)(nil)
 
 // New returns a Runner that starts synchronous executions of the state
-// machine stateMachineARN. It does no I/O.
-func New(client API, stateMachineARN string) *Runner {
-	return &Runner{client: client, arn: stateMachineARN}
+// machine stateMachineARN, calling Step Functions as cfg configures it
+// (region, credentials, endpoint). It does no I/O.
+func New(cfg aws.Config, stateMachineARN string) *Runner {
+	return &Runner{cfg: cfg, arn: stateMachineARN}
 }
+
+// maxAnswer bounds StartSyncExecution's answer: an execution's input and
+// output are at most 256 KiB each.
+const maxAnswer = 1 << 20
+
+// startSync is StartSyncExecution's request, and execution its answer.
+type (
+	startSync struct {
+		StateMachineARN string `json:"stateMachineArn"`
+		Input           string `json:"input"`
+		TraceHeader     string `json:"traceHeader,omitempty"`
+	}
+	execution struct {
+		Status string `json:"status"`
+		Output string `json:"output"`
+		Error  string `json:"error"`
+		Cause  string `json:"cause"`
+	}
+)
 
 // Run implements the [pipeline.Runner] interface. A FAILED or TIMED_OUT
 // execution is a [*pipeline.ExecutionError].
@@ -54,31 +67,18 @@ func (r *Runner) Run(ctx context.Context, in pipeline.Input) (pipeline.Output, e
 	if err != nil {
 		return pipeline.Output{}, fmt.Errorf("pipeline: encoding input: %w", err)
 	}
-	start := &sfn.StartSyncExecutionInput{StateMachineArn: &r.arn, Input: aws.String(string(input))}
 	// The caller's X-Ray trace: with tracing on, the execution and the steps
 	// it invokes join it.
-	if h := callcontext.TraceHeader(ctx, in.Request.TraceID); h != "" {
-		start.TraceHeader = &h
-	}
-	out, err := r.client.StartSyncExecution(ctx, start)
+	start := startSync{StateMachineARN: r.arn, Input: string(input), TraceHeader: callcontext.TraceHeader(ctx, in.Request.TraceID)}
+	var out execution
+	err = awsjson.Retry(ctx, func() (bool, error) {
+		return awsjson.Call(ctx, &r.cfg, awsjson.StepFunctionsSync, "StartSyncExecution", start, &out, maxAnswer)
+	})
 	if err != nil {
 		return pipeline.Output{}, fmt.Errorf("pipeline: starting %s: %w", r.arn, err)
 	}
-	if out.Status != types.SyncExecutionStatusSucceeded {
-		return pipeline.Output{}, &pipeline.ExecutionError{Status: string(out.Status), Err: aws.ToString(out.Error), Cause: aws.ToString(out.Cause)}
+	if out.Status != "SUCCEEDED" {
+		return pipeline.Output{}, &pipeline.ExecutionError{Status: out.Status, Err: out.Error, Cause: out.Cause}
 	}
-	return pipeline.DecodeOutput([]byte(aws.ToString(out.Output)))
-}
-
-// WithoutHostPrefix is a Step Functions client option that stops the client
-// prepending "sync-" to the endpoint's host for StartSyncExecution (the
-// service's sync-states host): needed with a custom endpoint, such as a test
-// server or an emulator on 127.0.0.1, whose host takes no prefix.
-func WithoutHostPrefix(o *sfn.Options) {
-	o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
-		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("SwitchboardDisableHostPrefix",
-			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-				return next.HandleInitialize(smithyhttp.DisableEndpointHostPrefix(ctx, true), in)
-			}), middleware.Before)
-	})
+	return pipeline.DecodeOutput([]byte(out.Output))
 }

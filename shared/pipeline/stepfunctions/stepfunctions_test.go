@@ -12,7 +12,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-dev/switchboard/shared/callcontext"
@@ -55,12 +54,10 @@ func sfnServer(t *testing.T, answer map[string]any, status int) (*httptest.Serve
 	return srv, &seen
 }
 
-func sfnClient(url string) *sfn.Client {
-	return sfn.New(sfn.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(url),
-		Credentials:      credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
-		RetryMaxAttempts: 1,
-	}, stepfunctions.WithoutHostPrefix) // else the client posts to sync-127.0.0.1
+// sfnConfig is the configuration that points the Runner at url.
+func sfnConfig(url string) aws.Config {
+	return aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(url),
+		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")}
 }
 
 func TestRunStartsASyncExecutionAndDecodesItsOutput(t *testing.T) {
@@ -79,7 +76,7 @@ func TestRunStartsASyncExecutionAndDecodesItsOutput(t *testing.T) {
 		"executionArn": testARN + ":x", "stateMachineArn": testARN, "status": "SUCCEEDED",
 		"output": string(out), "startDate": 1.7e9, "stopDate": 1.7e9,
 	}, http.StatusOK)
-	r := stepfunctions.New(sfnClient(srv.URL), testARN)
+	r := stepfunctions.New(sfnConfig(srv.URL), testARN)
 	in := pipeline.Input{Request: pipeline.Request{Caller: caller, TraceID: "t", RequestID: "r"}, Question: "q?"}
 	got, err := r.Run(context.Background(), in)
 	if err != nil {
@@ -139,7 +136,7 @@ func TestRunReportsFailedExecutionsAndApiErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := sfnServer(t, tc.answer, tc.status)
-			_, err := stepfunctions.New(sfnClient(srv.URL), testARN).Run(context.Background(), pipeline.Input{Question: "q"})
+			_, err := stepfunctions.New(sfnConfig(srv.URL), testARN).Run(context.Background(), pipeline.Input{Question: "q"})
 			tc.check(t, err)
 		})
 	}
@@ -164,7 +161,7 @@ func TestRunPassesTheCallersXRayTrace(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, seen := sfnServer(t, map[string]any{"executionArn": testARN + ":x", "status": "SUCCEEDED", "output": `{"question":"q?"}`, "startDate": 1.7e9, "stopDate": 1.7e9}, http.StatusOK)
 			in := pipeline.Input{Request: pipeline.Request{Caller: caller, TraceID: tc.traceID, RequestID: "r"}, Question: "q?"}
-			if _, err := stepfunctions.New(sfnClient(srv.URL), testARN).Run(tc.ctx, in); err != nil {
+			if _, err := stepfunctions.New(sfnConfig(srv.URL), testARN).Run(tc.ctx, in); err != nil {
 				t.Fatal(err)
 			}
 			if got := (*seen)[0]["traceHeader"]; got != tc.want {
@@ -212,7 +209,7 @@ func TestHandlerAnswersAsTheServiceDoes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(stepfunctions.Handler(tc.execute))
 			defer srv.Close()
-			out, err := stepfunctions.New(sfnClient(srv.URL), testARN).Run(context.Background(), pipeline.Input{Request: pipeline.Request{Caller: caller}, Question: "q?"})
+			out, err := stepfunctions.New(sfnConfig(srv.URL), testARN).Run(context.Background(), pipeline.Input{Request: pipeline.Request{Caller: caller}, Question: "q?"})
 			tc.check(t, out, err)
 		})
 	}
