@@ -83,12 +83,13 @@ func (b *watchedBody) Close() error {
 }
 
 // openBodies counts upstream responses whose bodies are still open: those
-// of one call, or those of one session's requests ([authTransport]). The go-sdk hands a call its result as soon as the event
-// carrying it is read, and drains the rest of the stream afterwards: a call
-// that ended its context at once cut that drain short, and with it the
-// connection, which the next call then dialed again (40 calls in 100, on
-// loopback), and one that waited for the drain waited 0.2 ms or more for a
-// quarter of its calls. A nil *openBodies counts nothing.
+// of one call, or those of one session's requests ([authTransport]). The
+// go-sdk hands a call its result as soon as the event carrying it is read,
+// and drains the rest of the stream afterwards: a call that ended its
+// context at once cut that drain short, and with it the connection, which
+// the next call then dialed again (40 calls in 100, on loopback), and one
+// that waited for the drain waited 0.2 ms or more for a quarter of its
+// calls. A nil *openBodies counts nothing.
 type openBodies struct {
 	mu   sync.Mutex
 	n    int
