@@ -108,7 +108,8 @@ type authTransport struct {
 	headers map[string]string
 	oauth   *tokenSource
 	cut     *cutResponses
-	// posted counts the session's POST responses whose bodies are open.
+	// posted counts the session's POST responses whose bodies are open,
+	// over HTTP/1 (over HTTP/2 an open stream leaves its connection free).
 	posted openBodies
 }
 
@@ -157,12 +158,12 @@ func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // watch records in a.cut whether resp's body is cut, and counts it among
-// the open bodies of the call req belongs to and, for a POST, of the
-// session.
+// the open bodies of the call req belongs to and, for a POST over HTTP/1,
+// of the session.
 func (a *authTransport) watch(req *http.Request, resp *http.Response) *http.Response {
 	if resp != nil && a.cut != nil {
 		var posted *openBodies
-		if req.Method == http.MethodPost {
+		if req.Method == http.MethodPost && resp.ProtoMajor < 2 {
 			posted = &a.posted
 		}
 		resp.Body = a.cut.watch(resp.Body, bodiesOf(req.Context()), posted)
