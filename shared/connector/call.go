@@ -49,16 +49,18 @@ func (c *cutResponses) reason() error {
 }
 
 // watch returns body, recording in c why reading it was cut, if it was,
-// and in open (if not nil) until it is closed.
-func (c *cutResponses) watch(body io.ReadCloser, open *openBodies) io.ReadCloser {
-	open.add()
+// and in each counter of open (nil ones count nothing) until it is closed.
+func (c *cutResponses) watch(body io.ReadCloser, open ...*openBodies) io.ReadCloser {
+	for _, o := range open {
+		o.add()
+	}
 	return &watchedBody{ReadCloser: body, cut: c, open: open}
 }
 
 type watchedBody struct {
 	io.ReadCloser
 	cut    *cutResponses
-	open   *openBodies
+	open   []*openBodies
 	closed atomic.Bool
 }
 
@@ -73,18 +75,21 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 func (b *watchedBody) Close() error {
 	err := b.ReadCloser.Close()
 	if b.closed.CompareAndSwap(false, true) {
-		b.open.done()
+		for _, o := range b.open {
+			o.done()
+		}
 	}
 	return err
 }
 
-// openBodies counts the upstream responses of one call whose bodies are
-// still open. The go-sdk hands a call its result as soon as the event
-// carrying it is read, and drains the rest of the stream afterwards: a call
-// that ended its context at once cut that drain short, and with it the
-// connection, which the next call then dialed again (40 calls in 100, on
-// loopback), and one that waited for the drain waited 0.2 ms or more for a
-// quarter of its calls. A nil *openBodies counts nothing.
+// openBodies counts upstream responses whose bodies are still open: those
+// of one call, or those of one session's requests ([authTransport]). The
+// go-sdk hands a call its result as soon as the event carrying it is read,
+// and drains the rest of the stream afterwards: a call that ended its
+// context at once cut that drain short, and with it the connection, which
+// the next call then dialed again (40 calls in 100, on loopback), and one
+// that waited for the drain waited 0.2 ms or more for a quarter of its
+// calls. A nil *openBodies counts nothing.
 type openBodies struct {
 	mu   sync.Mutex
 	n    int
@@ -130,14 +135,17 @@ func (o *openBodies) open() bool {
 }
 
 // wait waits until every counted body is closed, for grace at most.
+// Waiters at once share one channel.
 func (o *openBodies) wait(grace time.Duration) {
 	o.mu.Lock()
 	if o.n == 0 {
 		o.mu.Unlock()
 		return
 	}
-	idle := make(chan struct{})
-	o.idle = idle
+	if o.idle == nil {
+		o.idle = make(chan struct{})
+	}
+	idle := o.idle
 	o.mu.Unlock()
 	t := time.NewTimer(grace)
 	defer t.Stop()

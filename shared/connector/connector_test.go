@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -304,6 +305,52 @@ func TestSequentialCallsKeepTheirConnection(t *testing.T) {
 	// may let the odd drain outlast its grace.
 	if n := dials.Load() - before; n > 5 {
 		t.Errorf("100 calls dialed the upstream %d more times, want (nearly) none", n)
+	}
+}
+
+// A new session initialises over one connection: the go-sdk sends the
+// initialized notification as soon as it has read initialize's result, while
+// the connection is still busy with the rest of that response's stream,
+// which the upstream here ends a little later. The notification waits for it
+// rather than dial another connection (and make a second TLS handshake).
+func TestANewSessionInitialisesOverOneConnection(t *testing.T) {
+	var dials atomic.Int64
+	dialer := &net.Dialer{}
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return dialer.DialContext(ctx, network, addr)
+	}}}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(context.Context, *mcp.CallToolRequest, echoIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		if w.Header().Get("Content-Type") == "text/event-stream" {
+			time.Sleep(500 * time.Microsecond) // the stream ends after its last event
+		}
+	}))
+	t.Cleanup(func() {
+		up.CloseClientConnections()
+		up.Close()
+	})
+	e := newEnv(t, storetest.OpenEmbedded(t), func(o *connector.Options) { o.HTTPClient = client })
+	c := newCaller(t, "alice")
+	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.URL, Transport: connector.TransportStreamable})
+	const sessions = 20
+	for range sessions {
+		// connector_verify makes a new session each time.
+		if _, err := e.svc.Verify(context.Background(), c, connector.NameInput{Name: "up"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each session closes the one before it (a DELETE, in the background),
+	// so two connections serve them all; without the wait, half of the
+	// sessions dialed a third. A loaded machine may let the odd stream
+	// outlast the wait.
+	if n := dials.Load(); n > 5 {
+		t.Errorf("%d new sessions, one after another, dialed the upstream %d times, want (nearly) 2", sessions, n)
 	}
 }
 

@@ -101,16 +101,34 @@ func (cr creds) tokenKey(t string, r *record) string {
 }
 
 // authTransport adds a connector's credentials to every upstream request, and
-// for OAuth fetches the token again once when the upstream answers 401.
+// for OAuth fetches the token again once when the upstream answers 401. It
+// serves one session.
 type authTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
 	oauth   *tokenSource
 	cut     *cutResponses
+	// posted counts the session's POST responses whose bodies are open,
+	// over HTTP/1 (over HTTP/2 an open stream leaves its connection free).
+	posted openBodies
 }
+
+// reuseWait bounds how long a session's request waits for the bodies of
+// the session's earlier POST responses to close, so that it reuses their
+// connection rather than dial another. The go-sdk hands a request its
+// answer as soon as the event carrying it is read, and reads the end of the
+// stream apart: the initialized notification, sent right after initialize's
+// result, found the connection still busy in a third to half of the
+// connector functions' cold starts, and dialed a second one, whose TLS
+// handshake (CPU on both sides) went on beside the session's exchange and
+// whose connection was then not needed. An end of stream comes right after
+// the last event; a stream that stays open (a long call's progress) delays
+// a request made beside it by this much at most.
+const reuseWait = 2 * time.Millisecond
 
 // RoundTrip implements [http.RoundTripper].
 func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	a.posted.wait(reuseWait)
 	if len(a.headers) == 0 && a.oauth == nil {
 		resp, err := a.base.RoundTrip(req) // nothing to add: no copy of the request to make
 		return a.watch(req, resp), err
@@ -140,10 +158,15 @@ func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // watch records in a.cut whether resp's body is cut, and counts it among
-// the open bodies of the call req belongs to.
+// the open bodies of the call req belongs to and, for a POST over HTTP/1,
+// of the session.
 func (a *authTransport) watch(req *http.Request, resp *http.Response) *http.Response {
 	if resp != nil && a.cut != nil {
-		resp.Body = a.cut.watch(resp.Body, bodiesOf(req.Context()))
+		var posted *openBodies
+		if req.Method == http.MethodPost && resp.ProtoMajor < 2 {
+			posted = &a.posted
+		}
+		resp.Body = a.cut.watch(resp.Body, bodiesOf(req.Context()), posted)
 	}
 	return resp
 }

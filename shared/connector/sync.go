@@ -308,7 +308,9 @@ func (s *Service) sync(ctx context.Context, c tenant.Caller, r *record) (*record
 	} else {
 		detail["tools"], detail["resources"], detail["prompts"], detail["refused"] = len(caps.Tools), len(caps.Resources), len(caps.Prompts), len(caps.Refused)
 	}
-	updated, werr := s.recordSync(ctx, c, r.Name, items, now, func(r *record) {
+	event := &audit.Event{Tenant: c.Tenant, TraceID: traceOf(ctx), Type: audit.ConnectorSynced, Tool: "connector_sync",
+		Principal: c.Principal, Outcome: outcome, Detail: detail}
+	updated, werr := s.recordSync(ctx, c, r.Name, items, now, event, func(r *record) {
 		if err != nil {
 			r.SyncStatus, r.LastError = SyncFailed, err.Error()
 			if !upstreamAnswered(err) {
@@ -321,7 +323,6 @@ func (s *Service) sync(ctx context.Context, c tenant.Caller, r *record) (*record
 	if werr != nil {
 		return r, nil, werr
 	}
-	s.record(ctx, c, audit.ConnectorSynced, "connector_sync", outcome, detail)
 	if err != nil {
 		return updated, nil, err
 	}
@@ -329,9 +330,10 @@ func (s *Service) sync(ctx context.Context, c tenant.Caller, r *record) (*record
 }
 
 // recordSync writes the outcome of a sync that ended at now: the cache
-// items (if it succeeded), the record as apply changes it and its place in
-// the scheduled sync's index, on the record's version as read again.
-func (s *Service) recordSync(ctx context.Context, c tenant.Caller, name string, items []store.Item, now time.Time, apply func(*record)) (*record, error) {
+// items (if it succeeded), the record as apply changes it, its place in the
+// scheduled sync's index and event's audit record (if not nil), in one
+// transaction on the record's version as read again.
+func (s *Service) recordSync(ctx context.Context, c tenant.Caller, name string, items []store.Item, now time.Time, event *audit.Event, apply func(*record)) (*record, error) {
 	var out *record
 	err := store.Retry(ctx, func() error {
 		it, err := s.table.Get(ctx, connPK(c.Tenant), name)
@@ -356,6 +358,13 @@ func (s *Service) recordSync(ctx context.Context, c tenant.Caller, name string, 
 			store.Put(store.Item{PK: SyncIndexPartition, SK: syncSK(now, c.Tenant, name)}, store.Condition{})}
 		for _, ci := range items {
 			writes = append(writes, store.Put(ci, store.Condition{}))
+		}
+		if event != nil {
+			it, err := s.audit.Item(*event)
+			if err != nil {
+				return err
+			}
+			writes = append(writes, store.Put(it, store.IfAbsent()))
 		}
 		if err := s.table.Transact(ctx, writes...); err != nil {
 			return err
@@ -514,7 +523,7 @@ func (s *Service) stray(ctx context.Context, c tenant.Caller, r *record, sk stri
 // recordSkip moves a connector the scheduler cannot sync to the end of the
 // index, so that it is not read again on every run.
 func (s *Service) recordSkip(ctx context.Context, c tenant.Caller, r *record) {
-	if _, err := s.recordSync(ctx, c, r.Name, nil, s.now().UTC(), func(*record) {}); err != nil {
+	if _, err := s.recordSync(ctx, c, r.Name, nil, s.now().UTC(), nil, func(*record) {}); err != nil {
 		s.log.WarnContext(ctx, "moving a skipped connector in the sync index failed", "connector", r.Name, "error", err)
 	}
 }

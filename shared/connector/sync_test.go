@@ -12,8 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-dev/switchboard/shared/audit"
+	"github.com/switchboard-dev/switchboard/shared/callcontext"
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/storetest"
@@ -371,6 +375,54 @@ func TestASessionKeptBusyForADayDoesNotKeepItsProtocolVersionRemembered(t *testi
 		}
 		if after, _ := count(); after != before+1 {
 			t.Errorf("a new session 25 hours after the negotiation made %d discoveries; want 1", after-before)
+		}
+	})
+}
+
+// A sync lands in the audit log as one ConnectorSynced event, written with
+// its outcome on the connector: what it listed, or why it failed.
+func TestASyncIsAuditedWithItsOutcome(t *testing.T) {
+	storetest.EachTable(t, func(t *testing.T, tbl store.Table) {
+		e := newEnv(t, tbl, nil)
+		c := newCaller(t, "alice")
+		up := newUpstream(t, connector.TransportStreamable, "")
+		mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+		gone := newUpstream(t, connector.TransportStreamable, "")
+		mustCreate(t, e, c, connector.CreateInput{Name: "gone", BaseURL: gone.url(), Transport: connector.TransportStreamable})
+		gone.http.Close()
+
+		for _, tc := range []struct {
+			name, connector, outcome string
+			detail                   map[string]any
+		}{
+			{"a sync that lists", "up", "ok", map[string]any{"connector": "up", "tools": 7.0, "resources": 1.0, "prompts": 1.0, "refused": 0.0}},
+			{"a sync that fails", "gone", "error: unavailable", map[string]any{"connector": "gone"}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				trace := audit.NewTraceID()
+				ctx := callcontext.NewContext(context.Background(), callcontext.Call{Caller: c, TraceID: trace})
+				_, err := e.svc.Sync(ctx, c, connector.NameInput{Name: tc.connector})
+				if (err != nil) != (tc.outcome != "ok") {
+					t.Fatalf("Sync: %v, want outcome %s", err, tc.outcome)
+				}
+				out, err := audit.New(tbl, nil).GetTrace(ctx, c, audit.TraceInput{TraceID: trace})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(out.Events) != 1 {
+					t.Fatalf("events of the trace: %+v, want one", out.Events)
+				}
+				got := out.Events[0]
+				if _, ok := got.Detail["error"].(string); ok != (tc.outcome != "ok") {
+					t.Errorf("detail %v: an error exactly when the sync failed", got.Detail)
+				}
+				delete(got.Detail, "error")
+				want := audit.Event{Tenant: c.Tenant, TraceID: trace, Type: audit.ConnectorSynced, Tool: "connector_sync", Principal: "alice",
+					Outcome: tc.outcome, Detail: tc.detail}
+				if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(audit.Event{}, "Time")); diff != "" {
+					t.Errorf("audit event mismatch (-want +got):\n%s", diff)
+				}
+			})
 		}
 	})
 }
