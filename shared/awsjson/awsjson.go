@@ -1,12 +1,11 @@
 // Package awsjson makes one signed request of an AWS API that speaks the
 // JSON 1.0 or 1.1 protocol (POST / with X-Amz-Target <prefix>.<action>): the
 // few calls Switchboard makes of Secrets Manager, SSM Parameter Store, KMS
-// and Step Functions,
-// signed with the SDK's Signature Version 4 signer, without linking those
-// services' SDK clients, whose initialisation would cost every cold start of
-// the functions that use them most of a millisecond (measured: +0.9 ms at p50
-// with Secrets Manager's client; 0.9 ms of package initialisers with KMS's;
-// issue 11).
+// and Step Functions, signed with the SDK's Signature Version 4 signer,
+// without linking those services' SDK clients, whose initialisation would
+// cost every cold start of the functions that use them most of a
+// millisecond (measured: +0.9 ms at p50 with Secrets Manager's client; 0.9
+// ms of package initialisers with KMS's; issue 11).
 //
 //	var out struct{ Parameter struct{ Value string } }
 //	retry, err := awsjson.Call(ctx, &cfg, awsjson.SSM, "GetParameter", map[string]any{"Name": name, "WithDecryption": true}, &out, 64<<10)

@@ -91,8 +91,10 @@ var (
 // loadTrust reads the first of files that exists and every file of dirs,
 // as crypto/x509's loadSystemRoots does, but reads a file reached twice
 // (through a link, or a folder that links to another) once and indexes a
-// certificate found twice once. It fails, as loadSystemRoots does, only if
-// it found no certificate and a file or folder could not be read.
+// certificate found twice in the same layout once (one laid out otherwise,
+// with CRLF line ends say, is indexed again; the pool built from the index
+// holds it once). It fails, as loadSystemRoots does, only if it found no
+// certificate and a file or folder could not be read.
 func loadTrust(files, dirs []string) (*trustStore, error) {
 	t := &trustStore{bySubject: map[string][]*root{}}
 	l := trustLoader{t: t}
