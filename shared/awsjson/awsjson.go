@@ -106,7 +106,9 @@ func Call(ctx context.Context, cfg *aws.Config, api API, action string, in, out 
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return true, err
+		// After a success status the action was done (an execution ran):
+		// doing it again is not a retry of the same outcome.
+		return resp.StatusCode/100 != 2 && ctx.Err() == nil, err
 	}
 	if int64(len(answer)) > limit {
 		return false, fmt.Errorf("the answer to %s is over %d bytes", action, limit)
@@ -145,7 +147,8 @@ func (api API) endpoint(cfg *aws.Config) string {
 const Attempts = 3
 
 // Retry makes call up to [Attempts] times while it fails with retry set,
-// waiting 100 ms, then 200 ms, between attempts, and returns its last error.
+// waiting 100 ms, then 200 ms, between attempts, and returns its last error;
+// if ctx ends while it waits, ctx's error, wrapping the last.
 func Retry(ctx context.Context, call func() (retry bool, err error)) error {
 	var err error
 	for attempt := range Attempts {
@@ -153,7 +156,7 @@ func Retry(ctx context.Context, call func() (retry bool, err error)) error {
 			select {
 			case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
 			case <-ctx.Done():
-				return err
+				return fmt.Errorf("%w (after %w)", ctx.Err(), err) // a caller tells a deadline from the service's failure
 			}
 		}
 		var retry bool
