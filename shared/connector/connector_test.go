@@ -275,17 +275,23 @@ func TestScheduledSync(t *testing.T) {
 	})
 }
 
+// countingDials returns an HTTP client that counts in dials the connections
+// it dials.
+func countingDials(dials *atomic.Int64) *http.Client {
+	dialer := &net.Dialer{}
+	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return dialer.DialContext(ctx, network, addr)
+	}}}
+}
+
 // Calls one after another reuse one connection to the upstream: the go-sdk
 // drains the rest of a call's response stream after handing the call its
 // result, and a call that ended its context at once cut that drain, and
 // with it the connection, which a later call dialed again.
 func TestSequentialCallsKeepTheirConnection(t *testing.T) {
 	var dials atomic.Int64
-	dialer := &net.Dialer{}
-	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		dials.Add(1)
-		return dialer.DialContext(ctx, network, addr)
-	}}}
+	client := countingDials(&dials)
 	e := newEnv(t, storetest.OpenEmbedded(t), func(o *connector.Options) { o.HTTPClient = client })
 	c := newCaller(t, "alice")
 	allowedEcho(t, e, c)
@@ -315,11 +321,7 @@ func TestSequentialCallsKeepTheirConnection(t *testing.T) {
 // rather than dial another connection (and make a second TLS handshake).
 func TestANewSessionInitialisesOverOneConnection(t *testing.T) {
 	var dials atomic.Int64
-	dialer := &net.Dialer{}
-	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		dials.Add(1)
-		return dialer.DialContext(ctx, network, addr)
-	}}}
+	client := countingDials(&dials)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(context.Context, *mcp.CallToolRequest, echoIn) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{}, nil, nil

@@ -9,7 +9,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"iter"
 	"net"
@@ -164,24 +163,12 @@ func (l *trustLoader) readFile(path string) error {
 // gives its size: a bundle is some 200 KB, which io.ReadAll would copy
 // through a series of growing buffers.
 func readAll(f *os.File, fi os.FileInfo) ([]byte, error) {
-	if !fi.Mode().IsRegular() || fi.Size() <= 0 || fi.Size() > maxTrustFile {
-		return io.ReadAll(f)
+	var buf bytes.Buffer
+	if fi.Mode().IsRegular() && fi.Size() <= maxTrustFile {
+		buf.Grow(int(fi.Size()) + bytes.MinRead) // ReadFrom reads into the room left, MinRead at least
 	}
-	data := make([]byte, 0, fi.Size()+1) // one more, to see the end without growing
-	for {
-		n, err := f.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		if err == io.EOF {
-			return data, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(data) == cap(data) { // it grew since Stat
-			rest, err := io.ReadAll(f)
-			return append(data, rest...), err
-		}
-	}
+	_, err := buf.ReadFrom(f)
+	return buf.Bytes(), err
 }
 
 // maxTrustFile is the largest file [readAll] sizes its buffer for from
