@@ -3,9 +3,11 @@ package awsjson
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -63,5 +65,61 @@ func TestABrokenAnswerIsRetriedOnlyIfItsStatusIsAFailure(t *testing.T) {
 		if err == nil || retry != (status != http.StatusOK) {
 			t.Errorf("status %d, body cut short: Call = %v, %v; want an error, retry %v", status, retry, err, status != http.StatusOK)
 		}
+	}
+}
+
+// Waits on a fixed schedule would bring back together the writers a
+// throttled table turned away together: each wait is drawn from the whole
+// range below its bound.
+func TestEachWaitBetweenTriesIsDrawnFromBelowItsBound(t *testing.T) {
+	for attempt, bound := range map[int]time.Duration{1: 100 * time.Millisecond, 2: 200 * time.Millisecond} {
+		lowest, highest := bound, time.Duration(0)
+		for range 1000 {
+			d := backoff(attempt)
+			if d < 0 || d >= bound {
+				t.Fatalf("backoff(%d) = %v, want in [0, %v)", attempt, d, bound)
+			}
+			lowest, highest = min(lowest, d), max(highest, d)
+		}
+		// With 1000 uniform draws, each end is missed with odds of 0.75^1000.
+		if lowest > bound/4 || highest < bound*3/4 {
+			t.Errorf("backoff(%d) drew from [%v, %v] only, want the whole of [0, %v)", attempt, lowest, highest, bound)
+		}
+	}
+}
+
+// An error answer is retried when its status or its code says that the same
+// call may pass later, as the SDK's standard retryer has it.
+func TestAnErrorIsRetriedWhenItsStatusOrCodeSaysItMayPass(t *testing.T) {
+	tests := []struct {
+		status int
+		code   string
+		retry  bool
+	}{
+		{http.StatusBadRequest, "ProvisionedThroughputExceededException", true},
+		{http.StatusBadRequest, "ThrottlingException", true},
+		{http.StatusBadRequest, "RequestLimitExceeded", true},
+		{http.StatusBadRequest, "TransactionInProgressException", true},
+		{http.StatusInternalServerError, "InternalServerError", true},
+		{http.StatusServiceUnavailable, "ServiceUnavailable", true},
+		{http.StatusBadRequest, "ConditionalCheckFailedException", false},
+		{http.StatusBadRequest, "ValidationException", false},
+		{http.StatusBadRequest, "TransactionConflictException", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.code, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+				w.WriteHeader(tc.status)
+				fmt.Fprintf(w, `{"__type":"com.amazonaws.dynamodb.v20120810#%s","message":"no"}`, tc.code)
+			}))
+			defer srv.Close()
+			cfg := aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
+				Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")}
+			retry, err := Call(t.Context(), &cfg, DynamoDB, "GetItem", map[string]string{}, nil, 1<<10)
+			if !IsCode(err, tc.code) || retry != tc.retry {
+				t.Errorf("Call = %v, %v; want %s, retry %v", retry, err, tc.code, tc.retry)
+			}
+		})
 	}
 }
