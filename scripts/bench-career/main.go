@@ -46,7 +46,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/career"
@@ -210,18 +209,18 @@ func openDynamo(ctx context.Context) (store.Table, func(), error) {
 	if endpoint == "" {
 		return nil, nil, fmt.Errorf("-dynamo needs %s set to DynamoDB Local's endpoint", dynamoEnv)
 	}
-	client := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("switchboard", "bench", "")})
+	cfg := aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider("switchboard", "bench", "")}
 	name := fmt.Sprintf("switchboard-bench-career-%d", time.Now().UnixNano())
-	if err := dynamo.CreateTable(ctx, client, name); err != nil {
+	if err := dynamo.CreateTable(ctx, cfg, name); err != nil {
 		return nil, nil, fmt.Errorf("creating a table in DynamoDB Local at %s: %w", endpoint, err)
 	}
 	drop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+		dynamo.DeleteTable(ctx, cfg, name)
 	}
-	return dynamo.New(client, name), drop, nil
+	return dynamo.New(cfg, name), drop, nil
 }
 
 // serve starts the gateway as the local server assembles it, on a free port.

@@ -49,7 +49,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-dev/switchboard/shared/audit"
@@ -159,30 +158,29 @@ func run(ctx context.Context, n, runs int, only string, w io.Writer) error {
 }
 
 // openDynamo creates a table with a random name in the DynamoDB Local at
-// endpoint; closing the backend deletes it. The client keeps up to 2n idle
+// endpoint; closing the backend deletes it. Its HTTP client keeps up to 2n idle
 // connections, so that a burst of n calls does not end in n redials.
 func openDynamo(ctx context.Context, endpoint string, n int) (backend, error) {
-	client := dynamodb.New(dynamodb.Options{
+	cfg := aws.Config{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(endpoint),
 		Credentials:  credentials.NewStaticCredentialsProvider("switchboard", "bench", ""),
 		HTTPClient: awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
 			tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 2*n+16, 2*n
 		}),
-	})
+	}
 	name := "switchboard-bench-" + randomHex(6)
 	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if err := dynamo.CreateTable(cctx, client, name); err != nil {
+	if err := dynamo.CreateTable(cctx, cfg, name); err != nil {
 		return backend{}, fmt.Errorf("creating a table in DynamoDB Local at %s: %w", endpoint, err)
 	}
 	del := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_, err := client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)})
-		return err
+		return dynamo.DeleteTable(ctx, cfg, name)
 	}
-	return backend{name: "dynamo", table: dynamo.New(client, name), close: del}, nil
+	return backend{name: "dynamo", table: dynamo.New(cfg, name), close: del}, nil
 }
 
 // result is what one run measured and found.

@@ -57,7 +57,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"golang.org/x/sync/errgroup"
 
@@ -255,7 +254,8 @@ func (s *stack) start(ctx context.Context, o options) error {
 			return err
 		}
 	}
-	ddb := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(s.env["DYNAMODB_URL"]) })
+	ddb := awsCfg.Copy()
+	ddb.BaseEndpoint = aws.String(s.env["DYNAMODB_URL"])
 	if err := dynamo.CreateTable(ctx, ddb, s.tmpl.Table); err != nil {
 		return err
 	}

@@ -28,8 +28,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-
-	"github.com/switchboard-dev/switchboard/shared/config"
 )
 
 // An API is an AWS service speaking JSON: its SDK ID (which names its
@@ -153,8 +151,8 @@ var retryCodes = map[string]bool{
 
 // endpoint is the base URL of api as cfg configures it.
 func (api API) endpoint(cfg *aws.Config) string {
-	url := config.ServiceEndpoint(*cfg, api.SDKID, api.SigningName)
-	if api.HostPrefix != "" && url == config.RegionalEndpoint(cfg.Region, api.SigningName) {
+	url := ServiceEndpoint(*cfg, api.SDKID, api.SigningName)
+	if api.HostPrefix != "" && url == RegionalEndpoint(cfg.Region, api.SigningName) {
 		return "https://" + api.HostPrefix + strings.TrimPrefix(url, "https://")
 	}
 	return url
@@ -193,4 +191,37 @@ func Retry(ctx context.Context, call func() (retry bool, err error)) error {
 // back at the same moment and collide again, as on a fixed schedule.
 func backoff(attempt int) time.Duration {
 	return rand.N(100 * time.Millisecond << (attempt - 1))
+}
+
+// ServiceEndpoint returns the base URL of the AWS service whose SDK id is
+// sdkID ("Lambda", "Secrets Manager") and whose endpoint prefix is service
+// ("lambda", "secretsmanager"), as cfg names it: an override of its
+// configuration sources (the SDK's environment and shared configuration, and
+// shared/config's Lambda configuration, give AWS_ENDPOINT_URL_<SERVICE> this way), else its
+// BaseEndpoint, else the region's standard endpoint. For the packages that
+// make the one call they need themselves rather than link the SDK's client.
+func ServiceEndpoint(cfg aws.Config, sdkID, service string) string {
+	for _, src := range cfg.ConfigSources {
+		if p, ok := src.(interface {
+			GetServiceBaseEndpoint(ctx context.Context, sdkID string) (string, bool, error)
+		}); ok {
+			if url, found, err := p.GetServiceBaseEndpoint(context.Background(), sdkID); err == nil && found {
+				return strings.TrimSuffix(url, "/")
+			}
+		}
+	}
+	if cfg.BaseEndpoint != nil {
+		return strings.TrimSuffix(*cfg.BaseEndpoint, "/")
+	}
+	return RegionalEndpoint(cfg.Region, service)
+}
+
+// RegionalEndpoint returns the standard endpoint in region of the service
+// whose endpoint prefix is service: https://<service>.<region>.amazonaws.com.
+func RegionalEndpoint(region, service string) string {
+	suffix := "amazonaws.com"
+	if strings.HasPrefix(region, "cn-") {
+		suffix = "amazonaws.com.cn"
+	}
+	return "https://" + service + "." + region + "." + suffix
 }

@@ -42,36 +42,3 @@ func (e serviceEndpoints) GetServiceBaseEndpoint(_ context.Context, sdkID string
 	url := e("AWS_ENDPOINT_URL_" + strings.ReplaceAll(strings.ToUpper(sdkID), " ", "_"))
 	return url, url != "", nil
 }
-
-// ServiceEndpoint returns the base URL of the AWS service whose SDK id is
-// sdkID ("Lambda", "Secrets Manager") and whose endpoint prefix is service
-// ("lambda", "secretsmanager"), as cfg names it: an override of its
-// configuration sources (the SDK's environment and shared configuration, and
-// [lambdaAWS], give AWS_ENDPOINT_URL_<SERVICE> this way), else its
-// BaseEndpoint, else the region's standard endpoint. For the packages that
-// make the one call they need themselves rather than link the SDK's client.
-func ServiceEndpoint(cfg aws.Config, sdkID, service string) string {
-	for _, src := range cfg.ConfigSources {
-		if p, ok := src.(interface {
-			GetServiceBaseEndpoint(ctx context.Context, sdkID string) (string, bool, error)
-		}); ok {
-			if url, found, err := p.GetServiceBaseEndpoint(context.Background(), sdkID); err == nil && found {
-				return strings.TrimSuffix(url, "/")
-			}
-		}
-	}
-	if cfg.BaseEndpoint != nil {
-		return strings.TrimSuffix(*cfg.BaseEndpoint, "/")
-	}
-	return RegionalEndpoint(cfg.Region, service)
-}
-
-// RegionalEndpoint returns the standard endpoint in region of the service
-// whose endpoint prefix is service: https://<service>.<region>.amazonaws.com.
-func RegionalEndpoint(region, service string) string {
-	suffix := "amazonaws.com"
-	if strings.HasPrefix(region, "cn-") {
-		suffix = "amazonaws.com.cn"
-	}
-	return "https://" + service + "." + region + "." + suffix
-}

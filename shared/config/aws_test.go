@@ -5,8 +5,9 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/switchboard-dev/switchboard/shared/awsjson"
 )
 
 // A bootstrap's AWS configuration is what Lambda sets, and the endpoint
@@ -25,8 +26,8 @@ func TestABootstrapsAWSConfigurationComesFromLambdasVariables(t *testing.T) {
 	if cfg.Region != "eu-west-1" || creds.AccessKeyID != "AKID" || creds.SecretAccessKey != "secret" || creds.SessionToken != "token" {
 		t.Errorf("region %q, credentials %+v: want Lambda's", cfg.Region, creds)
 	}
-	if got := aws.ToString(dynamodb.NewFromConfig(cfg).Options().BaseEndpoint); got != "http://127.0.0.1:8000" {
-		t.Errorf("the DynamoDB client's endpoint is %q, want AWS_ENDPOINT_URL_DYNAMODB's", got)
+	if got := dynamoDBEndpoint(cfg); got != "http://127.0.0.1:8000" {
+		t.Errorf("DynamoDB's endpoint is %q, want AWS_ENDPOINT_URL_DYNAMODB's", got)
 	}
 	if got := awslambda.NewFromConfig(cfg).Options().BaseEndpoint; got != nil {
 		t.Errorf("the Lambda client's endpoint is %q, want the service's own (none set)", *got)
@@ -36,7 +37,12 @@ func TestABootstrapsAWSConfigurationComesFromLambdasVariables(t *testing.T) {
 	if got := aws.ToString(awslambda.NewFromConfig(cfg).Options().BaseEndpoint); got != "http://127.0.0.1:9000" {
 		t.Errorf("with AWS_ENDPOINT_URL, the Lambda client's endpoint is %q", got)
 	}
-	if got := aws.ToString(dynamodb.NewFromConfig(cfg).Options().BaseEndpoint); got != "http://127.0.0.1:8000" {
-		t.Errorf("with AWS_ENDPOINT_URL too, the DynamoDB client's endpoint is %q, want its own variable's", got)
+	if got := dynamoDBEndpoint(cfg); got != "http://127.0.0.1:8000" {
+		t.Errorf("with AWS_ENDPOINT_URL too, DynamoDB's endpoint is %q, want its own variable's", got)
 	}
+}
+
+// dynamoDBEndpoint is the endpoint shared/store/dynamo calls DynamoDB at.
+func dynamoDBEndpoint(cfg aws.Config) string {
+	return awsjson.ServiceEndpoint(cfg, awsjson.DynamoDB.SDKID, awsjson.DynamoDB.SigningName)
 }

@@ -26,7 +26,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/switchboard-dev/switchboard/shared/elicit"
 	"github.com/switchboard-dev/switchboard/shared/store"
@@ -413,7 +412,7 @@ func (c *Config) OpenOwnTable(ctx context.Context) (store.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	return dynamo.New(dynamodb.NewFromConfig(cfg), c.Table), nil
+	return dynamo.New(cfg, c.Table), nil
 }
 
 // OpenTable opens the table c names. The returned function closes it.
@@ -427,7 +426,7 @@ func (c *Config) OpenTable(ctx context.Context, warn io.Writer) (store.Table, fu
 		if err != nil {
 			return nil, nil, err
 		}
-		return dynamo.New(dynamodb.NewFromConfig(cfg), c.Table), func() error { return nil }, nil
+		return dynamo.New(cfg, c.Table), func() error { return nil }, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", EnvTable, err)

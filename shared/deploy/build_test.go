@@ -388,7 +388,7 @@ func awsService(pkg string) (string, bool) {
 // every tool function may link.
 var (
 	// Every tool function: starting (lambdafn, coldstart, config with the
-	// DynamoDB or embedded table), the envelope (invoke, read with rawjson,
+	// DynamoDB or embedded table, DynamoDB called through awsjson), the envelope (invoke, read with rawjson,
 	// and the tool profile it may carry: profile)
 	// and the catalog, audit events, the round of a call that may ask the
 	// client for input (elicit, which reads its key files with keyfile), and the types lambdafn's Deps name (the
@@ -396,7 +396,7 @@ var (
 	// default texts come from). None links the SDK's default
 	// configuration, whose SSO clients and credential chain Lambda never
 	// needs (config.lambdaAWS).
-	everyTool = []string{"infra", "shared/audit", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config",
+	everyTool = []string{"infra", "shared/audit", "shared/awsjson", "shared/callcontext", "shared/catalog", "shared/coldstart", "shared/config",
 		"shared/elicit", "shared/fault", "shared/invoke", "shared/keyfile", "shared/lambdafn", "shared/later", "shared/metrics", "shared/pipeline", "shared/profile", "shared/provider", "shared/provider/offline", "shared/provider/multivector", "shared/prompt", "shared/quota",
 		"shared/ratelimit", "shared/rawjson", "shared/statemachine", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant", "shared/text",
 		// Every tool function reaches the table, and with a tenant role
@@ -404,12 +404,12 @@ var (
 		// through STS (config/tenantscoped). quota is lambdafn's Deps.Quotas,
 		// ratelimit its Deps.Limiter (the chat's tool calls).
 		"shared/config/tenantscoped", "shared/tenantcreds"}
-	everyClient = []string{"dynamodb", "sts"}
+	everyClient = []string{"sts"}
 	// The gateway keeps its own role (the _apikeys partition belongs to no
 	// tenant): no STS. It reads the OAuth facade's signing keys from
 	// Secrets Manager at cold start with config/secrets, which needs no SDK
-	// client.
-	gatewayClients = []string{"dynamodb"}
+	// client, and calls DynamoDB through awsjson: no SDK client at all.
+	gatewayClients []string
 	// The key rings' custom resource function (KeyStore ssm): its SSM calls
 	// (awsjson, no SDK client) and the AWS configuration of package config,
 	// with what config links.

@@ -58,7 +58,7 @@ func BenchmarkToolsCallRateLimits(b *testing.B) {
 			if bc.limits != nil {
 				var counters store.Table = tbl
 				if bc.dynamo {
-					counters = dynamo.New(storetest.DynamoClient(b), storetest.DynamoTable(b))
+					counters = dynamo.New(storetest.DynamoConfig(b), storetest.DynamoTable(b))
 				}
 				opts.Limiter = ratelimit.New(counters, &ratelimit.Options{Defaults: bc.limits})
 			}

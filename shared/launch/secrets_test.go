@@ -24,12 +24,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/switchboard-dev/switchboard/shared/apikey"
+	"github.com/switchboard-dev/switchboard/shared/awsjson"
 	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/connector"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
@@ -207,11 +207,11 @@ func TestNoSecretLeavesAWholeRun(t *testing.T) {
 				tbl.Close()
 				dump = func(w io.Writer) { dumpBolt(t, path, w) }
 			case "dynamo":
-				client := storetest.DynamoClient(t)
+				cfg := storetest.DynamoConfig(t)
 				var b [6]byte
 				rand.Read(b[:])
 				name := "switchboard-leak-" + hex.EncodeToString(b[:])
-				if err := dynamo.CreateTable(context.Background(), client, name); err != nil {
+				if err := dynamo.CreateTable(context.Background(), cfg, name); err != nil {
 					t.Fatal(err)
 				}
 				t.Setenv(config.EnvTable, name)
@@ -219,8 +219,8 @@ func TestNoSecretLeavesAWholeRun(t *testing.T) {
 				t.Setenv("AWS_REGION", "us-east-1")
 				t.Setenv("AWS_ACCESS_KEY_ID", "test")
 				t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-				keys = createKeys(t, dynamo.New(client, name))
-				dump = func(w io.Writer) { dumpDynamo(t, client, name, w) }
+				keys = createKeys(t, dynamo.New(cfg, name))
+				dump = func(w io.Writer) { dumpDynamo(t, cfg, name, w) }
 			}
 			secrets, logs, seen := runScenario(t, data, keys)
 			var hay strings.Builder
@@ -298,49 +298,59 @@ func dumpBolt(t *testing.T, path string, w io.Writer) {
 }
 
 // dumpDynamo writes every item of table name, scanned whole.
-func dumpDynamo(t *testing.T, client *dynamodb.Client, name string, w io.Writer) {
+func dumpDynamo(t *testing.T, cfg aws.Config, name string, w io.Writer) {
 	t.Helper()
-	p := dynamodb.NewScanPaginator(client, &dynamodb.ScanInput{TableName: &name})
+	in := map[string]any{"TableName": name}
 	items := 0
-	for p.HasMorePages() {
-		page, err := p.NextPage(context.Background())
-		if err != nil {
+	for {
+		var page struct {
+			Items            []map[string]any
+			LastEvaluatedKey map[string]any
+		}
+		if _, err := awsjson.Call(context.Background(), &cfg, awsjson.DynamoDB, "Scan", in, &page, 16<<20); err != nil {
 			t.Fatal(err)
 		}
 		for _, it := range page.Items {
 			items++
-			writeAttr(w, &types.AttributeValueMemberM{Value: it})
+			writeAttr(w, map[string]any{"M": it})
 		}
+		if len(page.LastEvaluatedKey) == 0 {
+			break
+		}
+		in["ExclusiveStartKey"] = page.LastEvaluatedKey
 	}
 	if items == 0 {
 		t.Fatalf("table %s is empty: the run wrote elsewhere", name)
 	}
 }
 
-// writeAttr writes an attribute value's text: strings and numbers as they
-// are, binary values as bytes and in base64.
-func writeAttr(w io.Writer, av types.AttributeValue) {
-	switch v := av.(type) {
-	case *types.AttributeValueMemberS:
-		io.WriteString(w, v.Value+"\n")
-	case *types.AttributeValueMemberN:
-		io.WriteString(w, v.Value+"\n")
-	case *types.AttributeValueMemberB:
-		w.Write(v.Value)
-		io.WriteString(w, "\n"+base64.StdEncoding.EncodeToString(v.Value)+"\n")
-	case *types.AttributeValueMemberSS:
-		io.WriteString(w, strings.Join(v.Value, "\n")+"\n")
-	case *types.AttributeValueMemberL:
-		for _, e := range v.Value {
-			writeAttr(w, e)
+// writeAttr writes the text of an attribute value in DynamoDB's JSON:
+// strings and numbers as they are, binary values as bytes and in base64.
+func writeAttr(w io.Writer, av map[string]any) {
+	for typ, v := range av {
+		switch typ {
+		case "S", "N":
+			io.WriteString(w, fmt.Sprint(v)+"\n")
+		case "B":
+			b, _ := base64.StdEncoding.DecodeString(fmt.Sprint(v))
+			w.Write(b)
+			io.WriteString(w, "\n"+fmt.Sprint(v)+"\n")
+		case "SS", "NS", "L":
+			for _, e := range v.([]any) {
+				if m, ok := e.(map[string]any); ok {
+					writeAttr(w, m)
+				} else {
+					io.WriteString(w, fmt.Sprint(e)+"\n")
+				}
+			}
+		case "M":
+			for k, e := range v.(map[string]any) {
+				io.WriteString(w, k+"=")
+				writeAttr(w, e.(map[string]any))
+			}
+		default:
+			fmt.Fprintf(w, "%v\n", v)
 		}
-	case *types.AttributeValueMemberM:
-		for k, e := range v.Value {
-			io.WriteString(w, k+"=")
-			writeAttr(w, e)
-		}
-	default:
-		fmt.Fprintf(w, "%v\n", v)
 	}
 }
 

@@ -71,7 +71,7 @@ func benchTables(b *testing.B) []benchTable {
 	b.Cleanup(func() { tbl.Close() })
 	out := []benchTable{{"embedded", tbl}}
 	if os.Getenv(storetest.DynamoDBEnv) != "" {
-		out = append(out, benchTable{"dynamo", dynamo.New(storetest.DynamoClient(b), storetest.DynamoTable(b))})
+		out = append(out, benchTable{"dynamo", dynamo.New(storetest.DynamoConfig(b), storetest.DynamoTable(b))})
 	}
 	return out
 }

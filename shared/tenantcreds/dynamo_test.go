@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/dynamo"
@@ -43,7 +42,7 @@ func (s *signatures) take() []string {
 }
 
 // TestProviderSignsEachTenantsCallsToDynamoDBLocal runs the project's
-// DynamoDB backend, on one client, with a Provider's credentials: each
+// DynamoDB backend, on one configuration, with a Provider's credentials: each
 // tenant's calls go out signed with its own session's keys and token, and
 // a call naming no tenant never leaves. DynamoDB Local checks no signature
 // and enforces no IAM policy, so what the session policies refuse is proven
@@ -53,13 +52,12 @@ func TestProviderSignsEachTenantsCallsToDynamoDBLocal(t *testing.T) {
 	s := ststest.New(t)
 	p := newProvider(t, s, Options{})
 	seen := &signatures{}
-	client := dynamodb.New(dynamodb.Options{
+	table := dynamo.New(aws.Config{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(os.Getenv(storetest.DynamoDBEnv)),
 		Credentials:  p,
 		HTTPClient:   &http.Client{Transport: seen},
-	})
-	table := dynamo.New(client, name)
+	}, name)
 	for _, id := range []string{"acme", "globex", "acme"} {
 		ctx := NewContext(context.Background(), id)
 		pk := "t#" + id + "#scoped-test"

@@ -24,7 +24,7 @@
 //	})
 //	scoped := cfg.Copy()
 //	scoped.Credentials = p
-//	table := dynamo.New(dynamodb.NewFromConfig(scoped), tableName)
+//	table := dynamo.New(scoped, tableName)
 //	...
 //	ctx = tenantcreds.NewContext(ctx, caller.Tenant) // per call, before the domain method
 package tenantcreds

@@ -35,8 +35,8 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/switchboard-dev/switchboard/shared/awsjson"
 	"github.com/switchboard-dev/switchboard/shared/callcontext"
-	"github.com/switchboard-dev/switchboard/shared/config"
 	"github.com/switchboard-dev/switchboard/shared/invoke"
 )
 
@@ -65,7 +65,7 @@ var _ invoke.StreamInvoker = (*Invoker)(nil)
 // of its configuration sources, or its BaseEndpoint) or else the region's
 // standard one. It does no I/O.
 func New(cfg aws.Config, prefix string) *Invoker {
-	l := &Invoker{cfg: cfg, prefix: prefix, endpoint: config.ServiceEndpoint(cfg, "Lambda", "lambda"), client: cfg.HTTPClient, signer: v4.NewSigner()}
+	l := &Invoker{cfg: cfg, prefix: prefix, endpoint: awsjson.ServiceEndpoint(cfg, "Lambda", "lambda"), client: cfg.HTTPClient, signer: v4.NewSigner()}
 	if l.client == nil {
 		l.client = awshttp.NewBuildableClient()
 	}

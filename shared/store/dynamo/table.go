@@ -1,17 +1,18 @@
-// Package dynamo is the [store.Table] backend on Amazon DynamoDB
-// (aws-sdk-go-v2). Every item lives in one table keyed by the string
-// attributes pk (partition key) and sk (sort key); an item's expiry is the
-// Number attribute expires_at, in epoch seconds, which the table's TTL sweeper
-// removes. The sweeper runs up to days late (and never on DynamoDB Local), so
-// reads, queries and conditions treat an expired item as absent themselves.
+// Package dynamo is the [store.Table] backend on Amazon DynamoDB. Every item
+// lives in one table keyed by the string attributes pk (partition key) and sk
+// (sort key); an item's expiry is the Number attribute expires_at, in epoch
+// seconds, which the table's TTL sweeper removes. The sweeper runs up to days
+// late (and never on DynamoDB Local), so reads, queries and conditions treat
+// an expired item as absent themselves.
 //
-// A Lambda builds the client once at cold start and shares the Table:
+// It calls DynamoDB's JSON 1.0 protocol through shared/awsjson, signed with
+// the SDK's signer, rather than through the SDK's DynamoDB client, whose
+// package initialisers cost every cold start of every function 0.8 ms
+// (GODEBUG=inittrace=1; issue 11).
 //
-//	awsCfg, err := config.LoadDefaultConfig(ctx)
-//	if err != nil {
-//		return err
-//	}
-//	tbl := dynamo.New(dynamodb.NewFromConfig(awsCfg), cfg.Table) // cfg.Table from the function's Config
+// A Lambda opens the Table once at cold start and shares it:
+//
+//	tbl := dynamo.New(awsCfg, cfg.Table) // cfg.Table from the function's Config
 //	err = tbl.Put(ctx, store.Item{PK: pk, SK: "meta", Attrs: attrs}, store.IfAbsent())
 //	if errors.Is(err, store.ErrConditionFailed) {
 //		// the item is already there
@@ -24,32 +25,94 @@ package dynamo
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/switchboard-dev/switchboard/shared/awsjson"
 	"github.com/switchboard-dev/switchboard/shared/store"
 )
 
 var _ store.Table = (*Table)(nil)
 
+// The bounds of DynamoDB's answers, which awsjson reads whole. An item is
+// at most 400 KB ([store.MaxItemBytes]) counted in raw bytes, which JSON can
+// make up to six times longer (a control character escaped as \u0000), and
+// a Query page at most 1 MB of items before the filter; a write answers
+// with at most its cancellation reasons, one per write of a transaction.
+const (
+	maxItemAnswer  = 6*store.MaxItemBytes + 64<<10
+	maxPageAnswer  = 6<<20 + 64<<10
+	maxWriteAnswer = 64 << 10
+)
+
+// idleConnsPerHost is how many idle connections to DynamoDB a Table's own
+// HTTP client keeps, as the SDK's client did: http.DefaultTransport keeps 2,
+// and a function writing in parallel would open (and handshake) the rest again.
+const idleConnsPerHost = 10
+
 // Table is a [store.Table] in one DynamoDB table. Its methods are safe for use
-// by multiple goroutines, as the DynamoDB client is.
+// by multiple goroutines.
 type Table struct {
-	client *dynamodb.Client
-	name   string
-	now    func() time.Time
+	cfg  aws.Config
+	name string
+	now  func() time.Time
 }
 
-// New returns a Table that stores items in the DynamoDB table name through
-// client. It does no I/O: a missing table shows up as an error from the first call.
-func New(client *dynamodb.Client, name string) *Table {
-	return &Table{client: client, name: name, now: time.Now}
+// New returns a Table that stores items in the DynamoDB table name, calling
+// DynamoDB as cfg configures it (region, credentials, endpoint: an
+// AWS_ENDPOINT_URL_DYNAMODB among its sources, HTTP client). It does no I/O:
+// a missing table shows up as an error from the first call.
+func New(cfg aws.Config, name string) *Table {
+	if cfg.HTTPClient == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = idleConnsPerHost
+		cfg.HTTPClient = &http.Client{Transport: tr}
+	}
+	return &Table{cfg: cfg, name: name, now: time.Now}
+}
+
+// call makes the DynamoDB call action, tried again as [awsjson.Retry] does.
+func (t *Table) call(ctx context.Context, action string, in, out any, limit int64) error {
+	return awsjson.Retry(ctx, func() (bool, error) {
+		return awsjson.Call(ctx, &t.cfg, awsjson.DynamoDB, action, in, out, limit)
+	})
+}
+
+// A value is a DynamoDB attribute value of one of the types a [store.Item]
+// holds, in DynamoDB's JSON: {"S": "text"}, {"N": "12"}, {"B": "<base64>"}
+// or {"BOOL": true}. A value read with none of them set has another type.
+type value struct {
+	S    *string `json:",omitempty"`
+	N    *string `json:",omitempty"`
+	B    *[]byte `json:",omitempty"`
+	BOOL *bool   `json:",omitempty"`
+}
+
+// An attrs is an item's, or a key's, attribute values by name.
+type attrs = map[string]value
+
+// cond is a condition expression with the names and values it uses, as
+// DynamoDB's write requests name them; an empty Expr always holds.
+type cond struct {
+	Expr   string            `json:"ConditionExpression,omitempty"`
+	Names  map[string]string `json:"ExpressionAttributeNames,omitempty"`
+	Values attrs             `json:"ExpressionAttributeValues,omitempty"`
+}
+
+// write is a PutItem or DeleteItem request, or one write of a
+// TransactWriteItems request.
+type write struct {
+	TableName string
+	Item      attrs `json:",omitempty"`
+	Key       attrs `json:",omitempty"`
+	cond
 }
 
 // Get implements [store.Table]. It reads with strong consistency, so it sees
@@ -58,12 +121,13 @@ func (t *Table) Get(ctx context.Context, pk, sk string) (store.Item, error) {
 	if err := store.ValidateKey(pk, sk); err != nil {
 		return store.Item{}, fmt.Errorf("dynamo: get %s/%s: %w", pk, sk, err)
 	}
-	out, err := t.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(t.name),
-		Key:            itemKey(pk, sk),
-		ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
+	in := struct {
+		TableName      string
+		Key            attrs
+		ConsistentRead bool
+	}{t.name, itemKey(pk, sk), true}
+	var out struct{ Item attrs }
+	if err := t.call(ctx, "GetItem", in, &out, maxItemAnswer); err != nil {
 		return store.Item{}, fmt.Errorf("dynamo: get %s/%s: %w", pk, sk, err)
 	}
 	if len(out.Item) == 0 {
@@ -92,14 +156,7 @@ func (t *Table) Put(ctx context.Context, it store.Item, c store.Condition) error
 	if !ok {
 		return fmt.Errorf("dynamo: put %s: %w", desc(it.PK, it.SK, c), store.ErrConditionFailed)
 	}
-	_, err = t.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                 aws.String(t.name),
-		Item:                      marshalItem(it),
-		ConditionExpression:       cond.expr,
-		ExpressionAttributeNames:  cond.names,
-		ExpressionAttributeValues: cond.values,
-	})
-	if err != nil {
+	if err := t.call(ctx, "PutItem", write{TableName: t.name, Item: marshalItem(it), cond: cond}, nil, maxWriteAnswer); err != nil {
 		return fmt.Errorf("dynamo: put %s: %w", desc(it.PK, it.SK, c), mapError(err))
 	}
 	return nil
@@ -118,14 +175,7 @@ func (t *Table) Delete(ctx context.Context, pk, sk string, c store.Condition) er
 	if !ok {
 		return fmt.Errorf("dynamo: delete %s: %w", desc(pk, sk, c), store.ErrConditionFailed)
 	}
-	_, err = t.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:                 aws.String(t.name),
-		Key:                       itemKey(pk, sk),
-		ConditionExpression:       cond.expr,
-		ExpressionAttributeNames:  cond.names,
-		ExpressionAttributeValues: cond.values,
-	})
-	if err != nil {
+	if err := t.call(ctx, "DeleteItem", write{TableName: t.name, Key: itemKey(pk, sk), cond: cond}, nil, maxWriteAnswer); err != nil {
 		return fmt.Errorf("dynamo: delete %s: %w", desc(pk, sk, c), mapError(err))
 	}
 	return nil
@@ -140,7 +190,10 @@ func (t *Table) Transact(ctx context.Context, writes ...store.Write) error {
 		return fmt.Errorf("dynamo: transact: %w", err)
 	}
 	now := t.now()
-	items := make([]types.TransactWriteItem, 0, len(writes))
+	type transactItem struct {
+		Put, Delete, ConditionCheck *write `json:",omitempty"`
+	}
+	items := make([]transactItem, 0, len(writes))
 	// index[i] is the position in writes of items[i], to name the write that
 	// a cancellation reason points at.
 	index := make([]int, 0, len(writes))
@@ -149,35 +202,17 @@ func (t *Table) Transact(ctx context.Context, writes ...store.Write) error {
 		if !ok {
 			return fmt.Errorf("dynamo: transact: write %d %s: %w", i, desc(w.Item.PK, w.Item.SK, w.If), store.ErrConditionFailed)
 		}
-		var ti types.TransactWriteItem
+		var ti transactItem
 		switch w.Kind {
 		case store.WritePut:
-			ti.Put = &types.Put{
-				TableName:                 aws.String(t.name),
-				Item:                      marshalItem(w.Item),
-				ConditionExpression:       cond.expr,
-				ExpressionAttributeNames:  cond.names,
-				ExpressionAttributeValues: cond.values,
-			}
+			ti.Put = &write{TableName: t.name, Item: marshalItem(w.Item), cond: cond}
 		case store.WriteDelete:
-			ti.Delete = &types.Delete{
-				TableName:                 aws.String(t.name),
-				Key:                       itemKey(w.Item.PK, w.Item.SK),
-				ConditionExpression:       cond.expr,
-				ExpressionAttributeNames:  cond.names,
-				ExpressionAttributeValues: cond.values,
-			}
+			ti.Delete = &write{TableName: t.name, Key: itemKey(w.Item.PK, w.Item.SK), cond: cond}
 		case store.WriteCheck:
-			if cond.expr == nil {
+			if cond.Expr == "" {
 				continue
 			}
-			ti.ConditionCheck = &types.ConditionCheck{
-				TableName:                 aws.String(t.name),
-				Key:                       itemKey(w.Item.PK, w.Item.SK),
-				ConditionExpression:       cond.expr,
-				ExpressionAttributeNames:  cond.names,
-				ExpressionAttributeValues: cond.values,
-			}
+			ti.ConditionCheck = &write{TableName: t.name, Key: itemKey(w.Item.PK, w.Item.SK), cond: cond}
 		}
 		items = append(items, ti)
 		index = append(index, i)
@@ -185,25 +220,27 @@ func (t *Table) Transact(ctx context.Context, writes ...store.Write) error {
 	if len(items) == 0 {
 		return nil // only checks that always hold
 	}
-	// The SDK fills ClientRequestToken, so its own retries of a transaction
-	// that did commit are answered from DynamoDB's idempotency window
-	// instead of being applied twice.
-	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	// One token for every try, so a retry of a transaction that did commit
+	// is answered from DynamoDB's idempotency window instead of being
+	// applied twice, as the SDK's client did.
+	in := struct {
+		TransactItems      []transactItem
+		ClientRequestToken string
+	}{items, rand.Text()}
+	err = t.call(ctx, "TransactWriteItems", in, nil, maxWriteAnswer)
 	if err == nil {
 		return nil
 	}
-	var canceled *types.TransactionCanceledException
-	if errors.As(err, &canceled) {
-		// Reasons are in the order of TransactItems; a condition that did not
-		// hold is the definite answer, so it wins over a conflict elsewhere.
-		for _, want := range []string{"ConditionalCheckFailed", "TransactionConflict"} {
-			for j, r := range canceled.CancellationReasons {
-				if aws.ToString(r.Code) != want || j >= len(index) {
-					continue
-				}
-				w := writes[index[j]]
-				return fmt.Errorf("dynamo: transact: write %d %s: %w", index[j], desc(w.Item.PK, w.Item.SK, w.If), mapError(err))
+	// Reasons are in the order of TransactItems; a condition that did not
+	// hold is the definite answer, so it wins over a conflict elsewhere.
+	reasons := cancellationReasons(err)
+	for _, want := range []string{"ConditionalCheckFailed", "TransactionConflict"} {
+		for j, r := range reasons {
+			if r != want || j >= len(index) {
+				continue
 			}
+			w := writes[index[j]]
+			return fmt.Errorf("dynamo: transact: write %d %s: %w", index[j], desc(w.Item.PK, w.Item.SK, w.If), mapError(err))
 		}
 	}
 	return fmt.Errorf("dynamo: transact: %w", mapError(err))
@@ -223,46 +260,56 @@ func (t *Table) Query(ctx context.Context, pk string, q store.Query) (store.Page
 		return store.Page{}, fmt.Errorf("dynamo: query %s: %w", pk, err)
 	}
 	names := map[string]string{"#pk": store.AttrPK, "#exp": store.AttrExpiresAt}
-	values := map[string]types.AttributeValue{
-		":pk":  &types.AttributeValueMemberS{Value: pk},
-		":now": number(t.now().Unix()),
-	}
+	values := attrs{":pk": str(pk), ":now": number(t.now().Unix())}
 	keyCond := "#pk = :pk"
 	switch {
 	case q.Prefix != "":
 		keyCond += " AND begins_with(#sk, :prefix)"
-		values[":prefix"] = &types.AttributeValueMemberS{Value: q.Prefix}
+		values[":prefix"] = str(q.Prefix)
 	case q.From != "" && q.To != "":
 		keyCond += " AND #sk BETWEEN :from AND :to"
-		values[":from"] = &types.AttributeValueMemberS{Value: q.From}
-		values[":to"] = &types.AttributeValueMemberS{Value: q.To}
+		values[":from"] = str(q.From)
+		values[":to"] = str(q.To)
 	case q.From != "":
 		keyCond += " AND #sk >= :from"
-		values[":from"] = &types.AttributeValueMemberS{Value: q.From}
+		values[":from"] = str(q.From)
 	case q.To != "":
 		keyCond += " AND #sk <= :to"
-		values[":to"] = &types.AttributeValueMemberS{Value: q.To}
+		values[":to"] = str(q.To)
 	}
 	if q.Prefix != "" || q.From != "" || q.To != "" {
 		names["#sk"] = store.AttrSK
 	}
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(t.name),
-		KeyConditionExpression:    aws.String(keyCond),
-		FilterExpression:          aws.String("attribute_not_exists(#exp) OR #exp > :now"),
+	in := struct {
+		TableName                 string
+		KeyConditionExpression    string
+		FilterExpression          string
+		ExpressionAttributeNames  map[string]string
+		ExpressionAttributeValues attrs
+		ScanIndexForward          bool
+		ConsistentRead            bool
+		Limit                     int
+		ExclusiveStartKey         attrs `json:",omitempty"`
+	}{
+		TableName:                 t.name,
+		KeyConditionExpression:    keyCond,
+		FilterExpression:          "attribute_not_exists(#exp) OR #exp > :now",
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
-		ScanIndexForward:          aws.Bool(!q.Reverse),
-		ConsistentRead:            aws.Bool(true),
+		ScanIndexForward:          !q.Reverse,
+		ConsistentRead:            true,
 	}
 	if after != "" {
 		in.ExclusiveStartKey = itemKey(pk, after)
 	}
 	var items []store.Item
 	for len(items) <= q.Limit {
-		in.Limit = aws.Int32(int32(q.Limit + 1 - len(items)))
-		out, err := t.client.Query(ctx, in)
-		if err != nil {
+		in.Limit = q.Limit + 1 - len(items)
+		var out struct {
+			Items            []attrs
+			LastEvaluatedKey attrs
+		}
+		if err := t.call(ctx, "Query", in, &out, maxPageAnswer); err != nil {
 			return store.Page{}, fmt.Errorf("dynamo: query %s: %w", pk, err)
 		}
 		for _, av := range out.Items {
@@ -286,75 +333,78 @@ func (t *Table) Query(ctx context.Context, pk string, q store.Query) (store.Page
 	return page, nil
 }
 
-// expr is a condition expression with the names and values it uses; a nil
-// expr always holds.
-type expr struct {
-	expr   *string
-	names  map[string]string
-	values map[string]types.AttributeValue
-}
-
 // condition translates c into a DynamoDB condition expression that holds
 // exactly when c.Holds would, treating an item whose expires_at is not after
 // now as absent. It reports false for a condition that can never hold
 // (see [store.Condition.Holds]): an equality on a key or TTL attribute, which
 // are not among an item's Attrs, or with a value of no attribute type.
-func condition(c store.Condition, now time.Time) (expr, bool) {
-	kind, name, value := c.Kind()
+func condition(c store.Condition, now time.Time) (cond, bool) {
+	kind, name, v := c.Kind()
 	live := "attribute_exists(#pk) AND (attribute_not_exists(#exp) OR #exp > :now)"
-	e := expr{
-		names:  map[string]string{"#pk": store.AttrPK, "#exp": store.AttrExpiresAt},
-		values: map[string]types.AttributeValue{":now": number(now.Unix())},
+	e := cond{
+		Names:  map[string]string{"#pk": store.AttrPK, "#exp": store.AttrExpiresAt},
+		Values: attrs{":now": number(now.Unix())},
 	}
 	switch kind {
 	case "absent":
-		e.expr = aws.String("attribute_not_exists(#pk) OR #exp <= :now")
+		e.Expr = "attribute_not_exists(#pk) OR #exp <= :now"
 	case "exists":
-		e.expr = aws.String(live)
+		e.Expr = live
 	case "equals":
 		switch name {
 		case "", store.AttrPK, store.AttrSK, store.AttrExpiresAt:
-			return expr{}, false
+			return cond{}, false
 		}
-		v, ok := marshalValue(value)
+		m, ok := marshalValue(v)
 		if !ok {
-			return expr{}, false
+			return cond{}, false
 		}
 		// DynamoDB's = is false between values of different types, so a
 		// string "1" does not equal the number 1, as in store.Condition.Holds.
-		e.expr = aws.String(live + " AND #a = :v")
-		e.names["#a"] = name
-		e.values[":v"] = v
+		e.Expr = live + " AND #a = :v"
+		e.Names["#a"] = name
+		e.Values[":v"] = m
 	default:
-		return expr{}, true
+		return cond{}, true
 	}
 	return e, true
+}
+
+// cancellationReasons returns the code of each write's reason, in the order
+// of the writes, if err is DynamoDB's TransactionCanceledException.
+func cancellationReasons(err error) []string {
+	var e *awsjson.Error
+	if !errors.As(err, &e) || e.Code != "TransactionCanceledException" {
+		return nil
+	}
+	var answer struct{ CancellationReasons []struct{ Code string } }
+	_ = json.Unmarshal(e.Answer, &answer) // without reasons, the cancellation is not mapped
+	codes := make([]string, len(answer.CancellationReasons))
+	for i, r := range answer.CancellationReasons {
+		codes[i] = r.Code
+	}
+	return codes
 }
 
 // mapError maps DynamoDB's lost-race errors to [store.ErrConditionFailed]
 // and [store.ErrConflict], keeping err in the chain for its details.
 func mapError(err error) error {
-	var (
-		ccf        *types.ConditionalCheckFailedException
-		canceled   *types.TransactionCanceledException
-		conflict   *types.TransactionConflictException
-		inProgress *types.TransactionInProgressException
-	)
 	switch {
-	case errors.As(err, &ccf):
+	case awsjson.IsCode(err, "ConditionalCheckFailedException"):
 		return fmt.Errorf("%w: %w", store.ErrConditionFailed, err)
-	case errors.As(err, &canceled):
-		for _, r := range canceled.CancellationReasons {
-			if aws.ToString(r.Code) == "ConditionalCheckFailed" {
-				return fmt.Errorf("%w: %w", store.ErrConditionFailed, err)
+	case awsjson.IsCode(err, "TransactionCanceledException"):
+		reasons := cancellationReasons(err)
+		for _, want := range []struct {
+			code string
+			err  error
+		}{{"ConditionalCheckFailed", store.ErrConditionFailed}, {"TransactionConflict", store.ErrConflict}} {
+			for _, r := range reasons {
+				if r == want.code {
+					return fmt.Errorf("%w: %w", want.err, err)
+				}
 			}
 		}
-		for _, r := range canceled.CancellationReasons {
-			if aws.ToString(r.Code) == "TransactionConflict" {
-				return fmt.Errorf("%w: %w", store.ErrConflict, err)
-			}
-		}
-	case errors.As(err, &conflict), errors.As(err, &inProgress):
+	case awsjson.IsCode(err, "TransactionConflictException"), awsjson.IsCode(err, "TransactionInProgressException"):
 		// A single-item write that collides with a transaction in flight
 		// fails with TransactionConflictException.
 		return fmt.Errorf("%w: %w", store.ErrConflict, err)
@@ -370,20 +420,20 @@ func desc(pk, sk string, c store.Condition) string {
 	return fmt.Sprintf("%s/%s (%v)", pk, sk, c)
 }
 
-func itemKey(pk, sk string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{
-		store.AttrPK: &types.AttributeValueMemberS{Value: pk},
-		store.AttrSK: &types.AttributeValueMemberS{Value: sk},
-	}
+func itemKey(pk, sk string) attrs {
+	return attrs{store.AttrPK: str(pk), store.AttrSK: str(sk)}
 }
 
-func number(n int64) *types.AttributeValueMemberN {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+func str(s string) value { return value{S: &s} }
+
+func number(n int64) value {
+	s := strconv.FormatInt(n, 10)
+	return value{N: &s}
 }
 
 // marshalItem returns the attribute values of it, which [store.ValidateItem]
 // has checked.
-func marshalItem(it store.Item) map[string]types.AttributeValue {
+func marshalItem(it store.Item) attrs {
 	av := itemKey(it.PK, it.SK)
 	if !it.ExpiresAt.IsZero() {
 		av[store.AttrExpiresAt] = number(it.ExpiresAt.Unix())
@@ -398,76 +448,87 @@ func marshalItem(it store.Item) map[string]types.AttributeValue {
 
 // marshalValue returns the attribute value of v, or false if v has none of
 // the attribute types a [store.Item] holds.
-func marshalValue(v any) (types.AttributeValue, bool) {
+func marshalValue(v any) (value, bool) {
 	switch v := v.(type) {
 	case string:
-		return &types.AttributeValueMemberS{Value: v}, true
+		return str(v), true
 	case int64:
 		return number(v), true
 	case int:
 		return number(int64(v)), true
 	case bool:
-		return &types.AttributeValueMemberBOOL{Value: v}, true
+		return value{BOOL: &v}, true
 	case []byte:
 		if v == nil {
 			v = []byte{} // an empty binary value, not a missing one
 		}
-		return &types.AttributeValueMemberB{Value: v}, true
+		return value{B: &v}, true
 	}
-	return nil, false
+	return value{}, false
 }
 
 // unmarshalItem returns the item av holds. It fails on attribute types a
 // [store.Item] cannot hold, which only a writer other than this package can
 // have put there.
-func unmarshalItem(av map[string]types.AttributeValue) (store.Item, error) {
+func unmarshalItem(av attrs) (store.Item, error) {
 	var it store.Item
-	pk, ok := av[store.AttrPK].(*types.AttributeValueMemberS)
-	if !ok {
+	pk, sk := av[store.AttrPK], av[store.AttrSK]
+	if pk.S == nil || kinds(pk) != 1 {
 		return it, fmt.Errorf("item has no string attribute %q", store.AttrPK)
 	}
-	sk, ok := av[store.AttrSK].(*types.AttributeValueMemberS)
-	if !ok {
-		return it, fmt.Errorf("item %s has no string attribute %q", pk.Value, store.AttrSK)
+	if sk.S == nil || kinds(sk) != 1 {
+		return it, fmt.Errorf("item %s has no string attribute %q", *pk.S, store.AttrSK)
 	}
-	it.PK, it.SK = pk.Value, sk.Value
+	it.PK, it.SK = *pk.S, *sk.S
 	it.Attrs = make(store.Attrs, len(av))
 	for name, v := range av {
 		switch name {
 		case store.AttrPK, store.AttrSK:
 			continue
 		case store.AttrExpiresAt:
-			n, ok := v.(*types.AttributeValueMemberN)
-			if !ok {
+			if v.N == nil || kinds(v) != 1 {
 				return it, fmt.Errorf("item %s/%s: attribute %q is not a number", it.PK, it.SK, name)
 			}
-			sec, err := strconv.ParseInt(n.Value, 10, 64)
+			sec, err := strconv.ParseInt(*v.N, 10, 64)
 			if err != nil {
 				return it, fmt.Errorf("item %s/%s: attribute %q: %w", it.PK, it.SK, name, err)
 			}
 			it.ExpiresAt = time.Unix(sec, 0)
 			continue
 		}
-		switch v := v.(type) {
-		case *types.AttributeValueMemberS:
-			it.Attrs[name] = v.Value
-		case *types.AttributeValueMemberN:
-			n, err := strconv.ParseInt(v.Value, 10, 64)
+		if kinds(v) != 1 {
+			return it, fmt.Errorf("item %s/%s: attribute %q is not a string, a whole number, a binary or a boolean value, which a stored item can hold", it.PK, it.SK, name)
+		}
+		switch {
+		case v.S != nil:
+			it.Attrs[name] = *v.S
+		case v.N != nil:
+			n, err := strconv.ParseInt(*v.N, 10, 64)
 			if err != nil {
 				return it, fmt.Errorf("item %s/%s: attribute %q is not an int64: %w", it.PK, it.SK, name, err)
 			}
 			it.Attrs[name] = n
-		case *types.AttributeValueMemberBOOL:
-			it.Attrs[name] = v.Value
-		case *types.AttributeValueMemberB:
-			b := v.Value
+		case v.BOOL != nil:
+			it.Attrs[name] = *v.BOOL
+		case v.B != nil:
+			b := *v.B
 			if b == nil {
 				b = []byte{}
 			}
 			it.Attrs[name] = b
-		default:
-			return it, fmt.Errorf("item %s/%s: attribute %q has type %T, which a store.Item cannot hold", it.PK, it.SK, name, v)
 		}
 	}
 	return it, nil
+}
+
+// kinds counts the types v has set: one for a value of a type a
+// [store.Item] holds, none for any other type.
+func kinds(v value) int {
+	n := 0
+	for _, set := range []bool{v.S != nil, v.N != nil, v.B != nil, v.BOOL != nil} {
+		if set {
+			n++
+		}
+	}
+	return n
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/store/dynamo"
@@ -69,22 +68,22 @@ func OpenEmbedded(t *testing.T) store.Table {
 	return tbl
 }
 
-// DynamoClient returns a DynamoDB client for the DynamoDB Local at the
-// endpoint in [DynamoDBEnv], with static credentials and region us-east-1
-// (DynamoDB Local accepts any). It skips t, naming the command that starts
-// DynamoDB Local, when the variable is unset. It never reads the machine's
-// AWS configuration, so a test cannot reach a real AWS account.
-func DynamoClient(t testing.TB) *dynamodb.Client {
+// DynamoConfig returns the AWS configuration that reaches the DynamoDB Local
+// at the endpoint in [DynamoDBEnv], with static credentials and region
+// us-east-1 (DynamoDB Local accepts any). It skips t, naming the command that
+// starts DynamoDB Local, when the variable is unset. It never reads the
+// machine's AWS configuration, so a test cannot reach a real AWS account.
+func DynamoConfig(t testing.TB) aws.Config {
 	t.Helper()
 	endpoint := os.Getenv(DynamoDBEnv)
 	if endpoint == "" {
 		t.Skip("skipped: " + DynamoDBEnv + " is not set; run scripts/test to start DynamoDB Local")
 	}
-	return dynamodb.New(dynamodb.Options{
+	return aws.Config{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(endpoint),
 		Credentials:  credentials.NewStaticCredentialsProvider("switchboard", "test", ""),
-	})
+	}
 }
 
 // dynamoTable is the one DynamoDB table a test process creates, on first use,
@@ -102,7 +101,7 @@ var dynamoTable struct {
 // It skips t when the variable is unset.
 func DynamoTable(t testing.TB) string {
 	t.Helper()
-	client := DynamoClient(t)
+	cfg := DynamoConfig(t)
 	dynamoTable.once.Do(func() {
 		var b [6]byte
 		if _, err := rand.Read(b[:]); err != nil {
@@ -112,7 +111,7 @@ func DynamoTable(t testing.TB) string {
 		dynamoTable.name = "switchboard-test-" + hex.EncodeToString(b[:])
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		dynamoTable.err = dynamo.CreateTable(ctx, client, dynamoTable.name)
+		dynamoTable.err = dynamo.CreateTable(ctx, cfg, dynamoTable.name)
 	})
 	if dynamoTable.err != nil {
 		t.Fatalf("creating the test table in DynamoDB Local at %s: %v", os.Getenv(DynamoDBEnv), dynamoTable.err)
@@ -125,5 +124,5 @@ func DynamoTable(t testing.TB) string {
 func OpenDynamo(t *testing.T) store.Table {
 	t.Helper()
 	name := DynamoTable(t)
-	return dynamo.New(DynamoClient(t), name)
+	return dynamo.New(DynamoConfig(t), name)
 }
