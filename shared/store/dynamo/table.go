@@ -525,10 +525,17 @@ func unmarshalItem(av attrs) (store.Item, error) {
 // [store.Item] holds, none for any other type.
 func kinds(v value) int {
 	n := 0
-	for _, set := range []bool{v.S != nil, v.N != nil, v.B != nil, v.BOOL != nil} {
-		if set {
-			n++
-		}
+	if v.S != nil {
+		n++
+	}
+	if v.N != nil {
+		n++
+	}
+	if v.B != nil {
+		n++
+	}
+	if v.BOOL != nil {
+		n++
 	}
 	return n
 }
