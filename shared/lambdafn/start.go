@@ -27,6 +27,7 @@ import (
 	"github.com/switchboard-dev/switchboard/shared/provider/offline"
 	"github.com/switchboard-dev/switchboard/shared/quota"
 	"github.com/switchboard-dev/switchboard/shared/ratelimit"
+	"github.com/switchboard-dev/switchboard/shared/shutdown"
 	"github.com/switchboard-dev/switchboard/shared/store"
 	"github.com/switchboard-dev/switchboard/shared/tenant"
 )
@@ -212,16 +213,17 @@ func StartIn(cat *catalog.Catalog, f Function, o Openers) {
 	resume := coldstart.PauseGC(cfg.MemoryMB)
 	logger := lambdacontext.NewLogger()
 	slog.SetDefault(logger)
-	// While it opens its dependencies, a function registers its extension,
-	// a round trip to the runtime API: one that holds its environment if it
-	// works after its answers, else one that only gets it Lambda's SIGTERM.
+	// The extension that gets the process Lambda's SIGTERM has been
+	// registering since the process started (package shutdown). A function
+	// that works after its answers also registers, while it opens its
+	// dependencies, the one that holds its environment for that work.
 	var queue *later.Queue
-	held, api := make(chan error, 1), os.Getenv("AWS_LAMBDA_RUNTIME_API")
+	held := make(chan error, 1)
 	if f.Later {
 		queue = later.New()
-		go func() { held <- queue.Hold(api) }()
+		go func() { held <- queue.Hold(os.Getenv("AWS_LAMBDA_RUNTIME_API")) }()
 	} else {
-		go func() { held <- later.RegisterForShutdown(api) }()
+		held <- nil
 	}
 	d, closeFn, err := start(context.Background(), cat, f, o, &cfg, os.Stderr)
 	if err != nil {
@@ -230,15 +232,15 @@ func StartIn(cat *catalog.Catalog, f Function, o Openers) {
 	}
 	d.Logger, d.Metrics, d.Later = logger, metrics.New(os.Stdout), queue
 	h := f.Build(d)
-	if err := <-held; err != nil {
+	if err := cmp.Or(<-held, shutdown.Wait()); err != nil {
 		fmt.Fprintln(os.Stderr, "switchboard:", err)
 		os.Exit(1)
 	}
 	// On SIGTERM (Lambda's shutdown), a handler that holds connections
 	// closes them first: the connectors' upstream sessions.
-	shutdown := func() { closeFn() }
+	closeAll := func() { closeFn() }
 	if c, ok := h.(interface{ Close() error }); ok {
-		shutdown = func() { c.Close(); closeFn() }
+		closeAll = func() { c.Close(); closeFn() }
 	}
 	if d.Later != nil {
 		h = d.Later.Handler(h)
@@ -247,20 +249,20 @@ func StartIn(cat *catalog.Catalog, f Function, o Openers) {
 	if fn, _ := cat.Function(f.Path); fn.Progress {
 		handler = streamed{handler.(lambda.Handler)}.Serve // answers as a response stream when asked
 	}
-	onSIGTERM(shutdown)
+	onSIGTERM(closeAll)
 	lambda.Start(handler)
 }
 
-// onSIGTERM runs shutdown on SIGTERM. Lambda sends SIGTERM before it ends an
-// environment only if an extension is registered: the function registered
-// one beside its start (its later queue's, or later.RegisterForShutdown's,
-// rather than lambda.WithEnableSIGTERM's round trip before the first event).
-func onSIGTERM(shutdown func()) {
+// onSIGTERM runs closeAll on SIGTERM. Lambda sends SIGTERM before it ends an
+// environment only if an extension is registered: package shutdown
+// registered one as the process started (rather than
+// lambda.WithEnableSIGTERM's round trip before the first event).
+func onSIGTERM(closeAll func()) {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM)
 	go func() {
 		<-signals
-		shutdown()
+		closeAll()
 	}()
 }
 

@@ -53,28 +53,6 @@ func (q *Queue) Hold(runtimeAPI string) error {
 	return nil
 }
 
-// ShutdownExtensionName is the name [RegisterForShutdown] registers under.
-const ShutdownExtensionName = "switchboard-sigterm"
-
-// RegisterForShutdown registers an internal extension of no events at
-// runtimeAPI, as lambda.WithEnableSIGTERM does, so that Lambda sends the
-// process SIGTERM before it ends the environment; the caller listens for
-// the signal. It is a round trip to the runtime API, which a function makes
-// beside its start rather than in lambda.Start, before its first event.
-// The extension's next event never comes. With an empty runtimeAPI,
-// outside Lambda, it does nothing.
-func RegisterForShutdown(runtimeAPI string) error {
-	if runtimeAPI == "" {
-		return nil
-	}
-	client, next, id, err := register(runtimeAPI, ShutdownExtensionName, `{"events":[]}`)
-	if err != nil {
-		return err
-	}
-	go nextEvent(client, next, id) // Lambda waits for it to end the init phase
-	return nil
-}
-
 // register registers the internal extension name for events (a JSON
 // body) and returns the client and the URL to ask for its next event with,
 // and its identifier.

@@ -126,20 +126,3 @@ func TestWorkIsBoundedByTheInvocationsDeadline(t *testing.T) {
 		t.Errorf("work deadline %v, want the invocation's %v", d, want)
 	}
 }
-
-// TestRegisterForShutdownRegistersOneExtensionOfNoEvents registers at a
-// runtime API, whose invocations it then leaves alone: an extension of no
-// events is never given one to hold.
-func TestRegisterForShutdownRegistersOneExtensionOfNoEvents(t *testing.T) {
-	rt := lambdatest.NewRuntime(nil)
-	defer rt.Close()
-	if err := later.RegisterForShutdown(rt.Addr()); err != nil {
-		t.Fatal(err)
-	}
-	if got := rt.Registered(); len(got) != 1 || got[0] != later.ShutdownExtensionName {
-		t.Errorf("registered %v, want [%s]", got, later.ShutdownExtensionName)
-	}
-	if err := later.RegisterForShutdown(""); err != nil {
-		t.Errorf("outside Lambda: %v, want nothing done", err)
-	}
-}
