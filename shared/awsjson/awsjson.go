@@ -87,36 +87,11 @@ func Call(ctx context.Context, cfg *aws.Config, api API, action string, in, out 
 	}
 	r.Header.Set("Content-Type", "application/x-amz-json-"+cmp.Or(api.Version, "1.1"))
 	r.Header.Set("X-Amz-Target", api.TargetPrefix+"."+action)
-	if cfg.Credentials == nil {
-		return false, errors.New("no credentials")
-	}
-	creds, err := cfg.Credentials.Retrieve(ctx)
+	status, answer, retry, err := Send(ctx, cfg, api.SigningName, r, body, limit)
 	if err != nil {
-		return false, fmt.Errorf("retrieving credentials: %w", err)
+		return retry, err
 	}
-	sum := sha256.Sum256(body)
-	if err := v4.NewSigner().SignHTTP(ctx, creds, r, hex.EncodeToString(sum[:]), api.SigningName, cfg.Region, time.Now()); err != nil {
-		return false, fmt.Errorf("signing: %w", err)
-	}
-	client := cfg.HTTPClient
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(r)
-	if err != nil {
-		return ctx.Err() == nil, err
-	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		// After a success status the action was done (an execution ran):
-		// doing it again is not a retry of the same outcome.
-		return resp.StatusCode/100 != 2 && ctx.Err() == nil, err
-	}
-	if int64(len(answer)) > limit {
-		return false, fmt.Errorf("the answer to %s is over %d bytes", action, limit)
-	}
-	if resp.StatusCode/100 != 2 {
+	if status/100 != 2 {
 		var e struct {
 			Type    string `json:"__type"`
 			Message string `json:"message"`
@@ -124,10 +99,9 @@ func Call(ctx context.Context, cfg *aws.Config, api API, action string, in, out 
 		_ = json.Unmarshal(answer, &e) // a proxy's error may not be JSON; the status remains
 		code := e.Type[strings.LastIndex(e.Type, "#")+1:]
 		if code == "" {
-			code = http.StatusText(resp.StatusCode)
+			code = http.StatusText(status)
 		}
-		return resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests || strings.Contains(code, "Throttling") || retryCodes[code],
-			&Error{Code: code, Status: resp.StatusCode, Message: e.Message, Answer: answer}
+		return Retryable(status, code), &Error{Code: code, Status: status, Message: e.Message, Answer: answer}
 	}
 	if out != nil {
 		if err := json.Unmarshal(answer, out); err != nil {
@@ -135,6 +109,53 @@ func Call(ctx context.Context, cfg *aws.Config, api API, action string, in, out 
 		}
 	}
 	return false, nil
+}
+
+// Send signs r, whose body is body, for the service whose signing name is
+// service, in cfg's region with cfg's credentials, sends it with cfg's HTTP
+// client and returns the answer's status and body, of at most limit bytes:
+// the transport of [Call] and of the packages that speak another of AWS's
+// protocols (STS's Query API) without linking the service's SDK client.
+// retry reports whether a failure to get the whole answer may pass if tried
+// again.
+func Send(ctx context.Context, cfg *aws.Config, service string, r *http.Request, body []byte, limit int64) (status int, answer []byte, retry bool, err error) {
+	if cfg.Credentials == nil {
+		return 0, nil, false, errors.New("no credentials")
+	}
+	creds, err := cfg.Credentials.Retrieve(ctx)
+	if err != nil {
+		return 0, nil, false, fmt.Errorf("retrieving credentials: %w", err)
+	}
+	sum := sha256.Sum256(body)
+	if err := v4.NewSigner().SignHTTP(ctx, creds, r, hex.EncodeToString(sum[:]), service, cfg.Region, time.Now()); err != nil {
+		return 0, nil, false, fmt.Errorf("signing: %w", err)
+	}
+	client := cfg.HTTPClient
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(r)
+	if err != nil {
+		return 0, nil, ctx.Err() == nil, err
+	}
+	defer resp.Body.Close()
+	answer, err = io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		// After a success status the action was done (an execution ran):
+		// doing it again is not a retry of the same outcome.
+		return resp.StatusCode, nil, resp.StatusCode/100 != 2 && ctx.Err() == nil, err
+	}
+	if int64(len(answer)) > limit {
+		return resp.StatusCode, nil, false, fmt.Errorf("the answer is over %d bytes", limit)
+	}
+	return resp.StatusCode, answer, false, nil
+}
+
+// Retryable reports whether a call that failed with the HTTP status and the
+// service's error code may pass if tried again, as the SDK's standard
+// retryer has it: throttling, a server error, or one of [retryCodes].
+func Retryable(status int, code string) bool {
+	return status >= 500 || status == http.StatusTooManyRequests || strings.Contains(code, "Throttling") || retryCodes[code]
 }
 
 // retryCodes are the error codes, besides the throttling ones, of a call that
