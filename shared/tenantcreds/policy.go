@@ -16,8 +16,10 @@
 // At run time a [Provider] is the aws.CredentialsProvider of a function's
 // DynamoDB and S3 clients: it reads the tenant from the call's context
 // ([NewContext]) and answers that tenant's credentials, cached per tenant.
+// It calls STS's AssumeRole itself (sts.go) rather than through the SDK's
+// STS client, which would cost every tool function's cold start.
 //
-//	p, err := tenantcreds.New(sts.NewFromConfig(cfg), tenantcreds.Options{
+//	p, err := tenantcreds.New(cfg, tenantcreds.Options{ // cfg: the function's own credentials
 //		RoleARN:   os.Getenv("SWITCHBOARD_TENANT_ROLE_ARN"),
 //		Resources: tenantcreds.Resources{TableARN: tableARN, BucketARN: bucketARN},
 //		Grant:     tenantcreds.Grant{Items: tenantcreds.ReadWrite, Objects: tenantcreds.Read},

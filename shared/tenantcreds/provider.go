@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
-	"github.com/aws/aws-sdk-go-v2/service/sts/types"
 
 	"github.com/switchboard-dev/switchboard/shared/callcontext"
 )
@@ -57,8 +55,8 @@ type Options struct {
 // [RefreshBefore] they expire; concurrent calls for one tenant wait for one
 // AssumeRole call. It is safe for concurrent use.
 type Provider struct {
-	client stscreds.AssumeRoleAPIClient
-	opts   Options
+	cfg  aws.Config
+	opts Options
 
 	mu      sync.Mutex
 	tenants map[string]*list.Element // of *entry
@@ -72,13 +70,14 @@ type entry struct {
 
 var _ aws.CredentialsProvider = (*Provider)(nil)
 
-// New returns a Provider that assumes opts.RoleARN through client (an STS
-// client with the function's own credentials). It checks the options,
+// New returns a Provider that assumes opts.RoleARN with cfg's credentials
+// (the function's own), calling STS in cfg's region or at the endpoint cfg
+// configures for it (AWS_ENDPOINT_URL_STS). It checks the options,
 // including that the session policy of the longest tenant id fits STS's
 // limit, and does no I/O.
-func New(client stscreds.AssumeRoleAPIClient, opts Options) (*Provider, error) {
-	if client == nil {
-		return nil, errors.New("tenantcreds: no STS client")
+func New(cfg aws.Config, opts Options) (*Provider, error) {
+	if cfg.Credentials == nil {
+		return nil, errors.New("tenantcreds: no credentials to assume the role with")
 	}
 	if err := checkARN("role ARN", opts.RoleARN, "iam", "role/", false, true); err != nil {
 		return nil, fmt.Errorf("tenantcreds: %w", err)
@@ -98,7 +97,7 @@ func New(client stscreds.AssumeRoleAPIClient, opts Options) (*Provider, error) {
 	if _, err := SessionPolicy(strings.Repeat("a", maxTenantBytes), opts.Resources, opts.Grant); err != nil {
 		return nil, fmt.Errorf("tenantcreds: %w", err)
 	}
-	return &Provider{client: client, opts: opts, tenants: make(map[string]*list.Element), order: list.New()}, nil
+	return &Provider{cfg: cfg, opts: opts, tenants: make(map[string]*list.Element), order: list.New()}, nil
 }
 
 // maxTenantBytes is the length of the longest tenant id ([tenant.IDPattern]).
@@ -138,13 +137,7 @@ func (p *Provider) cache(id string) (*aws.CredentialsCache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tenantcreds: %w", err)
 	}
-	doc := policy.JSON()
-	assume := stscreds.NewAssumeRoleProvider(p.client, p.opts.RoleARN, func(o *stscreds.AssumeRoleOptions) {
-		o.RoleSessionName = SessionName(id)
-		o.Duration = p.opts.Duration
-		o.Policy = &doc
-		o.Tags = []types.Tag{{Key: aws.String(TagKey), Value: aws.String(id)}}
-	})
+	assume := newAssumeRole(&p.cfg, p.opts.RoleARN, id, SessionName(id), p.opts.Duration, policy.JSON())
 	e := &entry{tenant: id, creds: aws.NewCredentialsCache(assume, func(o *aws.CredentialsCacheOptions) {
 		o.ExpiryWindow = RefreshBefore
 	})}
@@ -199,7 +192,7 @@ func NewContext(ctx context.Context, id string) context.Context {
 // caller of the call ctx serves (package callcontext, which lambdafn puts in
 // every call's context before anything reaches the table, elicit.Spend
 // included). Reading the call's caller keeps lambdafn, which every function
-// links, from linking this package and STS's client.
+// links, from linking this package.
 func FromContext(ctx context.Context) (string, bool) {
 	if id, ok := ctx.Value(tenantKey{}).(string); ok {
 		return id, true

@@ -30,7 +30,7 @@ func newProvider(t *testing.T, s *ststest.Server, opts Options) *Provider {
 	if opts.Grant.Items == NoAccess && opts.Grant.Objects == NoAccess {
 		opts.Grant = testGrant
 	}
-	p, err := New(s.Client(), opts)
+	p, err := New(s.Config(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,15 +266,15 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := good
 			tt.change(&o)
-			if _, err := New(s.Client(), o); err == nil || !strings.Contains(err.Error(), tt.want) {
+			if _, err := New(s.Config(), o); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("New = %v, want an error containing %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := New(nil, good); err == nil {
-		t.Error("New without a client succeeded")
+	if _, err := New(aws.Config{}, good); err == nil {
+		t.Error("New without credentials succeeded")
 	}
-	if _, err := New(s.Client(), good); err != nil {
+	if _, err := New(s.Config(), good); err != nil {
 		t.Errorf("New with good options: %v", err)
 	}
 }

@@ -4,7 +4,7 @@
 // role for each call's tenant, with a session policy limited to that
 // tenant's items and objects and to what the function's catalog entry
 // grants. It is a package of its own so that only the functions that
-// assume the role link STS's client; the gateway keeps its own role.
+// assume the role link package tenantcreds; the gateway keeps its own role.
 //
 //	p, err := tenantscoped.Open(ctx, &cfg, fn) // nil if no tenant role is configured
 //	if p != nil { cfg.ScopeStorage(p) }        // then OpenTable and blobs.Open sign as the tenant
@@ -15,7 +15,6 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/switchboard-dev/switchboard/shared/catalog"
 	"github.com/switchboard-dev/switchboard/shared/config"
@@ -36,7 +35,7 @@ func Open(ctx context.Context, c *config.Config, f catalog.Function) (aws.Creden
 	if f.Blobs != catalog.NoAccess {
 		res.BucketARN, res.KeyARN = c.BucketARN, c.BucketKeyARN
 	}
-	p, err := tenantcreds.New(sts.NewFromConfig(cfg), tenantcreds.Options{RoleARN: c.TenantRoleARN, Resources: res,
+	p, err := tenantcreds.New(cfg, tenantcreds.Options{RoleARN: c.TenantRoleARN, Resources: res,
 		Grant: tenantcreds.Grant{Items: Items(f), Objects: Access(f.Blobs), Shared: Shared(f)}})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", config.EnvTenantRoleARN, err)

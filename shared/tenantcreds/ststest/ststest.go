@@ -5,7 +5,7 @@
 // tenant's session signed a call.
 //
 //	s := ststest.New(t)
-//	client := s.Client() // or AWS_ENDPOINT_URL_STS=s.URL with [FunctionCreds]
+//	cfg := s.Config() // or AWS_ENDPOINT_URL_STS=s.URL with [FunctionCreds]
 //	// ... strings.HasPrefix(accessKey, ststest.KeyPrefix("tenant-acme"))
 package ststest
 
@@ -28,7 +28,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/sts"
 )
 
 // FunctionCreds are the function's own credentials, with which it calls
@@ -85,15 +84,14 @@ func (s *Server) SetGate(gate chan struct{}) {
 	s.gate = gate
 }
 
-// Client returns an STS client of the server, signing with [FunctionCreds],
-// without retries (a refusal is answered once).
-func (s *Server) Client() *sts.Client {
-	return sts.New(sts.Options{
-		Region:           Region,
-		BaseEndpoint:     aws.String(s.URL),
-		Credentials:      credentials.StaticCredentialsProvider{Value: FunctionCreds},
-		RetryMaxAttempts: 1,
-	})
+// Config returns the AWS configuration of a client of the server: its
+// endpoint, [Region] and [FunctionCreds].
+func (s *Server) Config() aws.Config {
+	return aws.Config{
+		Region:       Region,
+		BaseEndpoint: aws.String(s.URL),
+		Credentials:  credentials.StaticCredentialsProvider{Value: FunctionCreds},
+	}
 }
 
 // CallCount returns how many AssumeRole calls the server has answered.
