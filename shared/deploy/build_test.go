@@ -403,10 +403,10 @@ var (
 		"shared/ratelimit", "shared/rawjson", "shared/shutdown", "shared/statemachine", "shared/store", "shared/store/dynamo", "shared/store/embedded", "shared/tenant", "shared/text",
 		// Every tool function reaches the table, and with a tenant role
 		// configured does so as each call's tenant: it assumes the role
-		// through STS (config/tenantscoped). quota is lambdafn's Deps.Quotas,
-		// ratelimit its Deps.Limiter (the chat's tool calls).
+		// through STS's Query API (config/tenantscoped, tenantcreds), with
+		// no SDK client. quota is lambdafn's Deps.Quotas, ratelimit its
+		// Deps.Limiter (the chat's tool calls).
 		"shared/config/tenantscoped", "shared/tenantcreds"}
-	everyClient = []string{"sts"}
 	// The gateway keeps its own role (the _apikeys partition belongs to no
 	// tenant): no STS. It reads the OAuth facade's signing keys from
 	// Secrets Manager at cold start with config/secrets, which needs no SDK
@@ -477,7 +477,6 @@ var (
 func allowed(f catalog.Function, binding string) (code, clients []string) {
 	code = append(slices.Clone(everyTool), binding)
 	code = append(code, familyCode[binding]...)
-	clients = slices.Clone(everyClient)
 	if f.Blobs != catalog.NoAccess {
 		code, clients = append(code, blobsCode...), append(clients, "s3")
 	}
