@@ -1,7 +1,6 @@
 package later
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,16 +9,16 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/switchboard-dev/switchboard/shared/shutdown"
 )
 
 // ExtensionName is the name the queue registers under.
 const ExtensionName = "switchboard-later"
 
-// The Extensions API, https://docs.aws.amazon.com/lambda/latest/dg/runtimes-extensions-api.html.
+// The Extensions API, https://docs.aws.amazon.com/lambda/latest/dg/runtimes-extensions-api.html
+// (package shutdown registers extensions).
 const (
-	extensionPath     = "/2020-01-01/extension/"
-	headerName        = "Lambda-Extension-Name"
-	headerIdentifier  = "Lambda-Extension-Identifier"
 	maxEventBytes     = 64 << 10
 	eventTypeInvoke   = "INVOKE"
 	eventTypeShutdown = "SHUTDOWN"
@@ -42,38 +41,16 @@ func (q *Queue) Hold(runtimeAPI string) error {
 	if runtimeAPI == "" {
 		return nil
 	}
-	client, next, id, err := register(runtimeAPI, ExtensionName, `{"events":["INVOKE"]}`)
+	id, err := shutdown.RegisterExtension(runtimeAPI, ExtensionName, []string{eventTypeInvoke})
 	if err != nil {
 		return err
 	}
 	q.mu.Lock()
 	q.held = true
 	q.mu.Unlock()
-	go q.serve(client, next, id)
+	// The next event may be minutes away: no timeout.
+	go q.serve(&http.Client{}, "http://"+runtimeAPI+shutdown.NextPath, id)
 	return nil
-}
-
-// register registers the internal extension name for events (a JSON
-// body) and returns the client and the URL to ask for its next event with,
-// and its identifier.
-func register(runtimeAPI, name, events string) (client *http.Client, next, id string, err error) {
-	base := "http://" + runtimeAPI + extensionPath
-	client = &http.Client{} // the next event may be minutes away: no timeout
-	req, err := http.NewRequest(http.MethodPost, base+"register", bytes.NewReader([]byte(events)))
-	if err != nil {
-		return nil, "", "", fmt.Errorf("registering extension %s: %w", name, err)
-	}
-	req.Header.Set(headerName, name)
-	res, err := client.Do(req)
-	if err != nil {
-		return nil, "", "", fmt.Errorf("registering extension %s: %w", name, err)
-	}
-	io.Copy(io.Discard, io.LimitReader(res.Body, maxEventBytes))
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return nil, "", "", fmt.Errorf("registering extension %s: the runtime API answered %s", name, res.Status)
-	}
-	return client, base + "event/next", res.Header.Get(headerIdentifier), nil
 }
 
 // serve asks for each next event, which also tells Lambda the previous
@@ -95,7 +72,7 @@ func nextEvent(client *http.Client, url, id string) (event, error) {
 	if err != nil {
 		return event{}, err
 	}
-	req.Header.Set(headerIdentifier, id)
+	req.Header.Set(shutdown.HeaderIdentifier, id)
 	res, err := client.Do(req)
 	if err != nil {
 		return event{}, err
