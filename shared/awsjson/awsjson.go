@@ -65,7 +65,17 @@ type Error struct {
 	Answer []byte
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%s (%d): %s", e.Code, e.Status, e.Message) }
+func (e *Error) Error() string {
+	msg := e.Message
+	if len(msg) > maxMessage {
+		msg = msg[:maxMessage] + "..."
+	}
+	return fmt.Sprintf("%s (%d): %s", e.Code, e.Status, msg)
+}
+
+// maxMessage bounds the part of a service's error message an error's text
+// carries: the answer it came in may be megabytes (a DynamoDB Query's).
+const maxMessage = 1 << 10
 
 // IsCode reports whether err is an [Error] with the code.
 func IsCode(err error, code string) bool {
@@ -89,6 +99,9 @@ func Call(ctx context.Context, cfg *aws.Config, api API, action string, in, out 
 	r.Header.Set("X-Amz-Target", api.TargetPrefix+"."+action)
 	status, answer, retry, err := Send(ctx, cfg, api.SigningName, r, body, limit)
 	if err != nil {
+		if out == nil && status/100 == 2 && errors.Is(err, errTooLarge) {
+			return false, nil // done; the answer, which no one reads, does not matter
+		}
 		return retry, err
 	}
 	if status/100 != 2 {
@@ -97,7 +110,8 @@ func Call(ctx context.Context, cfg *aws.Config, api API, action string, in, out 
 			Message string `json:"message"`
 		}
 		_ = json.Unmarshal(answer, &e) // a proxy's error may not be JSON; the status remains
-		code := e.Type[strings.LastIndex(e.Type, "#")+1:]
+		// "prefix#Code", possibly followed by ":detail".
+		code, _, _ := strings.Cut(e.Type[strings.LastIndex(e.Type, "#")+1:], ":")
 		if code == "" {
 			code = http.StatusText(status)
 		}
@@ -132,7 +146,7 @@ func Send(ctx context.Context, cfg *aws.Config, service string, r *http.Request,
 	}
 	client := cfg.HTTPClient
 	if client == nil {
-		client = http.DefaultClient
+		client = defaultClient
 	}
 	resp, err := client.Do(r)
 	if err != nil {
@@ -146,10 +160,23 @@ func Send(ctx context.Context, cfg *aws.Config, service string, r *http.Request,
 		return resp.StatusCode, nil, resp.StatusCode/100 != 2 && ctx.Err() == nil, err
 	}
 	if int64(len(answer)) > limit {
-		return resp.StatusCode, nil, false, fmt.Errorf("the answer is over %d bytes", limit)
+		return resp.StatusCode, nil, false, fmt.Errorf("%w: over %d bytes", errTooLarge, limit)
 	}
 	return resp.StatusCode, answer, false, nil
 }
+
+// errTooLarge is the error of an answer over its limit.
+var errTooLarge = errors.New("the answer is too large")
+
+// defaultClient sends the calls of a configuration without an HTTP client
+// of its own: it keeps 10 idle connections per host, as the SDK's clients
+// do, where http.DefaultClient keeps 2, so that a function writing in
+// parallel does not open (and handshake) the others again.
+var defaultClient = &http.Client{Transport: func() http.RoundTripper {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 10
+	return tr
+}()}
 
 // Retryable reports whether a call that failed with the HTTP status and the
 // service's error code may pass if tried again, as the SDK's standard
@@ -184,13 +211,13 @@ const Attempts = 3
 
 // Retry makes call up to [Attempts] times while it fails with retry set,
 // waiting a random time of up to 100 ms, then up to 200 ms, between attempts
-// ([backoff]), and returns its last error; if ctx ends while it waits, ctx's
-// error, wrapping the last.
+// (up to 1 s, then 2 s, after throttling: [backoff]), and returns its last
+// error; if ctx ends while it waits, ctx's error, wrapping the last.
 func Retry(ctx context.Context, call func() (retry bool, err error)) error {
 	var err error
 	for attempt := range Attempts {
 		if attempt > 0 {
-			wait := time.NewTimer(backoff(attempt))
+			wait := time.NewTimer(backoff(attempt, throttled(err)))
 			select {
 			case <-wait.C:
 			case <-ctx.Done():
@@ -207,11 +234,34 @@ func Retry(ctx context.Context, call func() (retry bool, err error)) error {
 }
 
 // backoff is the wait before retry number attempt (from 1): a uniformly
-// random time below 100 ms doubled for each earlier retry ("full jitter"),
+// random time below a base doubled for each earlier retry ("full jitter"),
 // so that the many writers a throttled table turned away do not all come
-// back at the same moment and collide again, as on a fixed schedule.
-func backoff(attempt int) time.Duration {
-	return rand.N(100 * time.Millisecond << (attempt - 1))
+// back at the same moment and collide again, as on a fixed schedule. The
+// base is 100 ms, or 1 s after throttling, as the SDK's standard retryer
+// waits for a throttled call: a service over its rate needs longer than a
+// passing fault.
+func backoff(attempt int, throttling bool) time.Duration {
+	base := 100 * time.Millisecond
+	if throttling {
+		base = time.Second
+	}
+	return rand.N(base << (attempt - 1))
+}
+
+// throttled reports whether err is a service's answer that the caller is
+// over a rate.
+func throttled(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && (e.Status == http.StatusTooManyRequests || strings.Contains(e.Code, "Throttling") || throttleCodes[e.Code])
+}
+
+// throttleCodes are the error codes of [retryCodes] that say the caller is
+// over a rate.
+var throttleCodes = map[string]bool{
+	"ProvisionedThroughputExceededException": true,
+	"RequestLimitExceeded":                   true,
+	"TooManyRequestsException":               true,
+	"LimitExceededException":                 true,
 }
 
 // ServiceEndpoint returns the base URL of the AWS service whose SDK id is

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,20 +71,50 @@ func TestABrokenAnswerIsRetriedOnlyIfItsStatusIsAFailure(t *testing.T) {
 
 // Waits on a fixed schedule would bring back together the writers a
 // throttled table turned away together: each wait is drawn from the whole
-// range below its bound.
+// range below its bound, which is ten times longer after throttling.
 func TestEachWaitBetweenTriesIsDrawnFromBelowItsBound(t *testing.T) {
-	for attempt, bound := range map[int]time.Duration{1: 100 * time.Millisecond, 2: 200 * time.Millisecond} {
-		lowest, highest := bound, time.Duration(0)
+	tests := []struct {
+		attempt    int
+		throttling bool
+		bound      time.Duration
+	}{
+		{1, false, 100 * time.Millisecond},
+		{2, false, 200 * time.Millisecond},
+		{1, true, time.Second},
+		{2, true, 2 * time.Second},
+	}
+	for _, tt := range tests {
+		lowest, highest := tt.bound, time.Duration(0)
 		for range 1000 {
-			d := backoff(attempt)
-			if d < 0 || d >= bound {
-				t.Fatalf("backoff(%d) = %v, want in [0, %v)", attempt, d, bound)
+			d := backoff(tt.attempt, tt.throttling)
+			if d < 0 || d >= tt.bound {
+				t.Fatalf("backoff(%d, %v) = %v, want in [0, %v)", tt.attempt, tt.throttling, d, tt.bound)
 			}
 			lowest, highest = min(lowest, d), max(highest, d)
 		}
 		// With 1000 uniform draws, each end is missed with odds of 0.75^1000.
-		if lowest > bound/4 || highest < bound*3/4 {
-			t.Errorf("backoff(%d) drew from [%v, %v] only, want the whole of [0, %v)", attempt, lowest, highest, bound)
+		if lowest > tt.bound/4 || highest < tt.bound*3/4 {
+			t.Errorf("backoff(%d, %v) drew from [%v, %v] only, want the whole of [0, %v)", tt.attempt, tt.throttling, lowest, highest, tt.bound)
+		}
+	}
+}
+
+func TestThrottlingIsToldFromOtherFailures(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{&Error{Code: "ThrottlingException", Status: 400}, true},
+		{&Error{Code: "ProvisionedThroughputExceededException", Status: 400}, true},
+		{&Error{Code: "TooManyRequests", Status: http.StatusTooManyRequests}, true},
+		{fmt.Errorf("wrapped: %w", &Error{Code: "RequestLimitExceeded", Status: 400}), true},
+		{&Error{Code: "InternalServerError", Status: 500}, false},
+		{&Error{Code: "TransactionInProgressException", Status: 400}, false},
+		{errors.New("connection reset"), false},
+	}
+	for _, tt := range tests {
+		if got := throttled(tt.err); got != tt.want {
+			t.Errorf("throttled(%v) = %v, want %v", tt.err, got, tt.want)
 		}
 	}
 }
@@ -121,5 +152,48 @@ func TestAnErrorIsRetriedWhenItsStatusOrCodeSaysItMayPass(t *testing.T) {
 				t.Errorf("Call = %v, %v; want %s, retry %v", retry, err, tc.code, tc.retry)
 			}
 		})
+	}
+}
+
+// A service's error type comes with or without its namespace, and with
+// detail after a colon; the code is the part between.
+func TestAnErrorsCodeIsReadFromEachFormOfItsType(t *testing.T) {
+	for _, typ := range []string{
+		"ConditionalCheckFailedException",
+		"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException",
+		"aws.protocoltests#ConditionalCheckFailedException:http://internal.amazon.com/coral/",
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"__type":%q,"message":"%s"}`, typ, strings.Repeat("m", 2*maxMessage))
+		}))
+		cfg := aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
+			Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")}
+		_, err := Call(t.Context(), &cfg, DynamoDB, "PutItem", map[string]string{}, nil, 1<<20)
+		srv.Close()
+		if !IsCode(err, "ConditionalCheckFailedException") {
+			t.Errorf("__type %q: Call = %v, want ConditionalCheckFailedException", typ, err)
+		}
+		if err != nil && len(err.Error()) > maxMessage+100 {
+			t.Errorf("__type %q: the error's text is %d bytes, want the message cut to %d", typ, len(err.Error()), maxMessage)
+		}
+	}
+}
+
+// An answer over the limit fails a call that reads it, but not a call that
+// succeeded and reads nothing of it: its action was done.
+func TestAnAnswerOverTheLimitFailsOnlyTheCallsThatReadIt(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, `{"ConsumedCapacity":%q}`, strings.Repeat("x", 4<<10))
+	}))
+	defer srv.Close()
+	cfg := aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")}
+	if _, err := Call(t.Context(), &cfg, DynamoDB, "PutItem", map[string]string{}, nil, 1<<10); err != nil {
+		t.Errorf("a write whose answer is over the limit: %v, want done", err)
+	}
+	var out map[string]any
+	if _, err := Call(t.Context(), &cfg, DynamoDB, "GetItem", map[string]string{}, &out, 1<<10); err == nil {
+		t.Error("a read whose answer is over the limit succeeded, want an error")
 	}
 }

@@ -29,7 +29,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -42,20 +41,20 @@ import (
 var _ store.Table = (*Table)(nil)
 
 // The bounds of DynamoDB's answers, which awsjson reads whole. An item is
-// at most 400 KB ([store.MaxItemBytes]) counted in raw bytes, which JSON can
-// make up to six times longer (a control character escaped as \u0000), and
-// a Query page at most 1 MB of items before the filter; a write answers
-// with at most its cancellation reasons, one per write of a transaction.
+// at most 400 KB ([store.MaxItemBytes]) counted as DynamoDB counts it, names
+// and values in raw bytes, which its JSON makes up to about ten times longer:
+// tens of thousands of attributes whose short names are control characters
+// (each escaped as \u0000) and whose values are empty, each wrapped in
+// {"S":""} (TestTheLongestItemsJSONFitsItsBound builds one). A Query page is
+// at most 1 MB of items before the filter, and the item that crosses it; a
+// write answers with at most its cancellation reasons, one per write of a
+// transaction.
 const (
-	maxItemAnswer  = 6*store.MaxItemBytes + 64<<10
-	maxPageAnswer  = 6<<20 + 64<<10
+	jsonGrowth     = 10
+	maxItemAnswer  = jsonGrowth*store.MaxItemBytes + 64<<10
+	maxPageAnswer  = jsonGrowth*(1<<20+store.MaxItemBytes) + 64<<10
 	maxWriteAnswer = 64 << 10
 )
-
-// idleConnsPerHost is how many idle connections to DynamoDB a Table's own
-// HTTP client keeps, as the SDK's client did: http.DefaultTransport keeps 2,
-// and a function writing in parallel would open (and handshake) the rest again.
-const idleConnsPerHost = 10
 
 // Table is a [store.Table] in one DynamoDB table. Its methods are safe for use
 // by multiple goroutines.
@@ -70,11 +69,6 @@ type Table struct {
 // AWS_ENDPOINT_URL_DYNAMODB among its sources, HTTP client). It does no I/O:
 // a missing table shows up as an error from the first call.
 func New(cfg aws.Config, name string) *Table {
-	if cfg.HTTPClient == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxIdleConnsPerHost = idleConnsPerHost
-		cfg.HTTPClient = &http.Client{Transport: tr}
-	}
 	return &Table{cfg: cfg, name: name, now: time.Now}
 }
 

@@ -131,3 +131,44 @@ func TestEachCallSendsDynamoDBsRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestTheLongestItemsJSONFitsItsBound builds the item whose JSON is longest
+// for its size as the store counts it, one of the most attributes with
+// names of control characters (escaped six bytes each), as short as they can
+// be while distinct, and empty values, and checks that GetItem's answer
+// carrying it is under the bound awsjson reads it with.
+func TestTheLongestItemsJSONFitsItsBound(t *testing.T) {
+	it := store.Item{PK: "p", SK: "s", Attrs: store.Attrs{}}
+	size := len(store.AttrPK) + len(it.PK) + len(store.AttrSK) + len(it.SK)
+	name := []byte{0}
+	for size+len(name) <= store.MaxItemBytes {
+		if _, taken := it.Attrs[string(name)]; !taken && string(name) != store.AttrPK && string(name) != store.AttrSK {
+			it.Attrs[string(name)] = ""
+			size += len(name)
+		}
+		name = nextName(name)
+	}
+	if _, err := store.ValidateItem(it); err != nil {
+		t.Fatalf("the item is not one the store accepts: %v", err)
+	}
+	answer, err := json.Marshal(struct{ Item attrs }{marshalItem(it)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(answer) > maxItemAnswer {
+		t.Errorf("an item of %d bytes (%d attributes) is %d bytes of JSON, over the %d bytes GetItem's answer is read with", size, len(it.Attrs), len(answer), maxItemAnswer)
+	}
+	t.Logf("%d attributes, %d bytes counted, %d bytes of JSON (%.1fx)", len(it.Attrs), size, len(answer), float64(len(answer))/float64(size))
+}
+
+// nextName counts through names of the 32 control characters, shortest first.
+func nextName(name []byte) []byte {
+	for i := len(name) - 1; i >= 0; i-- {
+		if name[i] < 0x1f {
+			name[i]++
+			return name
+		}
+		name[i] = 0
+	}
+	return make([]byte, len(name)+1)
+}
