@@ -66,8 +66,10 @@ type Table struct {
 
 // New returns a Table that stores items in the DynamoDB table name, calling
 // DynamoDB as cfg configures it (region, credentials, endpoint: an
-// AWS_ENDPOINT_URL_DYNAMODB among its sources, HTTP client). It does no I/O:
-// a missing table shows up as an error from the first call.
+// AWS_ENDPOINT_URL_DYNAMODB among its sources, HTTP client); cfg's Retryer
+// and RetryMaxAttempts are not used: calls are tried as [awsjson.Retry]
+// does. It does no I/O: a missing table shows up as an error from the first
+// call.
 func New(cfg aws.Config, name string) *Table {
 	return &Table{cfg: cfg, name: name, now: time.Now}
 }
