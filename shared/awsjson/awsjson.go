@@ -24,6 +24,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -146,7 +147,7 @@ func Send(ctx context.Context, cfg *aws.Config, service string, r *http.Request,
 	}
 	client := cfg.HTTPClient
 	if client == nil {
-		client = defaultClient
+		client = defaultClient()
 	}
 	resp, err := client.Do(r)
 	if err != nil {
@@ -171,12 +172,14 @@ var errTooLarge = errors.New("the answer is too large")
 // defaultClient sends the calls of a configuration without an HTTP client
 // of its own: it keeps 10 idle connections per host, as the SDK's clients
 // do, where http.DefaultClient keeps 2, so that a function writing in
-// parallel does not open (and handshake) the others again.
-var defaultClient = &http.Client{Transport: func() http.RoundTripper {
+// parallel does not open (and handshake) the others again. It is made on
+// first use, not in every bootstrap's initialisation (cloning a transport
+// sets up its HTTP/2 defaults).
+var defaultClient = sync.OnceValue(func() *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 10
-	return tr
-}()}
+	return &http.Client{Transport: tr}
+})
 
 // Retryable reports whether a call that failed with the HTTP status and the
 // service's error code may pass if tried again, as the SDK's standard
