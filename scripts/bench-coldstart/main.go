@@ -25,9 +25,10 @@
 // stand-in of the Step Functions API on 127.0.0.1 answers its
 // StartSyncExecution with a fixed run. A connector tool reaches a real
 // upstream, as on AWS: the sample connector is pointed at a go-sdk MCP
-// server over TLS on 127.0.0.1 and synced once (as the scheduled sync
-// leaves a connector, remembering the protocol version its upstream
-// negotiated), which the connector functions allow (the allow-list
+// server over TLS on 127.0.0.1 and synced before each round of runs (as
+// the scheduled sync keeps a connector: its cache fresh, the protocol
+// version its upstream negotiated remembered), which the connector
+// functions allow (the allow-list
 // setting) and trust (SSL_CERT_FILE names a CA bundle, this machine's with
 // its certificate, and no certificate folder), so that connector_verify and
 // connector_sync connect, initialise and list rather than wait out an
@@ -203,6 +204,12 @@ func run(n int, only, table string, inittrace bool, baseline string) error {
 	fmt.Printf("Cold start, exec to the first answer (%s, %d CPUs, load average %s), %d runs of each of %d bootstraps interleaved, gateway table %s, AWS_CA_BUNDLE unset:\n",
 		host, runtime.NumCPU(), loadAverage(), n, len(bins), table)
 	for i := range n {
+		// As the scheduled sync keeps it: a run of all the bootstraps
+		// outlasts the cache TTL, and connector_tools_openai would then
+		// sync first.
+		if err := resyncSample(seed, up); err != nil {
+			return err
+		}
 		// Rotate which bootstrap goes first, so that none always follows the same one.
 		for k := range bins {
 			b := bins[(i+k)%len(bins)]
@@ -394,8 +401,7 @@ func upstreamCertificates() (*x509.Certificate, tls.Certificate, error) {
 // then as the scheduled sync leaves it, remembering the protocol version
 // its upstream negotiated.
 func pointConnector(ctx context.Context, tbl *embedded.Table, up *httptest.Server) error {
-	guard := &netguard.Policy{AllowedHosts: []string{upstreamHost}}
-	conns := connector.New(tbl, nil, &connector.Options{CheckURL: guard.CheckURL, HTTPClient: up.Client()})
+	conns := sampleConnectors(tbl, up)
 	defer conns.Close()
 	sample := tenant.Caller{Tenant: deploy.SampleTenant, Principal: deploy.SamplePrincipal}
 	got, err := conns.Get(ctx, sample, connector.NameInput{Name: deploy.SampleConnector})
@@ -405,10 +411,37 @@ func pointConnector(ctx context.Context, tbl *embedded.Table, up *httptest.Serve
 	if _, err := conns.Update(ctx, sample, connector.UpdateInput{Name: deploy.SampleConnector, Version: got.Connector.Version, BaseURL: up.URL + "/mcp"}); err != nil {
 		return fmt.Errorf("pointing the sample connector at the upstream: %w", err)
 	}
+	return syncSample(ctx, tbl, up)
+}
+
+// resyncSample syncs the sample connector of the seed under dir again.
+func resyncSample(dir string, up *httptest.Server) error {
+	tbl, err := embedded.Open(filepath.Join(dir, "t.db"), nil)
+	if err != nil {
+		return err
+	}
+	err = syncSample(context.Background(), tbl, up)
+	if cerr := tbl.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// syncSample syncs the sample connector, at up, in tbl.
+func syncSample(ctx context.Context, tbl *embedded.Table, up *httptest.Server) error {
+	conns := sampleConnectors(tbl, up)
+	defer conns.Close()
+	sample := tenant.Caller{Tenant: deploy.SampleTenant, Principal: deploy.SamplePrincipal}
 	if _, err := conns.Sync(ctx, sample, connector.NameInput{Name: deploy.SampleConnector}); err != nil {
 		return fmt.Errorf("syncing the sample connector: %w", err)
 	}
 	return nil
+}
+
+// sampleConnectors returns the connectors of tbl, allowed to reach up.
+func sampleConnectors(tbl *embedded.Table, up *httptest.Server) *connector.Service {
+	guard := &netguard.Policy{AllowedHosts: []string{upstreamHost}}
+	return connector.New(tbl, nil, &connector.Options{CheckURL: guard.CheckURL, HTTPClient: up.Client()})
 }
 
 // connectorEnv lets a connector function reach [upstream] and trust its

@@ -199,20 +199,24 @@ func connectorTools() []*Tool {
 	}
 }
 
-// ConnectorSyncSchedule is how often the scheduled sync runs on AWS: the
-// default cache TTL, so that a connector's cache is read again about once a
-// TTL even when no call asks for it.
+// ConnectorSyncSchedule is how often the scheduled sync runs on AWS,
+// [ConnectorSyncPeriod]: the default cache TTL. Each run syncs the
+// connectors whose cache would go stale before the next, so that a cache
+// the schedule keeps is not read stale.
 const ConnectorSyncSchedule = "rate(5 minutes)"
+
+// ConnectorSyncPeriod is [ConnectorSyncSchedule]'s period.
+const ConnectorSyncPeriod = 5 * time.Minute
 
 // connectorTriggers lists the scheduled sync: EventBridge Scheduler invokes
 // it every 5 minutes, and it syncs the connectors of every tenant whose
-// cache is older than the TTL. It is no tool, so no host can call it and
+// cache would be older than the TTL by its next run. It is no tool, so no host can call it and
 // the gateway cannot invoke it. Its timeout stays under the schedule's
 // period, so that runs do not overlap.
 func connectorTriggers() []*Trigger {
 	return []*Trigger{{
 		Function: "connectors/scheduled_sync", Family: ConnectorFamily,
-		Description: "Syncs, every 5 minutes, the connectors of every tenant whose capability cache is older than the TTL (a failed sync keeps the last good cache and records why), after recording as expired every approval that lapsed unanswered.",
+		Description: "Syncs, every 5 minutes, the connectors of every tenant whose capability cache would be older than the TTL by the next run (a failed sync keeps the last good cache and records why), after recording as expired every approval that lapsed unanswered.",
 		Limits:      Limits{Timeout: 4 * time.Minute, MemoryMB: 256},
 		Table:       ReadWrite, Connects: true, KeyUse: KeyOpen, Deletes: true, Schedule: ConnectorSyncSchedule,
 	}}

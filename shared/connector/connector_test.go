@@ -243,7 +243,7 @@ func TestScheduledSync(t *testing.T) {
 		mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
 		mustCreate(t, e, c, connector.CreateInput{Name: "gone", BaseURL: "http://127.0.0.1:1/", Transport: connector.TransportStreamable})
 		due := func() map[string]string {
-			if _, err := e.svc.SyncDue(ctx); err != nil {
+			if _, err := e.svc.SyncDue(ctx, 0); err != nil {
 				t.Fatal(err)
 			}
 			got := map[string]string{}

@@ -214,7 +214,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		note(e.svc.Health(ctx, c, connector.HealthInput{}))
 		note(e.svc.ToolsOpenAI(ctx, c, connector.OpenAIInput{}))
 		note(e.svc.Listing(ctx, c))
-		note(e.svc.SyncDue(ctx))
+		note(e.svc.SyncDue(ctx, 0))
 
 		var haystack strings.Builder
 		b, _ := json.Marshal(outputs)

@@ -48,7 +48,7 @@ func TestLapsedApprovalsAreRecordedExpiredOnce(t *testing.T) {
 				traces[i] = audit.NewTraceID()
 				wg.Go(func() {
 					var err error
-					outs[i], err = svc.SyncDue(callcontext.NewContext(ctx, callcontext.Call{TraceID: traces[i]}))
+					outs[i], err = svc.SyncDue(callcontext.NewContext(ctx, callcontext.Call{TraceID: traces[i]}), 0)
 					if err != nil {
 						t.Error(err)
 					}

@@ -403,23 +403,30 @@ type SyncDueOutput struct {
 	Expired int `json:"expired"`
 }
 
-// SyncDue syncs the connectors of every tenant whose last sync attempt is
-// older than the cache TTL, oldest first: a query of the sync index up to
-// the TTL's cutoff, never a scan. It syncs [syncConcurrency] at a time, each
-// as [SchedulerPrincipal] of its tenant, and starts a sync only while ctx's
+// SyncDue syncs the connectors of every tenant whose last sync attempt
+// will be older than the cache TTL once next has passed, oldest first: a
+// query of the sync index up to that cutoff (now at the latest), never a
+// scan. next is the time to the caller's next run: a run that synced only
+// the caches already stale would leave those that go stale just after it
+// to be read stale until the run after (half of the time, when the period
+// is the TTL). It syncs [syncConcurrency] at a time, each as
+// [SchedulerPrincipal] of its tenant, and starts a sync only while ctx's
 // deadline leaves it a call's time and the time to record it. A failed sync
 // keeps the last good cache, records why on the connector and counts in
 // Failed; it never stops the others. The error is the index's, if it
 // cannot be read. First it records the approvals that lapsed
 // ([Service.ExpireDue]). The scheduler calls it every 5 minutes
 // (functions/connectors/scheduled_sync), the local server on a ticker.
-func (s *Service) SyncDue(ctx context.Context) (SyncDueOutput, error) {
+func (s *Service) SyncDue(ctx context.Context, next time.Duration) (SyncDueOutput, error) {
 	expired, sweepErr := s.ExpireDue(ctx)
 	if sweepErr != nil {
 		s.log.WarnContext(ctx, "the approvals' expiry sweep stopped", "error", sweepErr)
 	}
 	out := SyncDueOutput{Expired: expired}
-	to := fmt.Sprintf("%019d#~", s.now().Add(-s.opts.CacheTTL).UnixNano())
+	// At most now: a connector synced by this run is indexed at a later
+	// time, past the cutoff, so that no page reads it again.
+	ahead := min(max(next, 0), s.opts.CacheTTL)
+	to := fmt.Sprintf("%019d#~", s.now().Add(ahead-s.opts.CacheTTL).UnixNano())
 	var synced, failed, skipped atomic.Int64
 	var g errgroup.Group
 	g.SetLimit(syncConcurrency)

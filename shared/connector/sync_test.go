@@ -38,7 +38,7 @@ func cachedTools(t *testing.T, tbl store.Table, c tenant.Caller, name string) (s
 // Local the tests share one, so the tests that use them run embedded.
 func syncDue(t *testing.T, e *env) connector.SyncDueOutput {
 	t.Helper()
-	out, err := e.svc.SyncDue(context.Background())
+	out, err := e.svc.SyncDue(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,6 +152,40 @@ func TestTheScheduledSyncReachesEveryDueConnectorPastOnePage(t *testing.T) {
 	if out := syncDue(t, e); out.Synced != n || out.More {
 		t.Fatalf("run = %+v, want %d synced", out, n)
 	}
+	// A run that syncs every cache syncs each once: those it synced are
+	// indexed past its cutoff, not on the pages it reads next.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if out, err := e.svc.SyncDue(ctx, 24*time.Hour); err != nil || out.Synced != n || out.More {
+		t.Fatalf("a run syncing every cache = %+v, %v; want %d synced", out, err, n)
+	}
+}
+
+func TestTheScheduledSyncRefreshesACacheThatWouldGoStaleBeforeItsNextRun(t *testing.T) {
+	e := newEnv(t, storetest.OpenEmbedded(t), func(o *connector.Options) { o.CacheTTL = 5 * time.Minute })
+	c := newCaller(t, "alice")
+	up := newUpstream(t, connector.TransportStreamable, "")
+	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
+	if out := syncDue(t, e); out.Synced != 1 {
+		t.Fatalf("the first run = %+v, want the new connector synced", out)
+	}
+	e.now.Advance(3 * time.Minute)
+	for _, tc := range []struct {
+		next time.Duration
+		want int
+	}{
+		{0, 0},               // fresh for 2 more minutes
+		{time.Minute, 0},     // still fresh at the next run
+		{2 * time.Minute, 1}, // stale at the next run: synced now
+		{time.Minute, 0},     // just synced
+		{24 * time.Hour, 1},  // at most every cache: once, not once per page
+		{24 * time.Hour, 1},  // and again on the next run
+	} {
+		out, err := e.svc.SyncDue(context.Background(), tc.next)
+		if err != nil || out.Synced != tc.want || out.Failed+out.Skipped != 0 {
+			t.Fatalf("SyncDue(next %v) = %+v, %v; want %d synced", tc.next, out, err, tc.want)
+		}
+	}
 }
 
 func TestTheScheduledSyncStartsNoSyncItCannotFinishBeforeTheDeadline(t *testing.T) {
@@ -161,7 +195,7 @@ func TestTheScheduledSyncStartsNoSyncItCannotFinishBeforeTheDeadline(t *testing.
 	mustCreate(t, e, c, connector.CreateInput{Name: "up", BaseURL: up.url(), Transport: connector.TransportStreamable})
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
 	defer cancel()
-	out, err := e.svc.SyncDue(ctx)
+	out, err := e.svc.SyncDue(ctx, 0)
 	if err != nil || out.Synced+out.Failed+out.Skipped != 0 || !out.More {
 		t.Fatalf("SyncDue with 8 s left = %+v, %v; want nothing started and more to do", out, err)
 	}

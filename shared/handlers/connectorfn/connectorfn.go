@@ -102,13 +102,16 @@ func call(s *connector.Service, ctx context.Context, c tenant.Caller, in connect
 
 // ScheduledSync is the connectors/scheduled_sync function. It is not a
 // tool: EventBridge Scheduler invokes it every 5 minutes (the catalog's
-// trigger), and it syncs every tenant's connectors whose cache is older
-// than the TTL ([connector.Service.SyncDue]), whatever the event holds. It
+// trigger), and it syncs every tenant's connectors whose cache would be
+// older than the TTL by its next run ([connector.Service.SyncDue]),
+// whatever the event holds. It
 // fails, which the schedule does not retry (the next run comes soon), only
 // when the sync index cannot be read.
 var ScheduledSync = lambdafn.Function{Path: scheduledSyncPath, Build: func(d lambdafn.Deps) lambda.Handler {
 	svc, log := connecting(d), sweepLogger(d)
-	return closing{lambda.NewHandler(func(ctx context.Context) (connector.SyncDueOutput, error) { return syncDue(ctx, svc, log) }), svc}
+	return closing{lambda.NewHandler(func(ctx context.Context) (connector.SyncDueOutput, error) {
+		return syncDue(ctx, svc, log, catalog.ConnectorSyncPeriod)
+	}), svc}
 }}
 
 // closing is a handler whose Close closes its service's upstream sessions
@@ -137,7 +140,7 @@ func SyncEvery(ctx context.Context, d lambdafn.Deps, period time.Duration) {
 			return
 		case <-tick.C:
 			run, cancel := context.WithTimeout(ctx, timeout)
-			syncDue(run, svc, log)
+			syncDue(run, svc, log, period)
 			cancel()
 		}
 	}
@@ -151,9 +154,10 @@ func sweepLogger(d lambdafn.Deps) *slog.Logger {
 	return log.With("function", scheduledSyncPath)
 }
 
-// syncDue runs one scheduled sync and logs what it did.
-func syncDue(ctx context.Context, svc *connector.Service, log *slog.Logger) (connector.SyncDueOutput, error) {
-	out, err := svc.SyncDue(ctx)
+// syncDue runs one scheduled sync of a schedule whose period is every and
+// logs what it did.
+func syncDue(ctx context.Context, svc *connector.Service, log *slog.Logger, every time.Duration) (connector.SyncDueOutput, error) {
+	out, err := svc.SyncDue(ctx, every)
 	level := slog.LevelInfo
 	if err != nil || out.Failed > 0 {
 		level = slog.LevelWarn
