@@ -204,9 +204,9 @@ func run(n int, only, table string, inittrace bool, baseline string) error {
 	fmt.Printf("Cold start, exec to the first answer (%s, %d CPUs, load average %s), %d runs of each of %d bootstraps interleaved, gateway table %s, AWS_CA_BUNDLE unset:\n",
 		host, runtime.NumCPU(), loadAverage(), n, len(bins), table)
 	for i := range n {
-		// As the scheduled sync keeps it: a run of all the bootstraps
-		// outlasts the cache TTL, and connector_tools_openai would then
-		// sync first.
+		// As the scheduled sync keeps it: the rounds of a run of all the
+		// bootstraps outlast the cache TTL, and connector_tools_openai
+		// would then sync first.
 		if err := resyncSample(seed, up); err != nil {
 			return err
 		}

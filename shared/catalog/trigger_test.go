@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +95,11 @@ func TestAFunctionSealsOrOpensIfAnyOfItsConnectingToolsDoes(t *testing.T) {
 		if got := [2]bool{f.Seals, f.Opens}; got != want[f.Path] {
 			t.Errorf("%s seals, opens = %v, want %v", f.Path, got, want[f.Path])
 		}
+	}
+}
+
+func TestTheConnectorSyncScheduleRunsEveryConnectorSyncPeriod(t *testing.T) {
+	if want := fmt.Sprintf("rate(%d minutes)", int(ConnectorSyncPeriod/time.Minute)); ConnectorSyncSchedule != want || ConnectorSyncPeriod%time.Minute != 0 {
+		t.Errorf("ConnectorSyncSchedule = %q, ConnectorSyncPeriod = %v; want the schedule %q, the period in whole minutes", ConnectorSyncSchedule, ConnectorSyncPeriod, want)
 	}
 }

@@ -424,12 +424,14 @@ func (s *Service) SyncDue(ctx context.Context, next time.Duration) (SyncDueOutpu
 	}
 	out := SyncDueOutput{Expired: expired}
 	// At most now: a connector synced by this run is indexed at a later
-	// time, past the cutoff, so that no page reads it again.
+	// time, past the cutoff, so that no page reads it again (and should a
+	// clock step back, attempted records each connector once).
 	ahead := min(max(next, 0), s.opts.CacheTTL)
 	to := fmt.Sprintf("%019d#~", s.now().Add(ahead-s.opts.CacheTTL).UnixNano())
 	var synced, failed, skipped atomic.Int64
 	var g errgroup.Group
 	g.SetLimit(syncConcurrency)
+	attempted := map[string]bool{} // by tenant#name
 	var err error
 	for cursor := ""; ; {
 		var page store.Page
@@ -442,6 +444,11 @@ func (s *Service) SyncDue(ctx context.Context, next time.Duration) (SyncDueOutpu
 				out.More = true
 				break
 			}
+			_, key, _ := strings.Cut(it.SK, "#")
+			if attempted[key] {
+				continue
+			}
+			attempted[key] = true
 			g.Go(func() error {
 				switch s.syncScheduled(ctx, it.SK) {
 				case SyncOK:
@@ -528,7 +535,7 @@ func (s *Service) stray(ctx context.Context, c tenant.Caller, r *record, sk stri
 }
 
 // recordSkip moves a connector the scheduler cannot sync to the end of the
-// index, so that it is not read again on every run.
+// index, so that it is read again only when due, as a synced one is.
 func (s *Service) recordSkip(ctx context.Context, c tenant.Caller, r *record) {
 	if _, err := s.recordSync(ctx, c, r.Name, nil, s.now().UTC(), nil, func(*record) {}); err != nil {
 		s.log.WarnContext(ctx, "moving a skipped connector in the sync index failed", "connector", r.Name, "error", err)

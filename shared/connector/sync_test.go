@@ -159,6 +159,19 @@ func TestTheScheduledSyncReachesEveryDueConnectorPastOnePage(t *testing.T) {
 	if out, err := e.svc.SyncDue(ctx, 24*time.Hour); err != nil || out.Synced != n || out.More {
 		t.Fatalf("a run syncing every cache = %+v, %v; want %d synced", out, err, n)
 	}
+	// Nor when the clock steps back during the run, indexing the
+	// connectors it syncs after the ones it has read but before its cutoff.
+	e.now.Advance(time.Hour)
+	var stepped atomic.Bool
+	up.setHook(func(http.ResponseWriter, *http.Request, []byte) bool {
+		if !stepped.Swap(true) {
+			e.now.Advance(-30 * time.Minute)
+		}
+		return false
+	})
+	if out, err := e.svc.SyncDue(ctx, 24*time.Hour); err != nil || out.Synced != n || out.More {
+		t.Fatalf("a run whose clock stepped back half an hour = %+v, %v; want %d synced", out, err, n)
+	}
 }
 
 func TestTheScheduledSyncRefreshesACacheThatWouldGoStaleBeforeItsNextRun(t *testing.T) {
