@@ -28,8 +28,7 @@
 // server over TLS on 127.0.0.1 and synced before each round of runs (as
 // the scheduled sync keeps a connector: its cache fresh, the protocol
 // version its upstream negotiated remembered), which the connector
-// functions allow (the allow-list
-// setting) and trust (SSL_CERT_FILE names a CA bundle, this machine's with
+// functions allow (the allow-list setting) and trust (SSL_CERT_FILE names a CA bundle, this machine's with
 // its certificate, and no certificate folder), so that connector_verify and
 // connector_sync connect, initialise and list rather than wait out an
 // upstream that does not exist. Every bootstrap gets a Lambda-like

@@ -210,8 +210,8 @@ const ConnectorSyncPeriod = 5 * time.Minute
 
 // connectorTriggers lists the scheduled sync: EventBridge Scheduler invokes
 // it every 5 minutes, and it syncs the connectors of every tenant whose
-// cache would be older than the TTL by its next run. It is no tool, so no host can call it and
-// the gateway cannot invoke it. Its timeout stays under the schedule's
+// cache would be older than the TTL by its next run. It is no tool, so no
+// host can call it and the gateway cannot invoke it. Its timeout stays under the schedule's
 // period, so that runs do not overlap.
 func connectorTriggers() []*Trigger {
 	return []*Trigger{{

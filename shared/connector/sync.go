@@ -424,8 +424,8 @@ func (s *Service) SyncDue(ctx context.Context, next time.Duration) (SyncDueOutpu
 	}
 	out := SyncDueOutput{Expired: expired}
 	// At most now: a connector synced by this run is indexed at a later
-	// time, past the cutoff, so that no page reads it again (and should a
-	// clock step back, attempted records each connector once).
+	// time, past the cutoff, so that no page reads it again; should the
+	// clock step back, attempted still keeps it from a second sync.
 	ahead := min(max(next, 0), s.opts.CacheTTL)
 	to := fmt.Sprintf("%019d#~", s.now().Add(ahead-s.opts.CacheTTL).UnixNano())
 	var synced, failed, skipped atomic.Int64

@@ -191,7 +191,7 @@ func TestTheScheduledSyncRefreshesACacheThatWouldGoStaleBeforeItsNextRun(t *test
 		{time.Minute, 0},     // still fresh at the next run
 		{2 * time.Minute, 1}, // stale at the next run: synced now
 		{time.Minute, 0},     // just synced
-		{24 * time.Hour, 1},  // at most every cache: once, not once per page
+		{24 * time.Hour, 1},  // every cache
 		{24 * time.Hour, 1},  // and again on the next run
 	} {
 		out, err := e.svc.SyncDue(context.Background(), tc.next)
