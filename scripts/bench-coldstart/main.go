@@ -410,7 +410,7 @@ func pointConnector(ctx context.Context, tbl *embedded.Table, up *httptest.Serve
 	if _, err := conns.Update(ctx, sample, connector.UpdateInput{Name: deploy.SampleConnector, Version: got.Connector.Version, BaseURL: up.URL + "/mcp"}); err != nil {
 		return fmt.Errorf("pointing the sample connector at the upstream: %w", err)
 	}
-	return syncSample(ctx, tbl, up)
+	return syncSample(ctx, conns)
 }
 
 // resyncSample syncs the sample connector of the seed under dir again.
@@ -419,17 +419,17 @@ func resyncSample(dir string, up *httptest.Server) error {
 	if err != nil {
 		return err
 	}
-	err = syncSample(context.Background(), tbl, up)
+	conns := sampleConnectors(tbl, up)
+	err = syncSample(context.Background(), conns)
+	conns.Close()
 	if cerr := tbl.Close(); err == nil {
 		err = cerr
 	}
 	return err
 }
 
-// syncSample syncs the sample connector, at up, in tbl.
-func syncSample(ctx context.Context, tbl *embedded.Table, up *httptest.Server) error {
-	conns := sampleConnectors(tbl, up)
-	defer conns.Close()
+// syncSample syncs the sample connector of conns.
+func syncSample(ctx context.Context, conns *connector.Service) error {
 	sample := tenant.Caller{Tenant: deploy.SampleTenant, Principal: deploy.SamplePrincipal}
 	if _, err := conns.Sync(ctx, sample, connector.NameInput{Name: deploy.SampleConnector}); err != nil {
 		return fmt.Errorf("syncing the sample connector: %w", err)

@@ -104,9 +104,8 @@ func call(s *connector.Service, ctx context.Context, c tenant.Caller, in connect
 // tool: EventBridge Scheduler invokes it every 5 minutes (the catalog's
 // trigger), and it syncs every tenant's connectors whose cache would be
 // older than the TTL by its next run ([connector.Service.SyncDue]),
-// whatever the event holds. It
-// fails, which the schedule does not retry (the next run comes soon), only
-// when the sync index cannot be read.
+// whatever the event holds. It fails, which the schedule does not retry
+// (the next run comes soon), only when the sync index cannot be read.
 var ScheduledSync = lambdafn.Function{Path: scheduledSyncPath, Build: func(d lambdafn.Deps) lambda.Handler {
 	svc, log := connecting(d), sweepLogger(d)
 	return closing{lambda.NewHandler(func(ctx context.Context) (connector.SyncDueOutput, error) {
